@@ -1,0 +1,6 @@
+//! sim-core: parsim's program IR, the traits machine models implement, and
+//! the deterministic event engine that runs one logical process per rank.
+//!
+//! This crate never parses text and never names a concrete model.
+
+pub mod ir;
