@@ -4,3 +4,4 @@
 //! This crate never parses text and never names a concrete model.
 
 pub mod ir;
+pub mod dot;

@@ -1,0 +1,1 @@
+//! Graphviz DOT rendering of a [`crate::ir::Program`] (`parsim graph`).
