@@ -5,3 +5,4 @@
 
 pub mod ir;
 pub mod dot;
+pub mod model;

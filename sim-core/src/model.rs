@@ -1,0 +1,70 @@
+//! The traits a machine model implements.
+//!
+//! The engine asks the model three kinds of question: how long a piece of
+//! compute or a memory copy takes on a rank's node, when a message that a
+//! rank starts to send is fully at its destination (and when the sender's
+//! CPU and NIC are free again), and which protocol a message uses.
+//!
+//! Invariants a model must uphold (the engine relies on them):
+//! - Every returned time is finite and `>=` the time passed in.
+//! - For one `(src, dst)` pair, `Transfer::arrival` is nondecreasing in the
+//!   order of `transfer` calls (MPI's non-overtaking rule needs envelopes of
+//!   one pair to arrive in send order). The engine clamps defensively anyway.
+//! - `transfer` calls arrive in nondecreasing `ready` order across the whole
+//!   simulation (the engine executes communication in global time order), so
+//!   a model may keep per-NIC "busy until" state.
+
+/// What a transfer carries; models may charge protocol messages differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// A whole message sent eagerly (envelope and data together).
+    Eager,
+    /// Rendezvous request-to-send (envelope only).
+    RendezvousRts,
+    /// Rendezvous clear-to-send, from receiver back to sender.
+    RendezvousCts,
+    /// Rendezvous payload, after the handshake.
+    RendezvousData,
+}
+
+/// The timing of one transfer, in seconds of model time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transfer {
+    /// When the sending CPU has handed the last byte to the network and the
+    /// send buffer may be reused (local completion of the send).
+    pub cpu_free: f64,
+    /// When the last byte is at the receiver's node (receive overhead not
+    /// included).
+    pub arrival: f64,
+}
+
+/// A machine: nodes and the network between them.
+pub trait Machine {
+    /// Seconds that `nominal` seconds of reference compute take on `rank`'s node
+    /// (ParJava's `//CPURate`).
+    fn compute_seconds(&self, rank: u32, nominal: f64) -> f64;
+
+    /// Seconds for a memory copy of `bytes` on `rank`'s node (ParJava's `//memcpy`).
+    fn copy_seconds(&self, rank: u32, bytes: u64) -> f64;
+
+    /// Messages of at least this many bytes use the rendezvous protocol.
+    fn eager_limit(&self, src: u32, dst: u32) -> u64;
+
+    /// Bytes of a rendezvous control message (RTS/CTS).
+    fn control_bytes(&self) -> u64;
+
+    /// CPU time the sender spends in the call that starts a send (o_s).
+    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64;
+
+    /// CPU time the receiver spends to complete a receive once the data is
+    /// there (o_r).
+    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64;
+
+    /// A transfer of `bytes` from `src` to `dst` that the sender starts at
+    /// `ready`. Updates the model's NIC state.
+    fn transfer(&mut self, src: u32, dst: u32, bytes: u64, kind: MessageKind, ready: f64)
+    -> Transfer;
+
+    /// Resets all dynamic state (NIC busy times) for a new run.
+    fn reset(&mut self, ranks: u32);
+}
