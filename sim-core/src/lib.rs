@@ -3,6 +3,10 @@
 //!
 //! This crate never parses text and never names a concrete model.
 
-pub mod ir;
 pub mod dot;
+pub mod engine;
+pub mod ir;
 pub mod model;
+pub mod value;
+
+pub use engine::{SimConfig, SimError, SimReport, simulate};

@@ -1,0 +1,316 @@
+//! Run-time values of the skeleton language and the pure expression evaluator.
+//!
+//! Semantics (docs/language.md is the user-facing statement of them):
+//! 64-bit integers and f64 floats; a float operand makes the result float;
+//! `/` on two integers truncates toward zero and `%` takes the sign of the
+//! dividend, as in C; integer overflow and integer division by zero are
+//! errors; comparisons yield bools; conditions accept bools and numbers
+//! (nonzero is true).
+
+use std::fmt;
+
+use crate::ir::{BinOp, Builtin, Constant, Expr, StatusField, UnOp};
+
+/// A handle to a request; the generation makes stale copies harmless
+/// (a completed request reads as null).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReqRef {
+    pub id: u32,
+    pub generation: u32,
+}
+
+/// What `recv` and `wait` return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgStatus {
+    pub source: u32,
+    pub tag: i32,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// The `any` wildcard.
+    Any,
+    Req(ReqRef),
+    Status(MsgStatus),
+}
+
+impl Value {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Bool(_) => "bool",
+            Value::Any => "any",
+            Value::Req(_) => "request",
+            Value::Status(_) => "status",
+        }
+    }
+
+    pub fn truthy(&self) -> Result<bool, String> {
+        match *self {
+            Value::Bool(b) => Ok(b),
+            Value::Int(i) => Ok(i != 0),
+            Value::Float(f) => Ok(f != 0.0),
+            other => Err(format!("a condition must be a bool or a number, got {}", other.type_name())),
+        }
+    }
+
+    /// The value as f64, if it is a number.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Int(i) => Some(i as f64),
+            Value::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+impl From<Constant> for Value {
+    fn from(c: Constant) -> Value {
+        match c {
+            Constant::Int(i) => Value::Int(i),
+            Constant::Float(f) => Value::Float(f),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Any => f.write_str("any"),
+            Value::Req(r) => write!(f, "request#{}", r.id),
+            Value::Status(s) => write!(f, "status(source: {}, tag: {}, bytes: {})", s.source, s.tag, s.bytes),
+        }
+    }
+}
+
+/// Everything an expression can read.
+pub struct EvalCx<'a> {
+    pub locals: &'a [Value],
+    pub params: &'a [Value],
+    pub rank: u32,
+    pub size: u32,
+    pub clock: f64,
+}
+
+pub type EvalResult = Result<Value, String>;
+
+pub fn eval(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
+    Ok(match e {
+        Expr::Const(c) => Value::from(*c),
+        Expr::Bool(b) => Value::Bool(*b),
+        Expr::Null => Value::Null,
+        Expr::Any => Value::Any,
+        // Invariant (ir.rs): slots are < num_locals, params index Program::params.
+        Expr::Local(s) => cx.locals[*s as usize],
+        Expr::Param(p) => cx.params[*p as usize],
+        Expr::Rank => Value::Int(i64::from(cx.rank)),
+        Expr::Size => Value::Int(i64::from(cx.size)),
+        Expr::Wtime => Value::Float(cx.clock),
+        Expr::Unary(op, a) => unary(*op, eval(a, cx)?)?,
+        Expr::Binary(op, a, b) => binary(*op, eval(a, cx)?, eval(b, cx)?)?,
+        Expr::And(a, b) => Value::Bool(eval(a, cx)?.truthy()? && eval(b, cx)?.truthy()?),
+        Expr::Or(a, b) => Value::Bool(eval(a, cx)?.truthy()? || eval(b, cx)?.truthy()?),
+        Expr::Builtin(f, args) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(eval(a, cx)?);
+            }
+            builtin(*f, &vals)?
+        }
+        Expr::Field(a, field) => match eval(a, cx)? {
+            Value::Status(s) => match field {
+                StatusField::Source => Value::Int(i64::from(s.source)),
+                StatusField::Tag => Value::Int(i64::from(s.tag)),
+                StatusField::Bytes => Value::Int(i64::try_from(s.bytes).unwrap_or(i64::MAX)),
+            },
+            other => {
+                return Err(format!(
+                    "`.{}` needs a status (from recv or wait), got {}",
+                    field_name(*field),
+                    other.type_name()
+                ));
+            }
+        },
+    })
+}
+
+fn field_name(f: StatusField) -> &'static str {
+    match f {
+        StatusField::Source => "source",
+        StatusField::Tag => "tag",
+        StatusField::Bytes => "bytes",
+    }
+}
+
+fn unary(op: UnOp, v: Value) -> EvalResult {
+    match (op, v) {
+        (UnOp::Neg, Value::Int(i)) => {
+            i.checked_neg().map(Value::Int).ok_or_else(|| "integer overflow in negation".to_owned())
+        }
+        (UnOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+        (UnOp::Not, v) => Ok(Value::Bool(!v.truthy()?)),
+        (UnOp::Neg, v) => Err(format!("cannot negate {}", v.type_name())),
+    }
+}
+
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Rem => "%",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+    }
+}
+
+pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
+    use BinOp::*;
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => {
+            let overflow = || format!("integer overflow in {x} {} {y}", op_symbol(op));
+            Ok(match op {
+                Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
+                Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
+                Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
+                Div | Rem if y == 0 => return Err(format!("integer division by zero in {x} {} 0", op_symbol(op))),
+                // Rust's `/` and `%` on integers truncate toward zero, as C does.
+                Div => Value::Int(x.checked_div(y).ok_or_else(overflow)?),
+                Rem => Value::Int(x.checked_rem(y).ok_or_else(overflow)?),
+                Eq => Value::Bool(x == y),
+                Ne => Value::Bool(x != y),
+                Lt => Value::Bool(x < y),
+                Le => Value::Bool(x <= y),
+                Gt => Value::Bool(x > y),
+                Ge => Value::Bool(x >= y),
+            })
+        }
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            // Invariant: both arms are numbers, checked by the pattern.
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            Ok(match op {
+                Add => Value::Float(x + y),
+                Sub => Value::Float(x - y),
+                Mul => Value::Float(x * y),
+                Div => Value::Float(x / y),
+                Rem => Value::Float(x % y),
+                Eq => Value::Bool(x == y),
+                Ne => Value::Bool(x != y),
+                Lt => Value::Bool(x < y),
+                Le => Value::Bool(x <= y),
+                Gt => Value::Bool(x > y),
+                Ge => Value::Bool(x >= y),
+            })
+        }
+        (a, b) if matches!(op, Eq | Ne) => {
+            let same = match (a, b) {
+                (Value::Null, Value::Null) | (Value::Any, Value::Any) => true,
+                (Value::Bool(x), Value::Bool(y)) => x == y,
+                (Value::Req(x), Value::Req(y)) => x == y,
+                (Value::Status(x), Value::Status(y)) => x == y,
+                _ => false,
+            };
+            Ok(Value::Bool(if op == Eq { same } else { !same }))
+        }
+        (a, b) => Err(format!(
+            "cannot apply `{}` to {} and {}",
+            op_symbol(op),
+            a.type_name(),
+            b.type_name()
+        )),
+    }
+}
+
+fn number(f: Builtin, v: Value) -> Result<f64, String> {
+    v.as_f64().ok_or_else(|| format!("`{}` needs numbers, got {}", f.name(), v.type_name()))
+}
+
+fn float_to_int(f: Builtin, x: f64) -> EvalResult {
+    if x.is_finite() && x >= i64::MIN as f64 && x <= i64::MAX as f64 {
+        Ok(Value::Int(x as i64))
+    } else {
+        Err(format!("`{}` result {x} does not fit in an integer", f.name()))
+    }
+}
+
+pub fn builtin(f: Builtin, args: &[Value]) -> EvalResult {
+    match f {
+        Builtin::Min | Builtin::Max => {
+            let Some((&first, rest)) = args.split_first() else {
+                return Err(format!("`{}` needs at least one argument", f.name()));
+            };
+            number(f, first)?;
+            let mut best = first;
+            for &v in rest {
+                number(f, v)?;
+                let better = binary(if f == Builtin::Min { BinOp::Lt } else { BinOp::Gt }, v, best)?;
+                if better == Value::Bool(true) {
+                    best = v;
+                }
+            }
+            // A float anywhere makes the result float.
+            if args.iter().any(|v| matches!(v, Value::Float(_))) {
+                Ok(Value::Float(number(f, best)?))
+            } else {
+                Ok(best)
+            }
+        }
+        _ => {
+            let [v] = args else {
+                return Err(format!("`{}` takes one argument, got {}", f.name(), args.len()));
+            };
+            match (f, *v) {
+                (Builtin::Abs, Value::Int(i)) => {
+                    i.checked_abs().map(Value::Int).ok_or_else(|| "integer overflow in abs".to_owned())
+                }
+                (Builtin::Abs, v) => Ok(Value::Float(number(f, v)?.abs())),
+                (Builtin::Floor | Builtin::Ceil, Value::Int(i)) => Ok(Value::Int(i)),
+                (Builtin::Floor, v) => float_to_int(f, number(f, v)?.floor()),
+                (Builtin::Ceil, v) => float_to_int(f, number(f, v)?.ceil()),
+                (Builtin::Sqrt, v) => Ok(Value::Float(number(f, v)?.sqrt())),
+                (Builtin::Log2, v) => Ok(Value::Float(number(f, v)?.log2())),
+                (Builtin::Min | Builtin::Max, _) => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_division() {
+        assert_eq!(binary(BinOp::Div, Value::Int(-7), Value::Int(2)), Ok(Value::Int(-3)));
+        assert_eq!(binary(BinOp::Rem, Value::Int(-7), Value::Int(2)), Ok(Value::Int(-1)));
+        assert_eq!(binary(BinOp::Div, Value::Int(7), Value::Float(2.0)), Ok(Value::Float(3.5)));
+        assert!(binary(BinOp::Div, Value::Int(7), Value::Int(0)).is_err());
+        assert!(binary(BinOp::Mul, Value::Int(i64::MAX), Value::Int(2)).is_err());
+    }
+
+    #[test]
+    fn builtins_keep_types() {
+        assert_eq!(builtin(Builtin::Max, &[Value::Int(2), Value::Int(5)]), Ok(Value::Int(5)));
+        assert_eq!(builtin(Builtin::Min, &[Value::Int(2), Value::Float(5.0)]), Ok(Value::Float(2.0)));
+        assert_eq!(builtin(Builtin::Floor, &[Value::Float(-2.5)]), Ok(Value::Int(-3)));
+        assert_eq!(builtin(Builtin::Ceil, &[Value::Float(2.1)]), Ok(Value::Int(3)));
+        assert_eq!(builtin(Builtin::Log2, &[Value::Int(8)]), Ok(Value::Float(3.0)));
+        assert_eq!(builtin(Builtin::Abs, &[Value::Int(-4)]), Ok(Value::Int(4)));
+    }
+}
