@@ -1,1 +1,235 @@
-fn main() {}
+//! The `parsim` command line: predict the run time of an MPI skeleton.
+//!
+//! Exit codes (documented in README.md):
+//! 0 prediction made, 1 input error (parse, semantic, machine file),
+//! 2 usage error, 3 deadlock found, 4 program error at run time
+//! (invalid rank, truncation, runaway program, ...).
+
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use models::LogGpMachine;
+use sim_core::engine::{PrintLine, SimConfig, SimError};
+
+#[derive(Parser)]
+#[command(name = "parsim", version, about = "Predict how long an MPI program runs on a cluster, from a skeleton, on a laptop")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a skeleton and print the predicted run time.
+    Run(RunArgs),
+    /// Print the basic-block graph of a skeleton as Graphviz DOT.
+    Graph {
+        /// The skeleton program (.mpl).
+        file: PathBuf,
+    },
+    /// Describe a machine file (or the built-in default).
+    Machine {
+        /// Machine description (TOML); the built-in default when omitted.
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The skeleton program (.mpl).
+    file: PathBuf,
+    /// Machine description (TOML); default: the built-in InfiniBand cluster.
+    #[arg(long, short)]
+    machine: Option<PathBuf>,
+    /// Number of MPI ranks.
+    #[arg(long, short = 'n')]
+    ranks: u32,
+    /// Override a `param`: --param name=value (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Print simulator statistics (events, events per second) on stderr.
+    #[arg(long)]
+    stats: bool,
+    /// Stop a runaway program after this many events.
+    #[arg(long, default_value_t = 2_000_000_000)]
+    max_events: u64,
+    /// Stop a runaway program once model time passes this many seconds.
+    #[arg(long, default_value_t = 1.0e7)]
+    max_sim_time: f64,
+    /// Show every rank in the text report, not groups of ranks.
+    #[arg(long)]
+    all_ranks: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// How the run ended, for the exit code.
+enum Outcome {
+    Ok,
+    InputError,
+    Deadlock,
+    RuntimeError,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => cmd_run(&args),
+        Command::Graph { file } => cmd_graph(&file),
+        Command::Machine { file } => cmd_machine(file.as_deref()),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::InputError) => ExitCode::from(1),
+        Ok(Outcome::Deadlock) => ExitCode::from(3),
+        Ok(Outcome::RuntimeError) => ExitCode::from(4),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn read_source(file: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
+}
+
+/// Parses and lowers; on error prints the diagnostics and returns None.
+fn compile(file: &Path, source: &str) -> Option<sim_core::ir::Program> {
+    let name = file.display().to_string();
+    match frontend::compile(&name, source) {
+        Ok(p) => Some(p),
+        Err(diags) => {
+            eprint!("{}", diags.render(&name, source));
+            None
+        }
+    }
+}
+
+fn cmd_graph(file: &Path) -> anyhow::Result<Outcome> {
+    let source = read_source(file)?;
+    let Some(program) = compile(file, &source) else { return Ok(Outcome::InputError) };
+    print!("{}", sim_core::dot::to_dot(&program));
+    Ok(Outcome::Ok)
+}
+
+fn load_machine(file: Option<&Path>) -> Result<LogGpMachine, String> {
+    match file {
+        None => Ok(LogGpMachine::builtin_default()),
+        Some(path) => LogGpMachine::load(path).map_err(|e| e.to_string()),
+    }
+}
+
+fn cmd_machine(file: Option<&Path>) -> anyhow::Result<Outcome> {
+    match load_machine(file) {
+        Ok(m) => {
+            println!("{}", m.describe());
+            Ok(Outcome::Ok)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(Outcome::InputError)
+        }
+    }
+}
+
+fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
+    params
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            _ => Err(format!("--param expects NAME=VALUE, got `{p}`")),
+        })
+        .collect()
+}
+
+fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let source = read_source(&args.file)?;
+    let name = args.file.display().to_string();
+    let Some(mut program) = compile(&args.file, &source) else { return Ok(Outcome::InputError) };
+    let overrides = match parse_overrides(&args.params) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Outcome::InputError);
+        }
+    };
+    if let Err(e) = frontend::apply_param_overrides(&mut program, &overrides) {
+        eprintln!("error: {e}");
+        return Ok(Outcome::InputError);
+    }
+    let mut machine = match load_machine(args.machine.as_deref()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Outcome::InputError);
+        }
+    };
+    if args.ranks == 0 {
+        eprintln!("error: --ranks must be at least 1");
+        return Ok(Outcome::InputError);
+    }
+    let cfg = SimConfig {
+        ranks: args.ranks,
+        max_events: args.max_events,
+        max_sim_time: args.max_sim_time,
+        ..SimConfig::default()
+    };
+    let json = args.format == Format::Json;
+    let mut printed: Vec<PrintLine> = Vec::new();
+    let mut sink = |line: PrintLine| {
+        if json {
+            printed.push(line);
+        } else {
+            println!("[{}] {}", line.rank, line.text);
+        }
+    };
+    let start = Instant::now();
+    let result = sim_core::simulate(&program, &mut machine, cfg, &mut sink);
+    let wall = start.elapsed().as_secs_f64();
+    match result {
+        Ok(rep) => {
+            if args.stats {
+                eprintln!(
+                    "stats: {} events in {:.3} s wall ({:.2} M events/s), {} ranks, {} messages",
+                    rep.events,
+                    wall,
+                    rep.events as f64 / wall.max(1e-9) / 1e6,
+                    args.ranks,
+                    rep.messages
+                );
+            }
+            if json {
+                let v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                print!("{}", report::text(&rep, &name, machine.name(), args.all_ranks));
+            }
+            Ok(Outcome::Ok)
+        }
+        Err(e) => {
+            if args.stats {
+                eprintln!("stats: stopped after {wall:.3} s wall");
+            }
+            let outcome = match &e {
+                SimError::Deadlock { .. } => Outcome::Deadlock,
+                SimError::KernelWithoutCost { .. } | SimError::Config(_) => Outcome::InputError,
+                SimError::Runtime { .. } | SimError::Runaway { .. } => Outcome::RuntimeError,
+            };
+            eprint!("{}", report::sim_error(&e, &name, &source));
+            Ok(outcome)
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! End-to-end tests of the `parsim` binary: closed-form predictions,
+//! determinism, deadlock and error reports, exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use approx::assert_relative_eq;
+
+fn parsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the parsim binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to a fresh file in the target dir and returns its path.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write temp file");
+    p
+}
+
+fn run_json(file: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run", file, "--format", "json"];
+    all.extend_from_slice(args);
+    let o = parsim(&all);
+    assert!(o.status.success(), "parsim {all:?} failed: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("valid JSON")
+}
+
+// Parameters of the test machine below, in seconds and bytes.
+const L: f64 = 5.0e-6;
+const OS: f64 = 1.0e-6;
+const OR: f64 = 2.0e-6;
+const GAP: f64 = 0.5e-6;
+const G: f64 = 1.0 / 100.0e6; // 100 MB/s
+const EAGER: f64 = 65536.0;
+
+fn test_machine(mtu: &str, eager: &str) -> PathBuf {
+    let text = format!(
+        r#"name = "closed-form test machine"
+model = "hardware"
+[node]
+cpu_rate = 1.0
+memcpy = "1 GB/s"
+[network]
+latency = "5 us"
+send_overhead = "1 us"
+recv_overhead = "2 us"
+gap = "0.5 us"
+bandwidth = "100 MB/s"
+mtu = "{mtu}"
+eager_limit = "{eager}"
+control_bytes = "0 B"
+"#
+    );
+    temp_file(&format!("machine-{}-{}.toml", mtu.replace(' ', ""), eager.replace(' ', "")), &text)
+}
+
+const PINGPONG: &str = r#"
+param bytes = 1024
+param reps = 1000
+if rank == 0 {
+    let t0 = wtime()
+    for i in 0 .. reps { send(to: 1, bytes: bytes); recv(from: 1, bytes: bytes) }
+    print("pingpong", bytes, (wtime() - t0) / (2 * reps) * 1e6)
+} else if rank == 1 {
+    for i in 0 .. reps { recv(from: 0, bytes: bytes); send(to: 0, bytes: bytes) }
+}
+"#;
+
+fn pingpong_usec(machine: &PathBuf, bytes: u64) -> (f64, f64) {
+    let prog = temp_file("pingpong.mpl", PINGPONG);
+    let v = run_json(
+        prog.to_str().expect("utf-8 path"),
+        &["--ranks", "2", "--machine", machine.to_str().expect("utf-8 path"), "--param", &format!("bytes={bytes}")],
+    );
+    let text = v["output"][0]["text"].as_str().expect("one print line").to_owned();
+    let usec: f64 = text.split_whitespace().nth(2).expect("three words").parse().expect("a number");
+    (usec, v["predicted_seconds"].as_f64().expect("number"))
+}
+
+/// ParJava's Time(Post(n)) = floor(n/MTU) T(MTU) + T(n mod MTU), T(m) = o_s + L + m G.
+fn post(n: f64, mtu: f64) -> f64 {
+    let t = |m: f64| OS + L + m * G;
+    if n <= mtu {
+        return t(n);
+    }
+    let full = (n / mtu).floor();
+    let rest = n - full * mtu;
+    full * t(mtu) + if rest > 0.0 { t(rest) } else { 0.0 }
+}
+
+#[test]
+fn pingpong_eager_matches_closed_form() {
+    let m = test_machine("unlimited", "64 KiB");
+    for bytes in [0u64, 1, 1024, 65535] {
+        let (usec, total) = pingpong_usec(&m, bytes);
+        let one_way = OS + L + bytes as f64 * G + OR;
+        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-12);
+        // Rank 0 finishes last: 2 * reps one-way trips.
+        assert_relative_eq!(total, 2000.0 * one_way, max_relative = 1e-12);
+    }
+}
+
+#[test]
+fn pingpong_with_mtu_fragments_as_parjava() {
+    let m = test_machine("9 KiB", "1 MiB");
+    for bytes in [9216u64, 9217, 3 * 9216, 100_000] {
+        let (usec, _) = pingpong_usec(&m, bytes);
+        let one_way = post(bytes as f64, 9216.0) + OR;
+        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-12);
+    }
+}
+
+#[test]
+fn pingpong_rendezvous_pays_the_handshake() {
+    let m = test_machine("unlimited", "64 KiB");
+    for bytes in [65536u64, 1 << 20] {
+        let (usec, _) = pingpong_usec(&m, bytes);
+        // RTS and CTS (0-byte control messages), then the data.
+        let one_way = 2.0 * post(0.0, f64::INFINITY) + post(bytes as f64, f64::INFINITY) + OR;
+        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-12);
+    }
+    assert!(EAGER == 65536.0);
+}
+
+#[test]
+fn linear_broadcast_matches_loggp_closed_form() {
+    // The root sends m bytes to ranks 1..n-1 in turn (blocking, eager).
+    // Hockney (MPIPerf): t_i = i (a + m b). Under our LogGP model the root
+    // starts message i at (i-1) D with D = max(g, o_s + m G) (the NIC gap),
+    // so rank i has the data at t_i = (i-1) D + o_s + L + m G + o_r.
+    let prog = temp_file(
+        "linear_bcast.mpl",
+        r#"
+param m = 4000
+if rank == 0 {
+    for i in 1 .. size { send(to: i, bytes: m) }
+} else {
+    recv(from: 0, bytes: m)
+}
+"#,
+    );
+    let machine = test_machine("unlimited", "64 KiB");
+    for (n, m) in [(2u32, 4000.0f64), (8, 4000.0), (16, 10.0)] {
+        let v = run_json(
+            prog.to_str().expect("utf-8"),
+            &[
+                "--ranks",
+                &n.to_string(),
+                "--machine",
+                machine.to_str().expect("utf-8"),
+                "--param",
+                &format!("m={m}"),
+            ],
+        );
+        let d = GAP.max(OS + m * G);
+        for i in 1..n {
+            let t_i = f64::from(i - 1) * d + OS + L + m * G + OR;
+            let got = v["ranks"][i as usize]["finish_seconds"].as_f64().expect("number");
+            assert_relative_eq!(got, t_i, max_relative = 1e-12);
+        }
+        let root = v["ranks"][0]["finish_seconds"].as_f64().expect("number");
+        assert_relative_eq!(root, f64::from(n - 2) * d + OS, max_relative = 1e-12);
+        let t_last = f64::from(n - 2) * d + OS + L + m * G + OR;
+        assert_relative_eq!(v["predicted_seconds"].as_f64().expect("number"), t_last, max_relative = 1e-12);
+    }
+}
+
+#[test]
+fn heat_runs_on_default_machine() {
+    let o = parsim(&["run", "examples/heat.mpl", "--ranks", "16", "--param", "iters=50"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("predicted run time:"), "{out}");
+    // 50 iterations of 4e-9 * 3000 * 3000 s of compute at least.
+    let v = run_json("examples/heat.mpl", &["--ranks", "16", "--param", "iters=50"]);
+    let t = v["predicted_seconds"].as_f64().expect("number");
+    assert!(t > 50.0 * 0.036, "{t}");
+    assert!(t < 50.0 * 0.036 * 1.01, "{t}");
+    assert_eq!(v["ranks"].as_array().expect("array").len(), 16);
+    // 14 interior ranks exchange with 2 neighbours, 2 edge ranks with 1: 30 messages a step.
+    assert_eq!(v["messages"].as_u64(), Some(30 * 50));
+}
+
+#[test]
+fn identical_runs_give_identical_json() {
+    let strip = |mut v: serde_json::Value| {
+        v["wall_seconds"] = serde_json::Value::Null;
+        v
+    };
+    let args = ["--ranks", "12", "--param", "iters=20"];
+    let a = strip(run_json("examples/heat.mpl", &args));
+    let b = strip(run_json("examples/heat.mpl", &args));
+    assert_eq!(a, b);
+    let a = strip(run_json("examples/net.mpl", &["--ranks", "9"]));
+    let b = strip(run_json("examples/net.mpl", &["--ranks", "9"]));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn myrinet_and_sci_differ_as_the_networks_imply() {
+    let run = |machine: &str| {
+        let v = run_json(
+            "examples/heat.mpl",
+            &["--ranks", "8", "--machine", machine, "--param", "iters=10", "--param", "n=300"],
+        );
+        v["predicted_seconds"].as_f64().expect("number")
+    };
+    let myrinet = run("examples/machines/myrinet.toml");
+    let sci = run("examples/machines/sci.toml");
+    let ethernet = run("examples/machines/fast-ethernet.toml");
+    // Same compute; SCI has lower latency and higher bandwidth than Myrinet,
+    // and Fast Ethernet is far slower than both.
+    assert!(sci < myrinet, "sci {sci} myrinet {myrinet}");
+    assert!(myrinet < ethernet, "myrinet {myrinet} ethernet {ethernet}");
+}
+
+#[test]
+fn deadlock_example_exits_3_and_names_ranks_and_lines() {
+    let o = parsim(&["run", "examples/deadlock.mpl", "--ranks", "2"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("deadlock"), "{err}");
+    assert!(err.contains("rank 0") || err.contains("ranks 0-1"), "{err}");
+    assert!(err.contains("examples/deadlock.mpl:"), "{err}");
+}
+
+#[test]
+fn head_to_head_sends_deadlock_only_above_the_eager_limit() {
+    let prog = temp_file(
+        "head_to_head.mpl",
+        r#"
+param bytes = 1024
+let peer = 1 - rank
+send(to: peer, bytes: bytes)
+recv(from: peer, bytes: bytes)
+"#,
+    );
+    let p = prog.to_str().expect("utf-8");
+    let o = parsim(&["run", p, "--ranks", "2", "--param", "bytes=1024"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = parsim(&["run", p, "--ranks", "2", "--param", "bytes=1000000"]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = stderr(&o);
+    assert!(err.contains("ranks 0-1 blocked in send"), "{err}");
+    assert!(err.contains(":4:1"), "{err}");
+}
+
+#[test]
+fn wildcard_receive_takes_the_earliest_arrival() {
+    // Rank 1 sends late, rank 2 early: a manager receiving from any rank
+    // must see rank 2 first, whatever order the ranks are simulated in.
+    let prog = temp_file(
+        "wildcard.mpl",
+        r#"
+kernel work(s) cost s
+if rank == 0 {
+    let a = recv(from: any, bytes: 8)
+    let b = recv(from: any, bytes: 8)
+    print(a.source, b.source)
+} else {
+    compute work(0.001 * (3 - rank))
+    send(to: 0, bytes: 8, tag: rank)
+}
+"#,
+    );
+    let v = run_json(prog.to_str().expect("utf-8"), &["--ranks", "3"]);
+    assert_eq!(v["output"][0]["text"], "2 1");
+}
+
+#[test]
+fn runtime_errors_exit_4_with_rank_and_line() {
+    let prog = temp_file("bad_rank.mpl", "send(to: size, bytes: 8)\n");
+    let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "4"]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = stderr(&o);
+    assert!(err.contains("rank 0: `to: 4` is not a valid rank (size is 4)"), "{err}");
+    assert!(err.contains("bad_rank.mpl:1:1"), "{err}");
+
+    let prog = temp_file(
+        "truncate.mpl",
+        "if rank == 0 { send(to: 1, bytes: 100) } else { recv(from: 0, bytes: 10) }\n",
+    );
+    let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stderr(&o).contains("message truncated"), "{}", stderr(&o));
+}
+
+#[test]
+fn runaway_loop_is_stopped() {
+    let prog = temp_file("forever.mpl", "let x = 0\nwhile true { x = x + 1 }\n");
+    let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2", "--max-events", "1000"]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = stderr(&o);
+    assert!(err.contains("runaway program"), "{err}");
+    assert!(err.contains("forever.mpl:2"), "{err}");
+}
+
+#[test]
+fn input_errors_exit_1() {
+    let prog = temp_file("syntax.mpl", "let x = (1 +\n");
+    let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("syntax.mpl:"), "{}", stderr(&o));
+
+    let o = parsim(&["run", "examples/heat.mpl", "--ranks", "2", "--param", "n=abc"]);
+    assert_eq!(o.status.code(), Some(1));
+
+    let bad = temp_file("bad_machine.toml", "model = \"hardware\"\n[network]\nlatency = \"30 parsec\"\n");
+    let o = parsim(&["run", "examples/heat.mpl", "--ranks", "2", "--machine", bad.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("network.latency"), "{}", stderr(&o));
+
+    let o = parsim(&["run", "examples/heat.mpl"]);
+    assert_eq!(o.status.code(), Some(2), "missing --ranks is a usage error");
+}
