@@ -1,0 +1,555 @@
+//! Machine files: TOML walked by hand so that every error names its exact
+//! key path. The format is documented in `examples/machines/README.md`.
+
+use toml::{Table, Value};
+
+use crate::error::MachineError;
+use crate::params::{ChannelParams, CommModel, NodeParams, Placement};
+use crate::units::{self, UnitError};
+
+/// A complete, static machine description: what a machine file says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineSpec {
+    /// Short name (`name`).
+    pub name: String,
+    /// Free text (`description`), may be empty.
+    pub description: String,
+    /// Hardware or SMP (`model`).
+    pub model: CommModel,
+    /// The node model and placement (`[node]`).
+    pub node: NodeParams,
+    /// Network parameters (`[network]`).
+    pub network: ChannelParams,
+    /// Shared-memory parameters (`[shm]`); used only in the SMP model.
+    pub shm: Option<ChannelParams>,
+}
+
+const ROOT_KEYS: &[&str] = &["name", "description", "model", "node", "network", "shm"];
+const NODE_KEYS: &[&str] = &["cpu_rate", "memcpy", "ranks_per_node", "placement"];
+const CHANNEL_KEYS: &[&str] = &[
+    "latency",
+    "bandwidth",
+    "gap_per_byte",
+    "send_overhead",
+    "recv_overhead",
+    "gap",
+    "mtu",
+    "eager_limit",
+    "control_bytes",
+];
+
+const TIME_EXPECTED: &str = "a time such as \"30 us\"";
+const SIZE_EXPECTED: &str = "a size such as \"64 KiB\"";
+const MTU_EXPECTED: &str = "a size such as \"9 KiB\" or \"unlimited\"";
+const BANDWIDTH_EXPECTED: &str = "a bandwidth such as \"200 MB/s\"";
+
+/// Parses and validates a machine file.
+pub(crate) fn parse(text: &str, file: &str) -> Result<MachineSpec, MachineError> {
+    let table: Table = text
+        .parse()
+        .map_err(|err: toml::de::Error| MachineError::Syntax {
+            file: file.into(),
+            message: err.to_string().trim_end().into(),
+        })?;
+    let walker = Walker { file };
+    let spec = walker.root(&table)?;
+    validate(&spec, file)?;
+    Ok(spec)
+}
+
+struct Walker<'f> {
+    file: &'f str,
+}
+
+fn join(section: &str, key: &str) -> String {
+    if section.is_empty() {
+        key.into()
+    } else {
+        format!("{section}.{key}")
+    }
+}
+
+impl Walker<'_> {
+    fn root(&self, table: &Table) -> Result<MachineSpec, MachineError> {
+        self.check_keys("", table, ROOT_KEYS)?;
+        let name = self.string(&self.required("", table, "name", None)?, "name")?;
+        let description = match table.get("description") {
+            Some(value) => self.string(value, "description")?,
+            None => String::new(),
+        };
+        let model_value = self.required("", table, "model", Some("\"hardware\" or \"smp\""))?;
+        let model = match model_value.as_str() {
+            Some("hardware") => CommModel::Hardware,
+            Some("smp") => CommModel::Smp,
+            _ => {
+                return Err(self.bad_value("model", "\"hardware\" or \"smp\"", &model_value, None));
+            }
+        };
+        let node = self.node(
+            self.section(table, "node")?
+                .ok_or_else(|| self.missing("node", None))?,
+        )?;
+        let network = self.channel(
+            "network",
+            self.section(table, "network")?
+                .ok_or_else(|| self.missing("network", None))?,
+        )?;
+        let shm = match self.section(table, "shm")? {
+            Some(shm) => Some(self.channel("shm", shm)?),
+            None => None,
+        };
+        Ok(MachineSpec {
+            name,
+            description,
+            model,
+            node,
+            network,
+            shm,
+        })
+    }
+
+    fn node(&self, table: &Table) -> Result<NodeParams, MachineError> {
+        const S: &str = "node";
+        self.check_keys(S, table, NODE_KEYS)?;
+        let cpu_rate = match table.get("cpu_rate") {
+            None => 1.0,
+            Some(value) => {
+                let rate = match value {
+                    Value::Float(x) => *x,
+                    Value::Integer(i) => *i as f64,
+                    _ => {
+                        return Err(self.bad_value(
+                            "node.cpu_rate",
+                            "a number such as 1.0",
+                            value,
+                            None,
+                        ));
+                    }
+                };
+                if !(rate > 0.0 && rate.is_finite()) {
+                    return Err(self
+                        .out_of_range("node.cpu_rate", format!("must be positive, got {value}")));
+                }
+                rate
+            }
+        };
+        let memcpy_value =
+            self.required(S, table, "memcpy", Some("a bandwidth such as \"1 GB/s\""))?;
+        let memcpy_bandwidth = self.positive_bandwidth("node.memcpy", &memcpy_value)?;
+        let ranks_per_node = match table.get("ranks_per_node") {
+            None => 1,
+            Some(value) => {
+                let Value::Integer(count) = value else {
+                    return Err(self.bad_value(
+                        "node.ranks_per_node",
+                        "a positive integer such as 2",
+                        value,
+                        None,
+                    ));
+                };
+                u32::try_from(*count)
+                    .ok()
+                    .filter(|&p| p > 0)
+                    .ok_or_else(|| {
+                        self.out_of_range(
+                            "node.ranks_per_node",
+                            format!("must be between 1 and {}, got {count}", u32::MAX),
+                        )
+                    })?
+            }
+        };
+        let placement = match table.get("placement") {
+            None => Placement::Block,
+            Some(value) => match value.as_str() {
+                Some("block") => Placement::Block,
+                Some("cyclic") => Placement::Cyclic,
+                _ => {
+                    return Err(self.bad_value(
+                        "node.placement",
+                        "\"block\" or \"cyclic\"",
+                        value,
+                        None,
+                    ));
+                }
+            },
+        };
+        Ok(NodeParams {
+            cpu_rate,
+            memcpy_bandwidth,
+            ranks_per_node,
+            placement,
+        })
+    }
+
+    fn channel(&self, section: &str, table: &Table) -> Result<ChannelParams, MachineError> {
+        self.check_keys(section, table, CHANNEL_KEYS)?;
+        let key = |name: &str| join(section, name);
+        let latency = self.time(
+            &key("latency"),
+            &self.required(section, table, "latency", None)?,
+        )?;
+        let gap_per_byte = match (table.get("bandwidth"), table.get("gap_per_byte")) {
+            (Some(_), Some(_)) => {
+                return Err(MachineError::Conflict {
+                    file: self.file.into(),
+                    key: key("bandwidth"),
+                    other: key("gap_per_byte"),
+                });
+            }
+            (Some(bandwidth), None) => {
+                1.0 / self.positive_bandwidth(&key("bandwidth"), bandwidth)?
+            }
+            (None, Some(gap_per_byte)) => self.time(&key("gap_per_byte"), gap_per_byte)?,
+            (None, None) => {
+                return Err(self.missing(
+                    &key("bandwidth"),
+                    Some(format!("or `{}`, seconds per byte", key("gap_per_byte"))),
+                ));
+            }
+        };
+        let optional_time = |name: &str| match table.get(name) {
+            Some(value) => self.time(&key(name), value),
+            None => Ok(0.0),
+        };
+        let send_overhead = optional_time("send_overhead")?;
+        let recv_overhead = optional_time("recv_overhead")?;
+        let gap = optional_time("gap")?;
+        let mtu = match table.get("mtu") {
+            None => None,
+            Some(value)
+                if value
+                    .as_str()
+                    .is_some_and(|text| text.trim() == "unlimited") =>
+            {
+                None
+            }
+            Some(value) => {
+                let mtu = self.size(&key("mtu"), value, MTU_EXPECTED)?;
+                if mtu == 0 {
+                    return Err(
+                        self.out_of_range(&key("mtu"), format!("must be positive, got {value}"))
+                    );
+                }
+                Some(mtu)
+            }
+        };
+        let eager_limit = self.size(
+            &key("eager_limit"),
+            &self.required(section, table, "eager_limit", None)?,
+            SIZE_EXPECTED,
+        )?;
+        let control_bytes = match table.get("control_bytes") {
+            Some(value) => self.size(&key("control_bytes"), value, SIZE_EXPECTED)?,
+            None => 0,
+        };
+        Ok(ChannelParams {
+            latency,
+            send_overhead,
+            recv_overhead,
+            gap,
+            gap_per_byte,
+            mtu,
+            eager_limit,
+            control_bytes,
+        })
+    }
+
+    /// Refuses keys not in `allowed`, suggesting the closest allowed one.
+    fn check_keys(
+        &self,
+        section: &str,
+        table: &Table,
+        allowed: &[&str],
+    ) -> Result<(), MachineError> {
+        match table.keys().find(|key| !allowed.contains(&key.as_str())) {
+            None => Ok(()),
+            Some(key) => Err(MachineError::UnknownKey {
+                file: self.file.into(),
+                key: join(section, key),
+                suggestion: closest(key, allowed).map(str::to_owned),
+            }),
+        }
+    }
+
+    fn section<'t>(&self, table: &'t Table, key: &str) -> Result<Option<&'t Table>, MachineError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(Value::Table(section)) => Ok(Some(section)),
+            Some(value) => Err(self.bad_value(key, &format!("a table `[{key}]`"), value, None)),
+        }
+    }
+
+    fn required(
+        &self,
+        section: &str,
+        table: &Table,
+        key: &str,
+        hint: Option<&str>,
+    ) -> Result<Value, MachineError> {
+        table.get(key).cloned().ok_or_else(|| {
+            self.missing(
+                &join(section, key),
+                hint.map(|hint| format!("expected {hint}")),
+            )
+        })
+    }
+
+    fn string(&self, value: &Value, key: &str) -> Result<String, MachineError> {
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.bad_value(key, "a string", value, None))
+    }
+
+    /// A non-negative time in seconds.
+    fn time(&self, key: &str, value: &Value) -> Result<f64, MachineError> {
+        let seconds = self.quantity(
+            key,
+            value,
+            TIME_EXPECTED,
+            units::parse_time,
+            "s, ms, us, µs, ns",
+        )?;
+        if seconds < 0.0 {
+            return Err(self.out_of_range(key, format!("must not be negative, got {value}")));
+        }
+        Ok(seconds)
+    }
+
+    /// A positive, finite bandwidth in bytes per second.
+    fn positive_bandwidth(&self, key: &str, value: &Value) -> Result<f64, MachineError> {
+        let rate = self.quantity(
+            key,
+            value,
+            BANDWIDTH_EXPECTED,
+            units::parse_bandwidth,
+            "B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, kbit/s, Mbit/s, Gbit/s",
+        )?;
+        if rate <= 0.0 {
+            return Err(self.out_of_range(key, format!("must be positive, got {value}")));
+        }
+        Ok(rate)
+    }
+
+    /// A whole, non-negative number of bytes.
+    fn size(&self, key: &str, value: &Value, expected: &str) -> Result<u64, MachineError> {
+        let bytes = self.quantity(
+            key,
+            value,
+            expected,
+            units::parse_size,
+            "B, KB, MB, GB, KiB, MiB, GiB",
+        )?;
+        if bytes < 0.0 {
+            return Err(self.out_of_range(key, format!("must not be negative, got {value}")));
+        }
+        if bytes.fract() != 0.0 {
+            return Err(
+                self.out_of_range(key, format!("must be a whole number of bytes, got {value}"))
+            );
+        }
+        // 2^64 as f64 is exact; everything below it converts without loss of
+        // the integer value (it is whole, checked above).
+        if bytes >= 18_446_744_073_709_551_616.0 {
+            return Err(self.out_of_range(key, format!("is too large, got {value}")));
+        }
+        Ok(bytes as u64)
+    }
+
+    fn quantity(
+        &self,
+        key: &str,
+        value: &Value,
+        expected: &str,
+        parse: fn(&str) -> Result<f64, UnitError>,
+        known_units: &str,
+    ) -> Result<f64, MachineError> {
+        let Some(text) = value.as_str() else {
+            let hint = matches!(value, Value::Integer(_) | Value::Float(_))
+                .then(|| "write the quantity as a string with its unit".to_owned());
+            return Err(self.bad_value(key, expected, value, hint));
+        };
+        parse(text).map_err(|err| {
+            let hint = match err {
+                UnitError::UnknownUnit(_) | UnitError::MissingUnit => {
+                    format!("{err}; known units: {known_units}")
+                }
+                UnitError::NoNumber | UnitError::AmbiguousBits(..) | UnitError::NotFinite => {
+                    err.to_string()
+                }
+            };
+            self.bad_value(key, expected, value, Some(hint))
+        })
+    }
+
+    fn bad_value(
+        &self,
+        key: &str,
+        expected: &str,
+        value: &Value,
+        hint: Option<String>,
+    ) -> MachineError {
+        MachineError::BadValue {
+            file: self.file.into(),
+            key: key.into(),
+            expected: expected.into(),
+            got: value.to_string(),
+            hint,
+        }
+    }
+
+    fn missing(&self, key: &str, hint: Option<String>) -> MachineError {
+        MachineError::MissingKey {
+            file: self.file.into(),
+            key: key.into(),
+            hint,
+        }
+    }
+
+    fn out_of_range(&self, key: &str, reason: String) -> MachineError {
+        MachineError::OutOfRange {
+            file: self.file.into(),
+            key: key.into(),
+            reason,
+        }
+    }
+}
+
+/// The allowed key closest to `key` by edit distance, if it is close enough
+/// to be a typo (at most 2 edits, and fewer edits than the key has letters).
+fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    let key = key.to_lowercase();
+    allowed
+        .iter()
+        .map(|&candidate| (levenshtein(&key, candidate), candidate))
+        .filter(|&(distance, candidate)| distance <= 2 && distance < candidate.chars().count())
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein edit distance (insertions, deletions, substitutions), one row
+/// at a time.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// Checks the ranges and the cross-key rules of a spec, whether it came from
+/// a file or from code. Errors name the key the offending field is read from.
+pub(crate) fn validate(spec: &MachineSpec, file: &str) -> Result<(), MachineError> {
+    let out_of_range = |key: &str, reason: String| MachineError::OutOfRange {
+        file: file.into(),
+        key: key.into(),
+        reason,
+    };
+    let node = &spec.node;
+    if !(node.cpu_rate > 0.0 && node.cpu_rate.is_finite()) {
+        return Err(out_of_range(
+            "node.cpu_rate",
+            format!("must be positive, got {}", node.cpu_rate),
+        ));
+    }
+    if !(node.memcpy_bandwidth > 0.0 && node.memcpy_bandwidth.is_finite()) {
+        return Err(out_of_range(
+            "node.memcpy",
+            format!(
+                "must be a positive, finite bandwidth, got {} B/s",
+                node.memcpy_bandwidth
+            ),
+        ));
+    }
+    if node.ranks_per_node == 0 {
+        return Err(out_of_range(
+            "node.ranks_per_node",
+            "must be at least 1, got 0".into(),
+        ));
+    }
+    if spec.model == CommModel::Hardware && node.ranks_per_node != 1 {
+        return Err(out_of_range(
+            "node.ranks_per_node",
+            format!(
+                "the hardware model puts every rank on its own node, so it must be 1, got {} \
+                 (use model = \"smp\" for several ranks per node)",
+                node.ranks_per_node
+            ),
+        ));
+    }
+    validate_channel(&spec.network, "network", file)?;
+    match &spec.shm {
+        Some(shm) => validate_channel(shm, "shm", file)?,
+        None if spec.model == CommModel::Smp && node.ranks_per_node > 1 => {
+            return Err(MachineError::MissingKey {
+                file: file.into(),
+                key: "shm".into(),
+                hint: Some(
+                    "model = \"smp\" with more than one rank per node needs the shared-memory \
+                     parameters in a `[shm]` table"
+                        .into(),
+                ),
+            });
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+fn validate_channel(
+    channel: &ChannelParams,
+    section: &str,
+    file: &str,
+) -> Result<(), MachineError> {
+    let times = [
+        ("latency", channel.latency),
+        ("send_overhead", channel.send_overhead),
+        ("recv_overhead", channel.recv_overhead),
+        ("gap", channel.gap),
+        ("gap_per_byte", channel.gap_per_byte),
+    ];
+    for (name, seconds) in times {
+        if !(seconds >= 0.0 && seconds.is_finite()) {
+            return Err(MachineError::OutOfRange {
+                file: file.into(),
+                key: join(section, name),
+                reason: format!("must be a non-negative, finite time, got {seconds} s"),
+            });
+        }
+    }
+    if channel.mtu == Some(0) {
+        return Err(MachineError::OutOfRange {
+            file: file.into(),
+            key: join(section, "mtu"),
+            reason: "must be positive or \"unlimited\", got 0 B".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{closest, levenshtein};
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(levenshtein("latncy", "latency"), 1);
+        assert_eq!(levenshtein("", "gap"), 3);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn suggestions() {
+        let keys = ["latency", "gap", "mtu"];
+        assert_eq!(closest("latncy", &keys), Some("latency"));
+        assert_eq!(closest("Latency", &keys), Some("latency"));
+        assert_eq!(closest("colour", &keys), None);
+    }
+}

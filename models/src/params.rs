@@ -1,0 +1,169 @@
+//! Model parameters: one channel set (network or shared memory) and the node.
+
+/// The parameters of one set of channels: the network, or shared memory
+/// inside a node. All times in seconds, sizes in bytes.
+///
+/// LogGP (Alexandrov, Ionescu, Schauser, Scheiman, "LogGP: Incorporating Long
+/// Messages into the LogP Model", SPAA 1995) with the finite system buffer
+/// (MTU) of the ParJava interpreter (Padaryan, "Estimating parallel program
+/// run time with the ParJava interpreter", section 3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelParams {
+    /// L: wire latency of one packet, from the end of the send overhead to
+    /// the arrival of its first byte.
+    pub latency: f64,
+    /// o_s: CPU time the sender spends per packet.
+    pub send_overhead: f64,
+    /// o_r: CPU time the receiver spends to complete a receive.
+    pub recv_overhead: f64,
+    /// g: minimum time between the starts of two messages of one channel.
+    pub gap: f64,
+    /// G: seconds per byte, `1 / bandwidth`.
+    pub gap_per_byte: f64,
+    /// The system buffer: at most this many bytes per packet; `None` is
+    /// unlimited (ParJava's default).
+    pub mtu: Option<u64>,
+    /// Messages of at least this many bytes use the rendezvous protocol.
+    pub eager_limit: u64,
+    /// Size of a rendezvous control message (RTS/CTS).
+    pub control_bytes: u64,
+}
+
+/// How a message of `n` bytes splits into packets of the system buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packets {
+    /// Number of packets of exactly `size` bytes.
+    pub full: u64,
+    /// Bytes of the size of each full packet.
+    pub size: u64,
+    /// Bytes of the trailing short packet; 0 when there is none.
+    pub rest: u64,
+}
+
+impl Packets {
+    /// Total number of packets (at least 1: a 0-byte message is one packet).
+    pub fn count(&self) -> u64 {
+        self.full + u64::from(self.rest > 0)
+    }
+}
+
+impl ChannelParams {
+    /// Bandwidth in bytes per second (`1 / G`; infinite when G = 0).
+    pub fn bandwidth(&self) -> f64 {
+        1.0 / self.gap_per_byte
+    }
+
+    /// Splits `n` bytes into packets. With a finite MTU M and n > M:
+    /// floor(n/M) packets of M bytes plus one of n mod M bytes if that is
+    /// positive (ParJava section 3: "at most MTU bytes per Post"). Otherwise
+    /// one packet of n bytes, also for n = 0.
+    pub fn packets(&self, n: u64) -> Packets {
+        match self.mtu {
+            Some(mtu) if mtu > 0 && n > mtu => Packets {
+                full: n / mtu,
+                size: mtu,
+                rest: n % mtu,
+            },
+            _ => Packets {
+                full: 1,
+                size: n,
+                rest: 0,
+            },
+        }
+    }
+
+    /// Time of one packet of `m` bytes: `T(m) = o_s + L + m·G`.
+    ///
+    /// ParJava (section 3): `Time(Post(n)) = b·n + d_p(n)`, `d_p(0) = l`, after
+    /// LogGP (Alexandrov et al. 1995), with `d_p = o_s + L` here. LogGP charges
+    /// `(m − 1)·G` for an m-byte message; we charge `m·G` so that the
+    /// bandwidth of a long message is exactly `1/G` and a 0-byte message
+    /// costs exactly `o_s + L`.
+    pub fn packet_time(&self, m: u64) -> f64 {
+        self.send_overhead + self.latency + m as f64 * self.gap_per_byte
+    }
+
+    /// `Time(Post(n))`, the sum of the packet times.
+    ///
+    /// ParJava (section 3), stop-and-wait through a system buffer of MTU bytes:
+    /// `Time(Post(n)) = floor(n/MTU)·Time(Post(MTU)) + Time(Post(n mod MTU))`,
+    /// where the last term is dropped when `n mod MTU = 0` (there is no empty
+    /// trailing packet). Without an MTU, or for `n ≤ MTU`, `T(n)`.
+    pub fn post_time(&self, n: u64) -> f64 {
+        let (before_last, last) = self.post_split(n);
+        before_last + last
+    }
+
+    /// `post_time(n)` split into (all packets but the last, the last packet).
+    pub(crate) fn post_split(&self, n: u64) -> (f64, f64) {
+        let packets = self.packets(n);
+        let full_time = self.packet_time(packets.size);
+        if packets.rest > 0 {
+            (
+                packets.full as f64 * full_time,
+                self.packet_time(packets.rest),
+            )
+        } else {
+            // `packets.full >= 1` here: `packets()` gives either `full = 1`
+            // or `full = n / mtu` with `n > mtu`, so the subtraction is exact.
+            ((packets.full - 1) as f64 * full_time, full_time)
+        }
+    }
+}
+
+/// How ranks are placed on nodes in the SMP model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// `node = rank / ranks_per_node`: consecutive ranks share a node.
+    Block,
+    /// `node = rank % nodes`, `nodes = ceil(ranks / ranks_per_node)`: ranks
+    /// dealt round-robin over the nodes.
+    Cyclic,
+}
+
+impl Placement {
+    /// The name used in machine files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::Block => "block",
+            Placement::Cyclic => "cyclic",
+        }
+    }
+}
+
+/// The two communication models of ParJava (section 3, classes `Hardware`
+/// and `SMP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommModel {
+    /// Every rank on its own single-processor node; every message uses the
+    /// network.
+    Hardware,
+    /// Nodes of `ranks_per_node` processors; messages between ranks of one
+    /// node use the shared-memory parameters.
+    Smp,
+}
+
+impl CommModel {
+    /// The name used in machine files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommModel::Hardware => "hardware",
+            CommModel::Smp => "smp",
+        }
+    }
+}
+
+/// The node model (ParJava section 3, table 1: `//CPURate`, `//memcpy`) and
+/// the placement of ranks on nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeParams {
+    /// Speed relative to the machine the kernel costs were measured on;
+    /// nominal seconds are divided by it.
+    pub cpu_rate: f64,
+    /// Memory copy bandwidth in bytes per second.
+    pub memcpy_bandwidth: f64,
+    /// Ranks per node (p); 1 in the Hardware model.
+    pub ranks_per_node: u32,
+    /// Placement of ranks on nodes.
+    pub placement: Placement,
+}
