@@ -1,0 +1,74 @@
+//! `--param name=value` overrides of a program's param defaults.
+
+use sim_core::ir::{Constant, Expr, Program};
+
+use crate::diag::suggest;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OverrideError {
+    #[error("unknown param `{name}`{}", hint(suggestion.as_deref(), known))]
+    UnknownParam {
+        name: String,
+        /// The closest declared param name, if one is close.
+        suggestion: Option<String>,
+        /// Every declared param, in declaration order.
+        known: Vec<String>,
+    },
+    #[error("param `{name}` must be a number, got `{value}`")]
+    NotANumber { name: String, value: String },
+}
+
+fn hint(suggestion: Option<&str>, known: &[String]) -> String {
+    match suggestion {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None if known.is_empty() => "; the program declares no params".to_string(),
+        None => format!(
+            "; the program declares {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Replaces the defaults of the named params. A value that parses as an
+/// `i64` becomes an integer constant, otherwise one that parses as a finite
+/// `f64` becomes a float constant; anything else is an error. Overrides are
+/// applied in order (a later one for the same name wins); on error the
+/// program may have been partly updated.
+pub fn apply_param_overrides(
+    program: &mut Program,
+    overrides: &[(String, String)],
+) -> Result<(), OverrideError> {
+    for (name, value) in overrides {
+        let Some(param) = program.params.iter_mut().find(|p| &p.name == name) else {
+            let known: Vec<String> = program.params.iter().map(|p| p.name.clone()).collect();
+            return Err(OverrideError::UnknownParam {
+                name: name.clone(),
+                suggestion: suggest(name, known.iter().map(String::as_str)),
+                known,
+            });
+        };
+        let text = value.trim();
+        let constant = if let Ok(v) = text.parse::<i64>() {
+            Constant::Int(v)
+        } else {
+            match text.parse::<f64>() {
+                // Rust also accepts "inf" and "NaN"; those are not numbers here.
+                Ok(v) if v.is_finite() && text.bytes().any(|b| b.is_ascii_digit()) => {
+                    Constant::Float(v)
+                }
+                _ => {
+                    return Err(OverrideError::NotANumber {
+                        name: name.clone(),
+                        value: value.clone(),
+                    });
+                }
+            }
+        };
+        param.default = Expr::Const(constant);
+    }
+    Ok(())
+}
