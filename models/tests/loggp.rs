@@ -1,0 +1,270 @@
+//! LogGP with ParJava's MTU fragmentation: `post_time` against the paper's
+//! formula computed by hand, and the NIC state of `transfer`.
+
+use approx::assert_relative_eq;
+use models::{ChannelParams, LogGpMachine, Packets};
+use sim_core::model::{Machine, MessageKind, Transfer};
+
+const US: f64 = 1e-6;
+
+/// o_s = 2 us, L = 10 us, G = 1 ns/B, so T(m) = 12 us + m ns.
+fn channel(mtu: Option<u64>, gap: f64) -> ChannelParams {
+    ChannelParams {
+        latency: 10.0 * US,
+        send_overhead: 2.0 * US,
+        recv_overhead: 3.0 * US,
+        gap,
+        gap_per_byte: 1e-9,
+        mtu,
+        eager_limit: 65_536,
+        control_bytes: 0,
+    }
+}
+
+/// T(m) = o_s + L + m·G for the channel above.
+fn t(m: u64) -> f64 {
+    12.0 * US + m as f64 * 1e-9
+}
+
+/// ParJava: Time(Post(n)) = floor(n/MTU)·Time(Post(MTU)) + Time(Post(n mod MTU)),
+/// without the empty trailing packet when n mod MTU = 0, and T(n) for n <= MTU.
+fn parjava_post(n: u64, mtu: u64) -> f64 {
+    let rest = n % mtu;
+    if n <= mtu {
+        t(n)
+    } else if rest == 0 {
+        (n / mtu) as f64 * t(mtu)
+    } else {
+        (n / mtu) as f64 * t(mtu) + t(rest)
+    }
+}
+
+#[test]
+fn post_time_without_mtu_is_one_packet() {
+    let c = channel(None, 0.0);
+    assert_relative_eq!(c.post_time(0), 12.0 * US, max_relative = 1e-12); // o_s + L
+    assert_relative_eq!(c.post_time(1), 12.001 * US, max_relative = 1e-12);
+    assert_relative_eq!(c.post_time(2500), 14.5 * US, max_relative = 1e-12);
+    assert_relative_eq!(c.post_time(1_000_000), 1012.0 * US, max_relative = 1e-12);
+    assert_eq!(
+        c.packets(2500),
+        Packets {
+            full: 1,
+            size: 2500,
+            rest: 0
+        }
+    );
+    // Bandwidth of a long message is exactly 1/G.
+    let slope = (c.post_time(2_000_000) - c.post_time(1_000_000)) / 1e6;
+    assert_relative_eq!(slope, 1e-9, max_relative = 1e-9);
+}
+
+#[test]
+fn post_time_with_mtu_follows_parjava() {
+    let c = channel(Some(1000), 0.0);
+    // n = 0 and n < MTU: one packet.
+    assert_relative_eq!(c.post_time(0), 12.0 * US, max_relative = 1e-12);
+    assert_relative_eq!(c.post_time(500), 12.5 * US, max_relative = 1e-12);
+    // n = MTU: one packet of MTU bytes.
+    assert_relative_eq!(c.post_time(1000), 13.0 * US, max_relative = 1e-12);
+    // n = 3·MTU exactly: 3·T(MTU), no empty fourth packet.
+    assert_relative_eq!(c.post_time(3000), 39.0 * US, max_relative = 1e-12);
+    assert_eq!(
+        c.packets(3000),
+        Packets {
+            full: 3,
+            size: 1000,
+            rest: 0
+        }
+    );
+    assert_eq!(c.packets(3000).count(), 3);
+    // n = 2·MTU + 500: 2·T(1000) + T(500) = 26 + 12.5 us.
+    assert_relative_eq!(c.post_time(2500), 38.5 * US, max_relative = 1e-12);
+    assert_eq!(c.packets(2500).count(), 3);
+    // n = MTU + 1: T(1000) + T(1) = 13 + 12.001 us.
+    assert_relative_eq!(c.post_time(1001), 25.001 * US, max_relative = 1e-12);
+    for n in [0, 1, 999, 1000, 1001, 1999, 2000, 2001, 123_456, 10_000_000] {
+        assert_relative_eq!(c.post_time(n), parjava_post(n, 1000), max_relative = 1e-12);
+    }
+}
+
+#[test]
+fn packet_time_is_loggp_with_m_times_g() {
+    let c = channel(None, 0.0);
+    assert_relative_eq!(c.packet_time(0), 12.0 * US, max_relative = 1e-12);
+    assert_relative_eq!(c.packet_time(4096), t(4096), max_relative = 1e-12);
+    assert_relative_eq!(c.bandwidth(), 1e9, max_relative = 1e-12);
+}
+
+const HARDWARE: &str = r#"
+name = "test-hardware"
+model = "hardware"
+[node]
+cpu_rate = 2
+memcpy = "1 GB/s"
+[network]
+latency = "10 us"
+send_overhead = "2 us"
+recv_overhead = "3 us"
+gap = "GAP"
+gap_per_byte = "1 ns"
+MTU
+eager_limit = "64 KiB"
+"#;
+
+fn hardware(gap: &str, mtu: &str) -> LogGpMachine {
+    let text = HARDWARE.replace("GAP", gap).replace("MTU", mtu);
+    match LogGpMachine::from_toml_str(&text, "hardware.toml") {
+        Ok(machine) => machine,
+        Err(err) => panic!("test machine does not load: {err}"),
+    }
+}
+
+fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
+    assert_relative_eq!(got.cpu_free, cpu_free, max_relative = 1e-12);
+    assert_relative_eq!(got.arrival, arrival, max_relative = 1e-12);
+}
+
+#[test]
+fn back_to_back_sends_gap_dominant() {
+    // g = 50 us > post − L = 3 us for 1000 bytes.
+    let mut m = hardware("50 us", "");
+    m.reset(4);
+    // post(1000) = 12 + 1 = 13 us.
+    let first = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    // start 0; arrival 13 us; cpu free after o_s (one packet); busy until max(g, 3 us) = 50 us.
+    assert_transfer(first, 2.0 * US, 13.0 * US);
+    let second = m.transfer(0, 2, 1000, MessageKind::Eager, first.cpu_free);
+    // start = max(2 us, 50 us) = 50 us.
+    assert_transfer(second, 52.0 * US, 63.0 * US);
+    let third = m.transfer(0, 1, 1000, MessageKind::Eager, second.cpu_free);
+    assert_transfer(third, 102.0 * US, 113.0 * US);
+    // Another rank has its own NIC in the Hardware model.
+    let other = m.transfer(1, 0, 1000, MessageKind::Eager, 3.0 * US);
+    assert_transfer(other, 5.0 * US, 16.0 * US);
+    // A sender that is ready after the NIC is free starts when ready.
+    let late = m.transfer(0, 1, 0, MessageKind::Eager, 500.0 * US);
+    assert_transfer(late, 502.0 * US, 512.0 * US);
+}
+
+#[test]
+fn back_to_back_sends_bandwidth_dominant() {
+    // g = 1 us < post − L = 102 us for 100,000 bytes.
+    let mut m = hardware("1 us", "");
+    m.reset(2);
+    // post(100,000) = 12 + 100 = 112 us.
+    let first = m.transfer(0, 1, 100_000, MessageKind::Eager, 0.0);
+    assert_transfer(first, 2.0 * US, 112.0 * US);
+    // busy = 0 + max(1, 112 − 10) = 102 us.
+    let second = m.transfer(0, 1, 100_000, MessageKind::Eager, first.cpu_free);
+    assert_transfer(second, 104.0 * US, 214.0 * US);
+    // Messages of one NIC stream at o_s + n·G apart: 102 us.
+    assert_relative_eq!(
+        second.arrival - first.arrival,
+        102.0 * US,
+        max_relative = 1e-12
+    );
+    // A small message behind a large one does not overtake it.
+    let small = m.transfer(0, 1, 0, MessageKind::Eager, second.cpu_free);
+    // start = busy = 102 + 102 = 204 us; arrival 204 + 12 = 216 us >= 214 us.
+    assert_transfer(small, 206.0 * US, 216.0 * US);
+    assert!(small.arrival >= second.arrival);
+}
+
+#[test]
+fn rendezvous_kinds_and_cpu_free() {
+    let mut m = hardware("0 us", "");
+    m.reset(2);
+    // RTS/CTS: like eager, free after the hand-over of the (only) packet.
+    let rts = m.transfer(0, 1, 0, MessageKind::RendezvousRts, 0.0);
+    assert_transfer(rts, 2.0 * US, 12.0 * US);
+    // busy = 0 + max(0, 12 − 10) = 2 us.
+    let cts = m.transfer(1, 0, 0, MessageKind::RendezvousCts, rts.arrival);
+    assert_transfer(cts, 14.0 * US, 24.0 * US);
+    // Data: the user buffer is busy until the last byte has left: arrival − L.
+    let data = m.transfer(0, 1, 100_000, MessageKind::RendezvousData, cts.arrival);
+    assert_transfer(data, (24.0 + 102.0) * US, (24.0 + 112.0) * US);
+}
+
+#[test]
+fn fragmented_transfer() {
+    let mut m = hardware("0 us", "mtu = \"1000 B\"");
+    m.reset(2);
+    // post(2500) = 2·13 + 12.5 = 38.5 us; all packets but the last: 26 us.
+    let eager = m.transfer(0, 1, 2500, MessageKind::Eager, 0.0);
+    // cpu free = start + 26 + o_s = 28 us.
+    assert_transfer(eager, 28.0 * US, 38.5 * US);
+    // busy = max(0, 38.5 − 10) = 28.5 us.
+    let next = m.transfer(0, 1, 1000, MessageKind::Eager, eager.cpu_free);
+    assert_transfer(next, 30.5 * US, 41.5 * US);
+    // Rendezvous data: arrival − L.
+    let data = m.transfer(0, 1, 3000, MessageKind::RendezvousData, 100.0 * US);
+    assert_transfer(data, (100.0 + 29.0) * US, (100.0 + 39.0) * US);
+}
+
+#[test]
+fn node_model_and_overheads() {
+    let m = hardware("0 us", "");
+    // cpu_rate = 2: nominal seconds halve.
+    assert_relative_eq!(m.compute_seconds(0, 3.0), 1.5);
+    // memcpy 1 GB/s = 10^9 B/s.
+    assert_relative_eq!(m.copy_seconds(0, 1_000_000_000), 1.0, max_relative = 1e-12);
+    assert_relative_eq!(m.copy_seconds(0, 4096), 4.096e-6, max_relative = 1e-12);
+    assert_relative_eq!(m.send_overhead(0, 1, 10), 2.0 * US, max_relative = 1e-12);
+    assert_relative_eq!(m.recv_overhead(0, 1, 10), 3.0 * US, max_relative = 1e-12);
+    assert_eq!(m.eager_limit(0, 1), 65_536);
+    assert_eq!(m.control_bytes(), 0);
+}
+
+#[test]
+fn reset_clears_busy_times() {
+    let mut m = hardware("50 us", "");
+    m.reset(2);
+    m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    m.reset(2);
+    let after = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(after, 2.0 * US, 13.0 * US);
+}
+
+#[test]
+fn pair_arrivals_never_decrease() {
+    // Deterministic pseudo-random sizes and ready times (an LCG).
+    let mut m = hardware("3 us", "mtu = \"1500 B\"");
+    m.reset(2);
+    let mut state: u64 = 12345;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    let mut ready = 0.0;
+    let mut last_arrival = f64::NEG_INFINITY;
+    for _ in 0..1000 {
+        let bytes = next() % 20_000;
+        ready += (next() % 100) as f64 * 1e-7;
+        let kind = if next() % 2 == 0 {
+            MessageKind::Eager
+        } else {
+            MessageKind::RendezvousData
+        };
+        let tr = m.transfer(0, 1, bytes, kind, ready);
+        assert!(tr.arrival >= last_arrival, "arrival went back");
+        assert!(tr.cpu_free >= ready && tr.arrival >= ready);
+        assert!(tr.arrival.is_finite() && tr.cpu_free.is_finite());
+        last_arrival = tr.arrival;
+    }
+}
+
+#[test]
+fn a_million_ranks() {
+    let mut m = LogGpMachine::builtin_default();
+    m.reset(1_000_000);
+    assert_eq!(m.nodes(), 15_625); // ceil(10^6 / 64)
+    assert_eq!(m.node_of(999_999), 15_624);
+    let tr = m.transfer(999_999, 0, 8, MessageKind::Eager, 1.0);
+    assert!(tr.arrival > 1.0);
+    // A rank outside the announced range does not panic.
+    let stray = m.transfer(u32::MAX, 0, 8, MessageKind::Eager, 1.0);
+    assert!(stray.arrival > 1.0);
+}

@@ -1,0 +1,169 @@
+//! The SMP model: which channel set a pair uses, and NIC sharing between the
+//! ranks of one node, under block and cyclic placement.
+
+use approx::assert_relative_eq;
+use models::{CommModel, LogGpMachine, Placement};
+use sim_core::model::{Machine, MessageKind, Transfer};
+
+const US: f64 = 1e-6;
+
+/// Network: o_s 1 us, L 10 us, 1 GB/s; shared memory: o_s 0.5 us, L 1 us, 2 GB/s.
+const SMP: &str = r#"
+name = "test-smp"
+model = "smp"
+[node]
+memcpy = "1 GB/s"
+ranks_per_node = 2
+placement = "PLACEMENT"
+[network]
+latency = "10 us"
+send_overhead = "1 us"
+recv_overhead = "1.5 us"
+bandwidth = "1 GB/s"
+eager_limit = "64 KiB"
+control_bytes = "64 B"
+[shm]
+latency = "1 us"
+send_overhead = "0.5 us"
+recv_overhead = "0.25 us"
+bandwidth = "2 GB/s"
+eager_limit = "16 KiB"
+control_bytes = "8 B"
+"#;
+
+fn smp(placement: &str, ranks: u32) -> LogGpMachine {
+    let text = SMP.replace("PLACEMENT", placement);
+    let mut machine = match LogGpMachine::from_toml_str(&text, "smp.toml") {
+        Ok(machine) => machine,
+        Err(err) => panic!("test machine does not load: {err}"),
+    };
+    machine.reset(ranks);
+    machine
+}
+
+fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
+    assert_relative_eq!(got.cpu_free, cpu_free, max_relative = 1e-12);
+    assert_relative_eq!(got.arrival, arrival, max_relative = 1e-12);
+}
+
+#[test]
+fn block_placement_pairs() {
+    let m = smp("block", 4);
+    assert_eq!(m.model(), CommModel::Smp);
+    assert_eq!(m.node().placement, Placement::Block);
+    assert_eq!(m.nodes(), 2);
+    let nodes: Vec<u32> = (0..4).map(|r| m.node_of(r)).collect();
+    assert_eq!(nodes, [0, 0, 1, 1]);
+    assert!(m.uses_shm(0, 1) && m.uses_shm(1, 0) && m.uses_shm(2, 3));
+    assert!(!m.uses_shm(1, 2) && !m.uses_shm(0, 3));
+    // Per-pair parameters.
+    assert_relative_eq!(m.send_overhead(0, 1, 8), 0.5 * US, max_relative = 1e-12);
+    assert_relative_eq!(m.recv_overhead(0, 1, 8), 0.25 * US, max_relative = 1e-12);
+    assert_relative_eq!(m.send_overhead(1, 2, 8), 1.0 * US, max_relative = 1e-12);
+    assert_relative_eq!(m.recv_overhead(1, 2, 8), 1.5 * US, max_relative = 1e-12);
+    assert_eq!(m.eager_limit(0, 1), 16 * 1024);
+    assert_eq!(m.eager_limit(0, 2), 64 * 1024);
+    assert_eq!(m.control_bytes_between(0, 1), 8);
+    assert_eq!(m.control_bytes_between(0, 2), 64);
+    // The trait's pair-less control_bytes is the network's.
+    assert_eq!(m.control_bytes(), 64);
+}
+
+#[test]
+fn cyclic_placement_pairs() {
+    let m = smp("cyclic", 4);
+    assert_eq!(m.nodes(), 2);
+    let nodes: Vec<u32> = (0..4).map(|r| m.node_of(r)).collect();
+    assert_eq!(nodes, [0, 1, 0, 1]);
+    assert!(m.uses_shm(0, 2) && m.uses_shm(1, 3));
+    assert!(!m.uses_shm(0, 1) && !m.uses_shm(2, 3));
+    // 5 ranks on ceil(5/2) = 3 nodes.
+    let m = smp("cyclic", 5);
+    assert_eq!(m.nodes(), 3);
+    let nodes: Vec<u32> = (0..5).map(|r| m.node_of(r)).collect();
+    assert_eq!(nodes, [0, 1, 2, 0, 1]);
+    let m = smp("block", 5);
+    let nodes: Vec<u32> = (0..5).map(|r| m.node_of(r)).collect();
+    assert_eq!(nodes, [0, 0, 1, 1, 2]);
+}
+
+/// Two ranks of one node send across the network at the same time: the
+/// second waits for the shared NIC. Network post(1000) = 1 + 10 + 1 = 12 us,
+/// busy for max(0, 12 − 10) = 2 us.
+fn check_nic_sharing(
+    m: &mut LogGpMachine,
+    a: u32,
+    b: u32,
+    remote_a: u32,
+    remote_b: u32,
+    other_node: u32,
+) {
+    assert_eq!(m.node_of(a), m.node_of(b));
+    let first = m.transfer(a, remote_a, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(first, 1.0 * US, 12.0 * US);
+    let second = m.transfer(b, remote_b, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(second, 3.0 * US, 14.0 * US);
+    // The other node's NIC is free.
+    let other = m.transfer(other_node, a, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(other, 1.0 * US, 12.0 * US);
+    // Shared memory does not wait for the NIC. Shm post(1000) = 0.5 + 1 + 0.5 = 2 us.
+    let local = m.transfer(a, b, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(local, 0.5 * US, 2.0 * US);
+    // The shm channel is per rank: b's is free, a's busy until 2 − 1 = 1 us.
+    let local_b = m.transfer(b, a, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(local_b, 0.5 * US, 2.0 * US);
+    let local_again = m.transfer(a, b, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(local_again, 1.5 * US, 3.0 * US);
+}
+
+#[test]
+fn nic_sharing_block() {
+    let mut m = smp("block", 4);
+    // Ranks 0 and 1 share node 0; 2 and 3 are on node 1.
+    check_nic_sharing(&mut m, 0, 1, 2, 3, 2);
+}
+
+#[test]
+fn nic_sharing_cyclic() {
+    let mut m = smp("cyclic", 4);
+    // Ranks 0 and 2 share node 0; 1 and 3 are on node 1.
+    check_nic_sharing(&mut m, 0, 2, 1, 3, 1);
+}
+
+#[test]
+fn hardware_model_never_uses_shm() {
+    let text = SMP
+        .replace("PLACEMENT", "block")
+        .replace("\"smp\"", "\"hardware\"")
+        .replace("ranks_per_node = 2", "ranks_per_node = 1");
+    let mut m = match LogGpMachine::from_toml_str(&text, "hw.toml") {
+        Ok(machine) => machine,
+        Err(err) => panic!("{err}"),
+    };
+    m.reset(4);
+    assert_eq!(m.nodes(), 4);
+    assert!((0..4).all(|r| m.node_of(r) == r));
+    assert!(!m.uses_shm(0, 1) && !m.uses_shm(0, 0));
+    // Each rank has its own NIC.
+    let a = m.transfer(0, 2, 1000, MessageKind::Eager, 0.0);
+    let b = m.transfer(1, 3, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(a, 1.0 * US, 12.0 * US);
+    assert_transfer(b, 1.0 * US, 12.0 * US);
+}
+
+#[test]
+fn default_machine_has_64_ranks_per_node() {
+    let mut m = LogGpMachine::builtin_default();
+    m.reset(128);
+    assert_eq!(m.nodes(), 2);
+    assert!(m.uses_shm(0, 63) && !m.uses_shm(63, 64));
+    // Ping-pong half round trip on the network: o_s + L + 8 B·G + o_r ≈ 1 us.
+    let net = m.network().clone();
+    let tr = m.transfer(0, 64, 8, MessageKind::Eager, 0.0);
+    let one_way = tr.arrival + m.recv_overhead(0, 64, 8);
+    assert_relative_eq!(
+        one_way,
+        1.0e-6 + 8.0 * net.gap_per_byte,
+        max_relative = 1e-12
+    );
+}
