@@ -1,6 +1,8 @@
 //! Machine files: TOML walked by hand so that every error names its exact
 //! key path. The format is documented in `examples/machines/README.md`.
 
+use std::cell::RefCell;
+
 use toml::{Table, Value};
 
 use crate::error::MachineError;
@@ -51,14 +53,22 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<MachineSpec, MachineError>
             file: file.into(),
             message: err.to_string().trim_end().into(),
         })?;
-    let walker = Walker { file };
+    let walker = Walker {
+        file,
+        first_missing: RefCell::new(None),
+    };
     let spec = walker.root(&table)?;
     validate(&spec, file)?;
     Ok(spec)
 }
 
+/// Walks the table. Values that are present are checked as they are met;
+/// the first missing required key is only recorded (with a placeholder value
+/// standing in for it) and reported once the whole file has been walked, so
+/// that a wrong value is reported before a missing key.
 struct Walker<'f> {
     file: &'f str,
+    first_missing: RefCell<Option<MachineError>>,
 }
 
 fn join(section: &str, key: &str) -> String {
@@ -72,32 +82,34 @@ fn join(section: &str, key: &str) -> String {
 impl Walker<'_> {
     fn root(&self, table: &Table) -> Result<MachineSpec, MachineError> {
         self.check_keys("", table, ROOT_KEYS)?;
-        let name = self.string(&self.required("", table, "name", None)?, "name")?;
+        let name = match self.required("", table, "name", None) {
+            Some(value) => self.string(&value, "name")?,
+            None => String::new(),
+        };
         let description = match table.get("description") {
             Some(value) => self.string(value, "description")?,
             None => String::new(),
         };
-        let model_value = self.required("", table, "model", Some("\"hardware\" or \"smp\""))?;
-        let model = match model_value.as_str() {
-            Some("hardware") => CommModel::Hardware,
-            Some("smp") => CommModel::Smp,
-            _ => {
-                return Err(self.bad_value("model", "\"hardware\" or \"smp\"", &model_value, None));
-            }
+        let model = match self.required("", table, "model", Some("\"hardware\" or \"smp\"")) {
+            None => CommModel::Hardware, // placeholder; the missing key is reported
+            Some(value) => match value.as_str() {
+                Some("hardware") => CommModel::Hardware,
+                Some("smp") => CommModel::Smp,
+                _ => {
+                    return Err(self.bad_value("model", "\"hardware\" or \"smp\"", &value, None));
+                }
+            },
         };
-        let node = self.node(
-            self.section(table, "node")?
-                .ok_or_else(|| self.missing("node", None))?,
-        )?;
-        let network = self.channel(
-            "network",
-            self.section(table, "network")?
-                .ok_or_else(|| self.missing("network", None))?,
-        )?;
+        let empty = Table::new();
+        let node = self.node(self.required_section(table, "node", &empty)?)?;
+        let network = self.channel("network", self.required_section(table, "network", &empty)?)?;
         let shm = match self.section(table, "shm")? {
             Some(shm) => Some(self.channel("shm", shm)?),
             None => None,
         };
+        if let Some(missing) = self.first_missing.take() {
+            return Err(missing);
+        }
         Ok(MachineSpec {
             name,
             description,
@@ -133,9 +145,11 @@ impl Walker<'_> {
                 rate
             }
         };
-        let memcpy_value =
-            self.required(S, table, "memcpy", Some("a bandwidth such as \"1 GB/s\""))?;
-        let memcpy_bandwidth = self.positive_bandwidth("node.memcpy", &memcpy_value)?;
+        let memcpy_bandwidth =
+            match self.required(S, table, "memcpy", Some("a bandwidth such as \"1 GB/s\"")) {
+                Some(value) => self.positive_bandwidth("node.memcpy", &value)?,
+                None => 1.0, // placeholder; the missing key is reported
+            };
         let ranks_per_node = match table.get("ranks_per_node") {
             None => 1,
             Some(value) => {
@@ -184,10 +198,10 @@ impl Walker<'_> {
     fn channel(&self, section: &str, table: &Table) -> Result<ChannelParams, MachineError> {
         self.check_keys(section, table, CHANNEL_KEYS)?;
         let key = |name: &str| join(section, name);
-        let latency = self.time(
-            &key("latency"),
-            &self.required(section, table, "latency", None)?,
-        )?;
+        let latency = match self.required(section, table, "latency", None) {
+            Some(value) => self.time(&key("latency"), &value)?,
+            None => 0.0, // placeholder; the missing key is reported
+        };
         let gap_per_byte = match (table.get("bandwidth"), table.get("gap_per_byte")) {
             (Some(_), Some(_)) => {
                 return Err(MachineError::Conflict {
@@ -201,10 +215,11 @@ impl Walker<'_> {
             }
             (None, Some(gap_per_byte)) => self.time(&key("gap_per_byte"), gap_per_byte)?,
             (None, None) => {
-                return Err(self.missing(
+                self.record_missing(
                     &key("bandwidth"),
                     Some(format!("or `{}`, seconds per byte", key("gap_per_byte"))),
-                ));
+                );
+                0.0 // placeholder; the missing key is reported
             }
         };
         let optional_time = |name: &str| match table.get(name) {
@@ -233,11 +248,10 @@ impl Walker<'_> {
                 Some(mtu)
             }
         };
-        let eager_limit = self.size(
-            &key("eager_limit"),
-            &self.required(section, table, "eager_limit", None)?,
-            SIZE_EXPECTED,
-        )?;
+        let eager_limit = match self.required(section, table, "eager_limit", None) {
+            Some(value) => self.size(&key("eager_limit"), &value, SIZE_EXPECTED)?,
+            None => 0, // placeholder; the missing key is reported
+        };
         let control_bytes = match table.get("control_bytes") {
             Some(value) => self.size(&key("control_bytes"), value, SIZE_EXPECTED)?,
             None => 0,
@@ -279,19 +293,48 @@ impl Walker<'_> {
         }
     }
 
+    /// A top-level table that must be present; `empty` stands in for it
+    /// when it is missing (which is recorded).
+    fn required_section<'t>(
+        &self,
+        table: &'t Table,
+        key: &str,
+        empty: &'t Table,
+    ) -> Result<&'t Table, MachineError> {
+        Ok(self.section(table, key)?.unwrap_or_else(|| {
+            self.record_missing(key, None);
+            empty
+        }))
+    }
+
+    /// The value of a required key; when it is missing, records that and
+    /// returns `None` (the caller substitutes a placeholder).
     fn required(
         &self,
         section: &str,
         table: &Table,
         key: &str,
         hint: Option<&str>,
-    ) -> Result<Value, MachineError> {
-        table.get(key).cloned().ok_or_else(|| {
-            self.missing(
+    ) -> Option<Value> {
+        let value = table.get(key).cloned();
+        if value.is_none() {
+            self.record_missing(
                 &join(section, key),
                 hint.map(|hint| format!("expected {hint}")),
-            )
-        })
+            );
+        }
+        value
+    }
+
+    fn record_missing(&self, key: &str, hint: Option<String>) {
+        let mut first = self.first_missing.borrow_mut();
+        if first.is_none() {
+            *first = Some(MachineError::MissingKey {
+                file: self.file.into(),
+                key: key.into(),
+                hint,
+            });
+        }
     }
 
     fn string(&self, value: &Value, key: &str) -> Result<String, MachineError> {
@@ -394,14 +437,6 @@ impl Walker<'_> {
             key: key.into(),
             expected: expected.into(),
             got: value.to_string(),
-            hint,
-        }
-    }
-
-    fn missing(&self, key: &str, hint: Option<String>) -> MachineError {
-        MachineError::MissingKey {
-            file: self.file.into(),
-            key: key.into(),
             hint,
         }
     }

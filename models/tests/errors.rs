@@ -283,3 +283,15 @@ fn specs_built_in_code_are_validated() {
     spec.network.mtu = Some(0);
     assert!(LogGpMachine::new(spec).is_err());
 }
+
+#[test]
+fn wrong_values_are_reported_before_missing_keys() {
+    // No name, no [node], no bandwidth: the bad unit is still what is reported.
+    let text = "model = \"hardware\"\n[network]\nlatency = \"30 parsec\"\n";
+    let err = error(text);
+    assert!(matches!(err, MachineError::BadValue { .. }), "{err}");
+    message(&err, "network.latency");
+    // With the value fixed, the first missing key (in walking order) is reported.
+    let err = error("model = \"hardware\"\n[network]\nlatency = \"30 us\"\n");
+    message(&err, "name");
+}
