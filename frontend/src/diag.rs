@@ -156,20 +156,32 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-/// The Levenshtein distance between two short strings.
+/// The edit distance between two short strings, counting a swap of two
+/// neighbouring characters as one edit (optimal string alignment).
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j - 1] + cost)
+                .min(d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
@@ -198,6 +210,11 @@ mod tests {
     #[test]
     fn suggestions() {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("form", "from"), 1);
+        assert_eq!(
+            suggest("form", ["from", "bytes", "tag"]).as_deref(),
+            Some("from")
+        );
         assert_eq!(suggest("nn", ["n", "iters"]).as_deref(), Some("n"));
         assert_eq!(
             suggest("stencl", ["stencil", "x"]).as_deref(),

@@ -218,7 +218,13 @@ impl Lexer<'_, '_> {
             match c {
                 b'\n' => {
                     self.pos += 1;
-                    self.push(TokenKind::Newline, start);
+                    // Zero-width, so that "found end of line" points at the
+                    // end of the line rather than spanning two lines.
+                    let span = self.span(start, start);
+                    self.tokens.push(Token {
+                        kind: TokenKind::Newline,
+                        span,
+                    });
                 }
                 b' ' | b'\t' | b'\r' => self.pos += 1,
                 b'/' if self.peek_at(1) == b'/' => {

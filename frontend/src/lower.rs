@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use petgraph::graph::{DiGraph, NodeIndex};
 use sim_core::ir::{
     self, BinOp, Builtin, CommOp, Constant, EdgeKind, FuncId, KernelId, MsgArgs, PrintArg, Slot,
-    Span, Terminator,
+    Span, Terminator, UnOp,
 };
 
 use crate::ast::{self, Arg, ExprKind, Ident, Item, Module, StmtKind};
@@ -88,9 +88,25 @@ impl Globals {
         self.any_call(e, &|name| self.is_impure_name(name))
     }
 
-    /// Does `e` contain `wait`/`waitall` (which write variables)?
-    fn has_wait(&self, e: &ast::Expr) -> bool {
-        self.any_call(e, &|name| matches!(name, "wait" | "waitall"))
+    /// The variables that `wait(r)`/`waitall(r, ...)` calls in `e` set to null.
+    fn waited_names<'a>(&self, e: &'a ast::Expr, out: &mut Vec<&'a str>) {
+        match &e.kind {
+            ExprKind::Unary(_, x) | ExprKind::Field(x, _) => self.waited_names(x, out),
+            ExprKind::Binary(_, l, r) | ExprKind::And(l, r) | ExprKind::Or(l, r) => {
+                self.waited_names(l, out);
+                self.waited_names(r, out);
+            }
+            ExprKind::Call { name, args } => {
+                let waits = matches!(name.name.as_str(), "wait" | "waitall");
+                for a in args {
+                    match &a.value.kind {
+                        ExprKind::Name(n) if waits => out.push(n),
+                        _ => self.waited_names(&a.value, out),
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     fn any_call(&self, e: &ast::Expr, pred: &dyn Fn(&str) -> bool) -> bool {
@@ -233,7 +249,7 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
     for (name, kparams, cost, span) in kernel_items {
         let mut cx = FnCx::new(&g, errors, Mode::KernelCost, span);
         for p in kparams {
-            cx.declare(&p.name, false);
+            cx.declare(&p.name);
         }
         let cost = cost.as_ref().map(|c| cx.expr(c));
         kernels.push(ir::Kernel {
@@ -262,7 +278,7 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
     for (name, fparams, body, span) in fn_items {
         let mut cx = FnCx::new(&g, errors, Mode::Fn, span);
         for p in fparams {
-            cx.declare(&p.name, false);
+            cx.declare(&p.name);
         }
         cx.block(body);
         let names = fparams.iter().map(|p| p.name.clone()).collect();
@@ -348,16 +364,14 @@ struct FnCx<'g, 'e> {
     blocks: Vec<BB>,
     cur: usize,
     local_names: Vec<String>,
-    /// Per slot: is it a temporary, written once and never changed?
-    is_temp: Vec<bool>,
     scopes: Vec<Vec<(String, Slot)>>,
     loops: Vec<LoopCx>,
     next_temp: usize,
 }
 
-/// Is the value of `e` unaffected by anything that happens later (calls,
-/// communication, time passing)?
-fn is_stable(e: &ir::Expr, is_temp: &[bool], waits_later: bool) -> bool {
+/// Is the value of `e` unaffected by what later calls can do (time passes;
+/// `wait` sets the variables in `waited` to null)?
+fn is_stable(e: &ir::Expr, waited: &[Slot]) -> bool {
     match e {
         ir::Expr::Const(_)
         | ir::Expr::Bool(_)
@@ -367,12 +381,12 @@ fn is_stable(e: &ir::Expr, is_temp: &[bool], waits_later: bool) -> bool {
         | ir::Expr::Rank
         | ir::Expr::Size => true,
         ir::Expr::Wtime => false,
-        ir::Expr::Local(s) => !waits_later || is_temp.get(*s as usize).copied().unwrap_or(false),
-        ir::Expr::Unary(_, x) | ir::Expr::Field(x, _) => is_stable(x, is_temp, waits_later),
+        ir::Expr::Local(s) => !waited.contains(s),
+        ir::Expr::Unary(_, x) | ir::Expr::Field(x, _) => is_stable(x, waited),
         ir::Expr::Binary(_, l, r) | ir::Expr::And(l, r) | ir::Expr::Or(l, r) => {
-            is_stable(l, is_temp, waits_later) && is_stable(r, is_temp, waits_later)
+            is_stable(l, waited) && is_stable(r, waited)
         }
-        ir::Expr::Builtin(_, args) => args.iter().all(|a| is_stable(a, is_temp, waits_later)),
+        ir::Expr::Builtin(_, args) => args.iter().all(|a| is_stable(a, waited)),
     }
 }
 
@@ -412,7 +426,6 @@ impl<'g, 'e> FnCx<'g, 'e> {
             }],
             cur: 0,
             local_names: Vec::new(),
-            is_temp: Vec::new(),
             scopes: vec![Vec::new()],
             loops: Vec::new(),
             next_temp: 0,
@@ -425,21 +438,20 @@ impl<'g, 'e> FnCx<'g, 'e> {
 
     // ---- slots and scopes ----------------------------------------------
 
-    fn new_slot(&mut self, name: String, temp: bool) -> Slot {
+    fn new_slot(&mut self, name: String) -> Slot {
         let slot = u32::try_from(self.local_names.len()).unwrap_or(u32::MAX);
         self.local_names.push(name);
-        self.is_temp.push(temp);
         slot
     }
 
     fn temp(&mut self) -> Slot {
         self.next_temp += 1;
-        self.new_slot(format!("%{}", self.next_temp), true)
+        self.new_slot(format!("%{}", self.next_temp))
     }
 
     /// A new slot for `name`, visible from now on in the innermost scope.
-    fn declare(&mut self, name: &str, temp: bool) -> Slot {
-        let slot = self.new_slot(name.to_string(), temp);
+    fn declare(&mut self, name: &str) -> Slot {
+        let slot = self.new_slot(name.to_string());
         self.bind(name, slot);
         slot
     }
@@ -683,13 +695,13 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 CallOut::Stored(Some(slot)) => self.bind(&name.name, slot),
                 CallOut::Stored(None) | CallOut::Pure(_) => {
                     // Only after an error: declare anyway to avoid follow-up errors.
-                    self.declare(&name.name, false);
+                    self.declare(&name.name);
                 }
             }
             return;
         }
         let v = self.expr(value);
-        let dst = self.declare(&name.name, false);
+        let dst = self.declare(&name.name);
         self.emit(ir::Stmt::Assign {
             dst,
             value: v,
@@ -774,7 +786,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
             if is_constant(&e) {
                 e
             } else {
-                let slot = cx.new_slot(format!("{}.{what}", var.name), true);
+                let slot = cx.new_slot(format!("{}.{what}", var.name));
                 cx.emit(ir::Stmt::Assign {
                     dst: slot,
                     value: e,
@@ -787,7 +799,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
         // The bounds are evaluated before `i` exists (`for i in i .. n`).
         let b = hidden(self, b, "end");
         let s = hidden(self, s, "step");
-        let i = self.declare(&var.name, false);
+        let i = self.declare(&var.name);
         self.emit(ir::Stmt::Assign {
             dst: i,
             value: a,
@@ -898,7 +910,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     }
                     return;
                 }
-                n if self.g.is_impure_name(n) => {
+                n if self.g.is_impure_name(n) || (builtin(n).is_none() && n != "wtime") => {
                     self.call(name, args, e.span, Dst::Discard);
                     return;
                 }
@@ -989,7 +1001,14 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 }
             }
             ExprKind::Name(name) => self.name(name, e.span),
-            ExprKind::Unary(op, x) => ir::Expr::Unary(*op, Box::new(self.expr(x))),
+            ExprKind::Unary(op, x) => match (op, self.expr(x)) {
+                // Fold `-literal` so that it prints and checks as a constant.
+                (UnOp::Neg, ir::Expr::Const(Constant::Int(v))) if v != i64::MIN => int(-v),
+                (UnOp::Neg, ir::Expr::Const(Constant::Float(v))) => {
+                    ir::Expr::Const(Constant::Float(-v))
+                }
+                (op, v) => ir::Expr::Unary(*op, Box::new(v)),
+            },
             ExprKind::Binary(op, l, r) => {
                 let mut v = self.expr_list(&[(l, false), (r, false)]).into_iter();
                 let l = v.next().unwrap_or(ir::Expr::Null);
@@ -1072,19 +1091,25 @@ impl<'g, 'e> FnCx<'g, 'e> {
     /// written by `wait`) are first saved in temporaries.
     fn expr_list(&mut self, items: &[(&ast::Expr, bool)]) -> Vec<ir::Expr> {
         let n = items.len();
+        // Per item: does a later item call something, and which variables
+        // do later `wait`s set to null?
         let mut impure_after = vec![false; n];
-        let mut wait_after = vec![false; n];
+        let mut waited_after: Vec<Vec<Slot>> = vec![Vec::new(); n];
         if self.hoists() {
             for i in (0..n.saturating_sub(1)).rev() {
                 let next = items[i + 1].0;
                 impure_after[i] = impure_after[i + 1] || self.g.is_impure(next);
-                wait_after[i] = wait_after[i + 1] || self.g.has_wait(next);
+                let mut names = Vec::new();
+                self.g.waited_names(next, &mut names);
+                let mut slots = waited_after[i + 1].clone();
+                slots.extend(names.iter().filter_map(|n| self.lookup_local(n)));
+                waited_after[i] = slots;
             }
         }
         let mut out = Vec::with_capacity(n);
         for (i, (e, any_ok)) in items.iter().enumerate() {
             let v = self.expr_any(e, *any_ok);
-            if impure_after[i] && !is_stable(&v, &self.is_temp, wait_after[i]) {
+            if impure_after[i] && !is_stable(&v, &waited_after[i]) {
                 let t = self.temp();
                 self.emit(ir::Stmt::Assign {
                     dst: t,
@@ -1289,7 +1314,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
         };
         let dst = match dst {
             Dst::Temp => Some(self.temp()),
-            Dst::Named(n) => Some(self.new_slot(n.to_string(), false)),
+            Dst::Named(n) => Some(self.new_slot(n.to_string())),
             Dst::Slot(s) => Some(s),
             Dst::Discard => None,
         };
@@ -1484,7 +1509,14 @@ impl<'g, 'e> FnCx<'g, 'e> {
             keys.push(key);
             items.push((&a.value, wildcards.contains(&key)));
         }
-        for r in required {
+        // An unknown argument is most likely a misspelt required one: do
+        // not report that one missing as well.
+        let misspelt = args.iter().any(|a| {
+            a.label
+                .as_ref()
+                .is_some_and(|l| !allowed.contains(&l.name.as_str()))
+        });
+        for r in required.iter().filter(|_| !misspelt) {
             if !seen.iter().any(|(k, _)| k == r) {
                 self.error(
                     Diagnostic::new(format!("missing argument `{r}:` in call of `{op}`"), span)

@@ -150,8 +150,18 @@ impl Parser<'_, '_> {
     }
 
     fn expected(&mut self, what: &str) -> Stop {
-        let found = self.peek().to_string();
-        let span = self.span();
+        let mut found = self.peek().to_string();
+        let mut span = self.span();
+        // After a line break skipped as a continuation (`a +` at the end of
+        // a line), the line break is what is wrong.
+        if self.paren_depth == 0
+            && let Some(prev) = self.pos.checked_sub(1).and_then(|i| self.toks.get(i))
+            && prev.kind == TokenKind::Newline
+            && !matches!(self.peek(), TokenKind::Error)
+        {
+            found = TokenKind::Newline.to_string();
+            span = prev.span;
+        }
         // Already reported by the lexer.
         if *self.peek() != TokenKind::Error {
             self.report(
