@@ -363,6 +363,11 @@ impl Machine for LogGpMachine {
     ///   an abstract channel, after which MPI no longer controls the sending");
     ///   for rendezvous data: `arrival − L`, the user buffer is busy until its
     ///   last byte has left.
+    ///
+    /// Per pair, arrivals never decrease (the trait's non-overtaking
+    /// contract): a pair always uses the same channel, the next message
+    /// starts at `start' >= start + P − L`, and `P' >= L`, so
+    /// `start' + P' >= start + P`.
     fn transfer(
         &mut self,
         src: u32,
