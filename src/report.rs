@@ -61,7 +61,7 @@ pub fn text(rep: &SimReport, file: &str, machine: &str, all_ranks: bool) -> Stri
     let _ = writeln!(out, "program:   {file}");
     let _ = writeln!(out, "machine:   {machine}");
     let _ = writeln!(out, "ranks:     {n}");
-    let _ = writeln!(out, "predicted run time: {} s", fmt_time(rep.predicted_seconds));
+    let _ = writeln!(out, "predicted run time: {}", fmt_time(rep.predicted_seconds));
     let _ = writeln!(out, "messages:  {}   bytes: {}", rep.messages, rep.bytes);
     let _ = writeln!(out);
     // Group consecutive ranks whose printed rows are identical.
@@ -111,11 +111,11 @@ pub fn text(rep: &SimReport, file: &str, machine: &str, all_ranks: bool) -> Stri
 /// Seconds with a readable unit.
 pub fn fmt_time(s: f64) -> String {
     if s >= 1.0 || s == 0.0 {
-        format!("{s:.6}")
+        format!("{s:.6} s")
     } else if s >= 1e-3 {
-        format!("{s:.9} ({:.3} ms)", s * 1e3)
+        format!("{s:.9} s ({:.3} ms)", s * 1e3)
     } else {
-        format!("{s:.12} ({:.3} us)", s * 1e6)
+        format!("{s:.12} s ({:.3} us)", s * 1e6)
     }
 }
 
@@ -160,35 +160,6 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
     parts.join(", ")
 }
 
-fn describe_wait(b: &BlockedRank, w: &sim_core::engine::PendingOp, file: &str, source: &str) -> String {
-    let op = match w.kind {
-        PendingKind::Send => "a send to",
-        PendingKind::Recv => "a receive from",
-    };
-    let peer = match w.peer {
-        Some(p) => {
-            let rel = i64::from(p) - i64::from(b.rank);
-            format!("rank {p} (rank{}{})", if rel < 0 { " - " } else { " + " }, rel.abs())
-        }
-        None => "any rank".to_owned(),
-    };
-    let tag = w.tag.map_or("any".to_owned(), |t| t.to_string());
-    let mut s = format!(
-        "waits for {op} {peer}, tag {tag}, {} bytes, started at {file}:{}:{}: {}",
-        w.bytes,
-        w.span.line,
-        w.span.col,
-        line_of(source, w.span)
-    );
-    if w.peer_finished {
-        s.push_str(" [that rank has already finished]");
-    }
-    if w.kind == PendingKind::Send {
-        s.push_str(" [rendezvous: the send waits for a matching receive]");
-    }
-    s
-}
-
 pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
     let mut out = String::new();
     match e {
@@ -209,7 +180,7 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
         }
         SimError::Runaway { reason, events, time, positions } => {
             let _ = writeln!(out, "error: runaway program: {reason}");
-            let _ = writeln!(out, "  after {events} events, at model time {} s", fmt_time(*time));
+            let _ = writeln!(out, "  after {events} events, at model time {}", fmt_time(*time));
             let mut by_span: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
             for (r, s) in positions {
                 by_span.entry((s.line, s.col)).or_default().push(*r);
@@ -225,43 +196,148 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
             }
         }
         SimError::Deadlock { time, blocked, finished } => {
-            let _ = writeln!(
-                out,
-                "error: deadlock at model time {} s: {} rank(s) blocked, {} finished, no event can make progress",
-                fmt_time(*time),
-                blocked.len(),
-                finished
-            );
-            // Group ranks blocked the same way (same statement, same waits
-            // relative to the rank).
-            let mut groups: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-            let mut text_of: BTreeMap<String, String> = BTreeMap::new();
-            for b in blocked {
-                let mut key = format!("{}:{}:{}", b.span.line, b.span.col, b.op);
-                let mut body = String::new();
-                for w in &b.waits {
-                    let rel = w.peer.map(|p| i64::from(p) - i64::from(b.rank));
-                    let _ = write!(key, "|{:?}{:?}{:?}{}{}{}", w.kind, rel, w.tag, w.bytes, w.span.line, w.peer_finished);
-                    let _ = writeln!(body, "      {}", describe_wait(b, w, file, source));
+            out.push_str(&deadlock(*time, blocked, *finished, file, source));
+        }
+    }
+    out
+}
+
+/// Peers of a group of ranks: `rank + 1`, or the explicit pairs.
+fn peer_text(pairs: &[(u32, Option<u32>)], size: u64) -> String {
+    if pairs.iter().any(|(_, p)| p.is_none()) {
+        return "any rank".to_owned();
+    }
+    let rel: Vec<i64> = pairs.iter().map(|(r, p)| i64::from(p.unwrap_or(*r)) - i64::from(*r)).collect();
+    if pairs.len() == 1 {
+        return format!("rank {}", pairs[0].1.unwrap_or(0));
+    }
+    if rel.iter().all(|&x| x == rel[0]) {
+        let k = rel[0];
+        return format!("rank {} {}", if k < 0 { "-" } else { "+" }, k.abs());
+    }
+    // A shift that wraps around: the same offset modulo the size.
+    let size = size.max(1) as i64;
+    let wrapped: Vec<i64> = rel.iter().map(|x| x.rem_euclid(size)).collect();
+    if wrapped.iter().all(|&x| x == wrapped[0]) {
+        let k = wrapped[0];
+        return if 2 * k <= size {
+            format!("rank (rank + {k}) mod size")
+        } else {
+            format!("rank (rank - {}) mod size", size - k)
+        };
+    }
+    let shown: Vec<String> = pairs
+        .iter()
+        .take(8)
+        .map(|(r, p)| format!("{r}->{}", p.unwrap_or(*r)))
+        .collect();
+    let more = if pairs.len() > 8 { format!(", ... ({} in all)", pairs.len()) } else { String::new() };
+    format!("their partners ({}{more})", shown.join(", "))
+}
+
+/// A cycle in the wait-for graph (rank -> the specific ranks it waits on),
+/// if there is one among the blocked ranks.
+fn find_cycle(blocked: &[BlockedRank]) -> Option<Vec<u32>> {
+    use std::collections::HashMap;
+    let index: HashMap<u32, usize> = blocked.iter().enumerate().map(|(i, b)| (b.rank, i)).collect();
+    let succ = |i: usize| -> Vec<usize> {
+        blocked[i].waits.iter().filter_map(|w| w.peer.and_then(|p| index.get(&p).copied())).collect()
+    };
+    // Iterative DFS with colours: 0 new, 1 on the stack, 2 done.
+    let mut colour = vec![0u8; blocked.len()];
+    for start in 0..blocked.len() {
+        if colour[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, Vec<usize>)> = vec![(start, succ(start))];
+        colour[start] = 1;
+        while let Some((node, next)) = stack.last_mut() {
+            let node = *node;
+            match next.pop() {
+                Some(n) if colour[n] == 1 => {
+                    let pos = stack.iter().position(|(x, _)| *x == n).unwrap_or(0);
+                    return Some(stack[pos..].iter().map(|(x, _)| blocked[*x].rank).collect());
                 }
-                groups.entry(key.clone()).or_default().push(b.rank);
-                text_of.entry(key).or_insert_with(|| {
-                    format!(
-                        "in {} at {file}:{}:{}: {}\n{body}",
-                        b.op,
-                        b.span.line,
-                        b.span.col,
-                        line_of(source, b.span)
-                    )
-                });
-            }
-            let mut ordered: Vec<(String, Vec<u32>)> = groups.into_iter().collect();
-            ordered.sort_by_key(|(_, r)| r[0]);
-            for (key, ranks) in ordered {
-                let what = if ranks.len() == 1 { "rank" } else { "ranks" };
-                let _ = write!(out, "  {what} {} blocked {}", rank_ranges(&ranks), text_of[&key]);
+                Some(n) if colour[n] == 0 => {
+                    colour[n] = 1;
+                    let s = succ(n);
+                    stack.push((n, s));
+                }
+                Some(_) => {}
+                None => {
+                    colour[node] = 2;
+                    stack.pop();
+                }
             }
         }
+    }
+    None
+}
+
+fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, source: &str) -> String {
+    let mut out = String::new();
+    let total = blocked.len() as u64 + u64::from(finished);
+    let _ = writeln!(
+        out,
+        "error: deadlock at model time {}: {} of {total} rank(s) blocked ({finished} finished) and no message or event can make progress",
+        fmt_time(time),
+        blocked.len(),
+    );
+    // Group ranks blocked in the same statement waiting for the same kind of
+    // operations (peers may differ).
+    let mut groups: BTreeMap<String, Vec<&BlockedRank>> = BTreeMap::new();
+    for b in blocked {
+        let mut key = format!("{:010}:{:06}:{}", b.span.line, b.span.col, b.op);
+        for w in &b.waits {
+            let _ = write!(key, "|{:?}{}{:?}{}{}", w.kind, w.peer.is_some(), w.tag, w.bytes, w.span.start);
+        }
+        groups.entry(key).or_default().push(b);
+    }
+    let mut ordered: Vec<Vec<&BlockedRank>> = groups.into_values().collect();
+    ordered.sort_by_key(|g| g[0].rank);
+    for g in ordered {
+        let ranks: Vec<u32> = g.iter().map(|b| b.rank).collect();
+        let first = g[0];
+        let what = if ranks.len() == 1 { "rank" } else { "ranks" };
+        let _ = writeln!(out, "  {what} {} blocked in `{}` at {file}:{}:{}", rank_ranges(&ranks), first.op, first.span.line, first.span.col);
+        let _ = writeln!(out, "      | {}", line_of(source, first.span));
+        for (i, w) in first.waits.iter().enumerate() {
+            let pairs: Vec<(u32, Option<u32>)> = g.iter().map(|b| (b.rank, b.waits[i].peer)).collect();
+            let peers = peer_text(&pairs, total);
+            let tag = w.tag.map_or("any tag".to_owned(), |t| format!("tag {t}"));
+            let mut line = match w.kind {
+                PendingKind::Recv => format!("waits for a message from {peers}, {tag}, up to {} bytes", w.bytes),
+                PendingKind::Send => format!(
+                    "waits for {peers} to receive its {} byte message ({tag}): at or above the eager limit, a send waits for the matching receive (rendezvous)",
+                    w.bytes
+                ),
+            };
+            if w.span != first.span {
+                let _ = write!(line, "; started at {file}:{}:{}: {}", w.span.line, w.span.col, line_of(source, w.span));
+            }
+            let done: Vec<u32> = g.iter().filter(|b| b.waits[i].peer_finished).map(|b| b.rank).collect();
+            if !done.is_empty() {
+                let _ = write!(line, " [the partner of rank(s) {} has already finished]", rank_ranges(&done));
+            }
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+    if let Some(cycle) = find_cycle(blocked) {
+        let shown: Vec<String> = if cycle.len() <= 12 {
+            cycle.iter().map(u32::to_string).collect()
+        } else {
+            let mut v: Vec<String> = cycle[..6].iter().map(u32::to_string).collect();
+            v.push("...".to_owned());
+            v.extend(cycle[cycle.len() - 3..].iter().map(u32::to_string));
+            v
+        };
+        let _ = writeln!(
+            out,
+            "  cycle of waits: rank {} -> {} ({} rank(s); each waits for the next)",
+            shown.join(" -> "),
+            cycle[0],
+            cycle.len()
+        );
     }
     out
 }

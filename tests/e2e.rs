@@ -255,7 +255,8 @@ recv(from: peer, bytes: bytes)
     let o = parsim(&["run", p, "--ranks", "2", "--param", "bytes=1000000"]);
     assert_eq!(o.status.code(), Some(3));
     let err = stderr(&o);
-    assert!(err.contains("ranks 0-1 blocked in send"), "{err}");
+    assert!(err.contains("ranks 0-1 blocked in `send`"), "{err}");
+    assert!(err.contains("cycle of waits: rank 0 -> 1 -> 0"), "{err}");
     assert!(err.contains(":4:1"), "{err}");
 }
 
@@ -268,8 +269,8 @@ fn wildcard_receive_takes_the_earliest_arrival() {
         r#"
 kernel work(s) cost s
 if rank == 0 {
-    let a = recv(from: any, bytes: 8)
-    let b = recv(from: any, bytes: 8)
+    let a = recv(from: any, bytes: 8, tag: any)
+    let b = recv(from: any, bytes: 8, tag: any)
     print(a.source, b.source)
 } else {
     compute work(0.001 * (3 - rank))

@@ -248,7 +248,7 @@ impl LogGpMachine {
     }
 
     /// Bytes of a rendezvous control message between `src` and `dst` (the
-    /// pair's channel set; the trait's `control_bytes` has no pair).
+    /// pair's channel set).
     pub fn control_bytes_between(&self, src: u32, dst: u32) -> u64 {
         self.channel_params(src, dst).control_bytes
     }
@@ -332,10 +332,9 @@ impl Machine for LogGpMachine {
         self.channel_params(src, dst).eager_limit
     }
 
-    /// The network's control-message size: the trait gives no pair. See
-    /// [`LogGpMachine::control_bytes_between`].
-    fn control_bytes(&self) -> u64 {
-        self.spec.network.control_bytes
+    /// The pair's channel set's control-message size.
+    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
+        self.control_bytes_between(src, dst)
     }
 
     /// `o_s` of the pair's channel set (LogGP).

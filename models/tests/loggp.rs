@@ -213,7 +213,7 @@ fn node_model_and_overheads() {
     assert_relative_eq!(m.send_overhead(0, 1, 10), 2.0 * US, max_relative = 1e-12);
     assert_relative_eq!(m.recv_overhead(0, 1, 10), 3.0 * US, max_relative = 1e-12);
     assert_eq!(m.eager_limit(0, 1), 65_536);
-    assert_eq!(m.control_bytes(), 0);
+    assert_eq!(m.control_bytes(0, 1), 0);
 }
 
 #[test]

@@ -65,8 +65,9 @@ fn block_placement_pairs() {
     assert_eq!(m.eager_limit(0, 2), 64 * 1024);
     assert_eq!(m.control_bytes_between(0, 1), 8);
     assert_eq!(m.control_bytes_between(0, 2), 64);
-    // The trait's pair-less control_bytes is the network's.
-    assert_eq!(m.control_bytes(), 64);
+    // The trait's control_bytes is the pair's.
+    assert_eq!(m.control_bytes(0, 1), 8);
+    assert_eq!(m.control_bytes(0, 2), 64);
 }
 
 #[test]

@@ -788,7 +788,7 @@ impl<'a> Engine<'a> {
         let o_s = self.machine.send_overhead(id, to, bytes);
         let rendezvous = bytes >= self.machine.eager_limit(id, to);
         let (kind, wire_bytes) = if rendezvous {
-            (MessageKind::RendezvousRts, self.machine.control_bytes())
+            (MessageKind::RendezvousRts, self.machine.control_bytes(id, to))
         } else {
             (MessageKind::Eager, bytes)
         };
@@ -907,7 +907,7 @@ impl<'a> Engine<'a> {
             }
             Some(_) => {
                 // Rendezvous: the receiver answers the RTS with a CTS.
-                let cb = self.machine.control_bytes();
+                let cb = self.machine.control_bytes(msg.dst, msg.src);
                 let tr = self.machine.transfer(msg.dst, msg.src, cb, MessageKind::RendezvousCts, self.now);
                 let t = tr.arrival.max(self.now);
                 self.push(t, EventKind::Cts(m));

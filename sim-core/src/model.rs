@@ -50,8 +50,8 @@ pub trait Machine {
     /// Messages of at least this many bytes use the rendezvous protocol.
     fn eager_limit(&self, src: u32, dst: u32) -> u64;
 
-    /// Bytes of a rendezvous control message (RTS/CTS).
-    fn control_bytes(&self) -> u64;
+    /// Bytes of a rendezvous control message (RTS/CTS) between `src` and `dst`.
+    fn control_bytes(&self, src: u32, dst: u32) -> u64;
 
     /// CPU time the sender spends in the call that starts a send (o_s).
     fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64;
