@@ -21,6 +21,9 @@ pub use parser::{MAX_EXPR_NODES, MAX_NESTING};
 
 use sim_core::ir::Program;
 
+/// At most this many diagnostics are returned.
+pub const MAX_REPORTED: usize = 50;
+
 /// Parses, checks and lowers one source file.
 ///
 /// On failure, every error found is returned (syntax errors if there are any,
@@ -38,6 +41,16 @@ pub fn compile(file_name: &str, source: &str) -> Result<Program, Diagnostics> {
         }
     }
     errors.sort_by_key(|d| (d.span.start, d.span.end));
+    if errors.len() > MAX_REPORTED {
+        let dropped = errors.len() - MAX_REPORTED;
+        errors.truncate(MAX_REPORTED);
+        if let Some(last) = errors.last_mut() {
+            last.notes.push(format!(
+                "note: {dropped} more {} not shown",
+                if dropped == 1 { "error" } else { "errors" }
+            ));
+        }
+    }
     Err(Diagnostics {
         diagnostics: errors,
     })

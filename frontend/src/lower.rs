@@ -1509,14 +1509,14 @@ impl<'g, 'e> FnCx<'g, 'e> {
             keys.push(key);
             items.push((&a.value, wildcards.contains(&key)));
         }
-        // An unknown argument is most likely a misspelt required one: do
-        // not report that one missing as well.
-        let misspelt = args.iter().any(|a| {
+        // An unknown or positional argument is most likely a required one
+        // written wrongly: do not report that one missing as well.
+        let miswritten = args.iter().any(|a| {
             a.label
                 .as_ref()
-                .is_some_and(|l| !allowed.contains(&l.name.as_str()))
+                .is_none_or(|l| !allowed.contains(&l.name.as_str()))
         });
-        for r in required.iter().filter(|_| !misspelt) {
+        for r in required.iter().filter(|_| !miswritten) {
             if !seen.iter().any(|(k, _)| k == r) {
                 self.error(
                     Diagnostic::new(format!("missing argument `{r}:` in call of `{op}`"), span)

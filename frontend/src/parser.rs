@@ -40,6 +40,7 @@ pub fn parse(tokens: &[Token], errors: &mut Vec<Diagnostic>) -> Module {
         paren_depth: 0,
         expr_nodes: 0,
         prev_end: Span::default(),
+        unclosed_reported: false,
     };
     parser.module()
 }
@@ -55,6 +56,8 @@ struct Parser<'t, 'e> {
     expr_nodes: usize,
     /// Span of the last consumed token.
     prev_end: Span,
+    /// An unclosed block at the end of the file was reported.
+    unclosed_reported: bool,
 }
 
 fn is_stmt_end(kind: &TokenKind) -> bool {
@@ -356,6 +359,10 @@ impl Parser<'_, '_> {
                 break;
             }
             if self.at(&TokenKind::Eof) || self.errors.len() >= MAX_ERRORS {
+                if std::mem::replace(&mut self.unclosed_reported, true) {
+                    // Only the innermost unclosed block is worth reporting.
+                    break;
+                }
                 let span = self.span();
                 self.report(
                     Diagnostic::new("expected `}`, found end of file", span)

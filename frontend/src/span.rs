@@ -6,6 +6,8 @@ use sim_core::ir::Span;
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     starts: Vec<usize>,
+    /// Per line: is it pure ASCII (so that a column is a byte offset)?
+    ascii: Vec<bool>,
     source_len: usize,
     /// The source, kept to count columns in characters rather than bytes.
     source: String,
@@ -21,8 +23,20 @@ impl LineIndex {
                 .filter(|&(_, b)| b == b'\n')
                 .map(|(i, _)| i + 1),
         );
+        let ascii = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &start)| {
+                let end = starts.get(i + 1).copied().unwrap_or(source.len());
+                source
+                    .as_bytes()
+                    .get(start..end)
+                    .is_some_and(<[u8]>::is_ascii)
+            })
+            .collect();
         LineIndex {
             starts,
+            ascii,
             source_len: source.len(),
             source: source.to_string(),
         }
@@ -34,10 +48,13 @@ impl LineIndex {
         // `starts[0] == 0 <= offset`, so the partition point is at least 1.
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
         let line_start = self.starts[line - 1];
-        let col = self
-            .source
-            .get(line_start..offset)
-            .map_or(offset - line_start, |s| s.chars().count());
+        let col = if self.ascii.get(line - 1).copied().unwrap_or(false) {
+            offset - line_start
+        } else {
+            self.source
+                .get(line_start..offset)
+                .map_or(offset - line_start, |s| s.chars().count())
+        };
         (line, col + 1)
     }
 }

@@ -1,0 +1,399 @@
+//! What the lowering produces: hoisting order, short-circuits, loops,
+//! scoping, defaults; and `--param` overrides.
+
+use frontend::{OverrideError, apply_param_overrides, compile};
+use sim_core::dot::{expr_to_string, stmt_to_string};
+use sim_core::ir::{CommOp, Constant, Expr, Function, Program, Stmt, Terminator};
+
+mod common;
+
+fn ok(src: &str) -> Program {
+    match compile("t.mpl", src) {
+        Ok(p) => {
+            common::check_invariants(&p);
+            p
+        }
+        Err(d) => panic!("{}", d.render("t.mpl", src)),
+    }
+}
+
+fn err(src: &str) -> Vec<String> {
+    match compile("t.mpl", src) {
+        Ok(_) => panic!("expected errors for {src:?}"),
+        Err(d) => d.iter().map(|d| d.message.clone()).collect(),
+    }
+}
+
+fn func<'p>(p: &'p Program, name: &str) -> &'p Function {
+    p.functions
+        .iter()
+        .find(|f| f.name == name)
+        .expect("function exists")
+}
+
+/// Every statement and terminator of `f`, in block order, as text.
+fn listing(p: &Program, f: &Function) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in f.cfg.node_indices() {
+        let block = &f.cfg[b];
+        out.extend(block.stmts.iter().map(|s| stmt_to_string(s, p, f)));
+        match &block.term {
+            Terminator::Goto(t) => out.push(format!("goto bb{}", t.index())),
+            Terminator::Branch {
+                cond, then_, else_, ..
+            } => out.push(format!(
+                "if {} bb{} bb{}",
+                expr_to_string(cond, p, f),
+                then_.index(),
+                else_.index()
+            )),
+            Terminator::Return(v) => out.push(match v {
+                Some(v) => format!("return {}", expr_to_string(v, p, f)),
+                None => "return".to_string(),
+            }),
+        }
+    }
+    out
+}
+
+fn main_listing(src: &str) -> Vec<String> {
+    let p = ok(src);
+    let f = func(&p, "main");
+    listing(&p, f)
+}
+
+#[test]
+fn calls_are_hoisted_left_to_right() {
+    let p =
+        ok("fn fib(n) {\n if n < 2 { return n }\n let x = fib(n - 1) + fib(n - 2)\n return x\n}\n");
+    let l = listing(&p, func(&p, "fib"));
+    assert_eq!(
+        l,
+        [
+            "if n < 2 bb1 bb2",
+            "return n",
+            "%1 = fib(n - 1)",
+            "%2 = fib(n - 2)",
+            "x = %1 + %2",
+            "return x",
+        ]
+    );
+}
+
+#[test]
+fn clock_is_read_before_a_later_call() {
+    let l = main_listing("fn f() { return 1 }\nlet t = wtime() - f()\n");
+    assert_eq!(l, ["%1 = wtime()", "%2 = f()", "t = %1 - %2", "return"]);
+    // Nothing to save when the call comes first.
+    let l = main_listing("fn f() { return 1 }\nlet t = f() - wtime()\n");
+    assert_eq!(l, ["%1 = f()", "t = %1 - wtime()", "return"]);
+}
+
+#[test]
+fn variables_nulled_by_wait_are_read_first() {
+    let l = main_listing("let r = isend(to: 1, bytes: 8)\nprint(r, wait(r).bytes)\n");
+    assert_eq!(
+        l,
+        [
+            "r = isend(to: 1, bytes: 8, tag: 0)",
+            "%1 = r",
+            "%2 = wait(r)",
+            "print(%1, %2.bytes)",
+            "return"
+        ]
+    );
+}
+
+#[test]
+fn short_circuit_with_a_call_branches() {
+    let l = main_listing("fn f(x) { return x }\nif rank > 0 && f(rank) { print(1) }\n");
+    assert_eq!(
+        l,
+        [
+            "%1 = false",
+            "if rank > 0 bb1 bb2",
+            "%2 = f(rank)",
+            "%1 = true && %2",
+            "goto bb2",
+            "if %1 bb3 bb4",
+            "print(1)",
+            "goto bb4",
+            "return"
+        ]
+    );
+    let l = main_listing("fn f(x) { return x }\nlet y = rank == 0 || f(rank)\n");
+    assert_eq!(
+        l,
+        [
+            "%1 = true",
+            "if rank == 0 bb2 bb1",
+            "%2 = f(rank)",
+            "%1 = false || %2",
+            "goto bb2",
+            "y = %1",
+            "return"
+        ]
+    );
+    // Pure operands stay an expression.
+    let l = main_listing("let y = rank == 0 || size > 2\n");
+    assert_eq!(l, ["y = rank == 0 || size > 2", "return"]);
+}
+
+#[test]
+fn for_loops() {
+    let l = main_listing("param n = 4\nfor i in 0 .. n { print(i) }\n");
+    assert_eq!(
+        l,
+        [
+            "i = 0",
+            "goto bb1",
+            "if i < n bb2 bb4",
+            "print(i)",
+            "goto bb3",
+            "i = i + 1",
+            "goto bb1",
+            "return"
+        ]
+    );
+    // Bounds and step that may change are evaluated once, in order.
+    let l = main_listing("let a = 1\nlet b = 9\nlet s = 2\nfor i in a .. b step s { b = 0 }\n");
+    assert_eq!(
+        l,
+        [
+            "a = 1",
+            "b = 9",
+            "s = 2",
+            "i.end = b",
+            "i.step = s",
+            "i = a",
+            "goto bb1",
+            "if i.step > 0 && i < i.end || i.step < 0 && i > i.end bb2 bb4",
+            "b = 0",
+            "goto bb3",
+            "i = i + i.step",
+            "goto bb1",
+            "return"
+        ]
+    );
+    let l = main_listing("for i in 10 .. 0 step -2 { }\n");
+    assert_eq!(l[2], "if i > 0 bb2 bb4");
+    assert_eq!(l[4], "i = i + -2");
+}
+
+#[test]
+fn break_and_continue() {
+    let l = main_listing("let i = 0\nwhile true {\n i += 1\n if i > 5 { break }\n continue\n}\n");
+    assert_eq!(
+        l,
+        [
+            "i = 0",
+            "goto bb1",
+            "if true bb2 bb3",
+            "i = i + 1",
+            "if i > 5 bb4 bb5",
+            "return",
+            "goto bb3",
+            "goto bb1",
+        ]
+    );
+}
+
+#[test]
+fn scoping_and_shadowing() {
+    let p = ok("let x = 1\nif x > 0 { let x = x + 1\n print(x) }\nprint(x)\n");
+    let f = func(&p, "main");
+    assert_eq!(f.local_names, ["x", "x"]);
+    let l = listing(&p, f);
+    assert!(l.contains(&"x#1 = x#0 + 1".to_string()), "{l:?}");
+    assert!(l.contains(&"print(x#1)".to_string()), "{l:?}");
+    assert!(l.contains(&"print(x#0)".to_string()), "{l:?}");
+    // A block's variables end with the block; the loop variable with the loop.
+    assert_eq!(
+        err("if true { let y = 1 }\nprint(y)\n"),
+        ["unknown variable `y`"]
+    );
+    assert_eq!(
+        err("for i in 0 .. 3 { }\nprint(i)\n"),
+        ["unknown variable `i`"]
+    );
+}
+
+#[test]
+fn functions_see_params_rank_size_but_not_main_locals() {
+    let p = ok("param n = 3\nfn f(a) { let b = a * n + rank + size\n return b }\nlet r = f(1)\n");
+    let f = func(&p, "f");
+    assert_eq!(f.params, ["a"]);
+    assert_eq!(f.num_locals, 2);
+    assert_eq!(listing(&p, f), ["b = a * n + rank + size", "return b"]);
+    assert!(matches!(
+        f.cfg[f.entry].stmts[0],
+        Stmt::Assign {
+            value: Expr::Binary(..),
+            ..
+        }
+    ));
+    assert_eq!(
+        err("let x = 1\nfn f() { return x }\n"),
+        ["unknown variable `x`"]
+    );
+    // Declared after use, recursion, and no `return e` returns null.
+    let p = ok("g(2)\nfn g(k) { if k > 0 { g(k - 1) } }\n");
+    let g = func(&p, "g");
+    assert!(listing(&p, g).iter().all(|s| !s.starts_with("return ")));
+}
+
+#[test]
+fn sendrecv_defaults_and_wildcards() {
+    let p = ok("let s = sendrecv(to: 1, from: any, bytes: 8, tag: 3)\nprint(s.source)\n");
+    let f = func(&p, "main");
+    let Stmt::Comm {
+        op: CommOp::Sendrecv { send, recv },
+        dst: Some(_),
+        ..
+    } = &f.cfg[f.entry].stmts[0]
+    else {
+        panic!("not a sendrecv");
+    };
+    assert!(matches!(send.tag, Expr::Const(Constant::Int(3))));
+    assert!(matches!(recv.tag, Expr::Const(Constant::Int(3))));
+    assert!(matches!(recv.bytes, Expr::Const(Constant::Int(8))));
+    assert!(matches!(recv.peer, Expr::Any));
+    let l = main_listing("recv(from: any, bytes: 8, tag: any)\n");
+    assert_eq!(l[0], "recv(from: any, bytes: 8, tag: any)");
+    assert_eq!(
+        err("send(to: any, bytes: 8)\n"),
+        ["`any` is only allowed as a receive's source or tag"]
+    );
+}
+
+#[test]
+fn waits_take_variables() {
+    let l = main_listing(
+        "let a = irecv(from: 0, bytes: 8)\nlet b = isend(to: 0, bytes: 8)\nwaitall(a, b)\nwaitall()\nlet s = wait(a)\n",
+    );
+    assert_eq!(&l[2..5], ["waitall(a, b)", "waitall()", "s = wait(a)"]);
+    assert_eq!(
+        err("param p = 1\nwait(p)\n"),
+        ["`wait` needs a variable holding a request"]
+    );
+}
+
+#[test]
+fn kernels_and_params() {
+    let p = ok(
+        "param n = 10\nparam m = n * 2 + 1\nkernel k(a, b) cost 1e-9 * a * b + m\nkernel free(x)\ncompute k(n, 2)\ncompute free(1)\n",
+    );
+    assert_eq!(p.kernels.len(), 2);
+    assert!(p.kernels[1].cost.is_none());
+    let cost = p.kernels[0].cost.as_ref().expect("k has a cost");
+    let kf = Function {
+        name: "k".into(),
+        params: p.kernels[0].params.clone(),
+        local_names: p.kernels[0].params.clone(),
+        num_locals: 2,
+        cfg: Default::default(),
+        entry: Default::default(),
+        span: Default::default(),
+    };
+    assert_eq!(expr_to_string(cost, &p, &kf), "1e-9 * a * b + m");
+    assert!(matches!(p.params[1].default, Expr::Binary(..)));
+    assert_eq!(p.params[1].span.line, 2);
+    // Top-level `return` ends the rank.
+    ok("if rank > 3 { return }\nprint(rank)\n");
+}
+
+#[test]
+fn semantic_errors_are_all_reported() {
+    let msgs = err("let a = b\nc = 1\ncompute nope(1)\nsend(to: 1)\ncontinue\nf(1)\n");
+    assert_eq!(
+        msgs,
+        [
+            "unknown variable `b`",
+            "cannot assign to undeclared variable `c`",
+            "unknown kernel `nope`",
+            "missing argument `bytes:` in call of `send`",
+            "`continue` outside of a loop",
+            "unknown function `f`",
+        ]
+    );
+    assert_eq!(
+        err(
+            "param n = 1\nparam n = 2\nfn f() {}\nfn f() {}\nkernel k()\nkernel k()\nfn send() {}\n"
+        ),
+        [
+            "param `n` is declared twice",
+            "function `f` is declared twice",
+            "kernel `k` is declared twice",
+            "`send` is a built-in operation and cannot be redefined",
+        ]
+    );
+    assert_eq!(
+        err("send(to: 1, bytes: 8, to: 2)\n"),
+        ["argument `to` is given twice"]
+    );
+    assert_eq!(
+        err("send(1, 8)\n"),
+        [
+            "arguments of `send` must be named",
+            "arguments of `send` must be named"
+        ]
+    );
+    assert_eq!(
+        err("let x = print(1)\n"),
+        ["`print` can only be used as a statement"]
+    );
+    assert_eq!(
+        err("kernel k(a) cost wtime()\n"),
+        ["`wtime()` cannot be used in a kernel cost"]
+    );
+    assert_eq!(
+        err("fn f() { return 1 }\nparam p = f()\n"),
+        ["function calls cannot be used in a param default"]
+    );
+}
+
+#[test]
+fn render_format() {
+    let src = "param n = 3\nlet x = nn + 1\n";
+    let d = compile("prog.mpl", src).expect_err("unknown variable");
+    let text = d.render("prog.mpl", src);
+    assert_eq!(
+        text,
+        "error: unknown variable `nn`\n  --> prog.mpl:2:9\n  |\n2 | let x = nn + 1\n  |         ^^ not declared\n  |\n  = help: did you mean `n`?\n\n"
+    );
+    assert_eq!(d.to_string(), "2:9: unknown variable `nn`");
+    let span = d.diagnostics[0].span;
+    assert_eq!((span.start, span.end, span.line, span.col), (20, 22, 2, 9));
+}
+
+#[test]
+fn param_overrides() {
+    let mut p = ok("param n = 3\nparam eps = 0.5\nparam m = n * 2\n");
+    apply_param_overrides(
+        &mut p,
+        &[("n".into(), "10".into()), ("eps".into(), "1e-3".into())],
+    )
+    .expect("valid overrides");
+    assert!(matches!(
+        p.params[0].default,
+        Expr::Const(Constant::Int(10))
+    ));
+    assert!(matches!(p.params[1].default, Expr::Const(Constant::Float(v)) if v == 1e-3));
+    // A float where the default was an int is fine; so is a negative value.
+    apply_param_overrides(&mut p, &[("n".into(), "-2.5".into())]).expect("float");
+    assert!(matches!(p.params[0].default, Expr::Const(Constant::Float(v)) if v == -2.5));
+
+    let e = apply_param_overrides(&mut p, &[("n".into(), "abc".into())]).expect_err("not a number");
+    assert_eq!(e.to_string(), "param `n` must be a number, got `abc`");
+    for bad in ["", "inf", "NaN", "1e999", "0x10", "1_000"] {
+        let e = apply_param_overrides(&mut p, &[("n".into(), bad.into())]).expect_err(bad);
+        assert!(matches!(e, OverrideError::NotANumber { .. }), "{bad}");
+    }
+    let e = apply_param_overrides(&mut p, &[("nn".into(), "1".into())]).expect_err("unknown");
+    assert_eq!(e.to_string(), "unknown param `nn`; did you mean `n`?");
+    let e = apply_param_overrides(&mut p, &[("zzz".into(), "1".into())]).expect_err("unknown");
+    assert_eq!(
+        e.to_string(),
+        "unknown param `zzz`; the program declares `n`, `eps`, `m`"
+    );
+}
