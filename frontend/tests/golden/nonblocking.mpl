@@ -13,11 +13,13 @@ if rank == 0 {
     let r2 = irecv(from: 0, bytes: 8, tag: rank + 1)
     let st = wait(r2)
     waitall(r1, r2)
-    let left = (rank + size - 1) % size
-    let right = (rank + 1) % size
+    // a ring of the workers 1 .. size
+    let left = (rank - 2 + size - 1) % (size - 1) + 1
+    let right = rank % (size - 1) + 1
     let a = irecv(from: left, bytes: bytes)
     let b = isend(to: right, bytes: bytes)
+    print("ring message from", left, "tag", wait(a).tag)
     waitall()
     let s2 = sendrecv(to: right, from: left, bytes: 16, tag: 5, recv_bytes: 32, recv_tag: any)
-    print("got", s2.bytes, "from", s2.source, wait(a).tag)
+    print("got", s2.bytes, "from", s2.source)
 }
