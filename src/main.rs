@@ -17,7 +17,11 @@ use models::LogGpMachine;
 use sim_core::engine::{PrintLine, SimConfig, SimError};
 
 #[derive(Parser)]
-#[command(name = "parsim", version, about = "Predict how long an MPI program runs on a cluster, from a skeleton, on a laptop")]
+#[command(
+    name = "parsim",
+    version,
+    about = "Predict how long an MPI program runs on a cluster, from a skeleton, on a laptop"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -120,7 +124,9 @@ fn compile(file: &Path, source: &str) -> Option<sim_core::ir::Program> {
 
 fn cmd_graph(file: &Path) -> anyhow::Result<Outcome> {
     let source = read_source(file)?;
-    let Some(program) = compile(file, &source) else { return Ok(Outcome::InputError) };
+    let Some(program) = compile(file, &source) else {
+        return Ok(Outcome::InputError);
+    };
     print!("{}", sim_core::dot::to_dot(&program));
     Ok(Outcome::Ok)
 }
@@ -158,7 +164,9 @@ fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
 fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let source = read_source(&args.file)?;
     let name = args.file.display().to_string();
-    let Some(mut program) = compile(&args.file, &source) else { return Ok(Outcome::InputError) };
+    let Some(mut program) = compile(&args.file, &source) else {
+        return Ok(Outcome::InputError);
+    };
     let overrides = match parse_overrides(&args.params) {
         Ok(o) => o,
         Err(e) => {
@@ -215,7 +223,10 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 let v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                print!("{}", report::text(&rep, &name, machine.name(), args.all_ranks));
+                print!(
+                    "{}",
+                    report::text(&rep, &name, machine.name(), args.all_ranks)
+                );
             }
             Ok(Outcome::Ok)
         }

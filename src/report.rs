@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde_json::json;
+use sim_core::SimReport;
 use sim_core::engine::{BlockedRank, PendingKind, PrintLine, RankStats, SimError};
 use sim_core::ir::Span;
-use sim_core::SimReport;
 
 /// Above this many distinct groups the text report summarises the ranks.
 const MAX_GROUPS: usize = 32;
@@ -35,8 +35,10 @@ pub fn json(
             })
         })
         .collect();
-    let output: Vec<_> =
-        printed.iter().map(|l| json!({"rank": l.rank, "time_seconds": l.time, "text": l.text})).collect();
+    let output: Vec<_> = printed
+        .iter()
+        .map(|l| json!({"rank": l.rank, "time_seconds": l.time, "text": l.text}))
+        .collect();
     json!({
         "program": file,
         "machine": machine,
@@ -61,12 +63,22 @@ pub fn text(rep: &SimReport, file: &str, machine: &str, all_ranks: bool) -> Stri
     let _ = writeln!(out, "program:   {file}");
     let _ = writeln!(out, "machine:   {machine}");
     let _ = writeln!(out, "ranks:     {n}");
-    let _ = writeln!(out, "predicted run time: {}", fmt_time(rep.predicted_seconds));
+    let _ = writeln!(
+        out,
+        "predicted run time: {}",
+        fmt_time(rep.predicted_seconds)
+    );
     let _ = writeln!(out, "messages:  {}   bytes: {}", rep.messages, rep.bytes);
     let _ = writeln!(out);
     // Group consecutive ranks whose printed rows are identical.
     let row = |s: &RankStats| {
-        format!("{:>14} {:>14} {:>14} {:>14}", secs(s.finish), secs(s.compute), secs(s.comm), secs(s.wait()))
+        format!(
+            "{:>14} {:>14} {:>14} {:>14}",
+            secs(s.finish),
+            secs(s.compute),
+            secs(s.comm),
+            secs(s.wait())
+        )
     };
     let mut groups: Vec<(usize, usize, String, &RankStats)> = Vec::new();
     for (r, s) in rep.ranks.iter().enumerate() {
@@ -83,14 +95,31 @@ pub fn text(rep: &SimReport, file: &str, machine: &str, all_ranks: bool) -> Stri
     if all_ranks || groups.len() <= MAX_GROUPS {
         let _ = writeln!(out, "{header}");
         for (a, b, line, s) in &groups {
-            let ranks = if a == b { format!("{a}") } else { format!("{a}-{b}") };
-            let _ = writeln!(out, "{ranks:<14} {line} {:>10} {:>14}", s.messages_sent, s.bytes_sent);
+            let ranks = if a == b {
+                format!("{a}")
+            } else {
+                format!("{a}-{b}")
+            };
+            let _ = writeln!(
+                out,
+                "{ranks:<14} {line} {:>10} {:>14}",
+                s.messages_sent, s.bytes_sent
+            );
         }
     } else {
         // Too many distinct ranks to list: distribution of each column.
-        let _ = writeln!(out, "{} distinct rank profiles; distribution over ranks:", groups.len());
-        let _ = writeln!(out, "{:<14} {:>14} {:>14} {:>14} {:>14}", "", "finish (s)", "compute (s)", "comm (s)", "wait (s)");
-        let cols: [fn(&RankStats) -> f64; 4] = [|s| s.finish, |s| s.compute, |s| s.comm, |s| s.wait()];
+        let _ = writeln!(
+            out,
+            "{} distinct rank profiles; distribution over ranks:",
+            groups.len()
+        );
+        let _ = writeln!(
+            out,
+            "{:<14} {:>14} {:>14} {:>14} {:>14}",
+            "", "finish (s)", "compute (s)", "comm (s)", "wait (s)"
+        );
+        let cols: [fn(&RankStats) -> f64; 4] =
+            [|s| s.finish, |s| s.compute, |s| s.comm, |s| s.wait()];
         for (label, q) in [("min", 0.0), ("median", 0.5), ("max", 1.0)] {
             let mut line = format!("{label:<14}");
             for c in cols {
@@ -101,8 +130,16 @@ pub fn text(rep: &SimReport, file: &str, machine: &str, all_ranks: bool) -> Stri
             }
             let _ = writeln!(out, "{line}");
         }
-        if let Some((r, _)) = rep.ranks.iter().enumerate().max_by(|a, b| a.1.finish.total_cmp(&b.1.finish)) {
-            let _ = writeln!(out, "slowest rank: {r} (use --all-ranks or --format json for every rank)");
+        if let Some((r, _)) = rep
+            .ranks
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.finish.total_cmp(&b.1.finish))
+        {
+            let _ = writeln!(
+                out,
+                "slowest rank: {r} (use --all-ranks or --format json for every rank)"
+            );
         }
     }
     out
@@ -126,14 +163,21 @@ pub fn snippet(file: &str, source: &str, span: Span) -> String {
     if span.line == 0 {
         return out;
     }
-    let Some(text) = source.lines().nth(span.line as usize - 1) else { return out };
+    let Some(text) = source.lines().nth(span.line as usize - 1) else {
+        return out;
+    };
     let num = span.line.to_string();
     let pad = " ".repeat(num.len());
     let col = (span.col as usize).saturating_sub(1);
-    let width = (span.end.saturating_sub(span.start) as usize).clamp(1, text.len().saturating_sub(col).max(1));
+    let width = (span.end.saturating_sub(span.start) as usize)
+        .clamp(1, text.len().saturating_sub(col).max(1));
     let _ = writeln!(out, "{pad} |");
     let _ = writeln!(out, "{num} | {text}");
-    let lead: String = text.chars().take(col).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    let lead: String = text
+        .chars()
+        .take(col)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
     let _ = writeln!(out, "{pad} | {lead}{}", "^".repeat(width));
     out
 }
@@ -142,7 +186,11 @@ fn line_of(source: &str, span: Span) -> String {
     if span.line == 0 {
         return String::new();
     }
-    source.lines().nth(span.line as usize - 1).map(|l| l.trim().to_owned()).unwrap_or_default()
+    source
+        .lines()
+        .nth(span.line as usize - 1)
+        .map(|l| l.trim().to_owned())
+        .unwrap_or_default()
 }
 
 /// Compresses sorted ranks into `0-3, 7, 9-12`.
@@ -154,7 +202,11 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
         while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
             j += 1;
         }
-        parts.push(if i == j { ranks[i].to_string() } else { format!("{}-{}", ranks[i], ranks[j]) });
+        parts.push(if i == j {
+            ranks[i].to_string()
+        } else {
+            format!("{}-{}", ranks[i], ranks[j])
+        });
         i = j + 1;
     }
     parts.join(", ")
@@ -163,12 +215,19 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
 pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
     let mut out = String::new();
     match e {
-        SimError::Runtime { rank, span, message } => {
+        SimError::Runtime {
+            rank,
+            span,
+            message,
+        } => {
             let _ = writeln!(out, "error: rank {rank}: {message}");
             out.push_str(&snippet(file, source, *span));
         }
         SimError::KernelWithoutCost { kernel, span } => {
-            let _ = writeln!(out, "error: kernel `{kernel}` has no cost and no calibrated time");
+            let _ = writeln!(
+                out,
+                "error: kernel `{kernel}` has no cost and no calibrated time"
+            );
             out.push_str(&snippet(file, source, *span));
             let _ = writeln!(
                 out,
@@ -178,15 +237,29 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
         SimError::Config(m) => {
             let _ = writeln!(out, "error: {m}");
         }
-        SimError::Runaway { reason, events, time, positions } => {
+        SimError::Runaway {
+            reason,
+            events,
+            time,
+            positions,
+        } => {
             let _ = writeln!(out, "error: runaway program: {reason}");
-            let _ = writeln!(out, "  after {events} events, at model time {}", fmt_time(*time));
+            let _ = writeln!(
+                out,
+                "  after {events} events, at model time {}",
+                fmt_time(*time)
+            );
             let mut by_span: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
             for (r, s) in positions {
                 by_span.entry((s.line, s.col)).or_default().push(*r);
             }
             for ((line, col), ranks) in by_span {
-                let span = Span { start: 0, end: 0, line, col };
+                let span = Span {
+                    start: 0,
+                    end: 0,
+                    line,
+                    col,
+                };
                 let _ = writeln!(
                     out,
                     "  rank(s) {} at {file}:{line}:{col}: {}",
@@ -195,7 +268,11 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
                 );
             }
         }
-        SimError::Deadlock { time, blocked, finished } => {
+        SimError::Deadlock {
+            time,
+            blocked,
+            finished,
+        } => {
             out.push_str(&deadlock(*time, blocked, *finished, file, source));
         }
     }
@@ -207,7 +284,10 @@ fn peer_text(pairs: &[(u32, Option<u32>)], size: u64) -> String {
     if pairs.iter().any(|(_, p)| p.is_none()) {
         return "any rank".to_owned();
     }
-    let rel: Vec<i64> = pairs.iter().map(|(r, p)| i64::from(p.unwrap_or(*r)) - i64::from(*r)).collect();
+    let rel: Vec<i64> = pairs
+        .iter()
+        .map(|(r, p)| i64::from(p.unwrap_or(*r)) - i64::from(*r))
+        .collect();
     if pairs.len() == 1 {
         return format!("rank {}", pairs[0].1.unwrap_or(0));
     }
@@ -231,7 +311,11 @@ fn peer_text(pairs: &[(u32, Option<u32>)], size: u64) -> String {
         .take(8)
         .map(|(r, p)| format!("{r}->{}", p.unwrap_or(*r)))
         .collect();
-    let more = if pairs.len() > 8 { format!(", ... ({} in all)", pairs.len()) } else { String::new() };
+    let more = if pairs.len() > 8 {
+        format!(", ... ({} in all)", pairs.len())
+    } else {
+        String::new()
+    };
     format!("their partners ({}{more})", shown.join(", "))
 }
 
@@ -239,9 +323,17 @@ fn peer_text(pairs: &[(u32, Option<u32>)], size: u64) -> String {
 /// if there is one among the blocked ranks.
 fn find_cycle(blocked: &[BlockedRank]) -> Option<Vec<u32>> {
     use std::collections::HashMap;
-    let index: HashMap<u32, usize> = blocked.iter().enumerate().map(|(i, b)| (b.rank, i)).collect();
+    let index: HashMap<u32, usize> = blocked
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.rank, i))
+        .collect();
     let succ = |i: usize| -> Vec<usize> {
-        blocked[i].waits.iter().filter_map(|w| w.peer.and_then(|p| index.get(&p).copied())).collect()
+        blocked[i]
+            .waits
+            .iter()
+            .filter_map(|w| w.peer.and_then(|p| index.get(&p).copied()))
+            .collect()
     };
     // Iterative DFS with colours: 0 new, 1 on the stack, 2 done.
     let mut colour = vec![0u8; blocked.len()];
@@ -289,7 +381,15 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
     for b in blocked {
         let mut key = format!("{:010}:{:06}:{}", b.span.line, b.span.col, b.op);
         for w in &b.waits {
-            let _ = write!(key, "|{:?}{}{:?}{}{}", w.kind, w.peer.is_some(), w.tag, w.bytes, w.span.start);
+            let _ = write!(
+                key,
+                "|{:?}{}{:?}{}{}",
+                w.kind,
+                w.peer.is_some(),
+                w.tag,
+                w.bytes,
+                w.span.start
+            );
         }
         groups.entry(key).or_default().push(b);
     }
@@ -299,25 +399,50 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
         let ranks: Vec<u32> = g.iter().map(|b| b.rank).collect();
         let first = g[0];
         let what = if ranks.len() == 1 { "rank" } else { "ranks" };
-        let _ = writeln!(out, "  {what} {} blocked in `{}` at {file}:{}:{}", rank_ranges(&ranks), first.op, first.span.line, first.span.col);
+        let _ = writeln!(
+            out,
+            "  {what} {} blocked in `{}` at {file}:{}:{}",
+            rank_ranges(&ranks),
+            first.op,
+            first.span.line,
+            first.span.col
+        );
         let _ = writeln!(out, "      | {}", line_of(source, first.span));
         for (i, w) in first.waits.iter().enumerate() {
-            let pairs: Vec<(u32, Option<u32>)> = g.iter().map(|b| (b.rank, b.waits[i].peer)).collect();
+            let pairs: Vec<(u32, Option<u32>)> =
+                g.iter().map(|b| (b.rank, b.waits[i].peer)).collect();
             let peers = peer_text(&pairs, total);
             let tag = w.tag.map_or("any tag".to_owned(), |t| format!("tag {t}"));
             let mut line = match w.kind {
-                PendingKind::Recv => format!("waits for a message from {peers}, {tag}, up to {} bytes", w.bytes),
+                PendingKind::Recv => format!(
+                    "waits for a message from {peers}, {tag}, up to {} bytes",
+                    w.bytes
+                ),
                 PendingKind::Send => format!(
                     "waits for {peers} to receive its {} byte message ({tag}): at or above the eager limit, a send waits for the matching receive (rendezvous)",
                     w.bytes
                 ),
             };
             if w.span != first.span {
-                let _ = write!(line, "; started at {file}:{}:{}: {}", w.span.line, w.span.col, line_of(source, w.span));
+                let _ = write!(
+                    line,
+                    "; started at {file}:{}:{}: {}",
+                    w.span.line,
+                    w.span.col,
+                    line_of(source, w.span)
+                );
             }
-            let done: Vec<u32> = g.iter().filter(|b| b.waits[i].peer_finished).map(|b| b.rank).collect();
+            let done: Vec<u32> = g
+                .iter()
+                .filter(|b| b.waits[i].peer_finished)
+                .map(|b| b.rank)
+                .collect();
             if !done.is_empty() {
-                let _ = write!(line, " [the partner of rank(s) {} has already finished]", rank_ranges(&done));
+                let _ = write!(
+                    line,
+                    " [the partner of rank(s) {} has already finished]",
+                    rank_ranges(&done)
+                );
             }
             let _ = writeln!(out, "      {line}");
         }

@@ -23,11 +23,11 @@
 //! - An LP is in the event queue at most once (`LpState::Ready` means it is
 //!   queued or running).
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::ir::{BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, Slot, Span, Stmt, Terminator};
 use crate::model::{Machine, MessageKind};
+use crate::queue::EventQueue;
 use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
 
 /// Limits and options of one simulation.
@@ -44,7 +44,12 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { ranks: 1, max_events: 2_000_000_000, max_sim_time: 1.0e7, max_call_depth: 10_000 }
+        SimConfig {
+            ranks: 1,
+            max_events: 2_000_000_000,
+            max_sim_time: 1.0e7,
+            max_call_depth: 10_000,
+        }
     }
 }
 
@@ -122,11 +127,24 @@ pub enum PendingKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
     #[error("rank {rank}: {message}")]
-    Runtime { rank: u32, span: Span, message: String },
+    Runtime {
+        rank: u32,
+        span: Span,
+        message: String,
+    },
     #[error("deadlock: {} rank(s) blocked with no event left", blocked.len())]
-    Deadlock { time: f64, blocked: Vec<BlockedRank>, finished: u32 },
+    Deadlock {
+        time: f64,
+        blocked: Vec<BlockedRank>,
+        finished: u32,
+    },
     #[error("{reason}")]
-    Runaway { reason: String, events: u64, time: f64, positions: Vec<(u32, Span)> },
+    Runaway {
+        reason: String,
+        events: u64,
+        time: f64,
+        positions: Vec<(u32, Span)>,
+    },
     #[error("kernel `{kernel}` has no cost")]
     KernelWithoutCost { kernel: String, span: Span },
     #[error("bad configuration: {0}")]
@@ -146,28 +164,23 @@ enum EventKind {
     Data(u32),
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Event {
-    time: f64,
-    seq: u64,
-    kind: EventKind,
-}
+impl EventKind {
+    fn encode(self) -> (u8, u32) {
+        match self {
+            EventKind::Resume(x) => (0, x),
+            EventKind::Arrival(x) => (1, x),
+            EventKind::Cts(x) => (2, x),
+            EventKind::Data(x) => (3, x),
+        }
+    }
 
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    /// Reversed, so that `BinaryHeap` pops the smallest (time, seq).
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.time.total_cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+    fn decode(tag: u8, x: u32) -> EventKind {
+        match tag {
+            0 => EventKind::Resume(x),
+            1 => EventKind::Arrival(x),
+            2 => EventKind::Cts(x),
+            _ => EventKind::Data(x),
+        }
     }
 }
 
@@ -244,6 +257,8 @@ struct Lp {
     unexpected: VecDeque<u32>,
     /// Posted, unmatched receive requests, in posting order.
     posted: VecDeque<u32>,
+    /// Envelopes sent to this rank whose arrival event is still queued.
+    inflight: u32,
     /// Requests started and not yet waited for (`waitall()`).
     pending: Vec<ReqRef>,
     /// Set while a blocking statement is between its post and wait phases.
@@ -265,8 +280,9 @@ pub struct Engine<'a> {
     params: Vec<Value>,
     kernel_costs: Vec<Option<f64>>,
     lps: Vec<Lp>,
-    heap: BinaryHeap<Event>,
-    seq: u64,
+    queue: EventQueue,
+    /// LPs to resume at `now`, in order (see `push`).
+    ready_now: VecDeque<u32>,
     now: f64,
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
@@ -288,19 +304,17 @@ impl<'a> Engine<'a> {
         output: &'a mut dyn FnMut(PrintLine),
     ) -> RunResult<Engine<'a>> {
         if cfg.ranks == 0 {
-            return Err(SimError::Config("the number of ranks must be at least 1".to_owned()));
+            return Err(SimError::Config(
+                "the number of ranks must be at least 1".to_owned(),
+            ));
         }
         if i32::try_from(cfg.ranks).is_err() {
-            return Err(SimError::Config(format!("{} ranks is more than this simulator supports (2^31 - 1)", cfg.ranks)));
+            return Err(SimError::Config(format!(
+                "{} ranks is more than this simulator supports (2^31 - 1)",
+                cfg.ranks
+            )));
         }
-        // Params: evaluated once, in order; a default may use earlier params.
-        let mut params = Vec::with_capacity(program.params.len());
-        for p in &program.params {
-            let cx = EvalCx { locals: &[], params: &params, rank: 0, size: cfg.ranks, clock: 0.0 };
-            let v = eval(&p.default, &cx)
-                .map_err(|m| SimError::Runtime { rank: 0, span: p.span, message: format!("param `{}`: {m}", p.name) })?;
-            params.push(v);
-        }
+        let params = eval_params(program, cfg.ranks)?;
         let kernel_costs = vec![None; program.kernels.len()];
         check_kernel_costs(program, &kernel_costs)?;
         machine.reset(cfg.ranks);
@@ -318,6 +332,7 @@ impl<'a> Engine<'a> {
                 }],
                 unexpected: VecDeque::new(),
                 posted: VecDeque::new(),
+                inflight: 0,
                 pending: Vec::new(),
                 wait: None,
                 stats: RankStats::default(),
@@ -330,8 +345,8 @@ impl<'a> Engine<'a> {
             params,
             kernel_costs,
             lps,
-            heap: BinaryHeap::new(),
-            seq: 0,
+            queue: EventQueue::new(),
+            ready_now: VecDeque::new(),
             now: 0.0,
             msgs: Vec::new(),
             free_msgs: Vec::new(),
@@ -345,8 +360,26 @@ impl<'a> Engine<'a> {
     }
 
     fn push(&mut self, time: f64, kind: EventKind) {
-        self.seq += 1;
-        self.heap.push(Event { time, seq: self.seq, kind });
+        match kind {
+            // An LP to resume at the current time skips the heap: any order of
+            // events at one time is a valid simulation, and this one is
+            // deterministic (FIFO after the current event).
+            EventKind::Resume(lp) if time <= self.now => self.ready_now.push_back(lp),
+            _ => {
+                let (tag, x) = kind.encode();
+                self.queue.push(time, tag, x);
+            }
+        }
+    }
+
+    /// The next event: LPs ready at the current time first, then the heap.
+    #[inline]
+    fn next_event(&mut self) -> Option<(f64, EventKind)> {
+        if let Some(lp) = self.ready_now.pop_front() {
+            return Some((self.now, EventKind::Resume(lp)));
+        }
+        let (time, tag, x) = self.queue.pop()?;
+        Some((time, EventKind::decode(tag, x)))
     }
 
     /// Runs to completion.
@@ -354,32 +387,45 @@ impl<'a> Engine<'a> {
         for r in 0..self.cfg.ranks {
             self.push(0.0, EventKind::Resume(r));
         }
-        while let Some(ev) = self.heap.pop() {
+        while let Some((time, ev_kind)) = self.next_event() {
             self.events += 1;
-            self.now = ev.time;
+            self.now = time;
             if self.events > self.cfg.max_events {
-                return Err(self.runaway(format!("stopped after {} events (--max-events)", self.cfg.max_events)));
+                return Err(self.runaway(format!(
+                    "stopped after {} events (--max-events)",
+                    self.cfg.max_events
+                )));
             }
-            if ev.time > self.cfg.max_sim_time {
+            if time > self.cfg.max_sim_time {
                 return Err(self.runaway(format!(
                     "model time passed {} s (--max-sim-time)",
                     self.cfg.max_sim_time
                 )));
             }
-            match ev.kind {
+            match ev_kind {
                 EventKind::Resume(lp) => self.run_lp(lp)?,
                 EventKind::Arrival(m) => self.on_arrival(m)?,
                 EventKind::Cts(m) => self.on_cts(m),
                 EventKind::Data(m) => self.on_data(m),
             }
         }
-        let finished = self.lps.iter().filter(|lp| lp.state == LpState::Finished).count();
+        let finished = self
+            .lps
+            .iter()
+            .filter(|lp| lp.state == LpState::Finished)
+            .count();
         if finished < self.lps.len() {
             return Err(self.deadlock(finished as u32));
         }
         let ranks: Vec<RankStats> = self.lps.iter().map(|lp| lp.stats).collect();
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
-        Ok(SimReport { predicted_seconds, ranks, messages: self.messages, bytes: self.bytes, events: self.events })
+        Ok(SimReport {
+            predicted_seconds,
+            ranks,
+            messages: self.messages,
+            bytes: self.bytes,
+            events: self.events,
+        })
     }
 
     // --- the interpreter -----------------------------------------------------
@@ -391,7 +437,9 @@ impl<'a> Engine<'a> {
         let mut blocks = 0u32;
         loop {
             // Invariant: a Ready LP that is not finished has at least one frame.
-            let Some(frame) = self.lps[lpi].frames.last() else { return Ok(()) };
+            let Some(frame) = self.lps[lpi].frames.last() else {
+                return Ok(());
+            };
             let func = program.function(frame.func);
             let block = &func.cfg[frame.block];
             let stmt_ix = frame.stmt as usize;
@@ -400,10 +448,10 @@ impl<'a> Engine<'a> {
                     Flow::Continue => {
                         // Invariant: exec_stmt leaves the frame stack non-empty on Continue
                         // (a call pushes a frame whose entry starts at stmt 0).
-                        if let Some(f) = self.lps[lpi].frames.last_mut() {
-                            if !matches!(stmt, Stmt::Call { .. }) {
-                                f.stmt += 1;
-                            }
+                        if !matches!(stmt, Stmt::Call { .. })
+                            && let Some(f) = self.lps[lpi].frames.last_mut()
+                        {
+                            f.stmt += 1;
                         }
                     }
                     Flow::Yield => {
@@ -428,7 +476,12 @@ impl<'a> Engine<'a> {
             }
             let next = match &block.term {
                 Terminator::Goto(b) => Some(*b),
-                Terminator::Branch { cond, then_, else_, span } => {
+                Terminator::Branch {
+                    cond,
+                    then_,
+                    else_,
+                    span,
+                } => {
                     let v = self.eval_in(id, cond, *span)?;
                     let taken = v.truthy().map_err(|m| self.rt(id, *span, m))?;
                     Some(if taken { *then_ } else { *else_ })
@@ -473,13 +526,28 @@ impl<'a> Engine<'a> {
     }
 
     fn rt(&self, rank: u32, span: Span, message: String) -> SimError {
-        SimError::Runtime { rank, span, message }
+        SimError::Runtime {
+            rank,
+            span,
+            message,
+        }
     }
 
+    #[inline]
     fn eval_in(&self, id: u32, e: &Expr, span: Span) -> RunResult<Value> {
+        // Fast path: most communication arguments are folded constants.
+        if let Expr::Const(c) = e {
+            return Ok(Value::from(*c));
+        }
         let lp = &self.lps[id as usize];
         let locals = lp.frames.last().map(|f| f.locals.as_slice()).unwrap_or(&[]);
-        let cx = EvalCx { locals, params: &self.params, rank: id, size: self.cfg.ranks, clock: lp.clock };
+        let cx = EvalCx {
+            locals,
+            params: &self.params,
+            rank: id,
+            size: self.cfg.ranks,
+            clock: lp.clock,
+        };
         eval(e, &cx).map_err(|m| self.rt(id, span, m))
     }
 
@@ -512,13 +580,26 @@ impl<'a> Engine<'a> {
                             size: self.cfg.ranks,
                             clock: self.lps[id as usize].clock,
                         };
-                        let v = eval(cost, &cx).map_err(|m| self.rt(id, *span, format!("cost of kernel `{}`: {m}", k.name)))?;
+                        let v = eval(cost, &cx).map_err(|m| {
+                            self.rt(id, *span, format!("cost of kernel `{}`: {m}", k.name))
+                        })?;
                         v.as_f64().ok_or_else(|| {
-                            self.rt(id, *span, format!("cost of kernel `{}` must be a number, got {}", k.name, v.type_name()))
+                            self.rt(
+                                id,
+                                *span,
+                                format!(
+                                    "cost of kernel `{}` must be a number, got {}",
+                                    k.name,
+                                    v.type_name()
+                                ),
+                            )
                         })?
                     }
                     (None, None) => {
-                        return Err(SimError::KernelWithoutCost { kernel: k.name.clone(), span: *span });
+                        return Err(SimError::KernelWithoutCost {
+                            kernel: k.name.clone(),
+                            span: *span,
+                        });
                     }
                 };
                 if !(nominal.is_finite() && nominal >= 0.0) {
@@ -557,10 +638,19 @@ impl<'a> Engine<'a> {
                     }
                 }
                 let time = self.lps[id as usize].clock;
-                (self.output)(PrintLine { rank: id, time, text });
+                (self.output)(PrintLine {
+                    rank: id,
+                    time,
+                    text,
+                });
                 Ok(Flow::Continue)
             }
-            Stmt::Call { func, args, dst, span } => {
+            Stmt::Call {
+                func,
+                args,
+                dst,
+                span,
+            } => {
                 let f = self.program.function(*func);
                 let mut locals = vec![Value::Null; f.num_locals as usize];
                 for (i, a) in args.iter().enumerate() {
@@ -568,9 +658,22 @@ impl<'a> Engine<'a> {
                 }
                 let lp = &mut self.lps[id as usize];
                 if lp.frames.len() >= self.cfg.max_call_depth {
-                    return Err(self.rt(id, *span, format!("call depth exceeds {} (runaway recursion?)", self.cfg.max_call_depth)));
+                    return Err(self.rt(
+                        id,
+                        *span,
+                        format!(
+                            "call depth exceeds {} (runaway recursion?)",
+                            self.cfg.max_call_depth
+                        ),
+                    ));
                 }
-                lp.frames.push(Frame { func: *func, block: f.entry, stmt: 0, locals, ret_dst: *dst });
+                lp.frames.push(Frame {
+                    func: *func,
+                    block: f.entry,
+                    stmt: 0,
+                    locals,
+                    ret_dst: *dst,
+                });
                 Ok(Flow::Continue)
             }
             Stmt::Comm { op, dst, span } => {
@@ -586,7 +689,11 @@ impl<'a> Engine<'a> {
         match self.eval_in(id, e, span)? {
             Value::Int(n) if n >= 0 => Ok(n as u64),
             Value::Float(f) if f >= 0.0 && f.fract() == 0.0 && f < 9.0e18 => Ok(f as u64),
-            v => Err(self.rt(id, span, format!("`bytes:` must be a non-negative integer, got {v}"))),
+            v => Err(self.rt(
+                id,
+                span,
+                format!("`bytes:` must be a non-negative integer, got {v}"),
+            )),
         }
     }
 
@@ -598,7 +705,10 @@ impl<'a> Engine<'a> {
             v => Err(self.rt(
                 id,
                 span,
-                format!("`{what}: {v}` is not a valid rank (size is {})", self.cfg.ranks),
+                format!(
+                    "`{what}: {v}` is not a valid rank (size is {})",
+                    self.cfg.ranks
+                ),
             )),
         }
     }
@@ -607,13 +717,23 @@ impl<'a> Engine<'a> {
         match self.eval_in(id, e, span)? {
             Value::Any if is_recv => Ok(ANY_TAG),
             Value::Int(t) if (0..=i64::from(i32::MAX)).contains(&t) => Ok(t as i32),
-            v => Err(self.rt(id, span, format!("`tag: {v}` is not a valid tag (0 ..= {})", i32::MAX))),
+            v => Err(self.rt(
+                id,
+                span,
+                format!("`tag: {v}` is not a valid tag (0 ..= {})", i32::MAX),
+            )),
         }
     }
 
     // --- communication ---------------------------------------------------------
 
-    fn exec_comm(&mut self, id: u32, op: &'a CommOp, dst: Option<Slot>, span: Span) -> RunResult<Flow> {
+    fn exec_comm(
+        &mut self,
+        id: u32,
+        op: &'a CommOp,
+        dst: Option<Slot>,
+        span: Span,
+    ) -> RunResult<Flow> {
         let lpi = id as usize;
         // Phase 2 of a blocking statement: its requests are posted, wait for them.
         if self.lps[lpi].wait.is_some() {
@@ -664,7 +784,11 @@ impl<'a> Engine<'a> {
                     }
                     Value::Null => {}
                     other => {
-                        return Err(self.rt(id, span, format!("`wait` needs a request, got {}", other.type_name())));
+                        return Err(self.rt(
+                            id,
+                            span,
+                            format!("`wait` needs a request, got {}", other.type_name()),
+                        ));
                     }
                 }
                 ws.null_slots.push(*slot);
@@ -699,26 +823,40 @@ impl<'a> Engine<'a> {
     }
 
     fn local(&self, id: u32, slot: Slot) -> Value {
-        self.lps[id as usize].frames.last().map(|f| f.locals[slot as usize]).unwrap_or(Value::Null)
+        self.lps[id as usize]
+            .frames
+            .last()
+            .map(|f| f.locals[slot as usize])
+            .unwrap_or(Value::Null)
     }
 
     fn req_live(&self, r: ReqRef) -> bool {
-        self.reqs.get(r.id as usize).is_some_and(|q| q.generation == r.generation)
+        self.reqs
+            .get(r.id as usize)
+            .is_some_and(|q| q.generation == r.generation)
     }
 
     /// Completes the LP's wait set if every request is done; otherwise blocks.
     fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> Flow {
         let lpi = id as usize;
-        let Some(ws) = self.lps[lpi].wait.as_ref() else { return Flow::Continue };
+        let Some(ws) = self.lps[lpi].wait.as_ref() else {
+            return Flow::Continue;
+        };
         if !ws.reqs.iter().all(|r| self.reqs[r.id as usize].done) {
             return Flow::Block;
         }
         // Invariant: checked just above that the wait set exists.
-        let Some(ws) = self.lps[lpi].wait.take() else { return Flow::Continue };
+        let Some(ws) = self.lps[lpi].wait.take() else {
+            return Flow::Continue;
+        };
         // Handle the requests in the order their data became ready; each
         // charges its overhead (o_r) on the CPU after it is ready.
-        let mut order: Vec<(f64, usize)> =
-            ws.reqs.iter().enumerate().map(|(i, r)| (self.reqs[r.id as usize].ready_at, i)).collect();
+        let mut order: Vec<(f64, usize)> = ws
+            .reqs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (self.reqs[r.id as usize].ready_at, i))
+            .collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut t = self.lps[lpi].clock;
         let mut comm = 0.0;
@@ -757,7 +895,10 @@ impl<'a> Engine<'a> {
             ReqRef { id: i, generation }
         } else {
             let id = self.reqs.len() as u32;
-            self.reqs.push(Request { generation: 0, ..req });
+            self.reqs.push(Request {
+                generation: 0,
+                ..req
+            });
             ReqRef { id, generation: 0 }
         }
     }
@@ -788,7 +929,10 @@ impl<'a> Engine<'a> {
         let o_s = self.machine.send_overhead(id, to, bytes);
         let rendezvous = bytes >= self.machine.eager_limit(id, to);
         let (kind, wire_bytes) = if rendezvous {
-            (MessageKind::RendezvousRts, self.machine.control_bytes(id, to))
+            (
+                MessageKind::RendezvousRts,
+                self.machine.control_bytes(id, to),
+            )
         } else {
             (MessageKind::Eager, bytes)
         };
@@ -800,7 +944,11 @@ impl<'a> Engine<'a> {
             done: !rendezvous,
             ready_at: tr.cpu_free.max(now),
             overhead: 0.0,
-            status: MsgStatus { source: id, tag, bytes },
+            status: MsgStatus {
+                source: id,
+                tag,
+                bytes,
+            },
             peer: to,
             tag,
             bytes,
@@ -815,8 +963,11 @@ impl<'a> Engine<'a> {
             send_req: rendezvous.then_some(req.id),
             recv_req: u32::MAX,
         });
-        let arrival = self.msgs[m as usize].arrival;
-        self.push(arrival, EventKind::Arrival(m));
+        if !self.try_early_match(m)? {
+            let arrival = self.msgs[m as usize].arrival;
+            self.lps[to as usize].inflight += 1;
+            self.push(arrival, EventKind::Arrival(m));
+        }
         let lp = &mut self.lps[id as usize];
         lp.clock = now + o_s;
         lp.stats.comm += o_s;
@@ -838,7 +989,11 @@ impl<'a> Engine<'a> {
             done: false,
             ready_at: f64::INFINITY,
             overhead: 0.0,
-            status: MsgStatus { source: 0, tag: 0, bytes: 0 },
+            status: MsgStatus {
+                source: 0,
+                tag: 0,
+                bytes: 0,
+            },
             peer: from,
             tag,
             bytes,
@@ -853,7 +1008,10 @@ impl<'a> Engine<'a> {
         match hit {
             Some(pos) => {
                 // Invariant: `pos` was just found in this queue.
-                let m = self.lps[id as usize].unexpected.remove(pos).unwrap_or(u32::MAX);
+                let m = self.lps[id as usize]
+                    .unexpected
+                    .remove(pos)
+                    .unwrap_or(u32::MAX);
                 self.on_match(m, req.id)?;
             }
             None => self.lps[id as usize].posted.push_back(req.id),
@@ -861,9 +1019,40 @@ impl<'a> Engine<'a> {
         Ok(req)
     }
 
+    /// Matches an eager envelope at send time when that gives exactly the
+    /// match its arrival would: no envelope to the receiver is in flight
+    /// (so none from this sender can match first), and the first posted
+    /// receive that matches names this sender (so no envelope from another
+    /// rank, arriving earlier, could take it). Saves an arrival event.
+    fn try_early_match(&mut self, m: u32) -> RunResult<bool> {
+        let msg = &self.msgs[m as usize];
+        if msg.send_req.is_some() {
+            // Rendezvous: the CTS must be sent at match time, in time order.
+            return Ok(false);
+        }
+        let (src, dst, tag) = (msg.src, msg.dst, msg.tag);
+        let lp = &self.lps[dst as usize];
+        if lp.inflight != 0 {
+            return Ok(false);
+        }
+        let hit = lp.posted.iter().position(|&r| {
+            let q = &self.reqs[r as usize];
+            (q.peer == ANY_SOURCE || q.peer == src) && (q.tag == ANY_TAG || q.tag == tag)
+        });
+        let Some(pos) = hit else { return Ok(false) };
+        let r = lp.posted[pos];
+        if self.reqs[r as usize].peer == ANY_SOURCE {
+            return Ok(false);
+        }
+        self.lps[dst as usize].posted.remove(pos);
+        self.on_match(m, r)?;
+        Ok(true)
+    }
+
     fn on_arrival(&mut self, m: u32) -> RunResult<()> {
         let msg = &self.msgs[m as usize];
         let (src, dst, tag) = (msg.src, msg.dst, msg.tag);
+        self.lps[dst as usize].inflight -= 1;
         let lp = &self.lps[dst as usize];
         let hit = lp.posted.iter().position(|&r| {
             let q = &self.reqs[r as usize];
@@ -872,7 +1061,10 @@ impl<'a> Engine<'a> {
         match hit {
             Some(pos) => {
                 // Invariant: `pos` was just found in this queue.
-                let r = self.lps[dst as usize].posted.remove(pos).unwrap_or(u32::MAX);
+                let r = self.lps[dst as usize]
+                    .posted
+                    .remove(pos)
+                    .unwrap_or(u32::MAX);
                 self.on_match(m, r)
             }
             None => {
@@ -897,7 +1089,11 @@ impl<'a> Engine<'a> {
                 ),
             ));
         }
-        q.status = MsgStatus { source: msg.src, tag: msg.tag, bytes: msg.bytes };
+        q.status = MsgStatus {
+            source: msg.src,
+            tag: msg.tag,
+            bytes: msg.bytes,
+        };
         self.msgs[m as usize].recv_req = r;
         match msg.send_req {
             None => {
@@ -908,7 +1104,13 @@ impl<'a> Engine<'a> {
             Some(_) => {
                 // Rendezvous: the receiver answers the RTS with a CTS.
                 let cb = self.machine.control_bytes(msg.dst, msg.src);
-                let tr = self.machine.transfer(msg.dst, msg.src, cb, MessageKind::RendezvousCts, self.now);
+                let tr = self.machine.transfer(
+                    msg.dst,
+                    msg.src,
+                    cb,
+                    MessageKind::RendezvousCts,
+                    self.now,
+                );
                 let t = tr.arrival.max(self.now);
                 self.push(t, EventKind::Cts(m));
             }
@@ -918,7 +1120,13 @@ impl<'a> Engine<'a> {
 
     fn on_cts(&mut self, m: u32) {
         let msg = self.msgs[m as usize].clone();
-        let tr = self.machine.transfer(msg.src, msg.dst, msg.bytes, MessageKind::RendezvousData, self.now);
+        let tr = self.machine.transfer(
+            msg.src,
+            msg.dst,
+            msg.bytes,
+            MessageKind::RendezvousData,
+            self.now,
+        );
         if let Some(s) = msg.send_req {
             self.complete(s, tr.cpu_free.max(self.now), 0.0);
         }
@@ -949,7 +1157,11 @@ impl<'a> Engine<'a> {
         if !ws.reqs.iter().all(|x| self.reqs[x.id as usize].done) {
             return;
         }
-        let t = ws.reqs.iter().map(|x| self.reqs[x.id as usize].ready_at).fold(lp.clock, f64::max);
+        let t = ws
+            .reqs
+            .iter()
+            .map(|x| self.reqs[x.id as usize].ready_at)
+            .fold(lp.clock, f64::max);
         let blocked_at = lp.clock;
         self.lps[owner].state = LpState::Ready;
         // The LP resumes at the time the last datum is ready; `try_complete_wait`
@@ -979,7 +1191,12 @@ impl<'a> Engine<'a> {
             .filter_map(|r| self.position(r).map(|s| (r, s)))
             .take(64)
             .collect();
-        SimError::Runaway { reason, events: self.events, time: self.now, positions }
+        SimError::Runaway {
+            reason,
+            events: self.events,
+            time: self.now,
+            positions,
+        }
     }
 
     fn deadlock(&self, finished: u32) -> SimError {
@@ -989,33 +1206,50 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let span = self.position(r as u32).unwrap_or_default();
-            let (op, reqs): (&'static str, &[ReqRef]) = match (&lp.wait, self.current_stmt(r as u32)) {
-                (Some(ws), Some(Stmt::Comm { op, .. })) => (comm_name(op), &ws.reqs),
-                (Some(ws), _) => ("wait", &ws.reqs),
-                (None, _) => ("(running)", &[]),
-            };
+            let (op, reqs): (&'static str, &[ReqRef]) =
+                match (&lp.wait, self.current_stmt(r as u32)) {
+                    (Some(ws), Some(Stmt::Comm { op, .. })) => (comm_name(op), &ws.reqs),
+                    (Some(ws), _) => ("wait", &ws.reqs),
+                    (None, _) => ("(running)", &[]),
+                };
             let waits = reqs
                 .iter()
                 .map(|x| &self.reqs[x.id as usize])
                 .filter(|q| !q.done)
                 .map(|q| PendingOp {
-                    kind: if q.is_send { PendingKind::Send } else { PendingKind::Recv },
+                    kind: if q.is_send {
+                        PendingKind::Send
+                    } else {
+                        PendingKind::Recv
+                    },
                     peer: (q.peer != ANY_SOURCE).then_some(q.peer),
                     tag: (q.tag != ANY_TAG).then_some(q.tag),
                     bytes: q.bytes,
                     span: q.span,
-                    peer_finished: q.peer != ANY_SOURCE && self.lps[q.peer as usize].state == LpState::Finished,
+                    peer_finished: q.peer != ANY_SOURCE
+                        && self.lps[q.peer as usize].state == LpState::Finished,
                 })
                 .collect();
-            blocked.push(BlockedRank { rank: r as u32, span, op, waits });
+            blocked.push(BlockedRank {
+                rank: r as u32,
+                span,
+                op,
+                waits,
+            });
         }
-        SimError::Deadlock { time: self.now, blocked, finished }
+        SimError::Deadlock {
+            time: self.now,
+            blocked,
+            finished,
+        }
     }
 
     fn current_stmt(&self, id: u32) -> Option<&'a Stmt> {
         let f = self.lps[id as usize].frames.last()?;
         let program: &'a Program = self.program;
-        program.function(f.func).cfg[f.block].stmts.get(f.stmt as usize)
+        program.function(f.func).cfg[f.block]
+            .stmts
+            .get(f.stmt as usize)
     }
 }
 
@@ -1050,8 +1284,17 @@ fn check_kernel_costs(program: &Program, calibrated: &[Option<f64>]) -> RunResul
             for s in &b.stmts {
                 if let Stmt::Compute { kernel, span, .. } = s {
                     let k = &program.kernels[*kernel as usize];
-                    if k.cost.is_none() && calibrated.get(*kernel as usize).copied().flatten().is_none() {
-                        return Err(SimError::KernelWithoutCost { kernel: k.name.clone(), span: *span });
+                    if k.cost.is_none()
+                        && calibrated
+                            .get(*kernel as usize)
+                            .copied()
+                            .flatten()
+                            .is_none()
+                    {
+                        return Err(SimError::KernelWithoutCost {
+                            kernel: k.name.clone(),
+                            span: *span,
+                        });
                     }
                 }
             }
@@ -1060,12 +1303,40 @@ fn check_kernel_costs(program: &Program, calibrated: &[Option<f64>]) -> RunResul
     Ok(())
 }
 
+/// Params: evaluated once, in order; a default may use earlier params.
+fn eval_params(program: &Program, size: u32) -> RunResult<Vec<Value>> {
+    let mut params = Vec::with_capacity(program.params.len());
+    for p in &program.params {
+        let cx = EvalCx {
+            locals: &[],
+            params: &params,
+            rank: 0,
+            size,
+            clock: 0.0,
+        };
+        let v = eval(&p.default, &cx).map_err(|m| SimError::Runtime {
+            rank: 0,
+            span: p.span,
+            message: format!("param `{}`: {m}", p.name),
+        })?;
+        params.push(v);
+    }
+    Ok(params)
+}
+
 /// Runs `program` on `machine` with `cfg`, sending `print` output to `output`.
+///
+/// The program is first specialised for the run (params and `size` folded
+/// into constants, see [`crate::fold`]); the result is the same as
+/// interpreting the original.
 pub fn simulate(
     program: &Program,
     machine: &mut dyn Machine,
     cfg: SimConfig,
     output: &mut dyn FnMut(PrintLine),
 ) -> Result<SimReport, SimError> {
-    Engine::new(program, machine, cfg, output)?.run()
+    let params = eval_params(program, cfg.ranks)?;
+    let mut specialized = program.clone();
+    crate::fold::specialize(&mut specialized, &params, cfg.ranks);
+    Engine::new(&specialized, machine, cfg, output)?.run()
 }

@@ -163,7 +163,10 @@ pub enum CommOp {
     Isend(MsgArgs),
     Irecv(MsgArgs),
     /// `sendrecv(to:, from:, bytes:, tag:, recv_bytes:, recv_tag:)`; returns the receive status.
-    Sendrecv { send: MsgArgs, recv: MsgArgs },
+    Sendrecv {
+        send: MsgArgs,
+        recv: MsgArgs,
+    },
     /// `wait(r)`: `r` must be a variable; it becomes null. Returns the status.
     Wait(Slot),
     /// `waitall(r1, r2, ...)`; an empty list waits for every pending request

@@ -5,8 +5,10 @@
 
 pub mod dot;
 pub mod engine;
+pub mod fold;
 pub mod ir;
 pub mod model;
+pub mod queue;
 pub mod value;
 
 pub use engine::{SimConfig, SimError, SimReport, simulate};

@@ -62,8 +62,14 @@ pub trait Machine {
 
     /// A transfer of `bytes` from `src` to `dst` that the sender starts at
     /// `ready`. Updates the model's NIC state.
-    fn transfer(&mut self, src: u32, dst: u32, bytes: u64, kind: MessageKind, ready: f64)
-    -> Transfer;
+    fn transfer(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer;
 
     /// Resets all dynamic state (NIC busy times) for a new run.
     fn reset(&mut self, ranks: u32);

@@ -57,7 +57,10 @@ impl Value {
             Value::Bool(b) => Ok(b),
             Value::Int(i) => Ok(i != 0),
             Value::Float(f) => Ok(f != 0.0),
-            other => Err(format!("a condition must be a bool or a number, got {}", other.type_name())),
+            other => Err(format!(
+                "a condition must be a bool or a number, got {}",
+                other.type_name()
+            )),
         }
     }
 
@@ -89,7 +92,11 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Any => f.write_str("any"),
             Value::Req(r) => write!(f, "request#{}", r.id),
-            Value::Status(s) => write!(f, "status(source: {}, tag: {}, bytes: {})", s.source, s.tag, s.bytes),
+            Value::Status(s) => write!(
+                f,
+                "status(source: {}, tag: {}, bytes: {})",
+                s.source, s.tag, s.bytes
+            ),
         }
     }
 }
@@ -155,9 +162,10 @@ fn field_name(f: StatusField) -> &'static str {
 
 fn unary(op: UnOp, v: Value) -> EvalResult {
     match (op, v) {
-        (UnOp::Neg, Value::Int(i)) => {
-            i.checked_neg().map(Value::Int).ok_or_else(|| "integer overflow in negation".to_owned())
-        }
+        (UnOp::Neg, Value::Int(i)) => i
+            .checked_neg()
+            .map(Value::Int)
+            .ok_or_else(|| "integer overflow in negation".to_owned()),
         (UnOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnOp::Not, v) => Ok(Value::Bool(!v.truthy()?)),
         (UnOp::Neg, v) => Err(format!("cannot negate {}", v.type_name())),
@@ -189,7 +197,12 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
                 Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
                 Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
                 Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
-                Div | Rem if y == 0 => return Err(format!("integer division by zero in {x} {} 0", op_symbol(op))),
+                Div | Rem if y == 0 => {
+                    return Err(format!(
+                        "integer division by zero in {x} {} 0",
+                        op_symbol(op)
+                    ));
+                }
                 // Rust's `/` and `%` on integers truncate toward zero, as C does.
                 Div => Value::Int(x.checked_div(y).ok_or_else(overflow)?),
                 Rem => Value::Int(x.checked_rem(y).ok_or_else(overflow)?),
@@ -238,14 +251,18 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
 }
 
 fn number(f: Builtin, v: Value) -> Result<f64, String> {
-    v.as_f64().ok_or_else(|| format!("`{}` needs numbers, got {}", f.name(), v.type_name()))
+    v.as_f64()
+        .ok_or_else(|| format!("`{}` needs numbers, got {}", f.name(), v.type_name()))
 }
 
 fn float_to_int(f: Builtin, x: f64) -> EvalResult {
     if x.is_finite() && x >= i64::MIN as f64 && x <= i64::MAX as f64 {
         Ok(Value::Int(x as i64))
     } else {
-        Err(format!("`{}` result {x} does not fit in an integer", f.name()))
+        Err(format!(
+            "`{}` result {x} does not fit in an integer",
+            f.name()
+        ))
     }
 }
 
@@ -259,7 +276,15 @@ pub fn builtin(f: Builtin, args: &[Value]) -> EvalResult {
             let mut best = first;
             for &v in rest {
                 number(f, v)?;
-                let better = binary(if f == Builtin::Min { BinOp::Lt } else { BinOp::Gt }, v, best)?;
+                let better = binary(
+                    if f == Builtin::Min {
+                        BinOp::Lt
+                    } else {
+                        BinOp::Gt
+                    },
+                    v,
+                    best,
+                )?;
                 if better == Value::Bool(true) {
                     best = v;
                 }
@@ -273,12 +298,17 @@ pub fn builtin(f: Builtin, args: &[Value]) -> EvalResult {
         }
         _ => {
             let [v] = args else {
-                return Err(format!("`{}` takes one argument, got {}", f.name(), args.len()));
+                return Err(format!(
+                    "`{}` takes one argument, got {}",
+                    f.name(),
+                    args.len()
+                ));
             };
             match (f, *v) {
-                (Builtin::Abs, Value::Int(i)) => {
-                    i.checked_abs().map(Value::Int).ok_or_else(|| "integer overflow in abs".to_owned())
-                }
+                (Builtin::Abs, Value::Int(i)) => i
+                    .checked_abs()
+                    .map(Value::Int)
+                    .ok_or_else(|| "integer overflow in abs".to_owned()),
                 (Builtin::Abs, v) => Ok(Value::Float(number(f, v)?.abs())),
                 (Builtin::Floor | Builtin::Ceil, Value::Int(i)) => Ok(Value::Int(i)),
                 (Builtin::Floor, v) => float_to_int(f, number(f, v)?.floor()),
@@ -297,20 +327,44 @@ mod tests {
 
     #[test]
     fn c_division() {
-        assert_eq!(binary(BinOp::Div, Value::Int(-7), Value::Int(2)), Ok(Value::Int(-3)));
-        assert_eq!(binary(BinOp::Rem, Value::Int(-7), Value::Int(2)), Ok(Value::Int(-1)));
-        assert_eq!(binary(BinOp::Div, Value::Int(7), Value::Float(2.0)), Ok(Value::Float(3.5)));
+        assert_eq!(
+            binary(BinOp::Div, Value::Int(-7), Value::Int(2)),
+            Ok(Value::Int(-3))
+        );
+        assert_eq!(
+            binary(BinOp::Rem, Value::Int(-7), Value::Int(2)),
+            Ok(Value::Int(-1))
+        );
+        assert_eq!(
+            binary(BinOp::Div, Value::Int(7), Value::Float(2.0)),
+            Ok(Value::Float(3.5))
+        );
         assert!(binary(BinOp::Div, Value::Int(7), Value::Int(0)).is_err());
         assert!(binary(BinOp::Mul, Value::Int(i64::MAX), Value::Int(2)).is_err());
     }
 
     #[test]
     fn builtins_keep_types() {
-        assert_eq!(builtin(Builtin::Max, &[Value::Int(2), Value::Int(5)]), Ok(Value::Int(5)));
-        assert_eq!(builtin(Builtin::Min, &[Value::Int(2), Value::Float(5.0)]), Ok(Value::Float(2.0)));
-        assert_eq!(builtin(Builtin::Floor, &[Value::Float(-2.5)]), Ok(Value::Int(-3)));
-        assert_eq!(builtin(Builtin::Ceil, &[Value::Float(2.1)]), Ok(Value::Int(3)));
-        assert_eq!(builtin(Builtin::Log2, &[Value::Int(8)]), Ok(Value::Float(3.0)));
+        assert_eq!(
+            builtin(Builtin::Max, &[Value::Int(2), Value::Int(5)]),
+            Ok(Value::Int(5))
+        );
+        assert_eq!(
+            builtin(Builtin::Min, &[Value::Int(2), Value::Float(5.0)]),
+            Ok(Value::Float(2.0))
+        );
+        assert_eq!(
+            builtin(Builtin::Floor, &[Value::Float(-2.5)]),
+            Ok(Value::Int(-3))
+        );
+        assert_eq!(
+            builtin(Builtin::Ceil, &[Value::Float(2.1)]),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            builtin(Builtin::Log2, &[Value::Int(8)]),
+            Ok(Value::Float(3.0))
+        );
         assert_eq!(builtin(Builtin::Abs, &[Value::Int(-4)]), Ok(Value::Int(4)));
     }
 }
