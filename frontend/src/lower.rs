@@ -330,7 +330,7 @@ enum Term {
         else_: usize,
         span: Span,
     },
-    Return(Option<ir::Expr>),
+    Return(Option<ir::Expr>, Span),
 }
 
 /// Where a call's result goes.
@@ -514,7 +514,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
     }
 
     fn finish(mut self, name: &str, params: Vec<String>, span: Span) -> ir::Function {
-        self.terminate(Term::Return(None));
+        self.terminate(Term::Return(None, span));
         // Keep the blocks reachable from the entry, in creation order.
         let n = self.blocks.len();
         let mut reachable = vec![false; n];
@@ -530,7 +530,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     stack.push(*then_);
                     stack.push(*else_);
                 }
-                Some(Term::Return(_)) | None => {}
+                Some(Term::Return(..)) | None => {}
             }
         }
         let mut cfg: DiGraph<ir::Block, EdgeKind, u32> = DiGraph::new();
@@ -542,7 +542,10 @@ impl<'g, 'e> FnCx<'g, 'e> {
             }
             new_id[i] = cfg.add_node(ir::Block {
                 stmts: bb.stmts,
-                term: Terminator::Return(None),
+                term: Terminator::Return {
+                    value: None,
+                    span: bb.span,
+                },
                 span: bb.span,
             });
             terms.push((new_id[i], bb.term));
@@ -568,8 +571,11 @@ impl<'g, 'e> FnCx<'g, 'e> {
                         span,
                     }
                 }
-                Some(Term::Return(e)) => Terminator::Return(e),
-                None => Terminator::Return(None),
+                Some(Term::Return(value, span)) => Terminator::Return { value, span },
+                None => Terminator::Return {
+                    value: None,
+                    span: cfg[id].span,
+                },
             };
             cfg[id].term = term;
         }
@@ -679,7 +685,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
             StmtKind::Return(value) => {
                 let v = value.as_ref().map(|v| self.expr(v));
                 let next = self.new_block(span);
-                self.switch(Term::Return(v), next);
+                self.switch(Term::Return(v, span), next);
             }
             StmtKind::Compute { kernel, args } => self.compute(kernel, args, span),
             StmtKind::Misplaced => {}

@@ -47,7 +47,7 @@ fn listing(p: &Program, f: &Function) -> Vec<String> {
                 then_.index(),
                 else_.index()
             )),
-            Terminator::Return(v) => out.push(match v {
+            Terminator::Return { value: v, .. } => out.push(match v {
                 Some(v) => format!("return {}", expr_to_string(v, p, f)),
                 None => "return".to_string(),
             }),

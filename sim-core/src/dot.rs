@@ -346,13 +346,17 @@ fn block_label(program: &Program, func: &Function, index: usize, block: &Block) 
             write_expr(&mut text, cond, &names, 0);
             let _ = write!(label, "{}: {}\\l", span.line, dot_escape(&text));
         }
-        Terminator::Return(value) => {
+        Terminator::Return { value, span } => {
             let mut text = String::from("return");
             if let Some(v) = value {
                 text.push(' ');
                 write_expr(&mut text, v, &names, 0);
             }
-            let _ = write!(label, "{}\\l", dot_escape(&text));
+            if value.is_some() {
+                let _ = write!(label, "{}: {}\\l", span.line, dot_escape(&text));
+            } else {
+                let _ = write!(label, "{}\\l", dot_escape(&text));
+            }
         }
     }
     label

@@ -486,9 +486,9 @@ impl<'a> Engine<'a> {
                     let taken = v.truthy().map_err(|m| self.rt(id, *span, m))?;
                     Some(if taken { *then_ } else { *else_ })
                 }
-                Terminator::Return(e) => {
-                    let v = match e {
-                        Some(e) => self.eval_in(id, e, block.span)?,
+                Terminator::Return { value, span } => {
+                    let v = match value {
+                        Some(e) => self.eval_in(id, e, *span)?,
                         None => Value::Null,
                     };
                     let lp = &mut self.lps[lpi];
@@ -1179,8 +1179,8 @@ impl<'a> Engine<'a> {
         Some(match block.stmts.get(f.stmt as usize) {
             Some(s) => stmt_span(s),
             None => match &block.term {
-                Terminator::Branch { span, .. } => *span,
-                _ => block.span,
+                Terminator::Branch { span, .. } | Terminator::Return { span, .. } => *span,
+                Terminator::Goto(_) => block.span,
             },
         })
     }

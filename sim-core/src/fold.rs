@@ -23,8 +23,8 @@ pub fn specialize(program: &mut Program, params: &[Value], size: u32) {
             }
             match &mut b.term {
                 Terminator::Branch { cond, .. } => cx.fold(cond),
-                Terminator::Return(Some(e)) => cx.fold(e),
-                Terminator::Return(None) | Terminator::Goto(_) => {}
+                Terminator::Return { value: Some(e), .. } => cx.fold(e),
+                Terminator::Return { value: None, .. } | Terminator::Goto(_) => {}
             }
         }
     }

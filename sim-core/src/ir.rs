@@ -108,8 +108,12 @@ pub enum Terminator {
         span: Span,
     },
     /// Return from the function (`None` returns null). At the end of `main`
-    /// the rank finishes.
-    Return(Option<Expr>),
+    /// the rank finishes. `span` is the `return` statement, or the function
+    /// for the implicit return at its end.
+    Return {
+        value: Option<Expr>,
+        span: Span,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -148,7 +152,7 @@ pub enum PrintArg {
 }
 
 /// Arguments of one message: `to:`/`from:` peer, `tag:`, `bytes:`.
-/// For receives, `peer` and `tag` may evaluate to [`crate::Value::Any`].
+/// For receives, `peer` and `tag` may evaluate to [`crate::value::Value::Any`].
 #[derive(Debug, Clone)]
 pub struct MsgArgs {
     pub peer: Expr,

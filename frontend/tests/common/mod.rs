@@ -118,7 +118,7 @@ pub fn check_invariants(p: &Program) {
                     assert!(out.contains(&(EdgeKind::True, *then_)));
                     assert!(out.contains(&(EdgeKind::False, *else_)));
                 }
-                Terminator::Return(v) => {
+                Terminator::Return { value: v, .. } => {
                     assert!(out.is_empty());
                     if let Some(v) = v {
                         check_expr(v, p, f);
