@@ -129,7 +129,7 @@ fn pingpong_eager_matches_closed_form() {
     for bytes in [0u64, 1, 1024, 65535] {
         let (usec, total) = pingpong_usec(&m, bytes);
         let one_way = OS + L + bytes as f64 * G + OR;
-        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-12);
+        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-10);
         // Rank 0 finishes last: 2 * reps one-way trips.
         assert_relative_eq!(total, 2000.0 * one_way, max_relative = 1e-12);
     }
@@ -141,7 +141,7 @@ fn pingpong_with_mtu_fragments_as_parjava() {
     for bytes in [9216u64, 9217, 3 * 9216, 100_000] {
         let (usec, _) = pingpong_usec(&m, bytes);
         let one_way = post(bytes as f64, 9216.0) + OR;
-        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-12);
+        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-10);
     }
 }
 
@@ -152,7 +152,7 @@ fn pingpong_rendezvous_pays_the_handshake() {
         let (usec, _) = pingpong_usec(&m, bytes);
         // RTS and CTS (0-byte control messages), then the data.
         let one_way = 2.0 * post(0.0, f64::INFINITY) + post(bytes as f64, f64::INFINITY) + OR;
-        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-12);
+        assert_relative_eq!(usec, one_way * 1e6, max_relative = 1e-10);
     }
 }
 

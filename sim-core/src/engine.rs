@@ -281,6 +281,14 @@ pub struct Engine<'a> {
     kernel_costs: Vec<Option<f64>>,
     lps: Vec<Lp>,
     queue: EventQueue,
+    /// Recycled wait sets (no allocation per blocking call).
+    #[expect(
+        clippy::vec_box,
+        reason = "the boxes move in and out of `Lp::wait`, which stays one pointer wide"
+    )]
+    free_waitsets: Vec<Box<WaitSet>>,
+    /// Reused buffer of `try_complete_wait`.
+    scratch_order: Vec<(f64, usize)>,
     /// LPs to resume at `now`, in order (see `push`).
     ready_now: VecDeque<u32>,
     now: f64,
@@ -347,6 +355,8 @@ impl<'a> Engine<'a> {
             lps,
             queue: EventQueue::new(),
             ready_now: VecDeque::new(),
+            free_waitsets: Vec::new(),
+            scratch_order: Vec::new(),
             now: 0.0,
             msgs: Vec::new(),
             free_msgs: Vec::new(),
@@ -566,15 +576,24 @@ impl<'a> Engine<'a> {
             }
             Stmt::Compute { kernel, args, span } => {
                 let k = &self.program.kernels[*kernel as usize];
-                let mut vals = Vec::with_capacity(args.len());
-                for a in args {
-                    vals.push(self.eval_in(id, a, *span)?);
+                // Kernel arguments: on the stack for the usual few, else on the heap.
+                let mut small = [Value::Null; 8];
+                let mut large = Vec::new();
+                let vals: &mut [Value] = if args.len() <= small.len() {
+                    &mut small[..args.len()]
+                } else {
+                    large.resize(args.len(), Value::Null);
+                    &mut large
+                };
+                for (slot, a) in vals.iter_mut().zip(args) {
+                    *slot = self.eval_in(id, a, *span)?;
                 }
+                let vals: &[Value] = vals;
                 let nominal = match (self.kernel_costs[*kernel as usize], &k.cost) {
                     (Some(t), _) => t,
                     (None, Some(cost)) => {
                         let cx = EvalCx {
-                            locals: &vals,
+                            locals: vals,
                             params: &self.params,
                             rank: id,
                             size: self.cfg.ranks,
@@ -739,7 +758,7 @@ impl<'a> Engine<'a> {
         if self.lps[lpi].wait.is_some() {
             return Ok(self.try_complete_wait(id, dst));
         }
-        let mut ws = WaitSet::default();
+        let mut ws = self.free_waitsets.pop().unwrap_or_default();
         match op {
             CommOp::Isend(a) => {
                 let r = self.post_send(id, a, span)?;
@@ -818,7 +837,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        self.lps[lpi].wait = Some(Box::new(ws));
+        self.lps[lpi].wait = Some(ws);
         Ok(self.try_complete_wait(id, dst))
     }
 
@@ -846,22 +865,24 @@ impl<'a> Engine<'a> {
             return Flow::Block;
         }
         // Invariant: checked just above that the wait set exists.
-        let Some(ws) = self.lps[lpi].wait.take() else {
+        let Some(mut ws) = self.lps[lpi].wait.take() else {
             return Flow::Continue;
         };
         // Handle the requests in the order their data became ready; each
         // charges its overhead (o_r) on the CPU after it is ready.
-        let mut order: Vec<(f64, usize)> = ws
-            .reqs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (self.reqs[r.id as usize].ready_at, i))
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut order = std::mem::take(&mut self.scratch_order);
+        order.clear();
+        order.extend(
+            ws.reqs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (self.reqs[r.id as usize].ready_at, i)),
+        );
+        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut t = self.lps[lpi].clock;
         let mut comm = 0.0;
         let mut result = Value::Null;
-        for (ready, i) in order {
+        for &(ready, i) in &order {
             let q = &self.reqs[ws.reqs[i].id as usize];
             t = t.max(ready) + q.overhead;
             comm += q.overhead;
@@ -884,6 +905,11 @@ impl<'a> Engine<'a> {
         if let Some(d) = dst {
             self.set_local(id, d, result);
         }
+        self.scratch_order = order;
+        ws.reqs.clear();
+        ws.null_slots.clear();
+        ws.result_of = None;
+        self.free_waitsets.push(ws);
         Flow::Continue
     }
 

@@ -88,7 +88,7 @@ impl fmt::Display for Value {
         match self {
             Value::Null => f.write_str("null"),
             Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x}"),
+            Value::Float(x) => f.write_str(&format_float(*x)),
             Value::Bool(b) => write!(f, "{b}"),
             Value::Any => f.write_str("any"),
             Value::Req(r) => write!(f, "request#{}", r.id),
@@ -97,6 +97,34 @@ impl fmt::Display for Value {
                 "status(source: {}, tag: {}, bytes: {})",
                 s.source, s.tag, s.bytes
             ),
+        }
+    }
+}
+
+/// A float as `print` shows it: at most 12 significant digits, so that
+/// binary rounding noise (`0.40239999999999154`) does not show, but no
+/// information a model time needs at microsecond scale is lost.
+pub fn format_float(x: f64) -> String {
+    let plain = format!("{x}");
+    if !x.is_finite() || x == 0.0 || plain.len() <= 13 {
+        return plain;
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let trimmed = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    };
+    if (-5..15).contains(&mag) {
+        let decimals = (11 - mag).max(0) as usize;
+        trimmed(format!("{x:.decimals$}"))
+    } else {
+        let e = format!("{x:.11e}");
+        match e.split_once('e') {
+            Some((m, exp)) => format!("{}e{exp}", trimmed(m.to_owned())),
+            None => e,
         }
     }
 }
@@ -129,11 +157,19 @@ pub fn eval(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
         Expr::And(a, b) => Value::Bool(eval(a, cx)?.truthy()? && eval(b, cx)?.truthy()?),
         Expr::Or(a, b) => Value::Bool(eval(a, cx)?.truthy()? || eval(b, cx)?.truthy()?),
         Expr::Builtin(f, args) => {
-            let mut vals = Vec::with_capacity(args.len());
-            for a in args {
-                vals.push(eval(a, cx)?);
+            let mut small = [Value::Null; 4];
+            if args.len() <= small.len() {
+                for (slot, a) in small.iter_mut().zip(args) {
+                    *slot = eval(a, cx)?;
+                }
+                builtin(*f, &small[..args.len()])?
+            } else {
+                let vals = args
+                    .iter()
+                    .map(|a| eval(a, cx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                builtin(*f, &vals)?
             }
-            builtin(*f, &vals)?
         }
         Expr::Field(a, field) => match eval(a, cx)? {
             Value::Status(s) => match field {
@@ -341,6 +377,16 @@ mod tests {
         );
         assert!(binary(BinOp::Div, Value::Int(7), Value::Int(0)).is_err());
         assert!(binary(BinOp::Mul, Value::Int(i64::MAX), Value::Int(2)).is_err());
+    }
+
+    #[test]
+    fn floats_print_without_rounding_noise() {
+        assert_eq!(format_float(0.40239999999999154), "0.4024");
+        assert_eq!(format_float(1.5), "1.5");
+        assert_eq!(format_float(36.00520500000001), "36.005205");
+        assert_eq!(format_float(1.0e-9), "0.000000001");
+        assert_eq!(format_float(1.234567890123456e-7), "1.23456789012e-7");
+        assert_eq!(format_float(3.0), "3");
     }
 
     #[test]
