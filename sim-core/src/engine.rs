@@ -1373,3 +1373,17 @@ pub fn simulate(
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
     Engine::new(&specialized, machine, cfg, output)?.run()
 }
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// An idle LP must stay well under 1 KiB (issue 2); this is the part of
+    /// it in the LP array. Its requests and wait set live in slabs.
+    #[test]
+    fn lp_record_is_small() {
+        let lp = std::mem::size_of::<Lp>();
+        eprintln!("Lp {lp} B, Frame {} B, Request {} B, Msg {} B", std::mem::size_of::<Frame>(), std::mem::size_of::<Request>(), std::mem::size_of::<Msg>());
+        assert!(lp <= 512, "Lp is {lp} bytes");
+    }
+}
