@@ -1383,7 +1383,12 @@ mod size_tests {
     #[test]
     fn lp_record_is_small() {
         let lp = std::mem::size_of::<Lp>();
-        eprintln!("Lp {lp} B, Frame {} B, Request {} B, Msg {} B", std::mem::size_of::<Frame>(), std::mem::size_of::<Request>(), std::mem::size_of::<Msg>());
+        eprintln!(
+            "Lp {lp} B, Frame {} B, Request {} B, Msg {} B",
+            std::mem::size_of::<Frame>(),
+            std::mem::size_of::<Request>(),
+            std::mem::size_of::<Msg>()
+        );
         assert!(lp <= 512, "Lp is {lp} bytes");
     }
 }
