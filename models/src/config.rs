@@ -6,8 +6,10 @@ use std::cell::RefCell;
 use toml::{Table, Value};
 
 use crate::error::MachineError;
-use crate::params::{ChannelParams, CommModel, NodeParams, Placement};
-use crate::units::{self, UnitError};
+use crate::params::{
+    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, Segment,
+};
+use crate::units::{self, UnitError, format_size};
 
 /// A complete, static machine description: what a machine file says.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +40,19 @@ const CHANNEL_KEYS: &[&str] = &[
     "mtu",
     "eager_limit",
     "control_bytes",
+    "duplex",
+    "segments",
+];
+/// The keys of one `[[network.segments]]` table: `from` and the LogGP
+/// parameters that may change with the message size.
+const SEGMENT_KEYS: &[&str] = &[
+    "from",
+    "latency",
+    "bandwidth",
+    "gap_per_byte",
+    "send_overhead",
+    "recv_overhead",
+    "gap",
 ];
 
 const TIME_EXPECTED: &str = "a time such as \"30 us\"";
@@ -256,6 +271,32 @@ impl Walker<'_> {
             Some(value) => self.size(&key("control_bytes"), value, SIZE_EXPECTED)?,
             None => 0,
         };
+        let duplex = match table.get("duplex") {
+            None => Duplex::Full,
+            Some(value) => match value.as_str() {
+                Some("full") => Duplex::Full,
+                Some("half") => Duplex::Half,
+                _ => {
+                    return Err(self.bad_value(
+                        &key("duplex"),
+                        "\"full\" or \"half\"",
+                        value,
+                        None,
+                    ));
+                }
+            },
+        };
+        let base = LogGpParams {
+            latency,
+            send_overhead,
+            recv_overhead,
+            gap,
+            gap_per_byte,
+        };
+        let segments = match table.get("segments") {
+            None => Vec::new(),
+            Some(value) => self.segments(&key("segments"), value, &base)?,
+        };
         Ok(ChannelParams {
             latency,
             send_overhead,
@@ -265,6 +306,86 @@ impl Walker<'_> {
             mtu,
             eager_limit,
             control_bytes,
+            segments,
+            duplex,
+        })
+    }
+
+    /// `[[network.segments]]`: an array of tables, each with a required
+    /// `from` (strictly increasing) and any of the LogGP parameters; keys
+    /// not given inherit `base`.
+    fn segments(
+        &self,
+        key: &str,
+        value: &Value,
+        base: &LogGpParams,
+    ) -> Result<Vec<Segment>, MachineError> {
+        const EXPECTED: &str = "an array of tables `[[...segments]]` with `from` and parameters";
+        let Value::Array(items) = value else {
+            return Err(self.bad_value(key, EXPECTED, value, None));
+        };
+        let mut segments: Vec<Segment> = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let section = format!("{key}[{index}]");
+            let Value::Table(table) = item else {
+                return Err(self.bad_value(&section, "a table with `from`", item, None));
+            };
+            let segment = self.segment(&section, table, base)?;
+            // Not a let chain: those are newer than the MSRV (1.85).
+            if let Some(previous) = segments.last().filter(|p| segment.from <= p.from) {
+                return Err(self.out_of_range(
+                    &join(&section, "from"),
+                    not_increasing(segment.from, previous.from),
+                ));
+            }
+            segments.push(segment);
+        }
+        Ok(segments)
+    }
+
+    fn segment(
+        &self,
+        section: &str,
+        table: &Table,
+        base: &LogGpParams,
+    ) -> Result<Segment, MachineError> {
+        self.check_keys(section, table, SEGMENT_KEYS)?;
+        let key = |name: &str| join(section, name);
+        let from = match self.required(section, table, "from", Some(SIZE_EXPECTED)) {
+            Some(value) => self.size(&key("from"), &value, SIZE_EXPECTED)?,
+            None => 0, // placeholder; the missing key is reported
+        };
+        let time_or = |name: &str, inherited: f64| match table.get(name) {
+            Some(value) => self.time(&key(name), value),
+            None => Ok(inherited),
+        };
+        let latency = time_or("latency", base.latency)?;
+        let send_overhead = time_or("send_overhead", base.send_overhead)?;
+        let recv_overhead = time_or("recv_overhead", base.recv_overhead)?;
+        let gap = time_or("gap", base.gap)?;
+        let gap_per_byte = match (table.get("bandwidth"), table.get("gap_per_byte")) {
+            (Some(_), Some(_)) => {
+                return Err(MachineError::Conflict {
+                    file: self.file.into(),
+                    key: key("bandwidth"),
+                    other: key("gap_per_byte"),
+                });
+            }
+            (Some(bandwidth), None) => {
+                1.0 / self.positive_bandwidth(&key("bandwidth"), bandwidth)?
+            }
+            (None, Some(gap_per_byte)) => self.time(&key("gap_per_byte"), gap_per_byte)?,
+            (None, None) => base.gap_per_byte,
+        };
+        Ok(Segment {
+            from,
+            params: LogGpParams {
+                latency,
+                send_overhead,
+                recv_overhead,
+                gap,
+                gap_per_byte,
+            },
         })
     }
 
@@ -538,6 +659,15 @@ pub(crate) fn validate(spec: &MachineSpec, file: &str) -> Result<(), MachineErro
     Ok(())
 }
 
+fn not_increasing(from: u64, previous: u64) -> String {
+    format!(
+        "segments must have strictly increasing `from`: {} is not above the previous \
+         segment's {}",
+        format_size(from),
+        format_size(previous)
+    )
+}
+
 fn validate_channel(
     channel: &ChannelParams,
     section: &str,
@@ -556,6 +686,37 @@ fn validate_channel(
                 file: file.into(),
                 key: join(section, name),
                 reason: format!("must be a non-negative, finite time, got {seconds} s"),
+            });
+        }
+    }
+    for (index, segment) in channel.segments.iter().enumerate() {
+        let section = format!("{section}.segments[{index}]");
+        let params = &segment.params;
+        let times = [
+            ("latency", params.latency),
+            ("send_overhead", params.send_overhead),
+            ("recv_overhead", params.recv_overhead),
+            ("gap", params.gap),
+            ("gap_per_byte", params.gap_per_byte),
+        ];
+        for (name, seconds) in times {
+            if !(seconds >= 0.0 && seconds.is_finite()) {
+                return Err(MachineError::OutOfRange {
+                    file: file.into(),
+                    key: join(&section, name),
+                    reason: format!("must be a non-negative, finite time, got {seconds} s"),
+                });
+            }
+        }
+        let previous = index
+            .checked_sub(1)
+            .and_then(|i| channel.segments.get(i))
+            .filter(|p| segment.from <= p.from);
+        if let Some(previous) = previous {
+            return Err(MachineError::OutOfRange {
+                file: file.into(),
+                key: join(&section, "from"),
+                reason: not_increasing(segment.from, previous.from),
             });
         }
     }

@@ -21,4 +21,6 @@ pub mod units;
 pub use config::MachineSpec;
 pub use error::MachineError;
 pub use machine::{IN_MEMORY_FILE, LogGpMachine};
-pub use params::{ChannelParams, CommModel, NodeParams, Packets, Placement};
+pub use params::{
+    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Packets, Placement, Segment,
+};

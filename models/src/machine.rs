@@ -7,7 +7,7 @@ use sim_core::model::{Machine, MessageKind, Transfer};
 
 use crate::config::{self, MachineSpec};
 use crate::error::MachineError;
-use crate::params::{ChannelParams, CommModel, NodeParams, Placement};
+use crate::params::{ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement};
 use crate::units::{format_bandwidth, format_size, format_time};
 
 /// A sending channel whose "busy until" time serialises its messages.
@@ -156,6 +156,8 @@ impl LogGpMachine {
                 mtu: None,
                 eager_limit: 64 * KIB,
                 control_bytes: 64,
+                segments: Vec::new(),
+                duplex: Duplex::Full,
             },
             shm: Some(ChannelParams {
                 latency: 0.1 * US,
@@ -166,6 +168,8 @@ impl LogGpMachine {
                 mtu: None,
                 eager_limit: 64 * KIB,
                 control_bytes: 64,
+                segments: Vec::new(),
+                duplex: Duplex::Full,
             }),
         }
     }
@@ -302,16 +306,39 @@ fn describe_channel(channel: &ChannelParams) -> String {
     let mtu = channel
         .mtu
         .map_or_else(|| "unlimited".to_owned(), format_size);
-    format!(
-        "L {}, o_s {}, o_r {}, g {}, {} (G {}/B), MTU {mtu}, eager limit {}, control messages {}",
-        format_time(channel.latency),
-        format_time(channel.send_overhead),
-        format_time(channel.recv_overhead),
-        format_time(channel.gap),
-        format_bandwidth(channel.bandwidth()),
-        format_time(channel.gap_per_byte),
+    let mut text = format!(
+        "{}, MTU {mtu}, eager limit {}, control messages {}, {} duplex",
+        describe_loggp(&channel.base()),
         format_size(channel.eager_limit),
         format_size(channel.control_bytes),
+        channel.duplex.as_str(),
+    );
+    if let Some(first) = channel.segments.first() {
+        text.push_str(&format!(
+            " (these below {}); segments by message size:",
+            format_size(first.from)
+        ));
+        for (index, segment) in channel.segments.iter().enumerate() {
+            let separator = if index == 0 { " " } else { "; " };
+            text.push_str(&format!(
+                "{separator}from {}: {}",
+                format_size(segment.from),
+                describe_loggp(&segment.params)
+            ));
+        }
+    }
+    text
+}
+
+fn describe_loggp(params: &LogGpParams) -> String {
+    format!(
+        "L {}, o_s {}, o_r {}, g {}, {} (G {}/B)",
+        format_time(params.latency),
+        format_time(params.send_overhead),
+        format_time(params.recv_overhead),
+        format_time(params.gap),
+        format_bandwidth(params.bandwidth()),
+        format_time(params.gap_per_byte),
     )
 }
 
@@ -337,14 +364,20 @@ impl Machine for LogGpMachine {
         self.control_bytes_between(src, dst)
     }
 
-    /// `o_s` of the pair's channel set (LogGP).
-    fn send_overhead(&self, src: u32, dst: u32, _bytes: u64) -> f64 {
-        self.channel_params(src, dst).send_overhead
+    /// `o_s` of the pair's channel set (LogGP), from the segment of the
+    /// message's size.
+    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.channel_params(src, dst)
+            .params_for(bytes)
+            .send_overhead
     }
 
-    /// `o_r` of the pair's channel set (LogGP).
-    fn recv_overhead(&self, src: u32, dst: u32, _bytes: u64) -> f64 {
-        self.channel_params(src, dst).recv_overhead
+    /// `o_r` of the pair's channel set (LogGP), from the segment of the
+    /// message's size.
+    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.channel_params(src, dst)
+            .params_for(bytes)
+            .recv_overhead
     }
 
     /// With `P = post_time(n)` of the pair's channel set (see
@@ -377,7 +410,8 @@ impl Machine for LogGpMachine {
     ) -> Transfer {
         let shm = self.uses_shm(src, dst);
         let params = self.channel_params(src, dst);
-        let (latency, gap, send_overhead) = (params.latency, params.gap, params.send_overhead);
+        let segment = params.params_for(bytes);
+        let (latency, gap, send_overhead) = (segment.latency, segment.gap, segment.send_overhead);
         let (before_last, last) = params.post_split(bytes);
         let post = before_last + last;
         let channel = if shm {

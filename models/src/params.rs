@@ -27,6 +27,104 @@ pub struct ChannelParams {
     pub eager_limit: u64,
     /// Size of a rendezvous control message (RTS/CTS).
     pub control_bytes: u64,
+    /// Per-message-size parameters (piecewise LogGP), sorted by strictly
+    /// increasing [`Segment::from`]. A message of `n` bytes uses the last
+    /// segment whose `from <= n`, or the base values above when `n` is below
+    /// the first segment's `from` (or there are none).
+    pub segments: Vec<Segment>,
+    /// Whether a NIC (network) or a node's memory channel (shared memory)
+    /// moves data both ways at once.
+    pub duplex: Duplex,
+}
+
+impl Default for ChannelParams {
+    /// All times 0, infinite bandwidth (G = 0), unlimited MTU, eager limit
+    /// and control messages 0, no segments, full duplex: a base to fill in
+    /// with `..ChannelParams::default()`.
+    fn default() -> Self {
+        Self {
+            latency: 0.0,
+            send_overhead: 0.0,
+            recv_overhead: 0.0,
+            gap: 0.0,
+            gap_per_byte: 0.0,
+            mtu: None,
+            eager_limit: 0,
+            control_bytes: 0,
+            segments: Vec::new(),
+            duplex: Duplex::Full,
+        }
+    }
+}
+
+/// The LogGP parameters that depend on the message size: the base values of
+/// a channel set, or one segment's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogGpParams {
+    /// L: wire latency of one packet.
+    pub latency: f64,
+    /// o_s: CPU time the sender spends per packet.
+    pub send_overhead: f64,
+    /// o_r: CPU time the receiver spends to complete a receive.
+    pub recv_overhead: f64,
+    /// g: minimum time between the starts of two messages of one channel.
+    pub gap: f64,
+    /// G: seconds per byte.
+    pub gap_per_byte: f64,
+}
+
+impl LogGpParams {
+    /// Time of one packet of `m` bytes: `T(m) = o_s + L + m·G` (see
+    /// [`ChannelParams::packet_time`] for why `m·G` and not `(m − 1)·G`).
+    pub fn packet_time(&self, m: u64) -> f64 {
+        self.send_overhead + self.latency + m as f64 * self.gap_per_byte
+    }
+
+    /// Bandwidth in bytes per second (`1 / G`; infinite when G = 0).
+    pub fn bandwidth(&self) -> f64 {
+        1.0 / self.gap_per_byte
+    }
+}
+
+/// One segment of a piecewise LogGP channel set: the parameters of messages
+/// of at least `from` bytes (up to the next segment's `from`).
+///
+/// Piecewise parameters follow the protocol switches that make steps and
+/// changes of slope in measured ping-pong curves (e.g. an eager/rendezvous
+/// or inline/DMA switch); the same idea as the per-size-range parameters of
+/// Netgauge's PRTT LogGP measurement (Hoefler, Lichei, Rehm, "Low-Overhead
+/// LogGP Parameter Assessment for Modern Interconnection Networks", IPDPS
+/// 2007) and SimGrid's piecewise-linear SMPI network factors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// The smallest message size, in bytes, the segment applies to.
+    pub from: u64,
+    /// The segment's parameters; all five are set (keys a machine file
+    /// leaves out are filled in from the channel's base values when it is
+    /// read).
+    pub params: LogGpParams,
+}
+
+/// Whether a channel moves data in both directions at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Duplex {
+    /// Sending and receiving have separate timelines.
+    #[default]
+    Full,
+    /// Sending and receiving share one timeline: they serialise (a NIC on a
+    /// half-duplex bus such as 32-bit/33 MHz PCI, whose DMA moves data one
+    /// way at a time).
+    Half,
+}
+
+impl Duplex {
+    /// The name used in machine files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Duplex::Full => "full",
+            Duplex::Half => "half",
+        }
+    }
 }
 
 /// How a message of `n` bytes splits into packets of the system buffer.
@@ -48,9 +146,40 @@ impl Packets {
 }
 
 impl ChannelParams {
-    /// Bandwidth in bytes per second (`1 / G`; infinite when G = 0).
+    /// Bandwidth of the base values in bytes per second (`1 / G`; infinite
+    /// when G = 0).
     pub fn bandwidth(&self) -> f64 {
         1.0 / self.gap_per_byte
+    }
+
+    /// The base values (those in force below the first segment).
+    pub fn base(&self) -> LogGpParams {
+        LogGpParams {
+            latency: self.latency,
+            send_overhead: self.send_overhead,
+            recv_overhead: self.recv_overhead,
+            gap: self.gap,
+            gap_per_byte: self.gap_per_byte,
+        }
+    }
+
+    /// The index of the segment a message of `n` bytes uses: the last one
+    /// with `from <= n`; `None` for the base values.
+    pub fn segment_index(&self, n: u64) -> Option<usize> {
+        // `segments` is sorted by `from` (validated), so the segments with
+        // `from <= n` are a prefix.
+        self.segments
+            .partition_point(|segment| segment.from <= n)
+            .checked_sub(1)
+    }
+
+    /// The parameters of a message of `n` bytes (the whole message, before
+    /// MTU fragmentation): its segment's, or the base values.
+    pub fn params_for(&self, n: u64) -> LogGpParams {
+        match self.segment_index(n) {
+            Some(index) => self.segments[index].params,
+            None => self.base(),
+        }
     }
 
     /// Splits `n` bytes into packets. With a finite MTU M and n > M:
@@ -72,7 +201,8 @@ impl ChannelParams {
         }
     }
 
-    /// Time of one packet of `m` bytes: `T(m) = o_s + L + m·G`.
+    /// Time of a message of `m <= MTU` bytes, one packet:
+    /// `T(m) = o_s + L + m·G` with the parameters of `m`'s segment.
     ///
     /// ParJava (section 3): `Time(Post(n)) = b·n + d_p(n)`, `d_p(0) = l`, after
     /// LogGP (Alexandrov et al. 1995), with `d_p = o_s + L` here. LogGP charges
@@ -80,10 +210,11 @@ impl ChannelParams {
     /// bandwidth of a long message is exactly `1/G` and a 0-byte message
     /// costs exactly `o_s + L`.
     pub fn packet_time(&self, m: u64) -> f64 {
-        self.send_overhead + self.latency + m as f64 * self.gap_per_byte
+        self.params_for(m).packet_time(m)
     }
 
-    /// `Time(Post(n))`, the sum of the packet times.
+    /// `Time(Post(n))`, the sum of the packet times, all with the parameters
+    /// of the segment of `n` (the whole message).
     ///
     /// ParJava (section 3), stop-and-wait through a system buffer of MTU bytes:
     /// `Time(Post(n)) = floor(n/MTU)·Time(Post(MTU)) + Time(Post(n mod MTU))`,
@@ -94,14 +225,22 @@ impl ChannelParams {
         before_last + last
     }
 
+    /// The serialisation time of a message of `n` bytes, `W = Σ m·G` over
+    /// its packets `= n·G` with the G of `n`'s segment: how long its bytes
+    /// occupy a NIC (or memory channel) on either side.
+    pub fn wire_time(&self, n: u64) -> f64 {
+        n as f64 * self.params_for(n).gap_per_byte
+    }
+
     /// `post_time(n)` split into (all packets but the last, the last packet).
     pub(crate) fn post_split(&self, n: u64) -> (f64, f64) {
+        let params = self.params_for(n);
         let packets = self.packets(n);
-        let full_time = self.packet_time(packets.size);
+        let full_time = params.packet_time(packets.size);
         if packets.rest > 0 {
             (
                 packets.full as f64 * full_time,
-                self.packet_time(packets.rest),
+                params.packet_time(packets.rest),
             )
         } else {
             // `packets.full >= 1` here: `packets()` gives either `full = 1`

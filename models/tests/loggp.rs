@@ -2,7 +2,7 @@
 //! formula computed by hand, and the NIC state of `transfer`.
 
 use approx::assert_relative_eq;
-use models::{ChannelParams, LogGpMachine, Packets};
+use models::{ChannelParams, Duplex, LogGpMachine, Packets};
 use sim_core::model::{Machine, MessageKind, Transfer};
 
 const US: f64 = 1e-6;
@@ -18,6 +18,8 @@ fn channel(mtu: Option<u64>, gap: f64) -> ChannelParams {
         mtu,
         eager_limit: 65_536,
         control_bytes: 0,
+        segments: Vec::new(),
+        duplex: Duplex::Full,
     }
 }
 
