@@ -82,6 +82,13 @@ pub enum StmtKind {
         kernel: Ident,
         args: Vec<Arg>,
     },
+    /// `a[i] = e`, `a[i][j] += e`, ...: `indices` has at least one element.
+    AssignIndex {
+        name: Ident,
+        indices: Vec<Expr>,
+        op: Option<BinOp>,
+        value: Expr,
+    },
     /// A declaration (`param`, `kernel`, `fn`) where only statements may
     /// appear; already reported by the parser.
     Misplaced,
@@ -104,12 +111,21 @@ pub enum ExprKind {
     Any,
     Rank,
     Size,
+    /// The `world` communicator.
+    World,
     Name(String),
+    /// `[a, b, c]`.
+    Array(Vec<Expr>),
+    /// `a[i]`.
+    Index(Box<Expr>, Box<Expr>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
-    Call { name: Ident, args: Vec<Arg> },
+    Call {
+        name: Ident,
+        args: Vec<Arg>,
+    },
     Field(Box<Expr>, StatusField),
 }
 

@@ -37,9 +37,12 @@ pub enum TokenKind {
     Any,
     Rank,
     Size,
+    World,
     // Punctuation.
     LParen,
     RParen,
+    LBracket,
+    RBracket,
     LBrace,
     RBrace,
     Comma,
@@ -94,6 +97,7 @@ impl TokenKind {
             "any" => TokenKind::Any,
             "rank" => TokenKind::Rank,
             "size" => TokenKind::Size,
+            "world" => TokenKind::World,
             _ => return None,
         })
     }
@@ -125,8 +129,11 @@ impl fmt::Display for TokenKind {
             TokenKind::Any => "`any`",
             TokenKind::Rank => "`rank`",
             TokenKind::Size => "`size`",
+            TokenKind::World => "`world`",
             TokenKind::LParen => "`(`",
             TokenKind::RParen => "`)`",
+            TokenKind::LBracket => "`[`",
+            TokenKind::RBracket => "`]`",
             TokenKind::LBrace => "`{`",
             TokenKind::RBrace => "`}`",
             TokenKind::Comma => "`,`",
@@ -274,6 +281,8 @@ impl Lexer<'_, '_> {
             (b'|', b'|') => (TokenKind::OrOr, 2),
             (b'(', _) => (TokenKind::LParen, 1),
             (b')', _) => (TokenKind::RParen, 1),
+            (b'[', _) => (TokenKind::LBracket, 1),
+            (b']', _) => (TokenKind::RBracket, 1),
             (b'{', _) => (TokenKind::LBrace, 1),
             (b'}', _) => (TokenKind::RBrace, 1),
             (b',', _) => (TokenKind::Comma, 1),
@@ -487,6 +496,10 @@ mod tests {
             kinds("s.tag").0,
             vec![Ident("s".into()), Dot, Ident("tag".into()), Eof]
         );
+        assert_eq!(
+            kinds("a[0]").0,
+            vec![Ident("a".into()), LBracket, Int(0), RBracket, Eof]
+        );
         let (k, errs) = kinds("12abc");
         assert_eq!((k, errs), (vec![Error, Eof], 1));
         let (k, errs) = kinds("99999999999999999999");
@@ -521,7 +534,7 @@ mod tests {
     fn keywords_and_operators() {
         use TokenKind::*;
         assert_eq!(
-            kinds("let x += rank <= size && !any || y != null").0,
+            kinds("let x += rank <= size && !any || y != world").0,
             vec![
                 Let,
                 Ident("x".into()),
@@ -535,7 +548,7 @@ mod tests {
                 OrOr,
                 Ident("y".into()),
                 NotEq,
-                Null,
+                World,
                 Eof
             ]
         );

@@ -12,18 +12,38 @@ use std::collections::HashMap;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use sim_core::ir::{
-    self, BinOp, Builtin, CommOp, Constant, EdgeKind, FuncId, KernelId, MsgArgs, PrintArg, Slot,
-    Span, Terminator, UnOp,
+    self, BinOp, Builtin, CollArgs, CollKind, CommOp, Constant, EdgeKind, FuncId, KernelId,
+    MsgArgs, PrintArg, SendMode, Slot, Span, Terminator, UnOp,
 };
 
 use crate::ast::{self, Arg, ExprKind, Ident, Item, Module, StmtKind};
 use crate::diag::{Diagnostic, suggest};
 use crate::span::join;
 
-const COMM_OPS: [&str; 7] = [
-    "send", "recv", "isend", "irecv", "sendrecv", "wait", "waitall",
+/// Point-to-point communication and communicator operations (the
+/// collectives are [`CollKind::ALL`]).
+const COMM_OPS: [&str; 17] = [
+    "send",
+    "ssend",
+    "bsend",
+    "isend",
+    "issend",
+    "ibsend",
+    "recv",
+    "irecv",
+    "sendrecv",
+    "probe",
+    "iprobe",
+    "wait",
+    "waitall",
+    "waitany",
+    "test",
+    "comm_split",
+    "comm_dup",
 ];
 const STMT_OPS: [&str; 2] = ["print", "copy"];
+/// Pure builtins that are not [`Builtin`]s.
+const OTHER_BUILTINS: [&str; 3] = ["wtime", "rank_in", "size_in"];
 
 fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
@@ -34,16 +54,78 @@ fn builtin(name: &str) -> Option<Builtin> {
         "ceil" => Builtin::Ceil,
         "sqrt" => Builtin::Sqrt,
         "log2" => Builtin::Log2,
+        "array" => Builtin::ArrayOf,
+        "len" => Builtin::Len,
+        "sum" => Builtin::Sum,
         _ => return None,
     })
+}
+
+/// The names of [`builtin`], for suggestions.
+const BUILTIN_NAMES: [&str; 10] = [
+    "min", "max", "abs", "floor", "ceil", "sqrt", "log2", "array", "len", "sum",
+];
+
+fn collective(name: &str) -> Option<CollKind> {
+    CollKind::ALL.into_iter().find(|k| k.name() == name)
+}
+
+/// `send`, `ssend`, ...: the mode and whether it is nonblocking.
+fn send_op(name: &str) -> Option<(SendMode, bool)> {
+    Some(match name {
+        "send" => (SendMode::Standard, false),
+        "ssend" => (SendMode::Synchronous, false),
+        "bsend" => (SendMode::Buffered, false),
+        "isend" => (SendMode::Standard, true),
+        "issend" => (SendMode::Synchronous, true),
+        "ibsend" => (SendMode::Buffered, true),
+        _ => return None,
+    })
+}
+
+/// Communication: point-to-point, communicators and collectives.
+fn is_comm_op(name: &str) -> bool {
+    COMM_OPS.contains(&name) || collective(name).is_some()
+}
+
+/// Operations that set their request variables to null.
+fn is_wait_op(name: &str) -> bool {
+    matches!(name, "wait" | "waitall" | "waitany" | "test")
 }
 
 /// Names that cannot be declared as functions.
 fn is_reserved_fn(name: &str) -> bool {
     builtin(name).is_some()
-        || name == "wtime"
-        || COMM_OPS.contains(&name)
+        || OTHER_BUILTINS.contains(&name)
+        || is_comm_op(name)
         || STMT_OPS.contains(&name)
+}
+
+/// Every name that can be called, for suggestions.
+fn operation_names() -> impl Iterator<Item = &'static str> {
+    COMM_OPS
+        .into_iter()
+        .chain(CollKind::ALL.into_iter().map(CollKind::name))
+        .chain(STMT_OPS)
+        .chain(BUILTIN_NAMES)
+        .chain(OTHER_BUILTINS)
+}
+
+/// A note for an argument that `op` does not take but other operations do.
+fn misplaced_arg_note(op: &str, label: &str) -> Option<String> {
+    match label {
+        "bytes" if matches!(op, "probe" | "iprobe") => Some(format!(
+            "note: `{op}` does not receive the message; its status tells the size: `{op}(...).bytes`"
+        )),
+        "bytes" if op == "barrier" => Some("note: `barrier` carries no data".to_string()),
+        "to" if matches!(op, "recv" | "irecv" | "probe" | "iprobe") => {
+            Some(format!("note: `{op}` names the sender with `from:`"))
+        }
+        "from" if send_op(op).is_some() => {
+            Some(format!("note: `{op}` names the receiver with `to:`"))
+        }
+        _ => None,
+    }
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -80,7 +162,7 @@ struct Globals {
 
 impl Globals {
     fn is_impure_name(&self, name: &str) -> bool {
-        self.fns.contains_key(name) || COMM_OPS.contains(&name)
+        self.fns.contains_key(name) || is_comm_op(name)
     }
 
     /// Does evaluating `e` call a user function or a communication op?
@@ -92,12 +174,16 @@ impl Globals {
     fn waited_names<'a>(&self, e: &'a ast::Expr, out: &mut Vec<&'a str>) {
         match &e.kind {
             ExprKind::Unary(_, x) | ExprKind::Field(x, _) => self.waited_names(x, out),
-            ExprKind::Binary(_, l, r) | ExprKind::And(l, r) | ExprKind::Or(l, r) => {
+            ExprKind::Binary(_, l, r)
+            | ExprKind::And(l, r)
+            | ExprKind::Or(l, r)
+            | ExprKind::Index(l, r) => {
                 self.waited_names(l, out);
                 self.waited_names(r, out);
             }
+            ExprKind::Array(items) => items.iter().for_each(|x| self.waited_names(x, out)),
             ExprKind::Call { name, args } => {
-                let waits = matches!(name.name.as_str(), "wait" | "waitall");
+                let waits = is_wait_op(&name.name);
                 for a in args {
                     match &a.value.kind {
                         ExprKind::Name(n) if waits => out.push(n),
@@ -112,9 +198,11 @@ impl Globals {
     fn any_call(&self, e: &ast::Expr, pred: &dyn Fn(&str) -> bool) -> bool {
         match &e.kind {
             ExprKind::Unary(_, x) | ExprKind::Field(x, _) => self.any_call(x, pred),
-            ExprKind::Binary(_, l, r) | ExprKind::And(l, r) | ExprKind::Or(l, r) => {
-                self.any_call(l, pred) || self.any_call(r, pred)
-            }
+            ExprKind::Binary(_, l, r)
+            | ExprKind::And(l, r)
+            | ExprKind::Or(l, r)
+            | ExprKind::Index(l, r) => self.any_call(l, pred) || self.any_call(r, pred),
+            ExprKind::Array(items) => items.iter().any(|x| self.any_call(x, pred)),
             ExprKind::Call { name, args } => {
                 pred(&name.name) || args.iter().any(|a| self.any_call(&a.value, pred))
             }
@@ -379,14 +467,21 @@ fn is_stable(e: &ir::Expr, waited: &[Slot]) -> bool {
         | ir::Expr::Any
         | ir::Expr::Param(_)
         | ir::Expr::Rank
-        | ir::Expr::Size => true,
+        | ir::Expr::Size
+        | ir::Expr::World => true,
         ir::Expr::Wtime => false,
         ir::Expr::Local(s) => !waited.contains(s),
-        ir::Expr::Unary(_, x) | ir::Expr::Field(x, _) => is_stable(x, waited),
-        ir::Expr::Binary(_, l, r) | ir::Expr::And(l, r) | ir::Expr::Or(l, r) => {
-            is_stable(l, waited) && is_stable(r, waited)
+        ir::Expr::Unary(_, x)
+        | ir::Expr::Field(x, _)
+        | ir::Expr::RankIn(x)
+        | ir::Expr::SizeIn(x) => is_stable(x, waited),
+        ir::Expr::Binary(_, l, r)
+        | ir::Expr::And(l, r)
+        | ir::Expr::Or(l, r)
+        | ir::Expr::Index(l, r) => is_stable(l, waited) && is_stable(r, waited),
+        ir::Expr::Builtin(_, args) | ir::Expr::Array(args) => {
+            args.iter().all(|a| is_stable(a, waited))
         }
-        ir::Expr::Builtin(_, args) => args.iter().all(|a| is_stable(a, waited)),
     }
 }
 
@@ -398,7 +493,8 @@ fn is_constant(e: &ir::Expr) -> bool {
         | ir::Expr::Null
         | ir::Expr::Param(_)
         | ir::Expr::Rank
-        | ir::Expr::Size => true,
+        | ir::Expr::Size
+        | ir::Expr::World => true,
         ir::Expr::Unary(_, x) => is_constant(x),
         ir::Expr::Binary(_, l, r) => is_constant(l) && is_constant(r),
         _ => false,
@@ -605,6 +701,12 @@ impl<'g, 'e> FnCx<'g, 'e> {
         match &s.kind {
             StmtKind::Let { name, value } => self.let_stmt(name, value, span),
             StmtKind::Assign { name, op, value } => self.assign(name, *op, value, span),
+            StmtKind::AssignIndex {
+                name,
+                indices,
+                op,
+                value,
+            } => self.assign_index(name, indices, *op, value, span),
             StmtKind::If { cond, then_, else_ } => {
                 let c = self.cond(cond);
                 let then_b = self.new_block(span);
@@ -759,6 +861,112 @@ impl<'g, 'e> FnCx<'g, 'e> {
             value: v,
             span,
         });
+    }
+
+    /// `a[i] = e`, `a[i] op= e`, `a[i][j] = e`: replaces one element of the
+    /// array in variable `a`. Nested indices go through temporaries
+    /// (`t = a[i]; t[j] = e; a[i] = t`), as arrays are values.
+    fn assign_index(
+        &mut self,
+        name: &Ident,
+        indices: &[ast::Expr],
+        op: Option<BinOp>,
+        value: &ast::Expr,
+        span: Span,
+    ) {
+        let mut items: Vec<(&ast::Expr, bool)> = indices.iter().map(|i| (i, false)).collect();
+        items.push((value, false));
+        let Some(dst) = self.lookup_local(&name.name) else {
+            let d = if self.g.param_index.contains_key(&name.name) {
+                Diagnostic::new(
+                    format!("cannot assign to an element of param `{}`", name.name),
+                    name.span,
+                )
+                .with_label("params are constants")
+                .with_note(format!(
+                    "help: copy it into a variable first: `let my_{0} = {0}`, then `my_{0}[i] = ...`",
+                    name.name
+                ))
+            } else {
+                let mut d = Diagnostic::new(
+                    format!("cannot assign to undeclared variable `{}`", name.name),
+                    name.span,
+                )
+                .with_label("not declared")
+                .with_note(format!(
+                    "help: declare it with `let {} = array(n, 0)` or `let {} = [...]`",
+                    name.name, name.name
+                ));
+                let candidates = self.visible_names();
+                if let Some(s) = suggest(&name.name, candidates.iter().map(String::as_str)) {
+                    d = d.with_note(format!("help: did you mean `{s}`?"));
+                }
+                d
+            };
+            self.error(d);
+            // Still check the indices and the value.
+            self.expr_list(&items);
+            return;
+        };
+        let mut vals = self.expr_list(&items);
+        let v = vals.pop().unwrap_or(ir::Expr::Null);
+        let Some(last) = vals.pop() else {
+            // The parser gives at least one index; nothing to do otherwise.
+            return;
+        };
+        // An outer index is used twice (read, then write back): keep
+        // anything but a variable or a literal in a temporary.
+        let mut outer = Vec::with_capacity(vals.len());
+        for idx in vals {
+            let idx = match idx {
+                ir::Expr::Local(_) | ir::Expr::Const(_) | ir::Expr::Param(_) => idx,
+                other => {
+                    let t = self.temp();
+                    self.emit(ir::Stmt::Assign {
+                        dst: t,
+                        value: other,
+                        span,
+                    });
+                    ir::Expr::Local(t)
+                }
+            };
+            outer.push(idx);
+        }
+        let mut slots = vec![dst];
+        for idx in &outer {
+            let container = *slots.last().unwrap_or(&dst);
+            let t = self.temp();
+            self.emit(ir::Stmt::Assign {
+                dst: t,
+                value: ir::Expr::Index(Box::new(ir::Expr::Local(container)), Box::new(idx.clone())),
+                span,
+            });
+            slots.push(t);
+        }
+        let inner = *slots.last().unwrap_or(&dst);
+        let value = match op {
+            Some(op) => bin(
+                op,
+                ir::Expr::Index(Box::new(ir::Expr::Local(inner)), Box::new(last.clone())),
+                v,
+            ),
+            None => v,
+        };
+        self.emit(ir::Stmt::AssignIndex {
+            dst: inner,
+            index: last,
+            value,
+            span,
+        });
+        // Write the changed inner arrays back, innermost first.
+        for (k, idx) in outer.into_iter().enumerate().rev() {
+            self.emit(ir::Stmt::AssignIndex {
+                dst: slots[k],
+                index: idx,
+                value: ir::Expr::Local(slots[k + 1]),
+                span,
+            });
+        }
     }
 
     fn for_stmt(
@@ -979,7 +1187,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     self.error(
                         Diagnostic::new("`any` is only allowed as a receive's source or tag", e.span)
                             .with_label("wildcard not allowed here")
-                            .with_note("use it as `from: any` or `tag: any` of `recv`/`irecv`, or `from: any`/`recv_tag: any` of `sendrecv`"),
+                            .with_note("use it as `from: any` or `tag: any` of `recv`, `irecv`, `probe` and `iprobe`, or `from: any`/`recv_tag: any` of `sendrecv`"),
                     );
                 }
                 ir::Expr::Any
@@ -1007,6 +1215,17 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 }
             }
             ExprKind::Name(name) => self.name(name, e.span),
+            ExprKind::World => ir::Expr::World,
+            ExprKind::Array(items) => {
+                let items: Vec<(&ast::Expr, bool)> = items.iter().map(|x| (x, false)).collect();
+                ir::Expr::Array(self.expr_list(&items))
+            }
+            ExprKind::Index(a, i) => {
+                let mut v = self.expr_list(&[(a, false), (i, false)]).into_iter();
+                let a = v.next().unwrap_or(ir::Expr::Null);
+                let i = v.next().unwrap_or(ir::Expr::Null);
+                ir::Expr::Index(Box::new(a), Box::new(i))
+            }
             ExprKind::Unary(op, x) => match (op, self.expr(x)) {
                 // Fold `-literal` so that it prints and checks as a constant.
                 (UnOp::Neg, ir::Expr::Const(Constant::Int(v))) if v != i64::MIN => int(-v),
@@ -1162,7 +1381,11 @@ impl<'g, 'e> FnCx<'g, 'e> {
         if let Some(s) = suggest(name, candidates.iter().map(String::as_str)) {
             d = d.with_note(format!("help: did you mean `{s}`?"));
         }
-        if self.g.fns.contains_key(name) || builtin(name).is_some() || name == "wtime" {
+        if self.g.fns.contains_key(name)
+            || builtin(name).is_some()
+            || OTHER_BUILTINS.contains(&name)
+            || is_comm_op(name)
+        {
             d = d.with_note(format!(
                 "note: `{name}` is a function; call it with `{name}(...)`"
             ));
@@ -1221,6 +1444,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
             self.no_labels(fname, args);
             let (min_args, variadic) = match b {
                 Builtin::Min | Builtin::Max => (2, true),
+                Builtin::ArrayOf => (2, false),
                 _ => (1, false),
             };
             if variadic && args.len() < min_args {
@@ -1236,10 +1460,32 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     .with_label("expected 2 or more arguments"),
                 );
             } else if !variadic {
-                self.arity("builtin", name, args, span, 1, None);
+                self.arity("builtin", name, args, span, min_args, None);
             }
             let vals = self.args_values(args);
             return CallOut::Pure(ir::Expr::Builtin(b, vals));
+        }
+        if matches!(fname, "rank_in" | "size_in") {
+            self.no_labels(fname, args);
+            self.arity("builtin", name, args, span, 1, None);
+            if let Mode::ParamDefault(_) = self.mode {
+                self.error(
+                    Diagnostic::new(format!("`{fname}` cannot be used in a param default"), span)
+                        .with_label("differs between runs or ranks")
+                        .with_note("a param default may use literals and earlier params only"),
+                );
+            }
+            let c = Box::new(
+                self.args_values(args)
+                    .into_iter()
+                    .next()
+                    .unwrap_or(ir::Expr::Null),
+            );
+            return CallOut::Pure(if fname == "rank_in" {
+                ir::Expr::RankIn(c)
+            } else {
+                ir::Expr::SizeIn(c)
+            });
         }
         if fname == "wtime" {
             self.arity("builtin", name, args, span, 0, None);
@@ -1266,17 +1512,13 @@ impl<'g, 'e> FnCx<'g, 'e> {
             self.args_values(args);
             return CallOut::Stored(None);
         }
-        let is_comm = COMM_OPS.contains(&fname);
+        let is_comm = is_comm_op(fname);
         let sig = self.g.fns.get(fname).map(|s| (s.id, s.arity, s.span));
         if !is_comm && sig.is_none() {
             let mut d = Diagnostic::new(format!("unknown function `{fname}`"), name.span)
                 .with_label("no function of this name");
-            let mut candidates: Vec<&str> = self.g.fns.keys().map(String::as_str).collect();
-            candidates.extend(COMM_OPS);
-            candidates.extend(STMT_OPS);
-            candidates.extend([
-                "min", "max", "abs", "floor", "ceil", "sqrt", "log2", "wtime",
-            ]);
+            let mut candidates: Vec<&str> = operation_names().collect();
+            candidates.extend(self.g.fns.keys().map(String::as_str));
             if let Some(s) = suggest(fname, candidates) {
                 d = d.with_note(format!("help: did you mean `{s}`?"));
             }
@@ -1368,51 +1610,70 @@ impl<'g, 'e> FnCx<'g, 'e> {
     }
 
     fn comm(&mut self, op: &str, args: &[Arg], span: Span) -> Option<CommOp> {
+        if let Some(kind) = collective(op) {
+            return self.collective(kind, args, span);
+        }
+        if let Some((mode, nonblocking)) = send_op(op) {
+            let mut v = self.named_args(
+                op,
+                args,
+                &["to", "bytes", "tag", "comm"],
+                &["to", "bytes"],
+                &[],
+                span,
+            )?;
+            let m = MsgArgs {
+                peer: v.remove("to").unwrap_or(ir::Expr::Null),
+                tag: v.remove("tag").unwrap_or(int(0)),
+                bytes: v.remove("bytes").unwrap_or(ir::Expr::Null),
+                comm: v.remove("comm"),
+            };
+            return Some(if nonblocking {
+                CommOp::Isend(m, mode)
+            } else {
+                CommOp::Send(m, mode)
+            });
+        }
         match op {
-            "wait" => {
-                if args.len() != 1 {
+            "wait" | "test" => {
+                let [arg] = args else {
                     let name = Ident {
                         name: op.to_string(),
                         span,
                     };
                     self.arity("operation", &name, args, span, 1, None);
                     return None;
-                }
-                self.request_var(op, &args[0]).map(CommOp::Wait)
+                };
+                let slot = self.request_var(op, arg)?;
+                Some(if op == "wait" {
+                    CommOp::Wait(slot)
+                } else {
+                    CommOp::Test(slot)
+                })
             }
-            "waitall" => {
+            "waitall" | "waitany" => {
+                if op == "waitany" && args.is_empty() {
+                    self.error(
+                        Diagnostic::new("`waitany` needs at least one request", span)
+                            .with_label("no requests given")
+                            .with_note("help: name the request variables: `waitany(r1, r2)`"),
+                    );
+                    return None;
+                }
                 let slots: Vec<Option<Slot>> =
                     args.iter().map(|a| self.request_var(op, a)).collect();
-                slots
-                    .into_iter()
-                    .collect::<Option<Vec<_>>>()
-                    .map(CommOp::Waitall)
-            }
-            "send" | "isend" => {
-                let mut v = self.named_args(
-                    op,
-                    args,
-                    &["to", "bytes", "tag"],
-                    &["to", "bytes"],
-                    &[],
-                    span,
-                )?;
-                let m = MsgArgs {
-                    peer: v.remove("to").unwrap_or(ir::Expr::Null),
-                    tag: v.remove("tag").unwrap_or(int(0)),
-                    bytes: v.remove("bytes").unwrap_or(ir::Expr::Null),
-                };
-                Some(if op == "send" {
-                    CommOp::Send(m)
+                let slots = slots.into_iter().collect::<Option<Vec<_>>>()?;
+                Some(if op == "waitall" {
+                    CommOp::Waitall(slots)
                 } else {
-                    CommOp::Isend(m)
+                    CommOp::Waitany(slots)
                 })
             }
             "recv" | "irecv" => {
                 let mut v = self.named_args(
                     op,
                     args,
-                    &["from", "bytes", "tag"],
+                    &["from", "bytes", "tag", "comm"],
                     &["from", "bytes"],
                     &["from", "tag"],
                     span,
@@ -1421,6 +1682,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     peer: v.remove("from").unwrap_or(ir::Expr::Null),
                     tag: v.remove("tag").unwrap_or(int(0)),
                     bytes: v.remove("bytes").unwrap_or(ir::Expr::Null),
+                    comm: v.remove("comm"),
                 };
                 Some(if op == "recv" {
                     CommOp::Recv(m)
@@ -1428,31 +1690,113 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     CommOp::Irecv(m)
                 })
             }
+            "probe" | "iprobe" => {
+                let mut v = self.named_args(
+                    op,
+                    args,
+                    &["from", "tag", "comm"],
+                    &["from"],
+                    &["from", "tag"],
+                    span,
+                )?;
+                let m = MsgArgs {
+                    peer: v.remove("from").unwrap_or(ir::Expr::Null),
+                    tag: v.remove("tag").unwrap_or(int(0)),
+                    bytes: ir::Expr::Null,
+                    comm: v.remove("comm"),
+                };
+                Some(if op == "probe" {
+                    CommOp::Probe(m)
+                } else {
+                    CommOp::Iprobe(m)
+                })
+            }
             "sendrecv" => {
                 let mut v = self.named_args(
                     op,
                     args,
-                    &["to", "from", "bytes", "tag", "recv_bytes", "recv_tag"],
+                    &[
+                        "to",
+                        "from",
+                        "bytes",
+                        "tag",
+                        "recv_bytes",
+                        "recv_tag",
+                        "comm",
+                    ],
                     &["to", "from", "bytes"],
                     &["from", "recv_tag"],
                     span,
                 )?;
                 let bytes = v.remove("bytes").unwrap_or(ir::Expr::Null);
                 let tag = v.remove("tag").unwrap_or(int(0));
+                let comm = v.remove("comm");
                 let recv = MsgArgs {
                     peer: v.remove("from").unwrap_or(ir::Expr::Null),
                     tag: v.remove("recv_tag").unwrap_or_else(|| tag.clone()),
                     bytes: v.remove("recv_bytes").unwrap_or_else(|| bytes.clone()),
+                    comm: comm.clone(),
                 };
                 let send = MsgArgs {
                     peer: v.remove("to").unwrap_or(ir::Expr::Null),
                     tag,
                     bytes,
+                    comm,
                 };
                 Some(CommOp::Sendrecv { send, recv })
             }
+            "comm_split" => {
+                let mut v =
+                    self.named_args(op, args, &["color", "key", "comm"], &["color"], &[], span)?;
+                let comm = v.remove("comm");
+                // MPI orders the new ranks by key, then by rank in `comm`:
+                // the default keeps the parent's order.
+                let key = v.remove("key").unwrap_or_else(|| match &comm {
+                    Some(c) => ir::Expr::RankIn(Box::new(c.clone())),
+                    None => ir::Expr::Rank,
+                });
+                Some(CommOp::CommSplit {
+                    comm,
+                    color: v.remove("color").unwrap_or(ir::Expr::Null),
+                    key,
+                })
+            }
+            "comm_dup" => {
+                self.no_labels(op, args);
+                let name = Ident {
+                    name: op.to_string(),
+                    span,
+                };
+                let ok = self.arity("operation", &name, args, span, 1, None);
+                let c = self.args_values(args).into_iter().next();
+                c.filter(|_| ok).map(CommOp::CommDup)
+            }
             _ => None,
         }
+    }
+
+    /// `bcast(root:, bytes:, comm:)` and the other collectives.
+    fn collective(&mut self, kind: CollKind, args: &[Arg], span: Span) -> Option<CommOp> {
+        let mut allowed: Vec<&'static str> = Vec::with_capacity(3);
+        if kind.rooted() {
+            allowed.push("root");
+        }
+        if kind.has_bytes() {
+            allowed.push("bytes");
+        }
+        allowed.push("comm");
+        let required: &[&str] = if kind.has_bytes() { &["bytes"] } else { &[] };
+        let mut v = self.named_args(kind.name(), args, &allowed, required, &[], span)?;
+        Some(CommOp::Collective(CollArgs {
+            kind,
+            root: kind.rooted().then(|| v.remove("root").unwrap_or(int(0))),
+            bytes: if kind.has_bytes() {
+                Some(v.remove("bytes").unwrap_or(ir::Expr::Null))
+            } else {
+                None
+            },
+            comm: v.remove("comm"),
+        }))
     }
 
     /// Checks and lowers named arguments (in source order). `None` after an
@@ -1487,13 +1831,22 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 continue;
             };
             let Some(&key) = allowed.iter().find(|k| **k == label.name) else {
-                let mut d = Diagnostic::new(
-                    format!("unknown argument `{}` for `{op}`", label.name),
-                    label.span,
-                )
-                .with_label("unknown argument");
+                let mut d = if label.name == "root" && collective(op).is_some() {
+                    Diagnostic::new(format!("`{op}` takes no `root:` argument"), label.span)
+                        .with_label("not a rooted collective")
+                        .with_note("note: only `bcast`, `reduce`, `gather`, `gatherv`, `scatter` and `scatterv` have a root")
+                } else {
+                    Diagnostic::new(
+                        format!("unknown argument `{}` for `{op}`", label.name),
+                        label.span,
+                    )
+                    .with_label("unknown argument")
+                };
                 if let Some(s) = suggest(&label.name, allowed.iter().copied()) {
                     d = d.with_note(format!("help: did you mean `{s}:`?"));
+                }
+                if let Some(note) = misplaced_arg_note(op, &label.name) {
+                    d = d.with_note(note);
                 }
                 d = d.with_note(format!("`{op}` takes {expected}"));
                 self.error(d);

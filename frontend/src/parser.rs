@@ -418,6 +418,35 @@ impl Parser<'_, '_> {
                 let value = self.expr()?;
                 StmtKind::Assign { name, op, value }
             }
+            TokenKind::Ident(_)
+                if matches!(self.peek_nth(1), TokenKind::LBracket | TokenKind::Dot) =>
+            {
+                let target = self.expr()?;
+                let Some(op) = self.assign_op(self.peek()) else {
+                    return Ok(Stmt {
+                        span: self.since(start),
+                        kind: StmtKind::Expr(target),
+                    });
+                };
+                let Some((name, indices)) = index_target(&target) else {
+                    let span = self.span();
+                    self.report(
+                        Diagnostic::new("cannot assign to this expression", target.span)
+                            .with_label("not a variable or an array element")
+                            .with_secondary(span, "assignment here")
+                            .with_note("help: assign a variable (`x = e`) or an element of an array variable (`a[i] = e`)"),
+                    );
+                    return Err(Stop);
+                };
+                self.bump();
+                let value = self.expr()?;
+                StmtKind::AssignIndex {
+                    name,
+                    indices,
+                    op,
+                    value,
+                }
+            }
             TokenKind::If => return self.if_stmt(),
             TokenKind::For => {
                 self.bump();
@@ -673,30 +702,25 @@ impl Parser<'_, '_> {
 
     fn postfix_expr(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
-        while self.at(&TokenKind::Dot) {
-            self.bump();
-            let field = match self.peek() {
-                TokenKind::Ident(w) if w == "source" => StatusField::Source,
-                TokenKind::Ident(w) if w == "tag" => StatusField::Tag,
-                TokenKind::Ident(w) if w == "bytes" => StatusField::Bytes,
-                TokenKind::Ident(w) => {
-                    let w = w.clone();
-                    let span = self.span();
-                    self.report(
-                        Diagnostic::new(format!("unknown status field `{w}`"), span)
-                            .with_label("expected `source`, `tag` or `bytes`"),
-                    );
-                    return Err(Stop);
+        loop {
+            match self.peek() {
+                TokenKind::Dot => e = self.field(e)?,
+                TokenKind::LBracket => {
+                    self.bump();
+                    self.enter_paren()?;
+                    let index = self.or_expr();
+                    self.paren_depth -= 1;
+                    let index = index?;
+                    self.expect(&TokenKind::RBracket, "`]` after the index")?;
+                    let span = self.since(e.span);
+                    self.node(span)?;
+                    e = Expr {
+                        kind: ExprKind::Index(Box::new(e), Box::new(index)),
+                        span,
+                    };
                 }
-                _ => return Err(self.expected("a status field (`source`, `tag` or `bytes`)")),
-            };
-            self.bump();
-            let span = self.since(e.span);
-            self.node(span)?;
-            e = Expr {
-                kind: ExprKind::Field(Box::new(e), field),
-                span,
-            };
+                _ => break,
+            }
         }
         if self.at(&TokenKind::LParen) {
             let span = self.span();
@@ -708,6 +732,33 @@ impl Parser<'_, '_> {
             return Err(Stop);
         }
         Ok(e)
+    }
+
+    /// `e.source`, `e.tag`, `e.bytes`, at the `.`.
+    fn field(&mut self, e: Expr) -> PResult<Expr> {
+        self.bump();
+        let field = match self.peek() {
+            TokenKind::Ident(w) if w == "source" => StatusField::Source,
+            TokenKind::Ident(w) if w == "tag" => StatusField::Tag,
+            TokenKind::Ident(w) if w == "bytes" => StatusField::Bytes,
+            TokenKind::Ident(w) => {
+                let w = w.clone();
+                let span = self.span();
+                self.report(
+                    Diagnostic::new(format!("unknown status field `{w}`"), span)
+                        .with_label("expected `source`, `tag` or `bytes`"),
+                );
+                return Err(Stop);
+            }
+            _ => return Err(self.expected("a status field (`source`, `tag` or `bytes`)")),
+        };
+        self.bump();
+        let span = self.since(e.span);
+        self.node(span)?;
+        Ok(Expr {
+            kind: ExprKind::Field(Box::new(e), field),
+            span,
+        })
     }
 
     fn enter_paren(&mut self) -> PResult<()> {
@@ -735,6 +786,18 @@ impl Parser<'_, '_> {
             TokenKind::Any => ExprKind::Any,
             TokenKind::Rank => ExprKind::Rank,
             TokenKind::Size => ExprKind::Size,
+            TokenKind::World => ExprKind::World,
+            TokenKind::LBracket => {
+                self.node(span)?;
+                self.bump();
+                self.enter_paren()?;
+                let items = self.array_items();
+                self.paren_depth -= 1;
+                return Ok(Expr {
+                    kind: ExprKind::Array(items?),
+                    span: self.since(span),
+                });
+            }
             TokenKind::Ident(name) => {
                 self.bump();
                 if self.at(&TokenKind::LParen) {
@@ -803,6 +866,43 @@ impl Parser<'_, '_> {
         self.expect(&TokenKind::RParen, "`,` or `)` after the argument")?;
         Ok(args)
     }
+
+    /// The elements of an array literal, after the `[`, up to and with the `]`.
+    fn array_items(&mut self) -> PResult<Vec<Expr>> {
+        let mut items = Vec::new();
+        while !self.at(&TokenKind::RBracket) {
+            items.push(self.or_expr()?);
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        self.expect(&TokenKind::RBracket, "`,` or `]` after the array element")?;
+        Ok(items)
+    }
+}
+
+/// `a[i][j]` as an assignment target: the variable and the indices, outermost
+/// first; `None` for anything else.
+fn index_target(e: &Expr) -> Option<(Ident, Vec<Expr>)> {
+    let mut indices = Vec::new();
+    let mut cur = e;
+    loop {
+        match &cur.kind {
+            ExprKind::Index(base, index) => {
+                indices.push((**index).clone());
+                cur = base;
+            }
+            ExprKind::Name(name) if !indices.is_empty() => {
+                indices.reverse();
+                let name = Ident {
+                    name: name.clone(),
+                    span: cur.span,
+                };
+                return Some((name, indices));
+            }
+            _ => return None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -830,7 +930,13 @@ mod tests {
             ExprKind::Any => "any".into(),
             ExprKind::Rank => "rank".into(),
             ExprKind::Size => "size".into(),
+            ExprKind::World => "world".into(),
             ExprKind::Name(n) => n.clone(),
+            ExprKind::Array(items) => {
+                let items: Vec<String> = items.iter().map(show).collect();
+                format!("[{}]", items.join(", "))
+            }
+            ExprKind::Index(a, i) => format!("{}[{}]", show(a), show(i)),
             ExprKind::Unary(op, x) => {
                 format!("({}{})", if *op == UnOp::Neg { "-" } else { "!" }, show(x))
             }

@@ -404,7 +404,7 @@ fn param_overrides() {
 /// printer assumes.
 #[test]
 fn printed_expressions_read_back_with_the_same_meaning() {
-    use sim_core::value::{EvalCx, Value, eval};
+    use sim_core::value::{EvalCx, Value, WorldOnly, eval};
 
     struct Rng(u64);
     impl Rng {
@@ -460,6 +460,7 @@ fn printed_expressions_read_back_with_the_same_meaning() {
             rank: 5,
             size: 8,
             clock: 0.0,
+            comms: &WorldOnly(8),
         };
         Some((expr_to_string(value, &p, f), eval(value, &cx)))
     }

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use petgraph::visit::EdgeRef;
 
 use crate::ir::{
-    BinOp, Block, CommOp, Constant, EdgeKind, Expr, Function, MsgArgs, PrintArg, Program,
-    StatusField, Stmt, Terminator, UnOp,
+    BinOp, Block, CollArgs, CommOp, Constant, EdgeKind, Expr, Function, MsgArgs, PrintArg, Program,
+    SendMode, StatusField, Stmt, Terminator, UnOp,
 };
 
 /// Binding strength, lowest first (as in the language's grammar).
@@ -95,6 +95,27 @@ fn write_expr(out: &mut String, e: &Expr, names: &Names<'_>, min_prec: u8) {
         Expr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Expr::Null => out.push_str("null"),
         Expr::Any => out.push_str("any"),
+        Expr::World => out.push_str("world"),
+        Expr::RankIn(c) | Expr::SizeIn(c) => {
+            out.push_str(if matches!(e, Expr::RankIn(_)) {
+                "rank_in("
+            } else {
+                "size_in("
+            });
+            write_expr(out, c, names, 0);
+            out.push(')');
+        }
+        Expr::Array(items) => {
+            out.push('[');
+            write_list(out, items, names);
+            out.push(']');
+        }
+        Expr::Index(a, i) => {
+            write_expr(out, a, names, P_POSTFIX);
+            out.push('[');
+            write_expr(out, i, names, 0);
+            out.push(']');
+        }
         Expr::Local(s) => out.push_str(&names.local(*s)),
         Expr::Param(i) => out.push_str(&names.param(*i)),
         Expr::Rank => out.push_str("rank"),
@@ -143,14 +164,19 @@ fn write_expr(out: &mut String, e: &Expr, names: &Names<'_>, min_prec: u8) {
     }
 }
 
-fn write_args(out: &mut String, args: &[Expr], names: &Names<'_>) {
-    out.push('(');
-    for (i, a) in args.iter().enumerate() {
+/// `a, b, c`
+fn write_list(out: &mut String, items: &[Expr], names: &Names<'_>) {
+    for (i, a) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
         write_expr(out, a, names, 0);
     }
+}
+
+fn write_args(out: &mut String, args: &[Expr], names: &Names<'_>) {
+    out.push('(');
+    write_list(out, args, names);
     out.push(')');
 }
 
@@ -183,13 +209,69 @@ fn string_literal(s: &str) -> String {
     out
 }
 
-fn msg_args(out: &mut String, peer: &str, m: &MsgArgs, names: &Names<'_>) {
-    let _ = write!(out, "{peer}: ");
+/// `, name: e`
+fn named(out: &mut String, name: &str, e: &Expr, names: &Names<'_>) {
+    let _ = write!(out, ", {name}: ");
+    write_expr(out, e, names, 0);
+}
+
+/// `, comm: c` when a communicator other than the default is given.
+fn comm_arg(out: &mut String, comm: Option<&Expr>, names: &Names<'_>) {
+    if let Some(c) = comm {
+        named(out, "comm", c, names);
+    }
+}
+
+/// `op(peer: p, bytes: b, tag: t[, comm: c])`; probes have no `bytes:`.
+fn msg_op(out: &mut String, op: &str, peer: &str, m: &MsgArgs, names: &Names<'_>) {
+    let _ = write!(out, "{op}({peer}: ");
     write_expr(out, &m.peer, names, 0);
-    out.push_str(", bytes: ");
-    write_expr(out, &m.bytes, names, 0);
-    out.push_str(", tag: ");
-    write_expr(out, &m.tag, names, 0);
+    if !matches!(op, "probe" | "iprobe") {
+        named(out, "bytes", &m.bytes, names);
+    }
+    named(out, "tag", &m.tag, names);
+    comm_arg(out, m.comm.as_ref(), names);
+    out.push(')');
+}
+
+fn send_name(mode: SendMode, nonblocking: bool) -> &'static str {
+    match (mode, nonblocking) {
+        (SendMode::Standard, false) => "send",
+        (SendMode::Synchronous, false) => "ssend",
+        (SendMode::Buffered, false) => "bsend",
+        (SendMode::Standard, true) => "isend",
+        (SendMode::Synchronous, true) => "issend",
+        (SendMode::Buffered, true) => "ibsend",
+    }
+}
+
+/// `bcast(root: r, bytes: b[, comm: c])`, `barrier()`, ...
+fn collective(out: &mut String, c: &CollArgs, names: &Names<'_>) {
+    out.push_str(c.kind.name());
+    out.push('(');
+    let mut parts: Vec<(&str, &Expr)> = Vec::new();
+    if let Some(root) = &c.root {
+        parts.push(("root", root));
+    }
+    if let Some(bytes) = &c.bytes {
+        parts.push(("bytes", bytes));
+    }
+    if let Some(comm) = &c.comm {
+        parts.push(("comm", comm));
+    }
+    for (i, (name, e)) in parts.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{name}: ");
+        write_expr(out, e, names, 0);
+    }
+    out.push(')');
+}
+
+fn slot_list(out: &mut String, op: &str, slots: &[u32], names: &Names<'_>) {
+    let list: Vec<String> = slots.iter().map(|s| names.local(*s)).collect();
+    let _ = write!(out, "{op}({})", list.join(", "));
 }
 
 fn write_stmt(out: &mut String, s: &Stmt, names: &Names<'_>) {
@@ -201,6 +283,17 @@ fn write_stmt(out: &mut String, s: &Stmt, names: &Names<'_>) {
     match s {
         Stmt::Assign { dst: d, value, .. } => {
             let _ = write!(out, "{} = ", names.local(*d));
+            write_expr(out, value, names, 0);
+        }
+        Stmt::AssignIndex {
+            dst: d,
+            index,
+            value,
+            ..
+        } => {
+            let _ = write!(out, "{}[", names.local(*d));
+            write_expr(out, index, names, 0);
+            out.push_str("] = ");
             write_expr(out, value, names, 0);
         }
         Stmt::Compute { kernel, args, .. } => {
@@ -245,45 +338,39 @@ fn write_stmt(out: &mut String, s: &Stmt, names: &Names<'_>) {
         Stmt::Comm { op, dst: d, .. } => {
             dst(out, d);
             match op {
-                CommOp::Send(m) | CommOp::Isend(m) => {
-                    out.push_str(if matches!(op, CommOp::Send(_)) {
-                        "send("
-                    } else {
-                        "isend("
-                    });
-                    msg_args(out, "to", m, names);
-                    out.push(')');
-                }
-                CommOp::Recv(m) | CommOp::Irecv(m) => {
-                    out.push_str(if matches!(op, CommOp::Recv(_)) {
-                        "recv("
-                    } else {
-                        "irecv("
-                    });
-                    msg_args(out, "from", m, names);
-                    out.push(')');
-                }
+                CommOp::Send(m, mode) => msg_op(out, send_name(*mode, false), "to", m, names),
+                CommOp::Isend(m, mode) => msg_op(out, send_name(*mode, true), "to", m, names),
+                CommOp::Recv(m) => msg_op(out, "recv", "from", m, names),
+                CommOp::Irecv(m) => msg_op(out, "irecv", "from", m, names),
+                CommOp::Probe(m) => msg_op(out, "probe", "from", m, names),
+                CommOp::Iprobe(m) => msg_op(out, "iprobe", "from", m, names),
                 CommOp::Sendrecv { send, recv } => {
                     out.push_str("sendrecv(to: ");
                     write_expr(out, &send.peer, names, 0);
-                    out.push_str(", from: ");
-                    write_expr(out, &recv.peer, names, 0);
-                    out.push_str(", bytes: ");
-                    write_expr(out, &send.bytes, names, 0);
-                    out.push_str(", tag: ");
-                    write_expr(out, &send.tag, names, 0);
-                    out.push_str(", recv_bytes: ");
-                    write_expr(out, &recv.bytes, names, 0);
-                    out.push_str(", recv_tag: ");
-                    write_expr(out, &recv.tag, names, 0);
+                    named(out, "from", &recv.peer, names);
+                    named(out, "bytes", &send.bytes, names);
+                    named(out, "tag", &send.tag, names);
+                    named(out, "recv_bytes", &recv.bytes, names);
+                    named(out, "recv_tag", &recv.tag, names);
+                    comm_arg(out, send.comm.as_ref(), names);
                     out.push(')');
                 }
-                CommOp::Wait(slot) => {
-                    let _ = write!(out, "wait({})", names.local(*slot));
+                CommOp::Wait(slot) => slot_list(out, "wait", &[*slot], names),
+                CommOp::Waitall(slots) => slot_list(out, "waitall", slots, names),
+                CommOp::Waitany(slots) => slot_list(out, "waitany", slots, names),
+                CommOp::Test(slot) => slot_list(out, "test", &[*slot], names),
+                CommOp::Collective(c) => collective(out, c, names),
+                CommOp::CommSplit { comm, color, key } => {
+                    out.push_str("comm_split(color: ");
+                    write_expr(out, color, names, 0);
+                    named(out, "key", key, names);
+                    comm_arg(out, comm.as_ref(), names);
+                    out.push(')');
                 }
-                CommOp::Waitall(slots) => {
-                    let list: Vec<String> = slots.iter().map(|s| names.local(*s)).collect();
-                    let _ = write!(out, "waitall({})", list.join(", "));
+                CommOp::CommDup(c) => {
+                    out.push_str("comm_dup(");
+                    write_expr(out, c, names, 0);
+                    out.push(')');
                 }
             }
         }
@@ -304,6 +391,7 @@ pub fn stmt_to_string(s: &Stmt, program: &Program, func: &Function) -> String {
 fn stmt_line(s: &Stmt) -> u32 {
     match s {
         Stmt::Assign { span, .. }
+        | Stmt::AssignIndex { span, .. }
         | Stmt::Compute { span, .. }
         | Stmt::Copy { span, .. }
         | Stmt::Print { span, .. }

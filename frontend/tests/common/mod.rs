@@ -1,19 +1,36 @@
 //! Checks of the IR invariants written at the top of `sim_core::ir`.
 
 use petgraph::visit::EdgeRef;
-use sim_core::ir::{CommOp, EdgeKind, Expr, Function, PrintArg, Program, Stmt, Terminator};
+use sim_core::ir::{
+    CommOp, EdgeKind, Expr, Function, MsgArgs, PrintArg, Program, Stmt, Terminator,
+};
 
 fn check_expr(e: &Expr, p: &Program, f: &Function) {
     match e {
         Expr::Local(s) => assert!(*s < f.num_locals, "slot {s} out of range in {}", f.name),
         Expr::Param(i) => assert!((*i as usize) < p.params.len(), "param {i} out of range"),
-        Expr::Unary(_, x) | Expr::Field(x, _) => check_expr(x, p, f),
-        Expr::Binary(_, l, r) | Expr::And(l, r) | Expr::Or(l, r) => {
+        Expr::Unary(_, x) | Expr::Field(x, _) | Expr::RankIn(x) | Expr::SizeIn(x) => {
+            check_expr(x, p, f)
+        }
+        Expr::Binary(_, l, r) | Expr::And(l, r) | Expr::Or(l, r) | Expr::Index(l, r) => {
             check_expr(l, p, f);
             check_expr(r, p, f);
         }
-        Expr::Builtin(_, args) => args.iter().for_each(|a| check_expr(a, p, f)),
-        _ => {}
+        Expr::Builtin(_, args) | Expr::Array(args) => args.iter().for_each(|a| check_expr(a, p, f)),
+        Expr::Const(_)
+        | Expr::Bool(_)
+        | Expr::Null
+        | Expr::Any
+        | Expr::World
+        | Expr::Rank
+        | Expr::Size
+        | Expr::Wtime => {}
+    }
+}
+
+fn check_msg(m: &MsgArgs, p: &Program, f: &Function) {
+    for e in [&m.peer, &m.tag, &m.bytes].into_iter().chain(&m.comm) {
+        check_expr(e, p, f);
     }
 }
 
@@ -34,11 +51,13 @@ pub fn check_invariants(p: &Program) {
         fn max_param(e: &Expr) -> Option<u32> {
             match e {
                 Expr::Param(i) => Some(*i),
-                Expr::Unary(_, x) | Expr::Field(x, _) => max_param(x),
-                Expr::Binary(_, l, r) | Expr::And(l, r) | Expr::Or(l, r) => {
+                Expr::Unary(_, x) | Expr::Field(x, _) | Expr::RankIn(x) | Expr::SizeIn(x) => {
+                    max_param(x)
+                }
+                Expr::Binary(_, l, r) | Expr::And(l, r) | Expr::Or(l, r) | Expr::Index(l, r) => {
                     max_param(l).max(max_param(r))
                 }
-                Expr::Builtin(_, a) => a.iter().filter_map(max_param).max(),
+                Expr::Builtin(_, a) | Expr::Array(a) => a.iter().filter_map(max_param).max(),
                 _ => None,
             }
         }
@@ -55,6 +74,13 @@ pub fn check_invariants(p: &Program) {
                 match s {
                     Stmt::Assign { dst, value, .. } => {
                         assert!(*dst < f.num_locals);
+                        check_expr(value, p, f);
+                    }
+                    Stmt::AssignIndex {
+                        dst, index, value, ..
+                    } => {
+                        assert!(*dst < f.num_locals);
+                        check_expr(index, p, f);
                         check_expr(value, p, f);
                     }
                     Stmt::Compute { kernel, args, .. } => {
@@ -79,28 +105,37 @@ pub fn check_invariants(p: &Program) {
                     Stmt::Comm { op, dst, .. } => {
                         assert!(dst.is_none_or(|d| d < f.num_locals));
                         match op {
-                            CommOp::Send(m)
+                            CommOp::Send(m, _)
+                            | CommOp::Isend(m, _)
                             | CommOp::Recv(m)
-                            | CommOp::Isend(m)
-                            | CommOp::Irecv(m) => {
-                                for e in [&m.peer, &m.tag, &m.bytes] {
-                                    check_expr(e, p, f);
-                                }
+                            | CommOp::Irecv(m) => check_msg(m, p, f),
+                            CommOp::Probe(m) | CommOp::Iprobe(m) => {
+                                assert!(matches!(m.bytes, Expr::Null));
+                                check_msg(m, p, f);
                             }
                             CommOp::Sendrecv { send, recv } => {
-                                for e in [
-                                    &send.peer,
-                                    &send.tag,
-                                    &send.bytes,
-                                    &recv.peer,
-                                    &recv.tag,
-                                    &recv.bytes,
-                                ] {
+                                check_msg(send, p, f);
+                                check_msg(recv, p, f);
+                            }
+                            CommOp::Wait(s) | CommOp::Test(s) => assert!(*s < f.num_locals),
+                            CommOp::Waitall(ss) => assert!(ss.iter().all(|s| *s < f.num_locals)),
+                            CommOp::Waitany(ss) => {
+                                assert!(!ss.is_empty());
+                                assert!(ss.iter().all(|s| *s < f.num_locals));
+                            }
+                            CommOp::Collective(c) => {
+                                assert_eq!(c.root.is_some(), c.kind.rooted(), "{:?}", c.kind);
+                                assert_eq!(c.bytes.is_some(), c.kind.has_bytes(), "{:?}", c.kind);
+                                for e in c.root.iter().chain(&c.bytes).chain(&c.comm) {
                                     check_expr(e, p, f);
                                 }
                             }
-                            CommOp::Wait(s) => assert!(*s < f.num_locals),
-                            CommOp::Waitall(ss) => assert!(ss.iter().all(|s| *s < f.num_locals)),
+                            CommOp::CommSplit { comm, color, key } => {
+                                for e in [color, key].into_iter().chain(comm) {
+                                    check_expr(e, p, f);
+                                }
+                            }
+                            CommOp::CommDup(c) => check_expr(c, p, f),
                         }
                     }
                 }
