@@ -5,7 +5,10 @@
 //! communication models of the ParJava interpreter (Padaryan, "Estimating
 //! parallel program run time with the ParJava interpreter"): *Hardware*,
 //! every rank on its own node, and *SMP*, ranks placed on nodes whose
-//! intra-node messages use shared-memory parameters.
+//! intra-node messages use shared-memory parameters. Parameters can change
+//! with the message size (piecewise LogGP, [`Segment`]), and NICs and
+//! memory channels have transmit and receive timelines, shared in half
+//! duplex ([`Duplex`]).
 //!
 //! Machines are described in TOML with units written out (see [`units`]:
 //! `MB` = 10^6 bytes, `MiB` = 2^20 bytes) and loaded with

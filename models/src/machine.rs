@@ -10,13 +10,23 @@ use crate::error::MachineError;
 use crate::params::{ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement};
 use crate::units::{format_bandwidth, format_size, format_time};
 
-/// A sending channel whose "busy until" time serialises its messages.
+/// A "free at" timeline: the time from which the resource can take the next
+/// message. A NIC (or memory channel) has a transmit and a receive timeline
+/// in full duplex, one shared timeline in half duplex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Channel {
-    /// The NIC of a node, shared by all its ranks.
-    Nic(u32),
-    /// The shared-memory channel of one sending rank.
-    Shm(u32),
+enum Timeline {
+    /// The transmit side of a node's NIC, shared by all its ranks; in half
+    /// duplex also its receive side.
+    NicTx(u32),
+    /// The receive side of a node's NIC (full duplex).
+    NicRx(u32),
+    /// The shared-memory channel of one sending rank (full duplex).
+    ShmTx(u32),
+    /// The shared-memory channel of one receiving rank (full duplex).
+    ShmRx(u32),
+    /// The memory channel of a node, shared by all shared-memory messages
+    /// of its ranks both ways (half duplex).
+    ShmNode(u32),
 }
 
 /// A machine in the LogGP model with ParJava's MTU fragmentation, in either
@@ -24,9 +34,11 @@ enum Channel {
 /// SMP (ranks placed on nodes of `ranks_per_node`; pairs on one node use the
 /// shared-memory parameters, the others the network).
 ///
-/// Static parameters come from a [`MachineSpec`]; the dynamic state is one
-/// "busy until" time per node NIC and, in the SMP model, per rank's
-/// shared-memory channel: `O(nodes + ranks)` `f64`s.
+/// Static parameters come from a [`MachineSpec`]; the dynamic state is a set
+/// of "free at" timelines (see [`Machine::transfer`] below): per node NIC a
+/// transmit and a receive one (one in half duplex), and in the SMP model per
+/// rank a shared-memory send and receive one (full duplex) or per node one
+/// (half duplex): `O(nodes + ranks)` `f64`s.
 #[derive(Debug, Clone)]
 pub struct LogGpMachine {
     spec: MachineSpec,
@@ -34,15 +46,21 @@ pub struct LogGpMachine {
     ranks: u32,
     /// `ceil(ranks / ranks_per_node)`, at least 1.
     nodes: u32,
-    /// Per node: the time its NIC can start the next message.
-    nic_busy: Vec<f64>,
-    /// Per rank (SMP model with `[shm]` only): the time its shared-memory
-    /// channel can start the next message.
-    shm_busy: Vec<f64>,
-    /// Channels outside the ranges `reset` sized for (an engine that sends
+    /// Per node: [`Timeline::NicTx`].
+    nic_tx: Vec<f64>,
+    /// Per node, full-duplex network only: [`Timeline::NicRx`].
+    nic_rx: Vec<f64>,
+    /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmTx`].
+    shm_tx: Vec<f64>,
+    /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmRx`].
+    shm_rx: Vec<f64>,
+    /// Per node, SMP model with half-duplex `[shm]` only:
+    /// [`Timeline::ShmNode`].
+    shm_node: Vec<f64>,
+    /// Timelines outside the ranges `reset` sized for (an engine that sends
     /// from a rank it did not announce); kept apart so that a stray large
     /// rank number never allocates a huge vector.
-    overflow_busy: HashMap<Channel, f64>,
+    overflow: HashMap<Timeline, f64>,
 }
 
 /// The file name errors carry for a spec built in code ([`LogGpMachine::new`]).
@@ -82,9 +100,12 @@ impl LogGpMachine {
             spec,
             ranks: 0,
             nodes: 1,
-            nic_busy: Vec::new(),
-            shm_busy: Vec::new(),
-            overflow_busy: HashMap::new(),
+            nic_tx: Vec::new(),
+            nic_rx: Vec::new(),
+            shm_tx: Vec::new(),
+            shm_rx: Vec::new(),
+            shm_node: Vec::new(),
+            overflow: HashMap::new(),
         };
         machine.reset(0);
         machine
@@ -287,18 +308,65 @@ impl LogGpMachine {
         text
     }
 
-    fn busy_slot(&mut self, channel: Channel) -> &mut f64 {
-        let (slots, index) = match channel {
-            Channel::Nic(node) => (&mut self.nic_busy, node),
-            Channel::Shm(rank) => (&mut self.shm_busy, rank),
-        };
-        match slots.get_mut(index as usize) {
-            Some(slot) => slot,
-            None => self
-                .overflow_busy
-                .entry(channel)
-                .or_insert(f64::NEG_INFINITY),
+    /// The (transmit, receive) timelines of a message from `src` to `dst`;
+    /// the same timeline twice when they are one variable (half duplex on
+    /// one node).
+    fn timelines(&self, src: u32, dst: u32, shm: bool) -> (Timeline, Timeline) {
+        if shm {
+            match self.spec.shm.as_ref().map(|shm| shm.duplex) {
+                Some(Duplex::Half) => (
+                    Timeline::ShmNode(self.node_of(src)),
+                    Timeline::ShmNode(self.node_of(dst)),
+                ),
+                Some(Duplex::Full) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst)),
+            }
+        } else {
+            let (from, to) = (self.node_of(src), self.node_of(dst));
+            match self.spec.network.duplex {
+                Duplex::Half => (Timeline::NicTx(from), Timeline::NicTx(to)),
+                Duplex::Full => (Timeline::NicTx(from), Timeline::NicRx(to)),
+            }
         }
+    }
+
+    fn slots(&self, timeline: Timeline) -> (&[f64], u32) {
+        match timeline {
+            Timeline::NicTx(node) => (&self.nic_tx, node),
+            Timeline::NicRx(node) => (&self.nic_rx, node),
+            Timeline::ShmTx(rank) => (&self.shm_tx, rank),
+            Timeline::ShmRx(rank) => (&self.shm_rx, rank),
+            Timeline::ShmNode(node) => (&self.shm_node, node),
+        }
+    }
+
+    /// When `timeline` can take the next message (−∞ when it never has).
+    fn free_at(&self, timeline: Timeline) -> f64 {
+        let (slots, index) = self.slots(timeline);
+        match slots.get(index as usize) {
+            Some(&free) => free,
+            None => self
+                .overflow
+                .get(&timeline)
+                .copied()
+                .unwrap_or(f64::NEG_INFINITY),
+        }
+    }
+
+    /// Moves `timeline`'s free time to `to` if that is later: timelines
+    /// never go back, also when transmit and receive are one variable.
+    fn occupy_until(&mut self, timeline: Timeline, to: f64) {
+        let (slots, index) = match timeline {
+            Timeline::NicTx(node) => (&mut self.nic_tx, node),
+            Timeline::NicRx(node) => (&mut self.nic_rx, node),
+            Timeline::ShmTx(rank) => (&mut self.shm_tx, rank),
+            Timeline::ShmRx(rank) => (&mut self.shm_rx, rank),
+            Timeline::ShmNode(node) => (&mut self.shm_node, node),
+        };
+        let slot = match slots.get_mut(index as usize) {
+            Some(slot) => slot,
+            None => self.overflow.entry(timeline).or_insert(f64::NEG_INFINITY),
+        };
+        *slot = slot.max(to);
     }
 }
 
@@ -380,26 +448,61 @@ impl Machine for LogGpMachine {
             .recv_overhead
     }
 
-    /// With `P = post_time(n)` of the pair's channel set (see
-    /// [`ChannelParams::post_time`]) and the sending channel (the NIC of
-    /// `src`'s node for the network, `src`'s own channel for shared memory):
+    /// With `P = post(n)` of the pair's channel set and `L`, `g`, `o_s` of
+    /// the segment of `n` (see [`ChannelParams::post_time`]), and
+    /// `W = Σ m·G = n·G` over the packets, the time the message's bytes
+    /// occupy a NIC ([`ChannelParams::wire_time`]):
     ///
-    /// - `start = max(ready, busy[channel])`
-    /// - `arrival = start + P`
-    /// - `busy[channel] = start + max(g, P − L)`: the next message of the
-    ///   channel starts no sooner than g after this one (LogGP's gap), nor
-    ///   before this one's last byte has left (LogGP's G serialising one NIC).
+    /// - `start = max(ready, tx_free)`
+    /// - `arrival = max(start + P, rx_free + W)`
+    /// - `tx_free = start + max(g, P − L)`: the next message of the sending
+    ///   side starts no sooner than g after this one (LogGP's gap), nor
+    ///   before this one's last byte has left (LogGP's G serialising one NIC;
+    ///   Alexandrov et al., SPAA 1995).
+    /// - `rx_free = arrival`: the bytes reach the receiver during
+    ///   `[arrival − W, arrival]`, and the receiving NIC takes one message's
+    ///   bytes at a time. Receiver-side serialisation as in LogGOPSim
+    ///   (Hoefler, Schneider, Lumsdaine, "LogGOPSim – Simulating Large-Scale
+    ///   Applications in the LogGOPS Model", HPDC 2010, LSAP workshop), where
+    ///   a message also occupies the receiving NIC for its `g` and `(s−1)·G`.
     /// - `cpu_free`, for eager messages and rendezvous RTS/CTS:
     ///   `start + (P − T(last packet)) + o_s`: the CPU is free once it has
     ///   handed over the last packet (ParJava's Post: "the buffer is passed to
     ///   an abstract channel, after which MPI no longer controls the sending");
     ///   for rendezvous data: `arrival − L`, the user buffer is busy until its
-    ///   last byte has left.
+    ///   last byte has left (later than `start + P − L` when the receiving
+    ///   NIC holds the data back).
+    ///
+    /// The timelines: for the network, `tx_free` is the transmit timeline of
+    /// `src`'s node's NIC (shared by its `ranks_per_node` ranks) and
+    /// `rx_free` the receive timeline of `dst`'s node's NIC; with
+    /// `duplex = "half"` a NIC has one timeline for both (sending and
+    /// receiving serialise, as on a 32-bit/33 MHz PCI bus, where one bus
+    /// master at a time moves data, 132 MB/s for both directions together:
+    /// PCI Local Bus Specification 2.2, chapter 3, arbitration). For shared
+    /// memory, full duplex: `src`'s send and `dst`'s receive timelines (per
+    /// rank, as before receive serialisation); half duplex: one timeline per
+    /// node, so every shared-memory message of a node, both ways, waits for
+    /// the previous one to have arrived. Updates only ever move a timeline
+    /// later (`max`), which matters when transmit and receive are the same
+    /// variable (half duplex, or a rank sending to its own node).
+    ///
+    /// A "free at" timeline is an approximation of a reservation calendar:
+    /// it reserves intervals in call order, first come first served, so a
+    /// later call whose data would fit into an idle gap before an earlier
+    /// call's reserved interval (`[arrival − W, arrival]` lies in the
+    /// future of `ready`) still queues behind it. Calls come in
+    /// nondecreasing `ready` order (the trait's contract), which keeps the
+    /// error to those gaps.
     ///
     /// Per pair, arrivals never decrease (the trait's non-overtaking
-    /// contract): a pair always uses the same channel, the next message
-    /// starts at `start' >= start + P − L`, and `P' >= L`, so
-    /// `start' + P' >= start + P`.
+    /// contract): a pair always uses the same receive timeline, a timeline
+    /// only moves later, and every transfer leaves it at least at its
+    /// arrival; so a later transfer of the pair has
+    /// `arrival' >= rx_free + W' >= arrival`. (This holds across segments
+    /// too, where the sender-side argument `start' >= start + P − L`,
+    /// `P' >= L'` alone would not: a small message after a large one can
+    /// have a smaller `L`.)
     fn transfer(
         &mut self,
         src: u32,
@@ -414,43 +517,55 @@ impl Machine for LogGpMachine {
         let (latency, gap, send_overhead) = (segment.latency, segment.gap, segment.send_overhead);
         let (before_last, last) = params.post_split(bytes);
         let post = before_last + last;
-        let channel = if shm {
-            Channel::Shm(src)
-        } else {
-            Channel::Nic(self.node_of(src))
-        };
+        let wire = params.wire_time(bytes);
+        let (tx, rx) = self.timelines(src, dst, shm);
 
-        let busy = self.busy_slot(channel);
-        let start = ready.max(*busy);
-        let arrival = start + post;
-        *busy = start + gap.max(post - latency);
+        let start = ready.max(self.free_at(tx));
+        let arrival = (start + post).max(self.free_at(rx) + wire);
+        self.occupy_until(tx, start + gap.max(post - latency));
+        self.occupy_until(rx, arrival);
         let cpu_free = match kind {
             MessageKind::Eager | MessageKind::RendezvousRts | MessageKind::RendezvousCts => {
                 start + before_last + send_overhead
             }
-            // `post >= L`, so this is `>= start` up to rounding; the max
-            // keeps the trait's "never before the time passed in" exact.
+            // `arrival >= start + post >= start + L`, so this is `>= start`
+            // up to rounding; the max keeps the trait's "never before the
+            // time passed in" exact.
             MessageKind::RendezvousData => (arrival - latency).max(start),
         };
         Transfer { cpu_free, arrival }
     }
 
-    /// Clears every busy time and sizes the state for `ranks` ranks:
-    /// `ceil(ranks / p)` NICs and, in the SMP model with shared memory, one
-    /// channel per rank.
+    /// Clears every timeline and sizes the state for `ranks` ranks:
+    /// `ceil(ranks / p)` NICs (one or two timelines each) and, in the SMP
+    /// model with shared memory, two timelines per rank (full duplex) or one
+    /// per node (half duplex).
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.ranks_per_node()).max(1);
-        let shm_channels = if self.spec.model == CommModel::Smp && self.spec.shm.is_some() {
-            ranks as usize
-        } else {
-            0
+        let nodes = self.nodes as usize;
+        let nic_rx = match self.spec.network.duplex {
+            Duplex::Full => nodes,
+            Duplex::Half => 0,
         };
-        self.nic_busy.clear();
-        self.nic_busy.resize(self.nodes as usize, f64::NEG_INFINITY);
-        self.shm_busy.clear();
-        self.shm_busy.resize(shm_channels, f64::NEG_INFINITY);
-        self.overflow_busy.clear();
+        let (shm_ranks, shm_nodes) = match (&self.spec.shm, self.spec.model) {
+            (Some(shm), CommModel::Smp) => match shm.duplex {
+                Duplex::Full => (ranks as usize, 0),
+                Duplex::Half => (0, nodes),
+            },
+            _ => (0, 0),
+        };
+        for (timelines, len) in [
+            (&mut self.nic_tx, nodes),
+            (&mut self.nic_rx, nic_rx),
+            (&mut self.shm_tx, shm_ranks),
+            (&mut self.shm_rx, shm_ranks),
+            (&mut self.shm_node, shm_nodes),
+        ] {
+            timelines.clear();
+            timelines.resize(len, f64::NEG_INFINITY);
+        }
+        self.overflow.clear();
     }
 }
 
