@@ -418,35 +418,6 @@ impl Parser<'_, '_> {
                 let value = self.expr()?;
                 StmtKind::Assign { name, op, value }
             }
-            TokenKind::Ident(_)
-                if matches!(self.peek_nth(1), TokenKind::LBracket | TokenKind::Dot) =>
-            {
-                let target = self.expr()?;
-                let Some(op) = self.assign_op(self.peek()) else {
-                    return Ok(Stmt {
-                        span: self.since(start),
-                        kind: StmtKind::Expr(target),
-                    });
-                };
-                let Some((name, indices)) = index_target(&target) else {
-                    let span = self.span();
-                    self.report(
-                        Diagnostic::new("cannot assign to this expression", target.span)
-                            .with_label("not a variable or an array element")
-                            .with_secondary(span, "assignment here")
-                            .with_note("help: assign a variable (`x = e`) or an element of an array variable (`a[i] = e`)"),
-                    );
-                    return Err(Stop);
-                };
-                self.bump();
-                let value = self.expr()?;
-                StmtKind::AssignIndex {
-                    name,
-                    indices,
-                    op,
-                    value,
-                }
-            }
             TokenKind::If => return self.if_stmt(),
             TokenKind::For => {
                 self.bump();
@@ -505,11 +476,38 @@ impl Parser<'_, '_> {
                 let args = self.args()?;
                 StmtKind::Compute { kernel, args }
             }
-            _ => StmtKind::Expr(self.expr()?),
+            _ => {
+                let e = self.expr()?;
+                match self.assign_op(self.peek()) {
+                    Some(op) => self.assign_index(e, op)?,
+                    None => StmtKind::Expr(e),
+                }
+            }
         };
         Ok(Stmt {
             kind,
             span: self.since(start),
+        })
+    }
+
+    /// `target op= value` at the assignment operator, where `target` is
+    /// not a plain name: it must be an element `a[i]` (or `a[i][j]`, ...).
+    fn assign_index(&mut self, target: Expr, op: Option<BinOp>) -> PResult<StmtKind> {
+        let Some((name, indices)) = index_target(&target) else {
+            self.report(
+                Diagnostic::new("cannot assign to this expression", target.span)
+                    .with_label("not a variable or an array element")
+                    .with_note("help: assign a variable (`x = e`) or an element of an array variable (`a[i] = e`)"),
+            );
+            return Err(Stop);
+        };
+        self.bump();
+        let value = self.expr()?;
+        Ok(StmtKind::AssignIndex {
+            name,
+            indices,
+            op,
+            value,
         })
     }
 
@@ -993,6 +991,53 @@ mod tests {
         assert_eq!(expr("f(a,\n b)"), "f(a, b)");
         assert_eq!(expr("f(a +\n b)"), "f((a Add b))");
         assert_eq!(expr("f((1 + 2) * 3)"), "f(((1 Add 2) Mul 3))");
+    }
+
+    #[test]
+    fn arrays_and_indexing() {
+        assert_eq!(expr("f([])"), "f([])");
+        assert_eq!(expr("f([1, a + 2,])"), "f([1, (a Add 2)])");
+        assert_eq!(expr("f(-a[i + 1] * 2)"), "f(((-a[(i Add 1)]) Mul 2))");
+        assert_eq!(expr("f(a[0][1].source)"), "f(a[0][1].Source)");
+        assert_eq!(
+            expr("f(g(x)[0], [[1], [2]][1][0])"),
+            "f(g(x)[0], [[1], [2]][1][0])"
+        );
+        assert_eq!(expr("f([1,\n 2][0], world)"), "f([1, 2][0], world)");
+        let (m, errors) = parse_src("a[i] += 1\na[0][j] = [2]\n(a)[0] = 3\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        let shapes: Vec<(String, usize, bool)> = m
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Stmt(Stmt {
+                    kind:
+                        StmtKind::AssignIndex {
+                            name, indices, op, ..
+                        },
+                    ..
+                }) => (name.name.clone(), indices.len(), op.is_some()),
+                other => panic!("not an element assignment: {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            shapes,
+            [
+                ("a".to_string(), 1, true),
+                ("a".to_string(), 2, false),
+                ("a".to_string(), 1, false)
+            ]
+        );
+        for bad in [
+            "f(x)[0] = 1",
+            "s.tag = 1",
+            "a[0 = 1",
+            "let x = [1, 2",
+            "a[] = 1",
+        ] {
+            let (_, errors) = parse_src(bad);
+            assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
+        }
     }
 
     #[test]

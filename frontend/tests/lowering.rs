@@ -3,7 +3,9 @@
 
 use frontend::{OverrideError, apply_param_overrides, compile};
 use sim_core::dot::{expr_to_string, stmt_to_string};
-use sim_core::ir::{CommOp, Constant, Expr, Function, Program, Stmt, Terminator};
+use sim_core::ir::{
+    CollKind, CommOp, Constant, Expr, Function, Program, SendMode, Stmt, Terminator,
+};
 
 mod common;
 
@@ -278,6 +280,247 @@ fn waits_take_variables() {
     );
 }
 
+/// The first `Comm` statement of `main`.
+fn first_comm(p: &Program) -> &CommOp {
+    let f = func(p, "main");
+    f.cfg
+        .node_indices()
+        .flat_map(|b| f.cfg[b].stmts.iter())
+        .find_map(|s| match s {
+            Stmt::Comm { op, .. } => Some(op),
+            _ => None,
+        })
+        .expect("a communication statement")
+}
+
+#[test]
+fn send_modes() {
+    for (op, mode, nonblocking) in [
+        ("send", SendMode::Standard, false),
+        ("ssend", SendMode::Synchronous, false),
+        ("bsend", SendMode::Buffered, false),
+        ("isend", SendMode::Standard, true),
+        ("issend", SendMode::Synchronous, true),
+        ("ibsend", SendMode::Buffered, true),
+    ] {
+        let src = format!(
+            "let r = {op}(to: 1, bytes: 8, comm: world)
+"
+        );
+        let p = ok(&src);
+        match (first_comm(&p), nonblocking) {
+            (CommOp::Send(m, got), false) | (CommOp::Isend(m, got), true) => {
+                assert_eq!(*got, mode, "{op}");
+                assert!(matches!(m.comm, Some(Expr::World)), "{op}");
+            }
+            (other, _) => panic!("{op} lowered to {other:?}"),
+        }
+        assert_eq!(
+            main_listing(&src)[0],
+            format!("r = {op}(to: 1, bytes: 8, tag: 0, comm: world)")
+        );
+    }
+    // Without `comm:`, the world (`None`).
+    let p = ok("send(to: 1, bytes: 8)
+");
+    assert!(matches!(first_comm(&p), CommOp::Send(m, SendMode::Standard) if m.comm.is_none()));
+}
+
+#[test]
+fn probes_waitany_and_test() {
+    let p = ok("let s = probe(from: any, tag: any)
+");
+    let CommOp::Probe(m) = first_comm(&p) else {
+        panic!("not a probe");
+    };
+    assert!(matches!(
+        (&m.peer, &m.tag, &m.bytes),
+        (Expr::Any, Expr::Any, Expr::Null)
+    ));
+    let l = main_listing(
+        "let c = world
+let s = iprobe(from: 3, comm: c)
+print(s == null)
+",
+    );
+    assert_eq!(l[1], "s = iprobe(from: 3, tag: 0, comm: c)");
+    let l = main_listing(
+        "let a = irecv(from: 0, bytes: 8)
+let b = irecv(from: 1, bytes: 8)
+let i = waitany(a, b) + 1
+while !test(b) { }
+",
+    );
+    assert_eq!(&l[2..5], ["%1 = waitany(a, b)", "i = %1 + 1", "goto bb1"]);
+    assert_eq!(l[5], "%2 = test(b)");
+    // `test` and `waitany` set their variables to null: read them first.
+    let l = main_listing(
+        "let r = isend(to: 1, bytes: 8)
+print(r, test(r), r, waitany(r))
+",
+    );
+    assert_eq!(
+        &l[1..6],
+        [
+            "%1 = r",
+            "%2 = test(r)",
+            "%3 = r",
+            "%4 = waitany(r)",
+            "print(%1, %2, %3, %4)"
+        ]
+    );
+}
+
+#[test]
+fn collectives_and_communicators() {
+    let p = ok("bcast(bytes: 8)
+");
+    let CommOp::Collective(c) = first_comm(&p) else {
+        panic!("not a collective");
+    };
+    assert_eq!(c.kind, CollKind::Bcast);
+    assert!(matches!(c.root, Some(Expr::Const(Constant::Int(0)))));
+    assert!(c.comm.is_none());
+    for kind in CollKind::ALL {
+        let name = kind.name();
+        let root = if kind.rooted() { "root: 1, " } else { "" };
+        let bytes = if kind.has_bytes() { "bytes: 8, " } else { "" };
+        let src = format!(
+            "let c = comm_dup(world)
+{name}({root}{bytes}comm: c)
+"
+        );
+        let l = main_listing(&src);
+        assert_eq!(l[1], format!("{name}({root}{bytes}comm: c)"));
+        // The printed form compiles to the same thing.
+        assert_eq!(
+            main_listing(&format!(
+                "let c = comm_dup(world)
+{}
+",
+                l[1]
+            ))[1],
+            l[1]
+        );
+    }
+    // Communication in expressions is hoisted left to right.
+    let l = main_listing(
+        "let x = rank_in(comm_split(color: rank % 2)) + size_in(comm_dup(world)) + 0 * len([allreduce(bytes: 8)])
+",
+    );
+    assert_eq!(
+        l,
+        [
+            "%1 = comm_split(color: rank % 2, key: rank)",
+            "%2 = comm_dup(world)",
+            "%3 = allreduce(bytes: 8)",
+            "x = rank_in(%1) + size_in(%2) + 0 * len([%3])",
+            "return"
+        ]
+    );
+    // The default key is the rank in the parent communicator.
+    let l = main_listing(
+        "let c = comm_dup(world)
+let d = comm_split(color: 1, comm: c)
+",
+    );
+    assert_eq!(l[1], "d = comm_split(color: 1, key: rank_in(c), comm: c)");
+    assert_eq!(
+        err("allreduce(root: 0, bytes: 8)
+bcast(root: 0)
+barrier(bytes: 8)
+scan(bytes: 8, comm: world, bytes: 4)
+"),
+        [
+            "`allreduce` takes no `root:` argument",
+            "missing argument `bytes:` in call of `bcast`",
+            "unknown argument `bytes` for `barrier`",
+            "argument `bytes` is given twice",
+        ]
+    );
+    assert_eq!(
+        err("param p = rank_in(world)
+kernel k() cost barrier()
+"),
+        [
+            "`rank_in` cannot be used in a param default",
+            "communication cannot be used in a kernel cost",
+        ]
+    );
+    // Sizes and communicators may be used in kernel costs.
+    ok("kernel k(c, a) cost 1e-9 * size_in(c) * sum(a)
+compute k(world, [1, 2])
+");
+}
+
+#[test]
+fn arrays() {
+    let l = main_listing(
+        "let a = [1, 2, 3]
+a[0] = 5
+a[1] += a[0]
+let g = [a, []]
+g[0][2] -= 1
+print(len(g[1]), sum(a))
+",
+    );
+    assert_eq!(
+        l,
+        [
+            "a = [1, 2, 3]",
+            "a[0] = 5",
+            "a[1] = a[1] + a[0]",
+            "g = [a, []]",
+            "%1 = g[0]",
+            "%1[2] = %1[2] - 1",
+            "g[0] = %1",
+            "print(len(g[1]), sum(a))",
+            "return"
+        ]
+    );
+    // Calls in indices and values are hoisted in source order; an outer
+    // index that is used twice is evaluated once.
+    let l = main_listing(
+        "fn f() { return 0 }
+let m = array(2, array(2, 0))
+m[f() + 1][f()] = f()
+",
+    );
+    assert_eq!(
+        &l[1..9],
+        [
+            "%1 = f()",
+            "%2 = f()",
+            "%3 = f()",
+            "%4 = %1 + 1",
+            "%5 = m[%4]",
+            "%5[%2] = %3",
+            "m[%4] = %5",
+            "return"
+        ]
+    );
+    assert_eq!(
+        err("param p = [1]
+p[0] = 2
+q[0] = 1
+let x = array(1)
+let y = len(1, 2)
+"),
+        [
+            "cannot assign to an element of param `p`",
+            "cannot assign to undeclared variable `q`",
+            "builtin `array` takes 2 arguments but 1 was given",
+            "builtin `len` takes 1 argument but 2 were given",
+        ]
+    );
+    assert_eq!(
+        err("let s = recv(from: 0, bytes: 8)
+s.tag = 1
+"),
+        ["cannot assign to this expression"]
+    );
+}
+
 #[test]
 fn kernels_and_params() {
     let p = ok(
@@ -426,7 +669,20 @@ fn printed_expressions_read_back_with_the_same_meaning() {
             };
         }
         let ops = ["+", "-", "*", "/", "%", "<", "==", "&&", "||", ">="];
-        match rng.below(5) {
+        match rng.below(9) {
+            5 => format!(
+                "[{}, {}][{}]",
+                random_expr(rng, depth - 1),
+                random_expr(rng, depth - 1),
+                rng.below(2)
+            ),
+            6 => format!(
+                "sum([{}, {}])",
+                random_expr(rng, depth - 1),
+                random_expr(rng, depth - 1)
+            ),
+            7 => format!("[{}, rank_in(world)]", random_expr(rng, depth - 1)),
+            8 => format!("({})[0]", random_expr(rng, depth - 1)),
             0 => format!("-{}", random_expr(rng, depth - 1)),
             1 => format!("!{}", random_expr(rng, depth - 1)),
             2 => format!(

@@ -21,6 +21,9 @@ fn valid_programs() -> Vec<String> {
         "pingpong.mpl",
         "functions.mpl",
         "nonblocking.mpl",
+        "collectives.mpl",
+        "p2p.mpl",
+        "arrays.mpl",
     ]
     .iter()
     .map(|n| golden(n))
@@ -119,6 +122,32 @@ fn random_token_soup() {
         "sendrecv",
         "wait",
         "waitall",
+        "world",
+        "ssend",
+        "ibsend",
+        "waitany",
+        "test",
+        "probe",
+        "iprobe",
+        "bcast",
+        "allreduce",
+        "gatherv",
+        "barrier",
+        "comm_split",
+        "comm_dup",
+        "rank_in",
+        "size_in",
+        "array",
+        "len",
+        "sum",
+        "root:",
+        "comm:",
+        "color:",
+        "key:",
+        "[",
+        "]",
+        "[]",
+        "a[0]",
         "print",
         "copy",
         "wtime",
@@ -191,7 +220,7 @@ fn random_edits_of_valid_programs() {
                 }
                 1 => chars.insert(
                     at,
-                    "(){},;:.=+-*<>!&|\"/\nx0 "[rng.below(24)..]
+                    "(){},;:.=+-*<>!&|\"/\nx0 []"[rng.below(26)..]
                         .chars()
                         .next()
                         .unwrap_or('x'),
@@ -224,6 +253,13 @@ fn pathological_nesting_and_length() {
         format!("print({})", "1, ".repeat(n)),
         "let s = recv(from: any, bytes: 8)".to_string() + &".source".repeat(n),
         "/*".repeat(n),
+        format!("let x = [{}]", "1, ".repeat(n)),
+        format!("let x = {}1{}", "[".repeat(n), "]".repeat(n)),
+        format!("let x = a{}", "[0]".repeat(n)),
+        format!("a{} = 1", "[0]".repeat(n)),
+        format!("let a = [[0]]\na{} += 1", "[0]".repeat(200)),
+        format!("let x = {}", "[".repeat(n)),
+        format!("bcast({})", "bytes: 1, ".repeat(n)),
         "\"".repeat(n),
     ];
     for (i, src) in cases.iter().enumerate() {
