@@ -414,15 +414,31 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
             let peers = peer_text(&pairs, total);
             let tag = w.tag.map_or("any tag".to_owned(), |t| format!("tag {t}"));
             let mut line = match w.kind {
+                PendingKind::Recv if w.bytes == u64::MAX => {
+                    format!("waits for a message from {peers}, {tag}")
+                }
                 PendingKind::Recv => format!(
                     "waits for a message from {peers}, {tag}, up to {} bytes",
                     w.bytes
                 ),
+                PendingKind::Probe => format!("waits (probe) for a message from {peers}, {tag}"),
                 PendingKind::Send => format!(
                     "waits for {peers} to receive its {} byte message ({tag}): at or above the eager limit, a send waits for the matching receive (rendezvous)",
                     w.bytes
                 ),
             };
+            if w.in_collective {
+                line.push_str(" [a message of the collective's algorithm]");
+            }
+            if w.comm != 0 {
+                let _ = write!(line, " [communicator #{}; ranks are world ranks]", w.comm);
+            }
+            if w.in_collective {
+                line.push_str(" [a message of the collective's algorithm]");
+            }
+            if w.comm != 0 {
+                let _ = write!(line, " [communicator #{}; ranks are world ranks]", w.comm);
+            }
             if w.span != first.span {
                 let _ = write!(
                     line,

@@ -6,7 +6,7 @@
 //! is still reported at run time with its rank and source line.
 
 use crate::ir::{CommOp, Constant, Expr, MsgArgs, PrintArg, Program, Stmt, Terminator};
-use crate::value::{EvalCx, Value, eval};
+use crate::value::{EvalCx, Value, WorldOnly, eval};
 
 /// Substitutes `params` and `size` into every expression and folds constants.
 pub fn specialize(program: &mut Program, params: &[Value], size: u32) {
@@ -42,7 +42,7 @@ fn constant(v: Value) -> Option<Expr> {
         Value::Bool(b) => Some(Expr::Bool(b)),
         Value::Null => Some(Expr::Null),
         Value::Any => Some(Expr::Any),
-        Value::Req(_) | Value::Status(_) => None,
+        Value::Req(_) | Value::Status(_) | Value::Comm(_) | Value::Array(_) => None,
     }
 }
 
@@ -55,11 +55,18 @@ impl Folder<'_> {
         self.fold(&mut a.peer);
         self.fold(&mut a.tag);
         self.fold(&mut a.bytes);
+        if let Some(c) = &mut a.comm {
+            self.fold(c);
+        }
     }
 
     fn stmt(&self, s: &mut Stmt) {
         match s {
             Stmt::Assign { value, .. } => self.fold(value),
+            Stmt::AssignIndex { index, value, .. } => {
+                self.fold(index);
+                self.fold(value);
+            }
             Stmt::Compute { args, .. } | Stmt::Call { args, .. } => {
                 args.iter_mut().for_each(|a| self.fold(a))
             }
@@ -72,14 +79,33 @@ impl Folder<'_> {
                 }
             }
             Stmt::Comm { op, .. } => match op {
-                CommOp::Send(a) | CommOp::Recv(a) | CommOp::Isend(a) | CommOp::Irecv(a) => {
-                    self.msg(a)
-                }
+                CommOp::Send(a, _)
+                | CommOp::Recv(a)
+                | CommOp::Isend(a, _)
+                | CommOp::Irecv(a)
+                | CommOp::Probe(a)
+                | CommOp::Iprobe(a) => self.msg(a),
                 CommOp::Sendrecv { send, recv } => {
                     self.msg(send);
                     self.msg(recv);
                 }
-                CommOp::Wait(_) | CommOp::Waitall(_) => {}
+                CommOp::Collective(c) => {
+                    for e in [&mut c.root, &mut c.bytes, &mut c.comm]
+                        .into_iter()
+                        .flatten()
+                    {
+                        self.fold(e);
+                    }
+                }
+                CommOp::CommSplit { comm, color, key } => {
+                    if let Some(c) = comm {
+                        self.fold(c);
+                    }
+                    self.fold(color);
+                    self.fold(key);
+                }
+                CommOp::CommDup(c) => self.fold(c),
+                CommOp::Wait(_) | CommOp::Waitall(_) | CommOp::Waitany(_) | CommOp::Test(_) => {}
             },
         }
     }
@@ -87,7 +113,7 @@ impl Folder<'_> {
     fn fold(&self, e: &mut Expr) {
         let all_const = match e {
             Expr::Param(p) => {
-                if let Some(c) = self.params.get(*p as usize).copied().and_then(constant) {
+                if let Some(c) = self.params.get(*p as usize).cloned().and_then(constant) {
                     *e = c;
                 }
                 return;
@@ -105,9 +131,19 @@ impl Folder<'_> {
                 self.fold(b);
                 is_const(a) && is_const(b)
             }
-            Expr::Builtin(_, args) => {
+            Expr::Builtin(_, args) | Expr::Array(args) => {
                 args.iter_mut().for_each(|a| self.fold(a));
                 args.iter().all(is_const)
+            }
+            Expr::Index(a, i) => {
+                self.fold(a);
+                self.fold(i);
+                false
+            }
+            // Rank-dependent (or, for `size_in` of a split, run-dependent).
+            Expr::RankIn(c) | Expr::SizeIn(c) => {
+                self.fold(c);
+                false
             }
             _ => false,
         };
@@ -118,6 +154,7 @@ impl Folder<'_> {
                 rank: 0,
                 size: self.size,
                 clock: 0.0,
+                comms: &WorldOnly(self.size),
             };
             if let Some(c) = eval(e, &cx).ok().and_then(constant) {
                 *e = c;

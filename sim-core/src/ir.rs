@@ -120,6 +120,14 @@ pub enum Terminator {
 pub enum Stmt {
     /// `let x = e` and `x = e`.
     Assign { dst: Slot, value: Expr, span: Span },
+    /// `a[i] = e`: replaces one element of the array in `dst` (arrays are
+    /// values: other variables holding the same array do not change).
+    AssignIndex {
+        dst: Slot,
+        index: Expr,
+        value: Expr,
+        span: Span,
+    },
     /// `compute k(args)`: charged by the kernel's cost and the node model.
     Compute {
         kernel: KernelId,
@@ -151,20 +159,136 @@ pub enum PrintArg {
     Expr(Expr),
 }
 
-/// Arguments of one message: `to:`/`from:` peer, `tag:`, `bytes:`.
-/// For receives, `peer` and `tag` may evaluate to [`crate::value::Value::Any`].
+/// Arguments of one message: `to:`/`from:` peer, `tag:`, `bytes:`, `comm:`.
+/// For receives and probes, `peer` and `tag` may evaluate to
+/// [`crate::value::Value::Any`]. Ranks are relative to the communicator.
 #[derive(Debug, Clone)]
 pub struct MsgArgs {
     pub peer: Expr,
     pub tag: Expr,
     pub bytes: Expr,
+    /// `comm:`; `None` is the world.
+    pub comm: Option<Expr>,
+}
+
+/// Send modes (MPI 3.1 section 3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// `send`/`isend`: eager below the machine's eager limit, else rendezvous.
+    Standard,
+    /// `ssend`/`issend`: completes only once the matching receive has started
+    /// (always rendezvous).
+    Synchronous,
+    /// `bsend`/`ibsend`: always eager (buffered), whatever the size.
+    Buffered,
+}
+
+/// The collective operations (MPI 3.1 chapter 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CollKind {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Gather,
+    Gatherv,
+    Scatter,
+    Scatterv,
+    Allgather,
+    Allgatherv,
+    Alltoall,
+    Alltoallv,
+    ReduceScatter,
+    Scan,
+    Exscan,
+}
+
+impl CollKind {
+    pub const ALL: [CollKind; 15] = [
+        CollKind::Barrier,
+        CollKind::Bcast,
+        CollKind::Reduce,
+        CollKind::Allreduce,
+        CollKind::Gather,
+        CollKind::Gatherv,
+        CollKind::Scatter,
+        CollKind::Scatterv,
+        CollKind::Allgather,
+        CollKind::Allgatherv,
+        CollKind::Alltoall,
+        CollKind::Alltoallv,
+        CollKind::ReduceScatter,
+        CollKind::Scan,
+        CollKind::Exscan,
+    ];
+
+    /// The language name (`reduce_scatter`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            CollKind::Barrier => "barrier",
+            CollKind::Bcast => "bcast",
+            CollKind::Reduce => "reduce",
+            CollKind::Allreduce => "allreduce",
+            CollKind::Gather => "gather",
+            CollKind::Gatherv => "gatherv",
+            CollKind::Scatter => "scatter",
+            CollKind::Scatterv => "scatterv",
+            CollKind::Allgather => "allgather",
+            CollKind::Allgatherv => "allgatherv",
+            CollKind::Alltoall => "alltoall",
+            CollKind::Alltoallv => "alltoallv",
+            CollKind::ReduceScatter => "reduce_scatter",
+            CollKind::Scan => "scan",
+            CollKind::Exscan => "exscan",
+        }
+    }
+
+    /// Whether the operation has a `root:` argument.
+    pub fn rooted(self) -> bool {
+        matches!(
+            self,
+            CollKind::Bcast
+                | CollKind::Reduce
+                | CollKind::Gather
+                | CollKind::Gatherv
+                | CollKind::Scatter
+                | CollKind::Scatterv
+        )
+    }
+
+    /// Whether the operation has a `bytes:` argument (all but barrier).
+    pub fn has_bytes(self) -> bool {
+        self != CollKind::Barrier
+    }
+}
+
+/// Arguments of a collective call.
+///
+/// `bytes` is, as MPI counts it: the whole buffer for bcast, reduce,
+/// allreduce, scan and exscan; the block each rank contributes (gather,
+/// allgather, reduce_scatter's per-rank result) or receives (scatter); the
+/// block sent to *each* peer for alltoall. For the v-variants it may be an
+/// array of per-rank counts (`scatterv` at the root, `allgatherv`,
+/// `alltoallv`: per destination; `reduce_scatter`: per rank) or, for
+/// `gatherv` and `scatterv`, this rank's own count.
+#[derive(Debug, Clone)]
+pub struct CollArgs {
+    pub kind: CollKind,
+    /// `root:` (rooted operations only).
+    pub root: Option<Expr>,
+    /// `bytes:` (`None` for barrier).
+    pub bytes: Option<Expr>,
+    /// `comm:`; `None` is the world.
+    pub comm: Option<Expr>,
 }
 
 #[derive(Debug, Clone)]
 pub enum CommOp {
-    Send(MsgArgs),
+    /// `send`, `ssend`, `bsend`.
+    Send(MsgArgs, SendMode),
     Recv(MsgArgs),
-    Isend(MsgArgs),
+    /// `isend`, `issend`, `ibsend`: return a request.
+    Isend(MsgArgs, SendMode),
     Irecv(MsgArgs),
     /// `sendrecv(to:, from:, bytes:, tag:, recv_bytes:, recv_tag:)`; returns the receive status.
     Sendrecv {
@@ -176,6 +300,31 @@ pub enum CommOp {
     /// `waitall(r1, r2, ...)`; an empty list waits for every pending request
     /// of the rank. Each named variable becomes null.
     Waitall(Vec<Slot>),
+    /// `waitany(r1, r2, ...)`: waits until one is complete (the first in the
+    /// list among those completing at the same time), sets that variable to
+    /// null and returns its 0-based index; with no live request returns -1
+    /// (MPI_UNDEFINED).
+    Waitany(Vec<Slot>),
+    /// `test(r)`: true (and `r` becomes null) once complete, else false.
+    Test(Slot),
+    /// `probe(from:, tag:, comm:)`: blocks until a matching message can be
+    /// received and returns its status without receiving it. `bytes` of the
+    /// args is unused (`Expr::Null`).
+    Probe(MsgArgs),
+    /// `iprobe(...)`: the status of a matching message if one has arrived,
+    /// else null.
+    Iprobe(MsgArgs),
+    /// A collective operation; `comm_split`/`comm_dup` are below.
+    Collective(CollArgs),
+    /// `comm_split(color:, key:, comm:)`: returns the new communicator (null
+    /// for a negative color, MPI_UNDEFINED). Collective over `comm`.
+    CommSplit {
+        comm: Option<Expr>,
+        color: Expr,
+        key: Expr,
+    },
+    /// `comm_dup(c)`: a new communicator with the same group. Collective.
+    CommDup(Expr),
 }
 
 /// Pure expressions, evaluated per rank with real values.
@@ -186,6 +335,16 @@ pub enum Expr {
     Null,
     /// The `any` wildcard (`from: any`, `tag: any`).
     Any,
+    /// The `world` communicator.
+    World,
+    /// `rank_in(c)`: this rank's rank in communicator `c` (-1 if not a member).
+    RankIn(Box<Expr>),
+    /// `size_in(c)`: the size of communicator `c`.
+    SizeIn(Box<Expr>),
+    /// `[a, b, c]`: an array value.
+    Array(Vec<Expr>),
+    /// `a[i]`: an element of an array (0-based).
+    Index(Box<Expr>, Box<Expr>),
     Local(Slot),
     Param(u32),
     Rank,
@@ -233,6 +392,12 @@ pub enum Builtin {
     Ceil,
     Sqrt,
     Log2,
+    /// `array(n, v)`: an array of `n` copies of `v`.
+    ArrayOf,
+    /// `len(a)`: the number of elements of an array.
+    Len,
+    /// `sum(a)`: the sum of an array's numbers.
+    Sum,
 }
 
 impl Builtin {
@@ -246,6 +411,9 @@ impl Builtin {
             Builtin::Ceil => "ceil",
             Builtin::Sqrt => "sqrt",
             Builtin::Log2 => "log2",
+            Builtin::ArrayOf => "array",
+            Builtin::Len => "len",
+            Builtin::Sum => "sum",
         }
     }
 }

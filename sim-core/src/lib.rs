@@ -3,6 +3,7 @@
 //!
 //! This crate never parses text and never names a concrete model.
 
+pub mod coll;
 pub mod dot;
 pub mod engine;
 pub mod fold;

@@ -71,6 +71,20 @@ pub trait Machine {
         ready: f64,
     ) -> Transfer;
 
+    /// Seconds `rank` spends combining `bytes` bytes in a reduction
+    /// (`reduce`, `allreduce`, `reduce_scatter`, `scan`). The default reads
+    /// and writes the bytes once, like a memory copy; models with a measured
+    /// rate (`reduce_op = "1 ns/B"`) override it.
+    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.copy_seconds(rank, bytes)
+    }
+
+    /// Which algorithms run the collectives (the library's selection rules,
+    /// per-collective overrides). Default: MPICH's rules.
+    fn collectives(&self) -> crate::coll::CollConfig {
+        crate::coll::CollConfig::default()
+    }
+
     /// Resets all dynamic state (NIC busy times) for a new run.
     fn reset(&mut self, ranks: u32);
 }

@@ -8,6 +8,7 @@
 //! (nonzero is true).
 
 use std::fmt;
+use std::rc::Rc;
 
 use crate::ir::{BinOp, Builtin, Constant, Expr, StatusField, UnOp};
 
@@ -27,8 +28,12 @@ pub struct MsgStatus {
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A value. Arrays are values too: `Rc` sharing with copy-on-write, so
+/// assigning an array and then changing an element leaves the other copy
+/// alone.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
+    #[default]
     Null,
     Int(i64),
     Float(f64),
@@ -37,6 +42,9 @@ pub enum Value {
     Any,
     Req(ReqRef),
     Status(MsgStatus),
+    /// A communicator (0 is the world).
+    Comm(u32),
+    Array(Rc<Vec<Value>>),
 }
 
 impl Value {
@@ -49,14 +57,16 @@ impl Value {
             Value::Any => "any",
             Value::Req(_) => "request",
             Value::Status(_) => "status",
+            Value::Comm(_) => "communicator",
+            Value::Array(_) => "array",
         }
     }
 
     pub fn truthy(&self) -> Result<bool, String> {
-        match *self {
-            Value::Bool(b) => Ok(b),
-            Value::Int(i) => Ok(i != 0),
-            Value::Float(f) => Ok(f != 0.0),
+        match self {
+            Value::Bool(b) => Ok(*b),
+            Value::Int(i) => Ok(*i != 0),
+            Value::Float(f) => Ok(*f != 0.0),
             other => Err(format!(
                 "a condition must be a bool or a number, got {}",
                 other.type_name()
@@ -92,6 +102,18 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Any => f.write_str("any"),
             Value::Req(r) => write!(f, "request#{}", r.id),
+            Value::Comm(0) => f.write_str("world"),
+            Value::Comm(c) => write!(f, "comm#{c}"),
+            Value::Array(a) => {
+                f.write_str("[")?;
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
             Value::Status(s) => write!(
                 f,
                 "status(source: {}, tag: {}, bytes: {})",
@@ -136,6 +158,53 @@ pub struct EvalCx<'a> {
     pub rank: u32,
     pub size: u32,
     pub clock: f64,
+    /// Communicators, for `rank_in` and `size_in`.
+    pub comms: &'a dyn CommView,
+}
+
+/// What expressions may ask about communicators.
+pub trait CommView {
+    /// `world_rank`'s rank in communicator `comm`; `None` if it is not a member.
+    fn rank_in(&self, comm: u32, world_rank: u32) -> Option<u32>;
+    /// The size of communicator `comm`; `None` if there is no such communicator.
+    fn size_of(&self, comm: u32) -> Option<u32>;
+}
+
+/// Only the world exists (param defaults, constant folding).
+pub struct WorldOnly(pub u32);
+
+impl CommView for WorldOnly {
+    fn rank_in(&self, comm: u32, world_rank: u32) -> Option<u32> {
+        (comm == 0 && world_rank < self.0).then_some(world_rank)
+    }
+
+    fn size_of(&self, comm: u32) -> Option<u32> {
+        (comm == 0).then_some(self.0)
+    }
+}
+
+fn comm_id(v: &Value, what: &str) -> Result<u32, String> {
+    match v {
+        Value::Comm(c) => Ok(*c),
+        other => Err(format!(
+            "`{what}` needs a communicator, got {}",
+            other.type_name()
+        )),
+    }
+}
+
+/// An array index as usize, checked against the length.
+pub fn array_index(len: usize, i: &Value) -> Result<usize, String> {
+    match i {
+        Value::Int(k) if *k >= 0 && (*k as u64) < len as u64 => Ok(*k as usize),
+        Value::Int(k) => Err(format!(
+            "index {k} is out of bounds for an array of length {len}"
+        )),
+        other => Err(format!(
+            "an array index must be an int, got {}",
+            other.type_name()
+        )),
+    }
 }
 
 pub type EvalResult = Result<Value, String>;
@@ -147,8 +216,37 @@ pub fn eval(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
         Expr::Null => Value::Null,
         Expr::Any => Value::Any,
         // Invariant (ir.rs): slots are < num_locals, params index Program::params.
-        Expr::Local(s) => cx.locals[*s as usize],
-        Expr::Param(p) => cx.params[*p as usize],
+        Expr::Local(s) => cx.locals[*s as usize].clone(),
+        Expr::Param(p) => cx.params[*p as usize].clone(),
+        Expr::World => Value::Comm(0),
+        Expr::RankIn(c) => {
+            let c = comm_id(&eval(c, cx)?, "rank_in")?;
+            match cx.comms.size_of(c) {
+                None => return Err(format!("communicator #{c} does not exist")),
+                Some(_) => Value::Int(cx.comms.rank_in(c, cx.rank).map_or(-1, i64::from)),
+            }
+        }
+        Expr::SizeIn(c) => {
+            let c = comm_id(&eval(c, cx)?, "size_in")?;
+            match cx.comms.size_of(c) {
+                None => return Err(format!("communicator #{c} does not exist")),
+                Some(n) => Value::Int(i64::from(n)),
+            }
+        }
+        Expr::Array(items) => {
+            let mut v = Vec::with_capacity(items.len());
+            for e in items {
+                v.push(eval(e, cx)?);
+            }
+            Value::Array(Rc::new(v))
+        }
+        Expr::Index(a, i) => match eval(a, cx)? {
+            Value::Array(arr) => {
+                let k = array_index(arr.len(), &eval(i, cx)?)?;
+                arr[k].clone()
+            }
+            other => return Err(format!("cannot index {}", other.type_name())),
+        },
         Expr::Rank => Value::Int(i64::from(cx.rank)),
         Expr::Size => Value::Int(i64::from(cx.size)),
         Expr::Wtime => Value::Float(cx.clock),
@@ -157,7 +255,7 @@ pub fn eval(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
         Expr::And(a, b) => Value::Bool(eval(a, cx)?.truthy()? && eval(b, cx)?.truthy()?),
         Expr::Or(a, b) => Value::Bool(eval(a, cx)?.truthy()? || eval(b, cx)?.truthy()?),
         Expr::Builtin(f, args) => {
-            let mut small = [Value::Null; 4];
+            let mut small = [Value::Null, Value::Null, Value::Null, Value::Null];
             if args.len() <= small.len() {
                 for (slot, a) in small.iter_mut().zip(args) {
                     *slot = eval(a, cx)?;
@@ -226,8 +324,8 @@ fn op_symbol(op: BinOp) -> &'static str {
 
 pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
     use BinOp::*;
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => {
+    match (&a, &b) {
+        (&Value::Int(x), &Value::Int(y)) => {
             let overflow = || format!("integer overflow in {x} {} {y}", op_symbol(op));
             Ok(match op {
                 Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
@@ -273,6 +371,8 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
                 (Value::Req(x), Value::Req(y)) => x == y,
                 (Value::Status(x), Value::Status(y)) => x == y,
+                (Value::Comm(x), Value::Comm(y)) => x == y,
+                (Value::Array(x), Value::Array(y)) => x == y,
                 _ => false,
             };
             Ok(Value::Bool(if op == Eq { same } else { !same }))
@@ -286,7 +386,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
     }
 }
 
-fn number(f: Builtin, v: Value) -> Result<f64, String> {
+fn number(f: Builtin, v: &Value) -> Result<f64, String> {
     v.as_f64()
         .ok_or_else(|| format!("`{}` needs numbers, got {}", f.name(), v.type_name()))
 }
@@ -305,23 +405,19 @@ fn float_to_int(f: Builtin, x: f64) -> EvalResult {
 pub fn builtin(f: Builtin, args: &[Value]) -> EvalResult {
     match f {
         Builtin::Min | Builtin::Max => {
-            let Some((&first, rest)) = args.split_first() else {
+            let Some((first, rest)) = args.split_first() else {
                 return Err(format!("`{}` needs at least one argument", f.name()));
             };
             number(f, first)?;
             let mut best = first;
-            for &v in rest {
+            let op = if f == Builtin::Min {
+                BinOp::Lt
+            } else {
+                BinOp::Gt
+            };
+            for v in rest {
                 number(f, v)?;
-                let better = binary(
-                    if f == Builtin::Min {
-                        BinOp::Lt
-                    } else {
-                        BinOp::Gt
-                    },
-                    v,
-                    best,
-                )?;
-                if better == Value::Bool(true) {
+                if binary(op, v.clone(), best.clone())? == Value::Bool(true) {
                     best = v;
                 }
             }
@@ -329,9 +425,18 @@ pub fn builtin(f: Builtin, args: &[Value]) -> EvalResult {
             if args.iter().any(|v| matches!(v, Value::Float(_))) {
                 Ok(Value::Float(number(f, best)?))
             } else {
-                Ok(best)
+                Ok(best.clone())
             }
         }
+        Builtin::ArrayOf => match args {
+            [Value::Int(n), v] if *n >= 0 && *n <= MAX_ARRAY_LEN => {
+                Ok(Value::Array(Rc::new(vec![v.clone(); *n as usize])))
+            }
+            [n, _] => Err(format!(
+                "`array(n, v)` needs 0 <= n <= {MAX_ARRAY_LEN}, got {n}"
+            )),
+            _ => Err(format!("`array` takes two arguments, got {}", args.len())),
+        },
         _ => {
             let [v] = args else {
                 return Err(format!(
@@ -340,22 +445,42 @@ pub fn builtin(f: Builtin, args: &[Value]) -> EvalResult {
                     args.len()
                 ));
             };
-            match (f, *v) {
+            match (f, v) {
                 (Builtin::Abs, Value::Int(i)) => i
                     .checked_abs()
                     .map(Value::Int)
                     .ok_or_else(|| "integer overflow in abs".to_owned()),
                 (Builtin::Abs, v) => Ok(Value::Float(number(f, v)?.abs())),
-                (Builtin::Floor | Builtin::Ceil, Value::Int(i)) => Ok(Value::Int(i)),
+                (Builtin::Floor | Builtin::Ceil, Value::Int(i)) => Ok(Value::Int(*i)),
                 (Builtin::Floor, v) => float_to_int(f, number(f, v)?.floor()),
                 (Builtin::Ceil, v) => float_to_int(f, number(f, v)?.ceil()),
                 (Builtin::Sqrt, v) => Ok(Value::Float(number(f, v)?.sqrt())),
                 (Builtin::Log2, v) => Ok(Value::Float(number(f, v)?.log2())),
-                (Builtin::Min | Builtin::Max, _) => unreachable!("handled above"),
+                (Builtin::Len, Value::Array(a)) => Ok(Value::Int(a.len() as i64)),
+                (Builtin::Sum, Value::Array(a)) => {
+                    let mut acc = Value::Int(0);
+                    for x in a.iter() {
+                        number(f, x)?;
+                        acc = binary(BinOp::Add, acc, x.clone())?;
+                    }
+                    Ok(acc)
+                }
+                (Builtin::Len | Builtin::Sum, other) => Err(format!(
+                    "`{}` needs an array, got {}",
+                    f.name(),
+                    other.type_name()
+                )),
+                (Builtin::Min | Builtin::Max | Builtin::ArrayOf, _) => {
+                    unreachable!("handled above")
+                }
             }
         }
     }
 }
+
+/// The longest array `array(n, v)` makes (a guard against runaway memory:
+/// 2^24 elements is 384 MiB of values).
+pub const MAX_ARRAY_LEN: i64 = 1 << 24;
 
 #[cfg(test)]
 mod tests {

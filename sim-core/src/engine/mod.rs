@@ -23,11 +23,19 @@
 //! - An LP is in the event queue at most once (`LpState::Ready` means it is
 //!   queued or running).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use smallvec::{SmallVec, smallvec};
 
-use crate::ir::{BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, Slot, Span, Stmt, Terminator};
+mod collective;
+mod comms;
+mod p2p;
+
+use comms::Comms;
+
+use crate::ir::{
+    BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, SendMode, Slot, Span, Stmt, Terminator,
+};
 use crate::model::{Machine, MessageKind};
 use crate::queue::EventQueue;
 use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
@@ -118,12 +126,18 @@ pub struct PendingOp {
     pub span: Span,
     /// The peer had already finished when the deadlock was found.
     pub peer_finished: bool,
+    /// The communicator (0: the world). Ranks above are world ranks.
+    pub comm: u32,
+    /// A message of a collective's algorithm (not a user message).
+    pub in_collective: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PendingKind {
     Send,
     Recv,
+    /// A blocking `probe`.
+    Probe,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -194,6 +208,8 @@ struct Msg {
     src: u32,
     dst: u32,
     tag: i32,
+    /// Matching context (communicator, user or collective).
+    ctx: u32,
     bytes: u64,
     /// Arrival of the envelope at the destination.
     arrival: f64,
@@ -214,10 +230,14 @@ struct Request {
     /// CPU time charged when the owner waits for it (o_r for receives).
     overhead: f64,
     status: MsgStatus,
-    /// Receive filters / send description (for matching and reports).
+    /// Receive filters / send description (for matching and reports), in
+    /// world ranks.
     peer: u32,
     tag: i32,
     bytes: u64,
+    ctx: u32,
+    /// The communicator, to report the status's source in its ranks.
+    comm: u32,
     span: Span,
 }
 
@@ -233,10 +253,31 @@ enum LpState {
 #[derive(Debug, Clone, Default)]
 struct WaitSet {
     reqs: Vec<ReqRef>,
-    /// Index in `reqs` whose status is the statement's result.
-    result_of: Option<usize>,
+    result: WaitResult,
     /// Named variables (in the current frame) to set to null once done.
     null_slots: Vec<Slot>,
+    /// `waitany`: one completed request suffices.
+    any: bool,
+    /// `waitany`: per entry of `reqs`, its variable and argument index.
+    any_slots: Vec<(Slot, usize)>,
+}
+
+impl WaitSet {
+    fn clear(&mut self) {
+        self.reqs.clear();
+        self.result = WaitResult::Null;
+        self.null_slots.clear();
+        self.any = false;
+        self.any_slots.clear();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum WaitResult {
+    #[default]
+    Null,
+    /// The status of `reqs[i]`.
+    StatusOf(usize),
 }
 
 /// A frame's variables: inline for the usual handful, so that resuming an
@@ -270,6 +311,13 @@ struct Lp {
     pending: Vec<ReqRef>,
     /// Set while a blocking statement is between its post and wait phases.
     wait: Option<Box<WaitSet>>,
+    /// Set while a collective (or comm_split/comm_dup) is in progress.
+    coll: Option<Box<collective::CollExec>>,
+    /// Set while blocked in `probe`.
+    probing: Option<p2p::Envelope>,
+    /// When a blocked LP is scheduled to resume (`INFINITY`: not yet);
+    /// a resume event at another time is stale and ignored.
+    wake_at: f64,
     stats: RankStats,
 }
 
@@ -307,6 +355,10 @@ pub struct Engine<'a> {
     messages: u64,
     bytes: u64,
     output: &'a mut dyn FnMut(PrintLine),
+    comms: Comms,
+    coll_cfg: crate::coll::CollConfig,
+    /// Collective calls under way, by (communicator, sequence number).
+    instances: HashMap<(u32, u64), collective::Instance>,
 }
 
 type RunResult<T> = Result<T, SimError>;
@@ -350,9 +402,14 @@ impl<'a> Engine<'a> {
                 inflight: 0,
                 pending: Vec::new(),
                 wait: None,
+                coll: None,
+                probing: None,
+                wake_at: f64::INFINITY,
                 stats: RankStats::default(),
             })
             .collect();
+        let world = cfg.ranks;
+        let coll_cfg = machine.collectives();
         Ok(Engine {
             program,
             machine,
@@ -373,6 +430,9 @@ impl<'a> Engine<'a> {
             messages: 0,
             bytes: 0,
             output,
+            comms: Comms::new(world),
+            coll_cfg,
+            instances: HashMap::new(),
         })
     }
 
@@ -420,7 +480,19 @@ impl<'a> Engine<'a> {
                 )));
             }
             match ev_kind {
-                EventKind::Resume(lp) => self.run_lp(lp)?,
+                EventKind::Resume(lp) => {
+                    let l = &mut self.lps[lp as usize];
+                    match l.state {
+                        LpState::Ready => self.run_lp(lp)?,
+                        LpState::Blocked if l.wake_at == time => {
+                            l.state = LpState::Ready;
+                            l.wake_at = f64::INFINITY;
+                            self.run_lp(lp)?;
+                        }
+                        // A superseded wake-up, or a finished LP.
+                        _ => {}
+                    }
+                }
                 EventKind::Arrival(m) => self.on_arrival(m)?,
                 EventKind::Cts(m) => self.on_cts(m),
                 EventKind::Data(m) => self.on_data(m),
@@ -564,6 +636,7 @@ impl<'a> Engine<'a> {
             rank: id,
             size: self.cfg.ranks,
             clock: lp.clock,
+            comms: &self.comms,
         };
         eval(e, &cx).map_err(|m| self.rt(id, span, m))
     }
@@ -581,10 +654,42 @@ impl<'a> Engine<'a> {
                 self.set_local(id, *dst, v);
                 Ok(Flow::Continue)
             }
+            Stmt::AssignIndex {
+                dst,
+                index,
+                value,
+                span,
+            } => {
+                let i = self.eval_in(id, index, *span)?;
+                let v = self.eval_in(id, value, *span)?;
+                let lpi = id as usize;
+                // Invariant: a running LP has a frame; slots are in range (ir.rs).
+                let Some(f) = self.lps[lpi].frames.last_mut() else {
+                    return Ok(Flow::Continue);
+                };
+                match &mut f.locals[*dst as usize] {
+                    Value::Array(a) => {
+                        let k = crate::value::array_index(a.len(), &i).map_err(|m| {
+                            SimError::Runtime {
+                                rank: id,
+                                span: *span,
+                                message: m,
+                            }
+                        })?;
+                        // Copy-on-write: other holders of this array keep theirs.
+                        std::rc::Rc::make_mut(a)[k] = v;
+                    }
+                    other => {
+                        let m = format!("cannot assign an element of {}", other.type_name());
+                        return Err(self.rt(id, *span, m));
+                    }
+                }
+                Ok(Flow::Continue)
+            }
             Stmt::Compute { kernel, args, span } => {
                 let k = &self.program.kernels[*kernel as usize];
                 // Kernel arguments: on the stack for the usual few, else on the heap.
-                let mut small = [Value::Null; 8];
+                let mut small: [Value; 8] = Default::default();
                 let mut large = Vec::new();
                 let vals: &mut [Value] = if args.len() <= small.len() {
                     &mut small[..args.len()]
@@ -605,6 +710,7 @@ impl<'a> Engine<'a> {
                             rank: id,
                             size: self.cfg.ranks,
                             clock: self.lps[id as usize].clock,
+                            comms: &self.comms,
                         };
                         let v = eval(cost, &cx).map_err(|m| {
                             self.rt(id, *span, format!("cost of kernel `{}`: {m}", k.name))
@@ -711,497 +817,6 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn eval_bytes(&self, id: u32, e: &Expr, span: Span) -> RunResult<u64> {
-        match self.eval_in(id, e, span)? {
-            Value::Int(n) if n >= 0 => Ok(n as u64),
-            Value::Float(f) if f >= 0.0 && f.fract() == 0.0 && f < 9.0e18 => Ok(f as u64),
-            v => Err(self.rt(
-                id,
-                span,
-                format!("`bytes:` must be a non-negative integer, got {v}"),
-            )),
-        }
-    }
-
-    fn eval_peer(&self, id: u32, e: &Expr, span: Span, is_recv: bool) -> RunResult<u32> {
-        let what = if is_recv { "from" } else { "to" };
-        match self.eval_in(id, e, span)? {
-            Value::Any if is_recv => Ok(ANY_SOURCE),
-            Value::Int(r) if r >= 0 && r < i64::from(self.cfg.ranks) => Ok(r as u32),
-            v => Err(self.rt(
-                id,
-                span,
-                format!(
-                    "`{what}: {v}` is not a valid rank (size is {})",
-                    self.cfg.ranks
-                ),
-            )),
-        }
-    }
-
-    fn eval_tag(&self, id: u32, e: &Expr, span: Span, is_recv: bool) -> RunResult<i32> {
-        match self.eval_in(id, e, span)? {
-            Value::Any if is_recv => Ok(ANY_TAG),
-            Value::Int(t) if (0..=i64::from(i32::MAX)).contains(&t) => Ok(t as i32),
-            v => Err(self.rt(
-                id,
-                span,
-                format!("`tag: {v}` is not a valid tag (0 ..= {})", i32::MAX),
-            )),
-        }
-    }
-
-    // --- communication ---------------------------------------------------------
-
-    fn exec_comm(
-        &mut self,
-        id: u32,
-        op: &'a CommOp,
-        dst: Option<Slot>,
-        span: Span,
-    ) -> RunResult<Flow> {
-        let lpi = id as usize;
-        // Phase 2 of a blocking statement: its requests are posted, wait for them.
-        if self.lps[lpi].wait.is_some() {
-            return Ok(self.try_complete_wait(id, dst));
-        }
-        let mut ws = self.free_waitsets.pop().unwrap_or_default();
-        match op {
-            CommOp::Isend(a) => {
-                let r = self.post_send(id, a, span)?;
-                self.lps[lpi].pending.push(r);
-                if let Some(d) = dst {
-                    self.set_local(id, d, Value::Req(r));
-                }
-                return Ok(Flow::Continue);
-            }
-            CommOp::Irecv(a) => {
-                let r = self.post_recv(id, a, span)?;
-                self.lps[lpi].pending.push(r);
-                if let Some(d) = dst {
-                    self.set_local(id, d, Value::Req(r));
-                }
-                return Ok(Flow::Continue);
-            }
-            CommOp::Send(a) => {
-                ws.reqs.push(self.post_send(id, a, span)?);
-            }
-            CommOp::Recv(a) => {
-                ws.reqs.push(self.post_recv(id, a, span)?);
-                ws.result_of = Some(0);
-            }
-            CommOp::Sendrecv { send, recv } => {
-                // MPI_Sendrecv: both posted before either is waited for.
-                let s = self.post_send(id, send, span)?;
-                let r = self.post_recv(id, recv, span)?;
-                ws.reqs = vec![s, r];
-                ws.result_of = Some(1);
-            }
-            CommOp::Wait(slot) => {
-                let v = self.local(id, *slot);
-                match v {
-                    Value::Req(r) => {
-                        if self.req_live(r) {
-                            ws.reqs.push(r);
-                            if !self.reqs[r.id as usize].is_send {
-                                ws.result_of = Some(0);
-                            }
-                        }
-                    }
-                    Value::Null => {}
-                    other => {
-                        return Err(self.rt(
-                            id,
-                            span,
-                            format!("`wait` needs a request, got {}", other.type_name()),
-                        ));
-                    }
-                }
-                ws.null_slots.push(*slot);
-            }
-            CommOp::Waitall(slots) => {
-                if slots.is_empty() {
-                    ws.reqs = std::mem::take(&mut self.lps[lpi].pending);
-                } else {
-                    for slot in slots {
-                        match self.local(id, *slot) {
-                            Value::Req(r) => {
-                                if self.req_live(r) {
-                                    ws.reqs.push(r);
-                                }
-                            }
-                            Value::Null => {}
-                            other => {
-                                return Err(self.rt(
-                                    id,
-                                    span,
-                                    format!("`waitall` needs requests, got {}", other.type_name()),
-                                ));
-                            }
-                        }
-                        ws.null_slots.push(*slot);
-                    }
-                }
-            }
-        }
-        self.lps[lpi].wait = Some(ws);
-        Ok(self.try_complete_wait(id, dst))
-    }
-
-    fn local(&self, id: u32, slot: Slot) -> Value {
-        self.lps[id as usize]
-            .frames
-            .last()
-            .map(|f| f.locals[slot as usize])
-            .unwrap_or(Value::Null)
-    }
-
-    fn req_live(&self, r: ReqRef) -> bool {
-        self.reqs
-            .get(r.id as usize)
-            .is_some_and(|q| q.generation == r.generation)
-    }
-
-    /// Completes the LP's wait set if every request is done; otherwise blocks.
-    fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> Flow {
-        let lpi = id as usize;
-        let Some(ws) = self.lps[lpi].wait.as_ref() else {
-            return Flow::Continue;
-        };
-        if !ws.reqs.iter().all(|r| self.reqs[r.id as usize].done) {
-            return Flow::Block;
-        }
-        // Invariant: checked just above that the wait set exists.
-        let Some(mut ws) = self.lps[lpi].wait.take() else {
-            return Flow::Continue;
-        };
-        // Handle the requests in the order their data became ready; each
-        // charges its overhead (o_r) on the CPU after it is ready.
-        let mut order = std::mem::take(&mut self.scratch_order);
-        order.clear();
-        order.extend(
-            ws.reqs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (self.reqs[r.id as usize].ready_at, i)),
-        );
-        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut t = self.lps[lpi].clock;
-        let mut comm = 0.0;
-        let mut result = Value::Null;
-        for &(ready, i) in &order {
-            let q = &self.reqs[ws.reqs[i].id as usize];
-            t = t.max(ready) + q.overhead;
-            comm += q.overhead;
-            if ws.result_of == Some(i) {
-                result = Value::Status(q.status);
-            }
-        }
-        for r in &ws.reqs {
-            self.release_req(*r);
-        }
-        let lp = &mut self.lps[lpi];
-        if !ws.reqs.is_empty() {
-            lp.pending.retain(|p| !ws.reqs.contains(p));
-        }
-        lp.clock = t;
-        lp.stats.comm += comm;
-        for s in &ws.null_slots {
-            self.set_local(id, *s, Value::Null);
-        }
-        if let Some(d) = dst {
-            self.set_local(id, d, result);
-        }
-        self.scratch_order = order;
-        ws.reqs.clear();
-        ws.null_slots.clear();
-        ws.result_of = None;
-        self.free_waitsets.push(ws);
-        Flow::Continue
-    }
-
-    fn new_req(&mut self, req: Request) -> ReqRef {
-        if let Some(i) = self.free_reqs.pop() {
-            let slot = &mut self.reqs[i as usize];
-            let generation = slot.generation.wrapping_add(1);
-            *slot = Request { generation, ..req };
-            ReqRef { id: i, generation }
-        } else {
-            let id = self.reqs.len() as u32;
-            self.reqs.push(Request {
-                generation: 0,
-                ..req
-            });
-            ReqRef { id, generation: 0 }
-        }
-    }
-
-    fn release_req(&mut self, r: ReqRef) {
-        let q = &mut self.reqs[r.id as usize];
-        if q.generation == r.generation {
-            q.generation = q.generation.wrapping_add(1);
-            self.free_reqs.push(r.id);
-        }
-    }
-
-    fn new_msg(&mut self, m: Msg) -> u32 {
-        if let Some(i) = self.free_msgs.pop() {
-            self.msgs[i as usize] = m;
-            i
-        } else {
-            self.msgs.push(m);
-            (self.msgs.len() - 1) as u32
-        }
-    }
-
-    fn post_send(&mut self, id: u32, a: &MsgArgs, span: Span) -> RunResult<ReqRef> {
-        let to = self.eval_peer(id, &a.peer, span, false)?;
-        let tag = self.eval_tag(id, &a.tag, span, false)?;
-        let bytes = self.eval_bytes(id, &a.bytes, span)?;
-        let now = self.lps[id as usize].clock;
-        let o_s = self.machine.send_overhead(id, to, bytes);
-        let rendezvous = bytes >= self.machine.eager_limit(id, to);
-        let (kind, wire_bytes) = if rendezvous {
-            (
-                MessageKind::RendezvousRts,
-                self.machine.control_bytes(id, to),
-            )
-        } else {
-            (MessageKind::Eager, bytes)
-        };
-        let tr = self.machine.transfer(id, to, wire_bytes, kind, now);
-        let req = self.new_req(Request {
-            generation: 0,
-            owner: id,
-            is_send: true,
-            done: !rendezvous,
-            ready_at: tr.cpu_free.max(now),
-            overhead: 0.0,
-            status: MsgStatus {
-                source: id,
-                tag,
-                bytes,
-            },
-            peer: to,
-            tag,
-            bytes,
-            span,
-        });
-        let m = self.new_msg(Msg {
-            src: id,
-            dst: to,
-            tag,
-            bytes,
-            arrival: tr.arrival.max(now),
-            send_req: rendezvous.then_some(req.id),
-            recv_req: u32::MAX,
-        });
-        if !self.try_early_match(m)? {
-            let arrival = self.msgs[m as usize].arrival;
-            self.lps[to as usize].inflight += 1;
-            self.push(arrival, EventKind::Arrival(m));
-        }
-        let lp = &mut self.lps[id as usize];
-        lp.clock = now + o_s;
-        lp.stats.comm += o_s;
-        lp.stats.messages_sent += 1;
-        lp.stats.bytes_sent += bytes;
-        self.messages += 1;
-        self.bytes += bytes;
-        Ok(req)
-    }
-
-    fn post_recv(&mut self, id: u32, a: &MsgArgs, span: Span) -> RunResult<ReqRef> {
-        let from = self.eval_peer(id, &a.peer, span, true)?;
-        let tag = self.eval_tag(id, &a.tag, span, true)?;
-        let bytes = self.eval_bytes(id, &a.bytes, span)?;
-        let req = self.new_req(Request {
-            generation: 0,
-            owner: id,
-            is_send: false,
-            done: false,
-            ready_at: f64::INFINITY,
-            overhead: 0.0,
-            status: MsgStatus {
-                source: 0,
-                tag: 0,
-                bytes: 0,
-            },
-            peer: from,
-            tag,
-            bytes,
-            span,
-        });
-        // Search the envelopes that already arrived, in arrival order.
-        let lp = &self.lps[id as usize];
-        let hit = lp.unexpected.iter().position(|&m| {
-            let m = &self.msgs[m as usize];
-            (from == ANY_SOURCE || from == m.src) && (tag == ANY_TAG || tag == m.tag)
-        });
-        match hit {
-            Some(pos) => {
-                // Invariant: `pos` was just found in this queue.
-                let m = self.lps[id as usize]
-                    .unexpected
-                    .remove(pos)
-                    .unwrap_or(u32::MAX);
-                self.on_match(m, req.id)?;
-            }
-            None => self.lps[id as usize].posted.push_back(req.id),
-        }
-        Ok(req)
-    }
-
-    /// Matches an eager envelope at send time when that gives exactly the
-    /// match its arrival would: no envelope to the receiver is in flight
-    /// (so none from this sender can match first), and the first posted
-    /// receive that matches names this sender (so no envelope from another
-    /// rank, arriving earlier, could take it). Saves an arrival event.
-    fn try_early_match(&mut self, m: u32) -> RunResult<bool> {
-        let msg = &self.msgs[m as usize];
-        if msg.send_req.is_some() {
-            // Rendezvous: the CTS must be sent at match time, in time order.
-            return Ok(false);
-        }
-        let (src, dst, tag) = (msg.src, msg.dst, msg.tag);
-        let lp = &self.lps[dst as usize];
-        if lp.inflight != 0 {
-            return Ok(false);
-        }
-        let hit = lp.posted.iter().position(|&r| {
-            let q = &self.reqs[r as usize];
-            (q.peer == ANY_SOURCE || q.peer == src) && (q.tag == ANY_TAG || q.tag == tag)
-        });
-        let Some(pos) = hit else { return Ok(false) };
-        let r = lp.posted[pos];
-        if self.reqs[r as usize].peer == ANY_SOURCE {
-            return Ok(false);
-        }
-        self.lps[dst as usize].posted.remove(pos);
-        self.on_match(m, r)?;
-        Ok(true)
-    }
-
-    fn on_arrival(&mut self, m: u32) -> RunResult<()> {
-        let msg = &self.msgs[m as usize];
-        let (src, dst, tag) = (msg.src, msg.dst, msg.tag);
-        self.lps[dst as usize].inflight -= 1;
-        let lp = &self.lps[dst as usize];
-        let hit = lp.posted.iter().position(|&r| {
-            let q = &self.reqs[r as usize];
-            (q.peer == ANY_SOURCE || q.peer == src) && (q.tag == ANY_TAG || q.tag == tag)
-        });
-        match hit {
-            Some(pos) => {
-                // Invariant: `pos` was just found in this queue.
-                let r = self.lps[dst as usize]
-                    .posted
-                    .remove(pos)
-                    .unwrap_or(u32::MAX);
-                self.on_match(m, r)
-            }
-            None => {
-                self.lps[dst as usize].unexpected.push_back(m);
-                Ok(())
-            }
-        }
-    }
-
-    /// Envelope `m` meets receive `r`, at `self.now` (the later of arrival and posting).
-    fn on_match(&mut self, m: u32, r: u32) -> RunResult<()> {
-        let msg = self.msgs[m as usize].clone();
-        let q = &mut self.reqs[r as usize];
-        if msg.bytes > q.bytes {
-            let (owner, span, cap) = (q.owner, q.span, q.bytes);
-            return Err(self.rt(
-                owner,
-                span,
-                format!(
-                    "message truncated: rank {} sent {} bytes with tag {} but this receive accepts at most {cap}",
-                    msg.src, msg.bytes, msg.tag
-                ),
-            ));
-        }
-        q.status = MsgStatus {
-            source: msg.src,
-            tag: msg.tag,
-            bytes: msg.bytes,
-        };
-        self.msgs[m as usize].recv_req = r;
-        match msg.send_req {
-            None => {
-                let o_r = self.machine.recv_overhead(msg.src, msg.dst, msg.bytes);
-                self.complete(r, self.now.max(msg.arrival), o_r);
-                self.free_msgs.push(m);
-            }
-            Some(_) => {
-                // Rendezvous: the receiver answers the RTS with a CTS.
-                let cb = self.machine.control_bytes(msg.dst, msg.src);
-                let tr = self.machine.transfer(
-                    msg.dst,
-                    msg.src,
-                    cb,
-                    MessageKind::RendezvousCts,
-                    self.now,
-                );
-                let t = tr.arrival.max(self.now);
-                self.push(t, EventKind::Cts(m));
-            }
-        }
-        Ok(())
-    }
-
-    fn on_cts(&mut self, m: u32) {
-        let msg = self.msgs[m as usize].clone();
-        let tr = self.machine.transfer(
-            msg.src,
-            msg.dst,
-            msg.bytes,
-            MessageKind::RendezvousData,
-            self.now,
-        );
-        if let Some(s) = msg.send_req {
-            self.complete(s, tr.cpu_free.max(self.now), 0.0);
-        }
-        self.push(tr.arrival.max(self.now), EventKind::Data(m));
-    }
-
-    fn on_data(&mut self, m: u32) {
-        let msg = &self.msgs[m as usize];
-        let (r, src, dst, bytes) = (msg.recv_req, msg.src, msg.dst, msg.bytes);
-        let o_r = self.machine.recv_overhead(src, dst, bytes);
-        self.complete(r, self.now, o_r);
-        self.free_msgs.push(m);
-    }
-
-    /// Marks request `r` done (data ready at `ready_at`, `overhead` to charge
-    /// at the wait) and wakes its owner if that completes its wait set.
-    fn complete(&mut self, r: u32, ready_at: f64, overhead: f64) {
-        let q = &mut self.reqs[r as usize];
-        q.done = true;
-        q.ready_at = ready_at;
-        q.overhead = overhead;
-        let owner = q.owner as usize;
-        let lp = &self.lps[owner];
-        if lp.state != LpState::Blocked {
-            return;
-        }
-        let Some(ws) = lp.wait.as_ref() else { return };
-        if !ws.reqs.iter().all(|x| self.reqs[x.id as usize].done) {
-            return;
-        }
-        let t = ws
-            .reqs
-            .iter()
-            .map(|x| self.reqs[x.id as usize].ready_at)
-            .fold(lp.clock, f64::max);
-        let blocked_at = lp.clock;
-        self.lps[owner].state = LpState::Ready;
-        // The LP resumes at the time the last datum is ready; `try_complete_wait`
-        // then charges the overheads in order.
-        self.push(t.max(blocked_at), EventKind::Resume(owner as u32));
-    }
-
     // --- reports ---------------------------------------------------------------
 
     fn position(&self, id: u32) -> Option<Span> {
@@ -1243,9 +858,10 @@ impl<'a> Engine<'a> {
                 match (&lp.wait, self.current_stmt(r as u32)) {
                     (Some(ws), Some(Stmt::Comm { op, .. })) => (comm_name(op), &ws.reqs),
                     (Some(ws), _) => ("wait", &ws.reqs),
+                    (None, Some(Stmt::Comm { op, .. })) => (comm_name(op), &[]),
                     (None, _) => ("(running)", &[]),
                 };
-            let waits = reqs
+            let mut waits: Vec<PendingOp> = reqs
                 .iter()
                 .map(|x| &self.reqs[x.id as usize])
                 .filter(|q| !q.done)
@@ -1261,8 +877,23 @@ impl<'a> Engine<'a> {
                     span: q.span,
                     peer_finished: q.peer != ANY_SOURCE
                         && self.lps[q.peer as usize].state == LpState::Finished,
+                    comm: q.comm,
+                    in_collective: q.ctx % 2 == 1,
                 })
                 .collect();
+            if let Some(env) = &lp.probing {
+                waits.push(PendingOp {
+                    kind: PendingKind::Probe,
+                    peer: (env.peer != ANY_SOURCE).then_some(env.peer),
+                    tag: (env.tag != ANY_TAG).then_some(env.tag),
+                    bytes: 0,
+                    span,
+                    peer_finished: env.peer != ANY_SOURCE
+                        && self.lps[env.peer as usize].state == LpState::Finished,
+                    comm: env.comm,
+                    in_collective: false,
+                });
+            }
             blocked.push(BlockedRank {
                 rank: r as u32,
                 span,
@@ -1288,19 +919,31 @@ impl<'a> Engine<'a> {
 
 fn comm_name(op: &CommOp) -> &'static str {
     match op {
-        CommOp::Send(_) => "send",
+        CommOp::Send(_, SendMode::Standard) => "send",
+        CommOp::Send(_, SendMode::Synchronous) => "ssend",
+        CommOp::Send(_, SendMode::Buffered) => "bsend",
         CommOp::Recv(_) => "recv",
-        CommOp::Isend(_) => "isend",
+        CommOp::Isend(_, SendMode::Standard) => "isend",
+        CommOp::Isend(_, SendMode::Synchronous) => "issend",
+        CommOp::Isend(_, SendMode::Buffered) => "ibsend",
         CommOp::Irecv(_) => "irecv",
         CommOp::Sendrecv { .. } => "sendrecv",
         CommOp::Wait(_) => "wait",
         CommOp::Waitall(_) => "waitall",
+        CommOp::Waitany(_) => "waitany",
+        CommOp::Test(_) => "test",
+        CommOp::Probe(_) => "probe",
+        CommOp::Iprobe(_) => "iprobe",
+        CommOp::Collective(a) => a.kind.name(),
+        CommOp::CommSplit { .. } => "comm_split",
+        CommOp::CommDup(_) => "comm_dup",
     }
 }
 
 pub fn stmt_span(s: &Stmt) -> Span {
     match s {
         Stmt::Assign { span, .. }
+        | Stmt::AssignIndex { span, .. }
         | Stmt::Compute { span, .. }
         | Stmt::Copy { span, .. }
         | Stmt::Print { span, .. }
@@ -1346,6 +989,7 @@ fn eval_params(program: &Program, size: u32) -> RunResult<Vec<Value>> {
             rank: 0,
             size,
             clock: 0.0,
+            comms: &crate::value::WorldOnly(size),
         };
         let v = eval(&p.default, &cx).map_err(|m| SimError::Runtime {
             rank: 0,

@@ -1,0 +1,778 @@
+//! Point-to-point communication: posting, matching, protocols, waits.
+
+use super::comms::p2p_context;
+use super::*;
+
+/// A resolved message description: world ranks and a matching context.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Envelope {
+    /// World rank of the peer, or `ANY_SOURCE`.
+    pub peer: u32,
+    pub tag: i32,
+    pub bytes: u64,
+    pub ctx: u32,
+    /// The communicator (for translating the status's source).
+    pub comm: u32,
+}
+
+impl<'a> Engine<'a> {
+    pub(super) fn exec_comm(
+        &mut self,
+        id: u32,
+        op: &'a CommOp,
+        dst: Option<Slot>,
+        span: Span,
+    ) -> RunResult<Flow> {
+        let lpi = id as usize;
+        // A collective (or comm_split/comm_dup) in progress.
+        if self.lps[lpi].coll.is_some() {
+            return self.exec_collective(id, op, dst, span);
+        }
+        // Phase 2 of a blocking statement: its requests are posted, wait for them.
+        if self.lps[lpi].wait.is_some() {
+            return self.try_complete_wait(id, dst);
+        }
+        let mut ws = self.free_waitsets.pop().unwrap_or_default();
+        match op {
+            CommOp::Isend(a, mode) => {
+                let env = self.resolve(id, a, span, false)?;
+                let r = self.post_send(id, env, *mode, span)?;
+                self.lps[lpi].pending.push(r);
+                self.free_waitsets.push(ws);
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Req(r));
+                }
+                return Ok(Flow::Continue);
+            }
+            CommOp::Irecv(a) => {
+                let env = self.resolve(id, a, span, true)?;
+                let r = self.post_recv(id, env, span)?;
+                self.lps[lpi].pending.push(r);
+                self.free_waitsets.push(ws);
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Req(r));
+                }
+                return Ok(Flow::Continue);
+            }
+            CommOp::Send(a, mode) => {
+                let env = self.resolve(id, a, span, false)?;
+                ws.reqs.push(self.post_send(id, env, *mode, span)?);
+            }
+            CommOp::Recv(a) => {
+                let env = self.resolve(id, a, span, true)?;
+                ws.reqs.push(self.post_recv(id, env, span)?);
+                ws.result = WaitResult::StatusOf(0);
+            }
+            CommOp::Sendrecv { send, recv } => {
+                // MPI_Sendrecv: both posted before either is waited for.
+                let se = self.resolve(id, send, span, false)?;
+                let re = self.resolve(id, recv, span, true)?;
+                let s = self.post_send(id, se, SendMode::Standard, span)?;
+                let r = self.post_recv(id, re, span)?;
+                ws.reqs.push(s);
+                ws.reqs.push(r);
+                ws.result = WaitResult::StatusOf(1);
+            }
+            CommOp::Wait(slot) => {
+                if let Some(r) = self.live_req_in(id, *slot, "wait", span)? {
+                    ws.reqs.push(r);
+                    if !self.reqs[r.id as usize].is_send {
+                        ws.result = WaitResult::StatusOf(0);
+                    }
+                }
+                ws.null_slots.push(*slot);
+            }
+            CommOp::Waitall(slots) => {
+                if slots.is_empty() {
+                    ws.reqs = std::mem::take(&mut self.lps[lpi].pending);
+                } else {
+                    for slot in slots {
+                        if let Some(r) = self.live_req_in(id, *slot, "waitall", span)? {
+                            ws.reqs.push(r);
+                        }
+                        ws.null_slots.push(*slot);
+                    }
+                }
+            }
+            CommOp::Waitany(slots) => {
+                for (pos, slot) in slots.iter().enumerate() {
+                    // The result is the argument's index, counting dead entries.
+                    if let Some(r) = self.live_req_in(id, *slot, "waitany", span)? {
+                        ws.reqs.push(r);
+                        ws.any_slots.push((*slot, pos));
+                    }
+                }
+                if ws.reqs.is_empty() {
+                    // MPI_UNDEFINED: no active request.
+                    self.free_waitsets.push(ws);
+                    if let Some(d) = dst {
+                        self.set_local(id, d, Value::Int(-1));
+                    }
+                    return Ok(Flow::Continue);
+                }
+                ws.any = true;
+            }
+            CommOp::Test(slot) => {
+                self.free_waitsets.push(ws);
+                let done = match self.live_req_in(id, *slot, "test", span)? {
+                    None => true,
+                    Some(r) => {
+                        let q = &self.reqs[r.id as usize];
+                        let clock = self.lps[lpi].clock;
+                        if q.done && q.ready_at <= clock {
+                            let o = q.overhead;
+                            self.release_req(r);
+                            let lp = &mut self.lps[lpi];
+                            lp.pending.retain(|p| *p != r);
+                            lp.clock += o;
+                            lp.stats.comm += o;
+                            self.set_local(id, *slot, Value::Null);
+                            true
+                        } else {
+                            false
+                        }
+                    }
+                };
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Bool(done));
+                }
+                return Ok(Flow::Continue);
+            }
+            CommOp::Probe(a) | CommOp::Iprobe(a) => {
+                self.free_waitsets.push(ws);
+                let env = self.resolve_probe(id, a, span)?;
+                let found = self.probe_unexpected(id, env);
+                let blocking = matches!(op, CommOp::Probe(_));
+                match (found, blocking) {
+                    (Some(st), _) => {
+                        if let Some(d) = dst {
+                            self.set_local(id, d, Value::Status(st));
+                        }
+                        self.lps[lpi].probing = None;
+                        return Ok(Flow::Continue);
+                    }
+                    (None, false) => {
+                        if let Some(d) = dst {
+                            self.set_local(id, d, Value::Null);
+                        }
+                        return Ok(Flow::Continue);
+                    }
+                    (None, true) => {
+                        // Blocks until a matching envelope arrives; then the
+                        // statement runs again and finds it.
+                        self.lps[lpi].probing = Some(env);
+                        return Ok(Flow::Block);
+                    }
+                }
+            }
+            CommOp::Collective(_) | CommOp::CommSplit { .. } | CommOp::CommDup(_) => {
+                self.free_waitsets.push(ws);
+                return self.exec_collective(id, op, dst, span);
+            }
+        }
+        self.lps[lpi].wait = Some(ws);
+        self.try_complete_wait(id, dst)
+    }
+
+    /// The live request in variable `slot`, `None` for null or a completed one.
+    fn live_req_in(
+        &self,
+        id: u32,
+        slot: Slot,
+        what: &str,
+        span: Span,
+    ) -> RunResult<Option<ReqRef>> {
+        match self.local(id, slot) {
+            Value::Req(r) => Ok(self.req_live(r).then_some(r)),
+            Value::Null => Ok(None),
+            other => Err(self.rt(
+                id,
+                span,
+                format!("`{what}` needs a request, got {}", other.type_name()),
+            )),
+        }
+    }
+
+    pub(super) fn local(&self, id: u32, slot: Slot) -> Value {
+        self.lps[id as usize]
+            .frames
+            .last()
+            .map(|f| f.locals[slot as usize].clone())
+            .unwrap_or(Value::Null)
+    }
+
+    fn req_live(&self, r: ReqRef) -> bool {
+        self.reqs
+            .get(r.id as usize)
+            .is_some_and(|q| q.generation == r.generation)
+    }
+
+    /// The communicator of a `comm:` argument (the world when absent), which
+    /// `id` must belong to.
+    pub(super) fn eval_comm(&self, id: u32, e: Option<&Expr>, span: Span) -> RunResult<u32> {
+        let Some(e) = e else { return Ok(0) };
+        match self.eval_in(id, e, span)? {
+            Value::Comm(c) => match self.comms.get(c) {
+                Some(comm) if comm.rank_of(id).is_some() => Ok(c),
+                Some(_) => Err(self.rt(
+                    id,
+                    span,
+                    format!("rank {id} is not a member of communicator #{c}"),
+                )),
+                None => Err(self.rt(id, span, format!("communicator #{c} does not exist"))),
+            },
+            Value::Null => Err(self.rt(
+                id,
+                span,
+                "`comm:` is null (a comm_split with a negative color gives no communicator)"
+                    .to_owned(),
+            )),
+            v => Err(self.rt(id, span, format!("`comm:` needs a communicator, got {v}"))),
+        }
+    }
+
+    /// Peer (in `comm`) → world rank.
+    fn eval_peer_in(
+        &self,
+        id: u32,
+        e: &Expr,
+        span: Span,
+        is_recv: bool,
+        comm: u32,
+    ) -> RunResult<u32> {
+        let what = if is_recv { "from" } else { "to" };
+        // Invariant: `comm` was checked by `eval_comm`.
+        let Some(c) = self.comms.get(comm) else {
+            return Err(self.rt(id, span, "no communicator".to_owned()));
+        };
+        match self.eval_in(id, e, span)? {
+            Value::Any if is_recv => Ok(ANY_SOURCE),
+            Value::Int(r) if r >= 0 && r < i64::from(c.size()) => Ok(c.world(r as u32)),
+            v => {
+                let of = if comm == 0 {
+                    String::new()
+                } else {
+                    format!(" of communicator #{comm}")
+                };
+                Err(self.rt(
+                    id,
+                    span,
+                    format!(
+                        "`{what}: {v}` is not a valid rank (size{of} is {})",
+                        c.size()
+                    ),
+                ))
+            }
+        }
+    }
+
+    pub(super) fn eval_bytes(&self, id: u32, e: &Expr, span: Span) -> RunResult<u64> {
+        let v = self.eval_in(id, e, span)?;
+        value_bytes(&v).ok_or_else(|| {
+            self.rt(
+                id,
+                span,
+                format!("`bytes:` must be a non-negative integer, got {v}"),
+            )
+        })
+    }
+
+    fn eval_tag(&self, id: u32, e: &Expr, span: Span, is_recv: bool) -> RunResult<i32> {
+        match self.eval_in(id, e, span)? {
+            Value::Any if is_recv => Ok(ANY_TAG),
+            Value::Int(t) if (0..=i64::from(i32::MAX)).contains(&t) => Ok(t as i32),
+            v => Err(self.rt(
+                id,
+                span,
+                format!("`tag: {v}` is not a valid tag (0 ..= {})", i32::MAX),
+            )),
+        }
+    }
+
+    fn resolve(&self, id: u32, a: &MsgArgs, span: Span, is_recv: bool) -> RunResult<Envelope> {
+        let comm = self.eval_comm(id, a.comm.as_ref(), span)?;
+        let peer = self.eval_peer_in(id, &a.peer, span, is_recv, comm)?;
+        let tag = self.eval_tag(id, &a.tag, span, is_recv)?;
+        let bytes = self.eval_bytes(id, &a.bytes, span)?;
+        Ok(Envelope {
+            peer,
+            tag,
+            bytes,
+            ctx: p2p_context(comm),
+            comm,
+        })
+    }
+
+    fn resolve_probe(&self, id: u32, a: &MsgArgs, span: Span) -> RunResult<Envelope> {
+        let comm = self.eval_comm(id, a.comm.as_ref(), span)?;
+        let peer = self.eval_peer_in(id, &a.peer, span, true, comm)?;
+        let tag = self.eval_tag(id, &a.tag, span, true)?;
+        Ok(Envelope {
+            peer,
+            tag,
+            bytes: 0,
+            ctx: p2p_context(comm),
+            comm,
+        })
+    }
+
+    /// The status of the first arrived envelope matching `env`, translated
+    /// to `env.comm`'s ranks.
+    fn probe_unexpected(&self, id: u32, env: Envelope) -> Option<MsgStatus> {
+        let lp = &self.lps[id as usize];
+        let m = lp
+            .unexpected
+            .iter()
+            .find(|&&m| self.msgs[m as usize].matches(&env))?;
+        let msg = &self.msgs[*m as usize];
+        Some(MsgStatus {
+            source: self.comm_rank(env.comm, msg.src),
+            tag: msg.tag,
+            bytes: msg.bytes,
+        })
+    }
+
+    fn comm_rank(&self, comm: u32, world: u32) -> u32 {
+        self.comms
+            .get(comm)
+            .and_then(|c| c.rank_of(world))
+            .unwrap_or(world)
+    }
+
+    /// Completes the LP's wait set if it is satisfied; otherwise blocks.
+    pub(super) fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> RunResult<Flow> {
+        let lpi = id as usize;
+        let Some(ws) = self.lps[lpi].wait.as_ref() else {
+            return Ok(Flow::Continue);
+        };
+        if !self.wait_satisfied(ws) {
+            return Ok(Flow::Block);
+        }
+        // Invariant: checked just above that the wait set exists.
+        let Some(mut ws) = self.lps[lpi].wait.take() else {
+            return Ok(Flow::Continue);
+        };
+        if ws.any {
+            // waitany: the request whose data was ready first (the first in
+            // the argument list among equals).
+            let mut best: Option<(f64, usize)> = None;
+            for (i, r) in ws.reqs.iter().enumerate() {
+                let q = &self.reqs[r.id as usize];
+                if q.done && best.is_none_or(|(t, _)| q.ready_at < t) {
+                    best = Some((q.ready_at, i));
+                }
+            }
+            // Invariant: `wait_satisfied` found a done request.
+            let (ready, i) = best.unwrap_or((self.lps[lpi].clock, 0));
+            let r = ws.reqs[i];
+            let o = self.reqs[r.id as usize].overhead;
+            self.release_req(r);
+            let (slot, index) = ws.any_slots[i];
+            let lp = &mut self.lps[lpi];
+            lp.pending.retain(|p| *p != r);
+            lp.clock = lp.clock.max(ready) + o;
+            lp.stats.comm += o;
+            self.set_local(id, slot, Value::Null);
+            if let Some(d) = dst {
+                self.set_local(id, d, Value::Int(index as i64));
+            }
+        } else {
+            // Handle the requests in the order their data became ready; each
+            // charges its overhead (o_r) on the CPU after it is ready.
+            let mut order = std::mem::take(&mut self.scratch_order);
+            order.clear();
+            order.extend(
+                ws.reqs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (self.reqs[r.id as usize].ready_at, i)),
+            );
+            order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut t = self.lps[lpi].clock;
+            let mut comm = 0.0;
+            let mut result = Value::Null;
+            for &(ready, i) in &order {
+                let q = &self.reqs[ws.reqs[i].id as usize];
+                t = t.max(ready) + q.overhead;
+                comm += q.overhead;
+                if ws.result == WaitResult::StatusOf(i) {
+                    let mut st = q.status;
+                    st.source = self.comm_rank(q.comm, st.source);
+                    result = Value::Status(st);
+                }
+            }
+            for r in &ws.reqs {
+                self.release_req(*r);
+            }
+            let lp = &mut self.lps[lpi];
+            if !ws.reqs.is_empty() && !lp.pending.is_empty() {
+                lp.pending.retain(|p| !ws.reqs.contains(p));
+            }
+            lp.clock = t;
+            lp.stats.comm += comm;
+            for s in &ws.null_slots {
+                self.set_local(id, *s, Value::Null);
+            }
+            if let Some(d) = dst {
+                self.set_local(id, d, result);
+            }
+            self.scratch_order = order;
+        }
+        ws.clear();
+        self.free_waitsets.push(ws);
+        Ok(Flow::Continue)
+    }
+
+    fn wait_satisfied(&self, ws: &WaitSet) -> bool {
+        if ws.any {
+            ws.reqs.iter().any(|r| self.reqs[r.id as usize].done)
+        } else {
+            ws.reqs.iter().all(|r| self.reqs[r.id as usize].done)
+        }
+    }
+
+    fn new_req(&mut self, req: Request) -> ReqRef {
+        if let Some(i) = self.free_reqs.pop() {
+            let slot = &mut self.reqs[i as usize];
+            let generation = slot.generation.wrapping_add(1);
+            *slot = Request { generation, ..req };
+            ReqRef { id: i, generation }
+        } else {
+            let id = self.reqs.len() as u32;
+            self.reqs.push(Request {
+                generation: 0,
+                ..req
+            });
+            ReqRef { id, generation: 0 }
+        }
+    }
+
+    fn release_req(&mut self, r: ReqRef) {
+        let q = &mut self.reqs[r.id as usize];
+        if q.generation == r.generation {
+            q.generation = q.generation.wrapping_add(1);
+            self.free_reqs.push(r.id);
+        }
+    }
+
+    fn new_msg(&mut self, m: Msg) -> u32 {
+        if let Some(i) = self.free_msgs.pop() {
+            self.msgs[i as usize] = m;
+            i
+        } else {
+            self.msgs.push(m);
+            (self.msgs.len() - 1) as u32
+        }
+    }
+
+    /// Starts a send of `env` from `id` at its clock (which is `now`).
+    pub(super) fn post_send(
+        &mut self,
+        id: u32,
+        env: Envelope,
+        mode: SendMode,
+        span: Span,
+    ) -> RunResult<ReqRef> {
+        let to = env.peer;
+        let bytes = env.bytes;
+        let now = self.lps[id as usize].clock;
+        let o_s = self.machine.send_overhead(id, to, bytes);
+        let rendezvous = match mode {
+            SendMode::Standard => bytes >= self.machine.eager_limit(id, to),
+            SendMode::Synchronous => true,
+            SendMode::Buffered => false,
+        };
+        let (kind, wire_bytes) = if rendezvous {
+            (
+                MessageKind::RendezvousRts,
+                self.machine.control_bytes(id, to),
+            )
+        } else {
+            (MessageKind::Eager, bytes)
+        };
+        let tr = self.machine.transfer(id, to, wire_bytes, kind, now);
+        let req = self.new_req(Request {
+            generation: 0,
+            owner: id,
+            is_send: true,
+            done: !rendezvous,
+            ready_at: tr.cpu_free.max(now),
+            overhead: 0.0,
+            status: MsgStatus {
+                source: id,
+                tag: env.tag,
+                bytes,
+            },
+            peer: to,
+            tag: env.tag,
+            bytes,
+            ctx: env.ctx,
+            comm: env.comm,
+            span,
+        });
+        let m = self.new_msg(Msg {
+            src: id,
+            dst: to,
+            tag: env.tag,
+            ctx: env.ctx,
+            bytes,
+            arrival: tr.arrival.max(now),
+            send_req: rendezvous.then_some(req.id),
+            recv_req: u32::MAX,
+        });
+        if !self.try_early_match(m)? {
+            let arrival = self.msgs[m as usize].arrival;
+            self.lps[to as usize].inflight += 1;
+            self.push(arrival, EventKind::Arrival(m));
+        }
+        let lp = &mut self.lps[id as usize];
+        lp.clock = now + o_s;
+        lp.stats.comm += o_s;
+        lp.stats.messages_sent += 1;
+        lp.stats.bytes_sent += bytes;
+        self.messages += 1;
+        self.bytes += bytes;
+        Ok(req)
+    }
+
+    /// Posts a receive of `env` (its `bytes` is the capacity).
+    pub(super) fn post_recv(&mut self, id: u32, env: Envelope, span: Span) -> RunResult<ReqRef> {
+        let req = self.new_req(Request {
+            generation: 0,
+            owner: id,
+            is_send: false,
+            done: false,
+            ready_at: f64::INFINITY,
+            overhead: 0.0,
+            status: MsgStatus {
+                source: 0,
+                tag: 0,
+                bytes: 0,
+            },
+            peer: env.peer,
+            tag: env.tag,
+            bytes: env.bytes,
+            ctx: env.ctx,
+            comm: env.comm,
+            span,
+        });
+        // Search the envelopes that already arrived, in arrival order.
+        let lp = &self.lps[id as usize];
+        let hit = lp
+            .unexpected
+            .iter()
+            .position(|&m| self.msgs[m as usize].matches(&env));
+        match hit {
+            Some(pos) => {
+                // Invariant: `pos` was just found in this queue.
+                let m = self.lps[id as usize]
+                    .unexpected
+                    .remove(pos)
+                    .unwrap_or(u32::MAX);
+                self.on_match(m, req.id)?;
+            }
+            None => self.lps[id as usize].posted.push_back(req.id),
+        }
+        Ok(req)
+    }
+
+    /// Matches an eager envelope at send time when that gives exactly the
+    /// match its arrival would: no envelope to the receiver is in flight
+    /// (so none from this sender can match first), and the first posted
+    /// receive that matches names this sender (so no envelope from another
+    /// rank, arriving earlier, could take it). Saves an arrival event.
+    fn try_early_match(&mut self, m: u32) -> RunResult<bool> {
+        let msg = &self.msgs[m as usize];
+        if msg.send_req.is_some() {
+            // Rendezvous: the CTS must be sent at match time, in time order.
+            return Ok(false);
+        }
+        let dst = msg.dst;
+        let lp = &self.lps[dst as usize];
+        if lp.inflight != 0 || lp.probing.is_some() {
+            return Ok(false);
+        }
+        let hit = lp
+            .posted
+            .iter()
+            .position(|&r| self.reqs[r as usize].accepts(msg));
+        let Some(pos) = hit else { return Ok(false) };
+        let r = lp.posted[pos];
+        if self.reqs[r as usize].peer == ANY_SOURCE {
+            return Ok(false);
+        }
+        self.lps[dst as usize].posted.remove(pos);
+        self.on_match(m, r)?;
+        Ok(true)
+    }
+
+    pub(super) fn on_arrival(&mut self, m: u32) -> RunResult<()> {
+        let dst = self.msgs[m as usize].dst;
+        self.lps[dst as usize].inflight -= 1;
+        let lp = &self.lps[dst as usize];
+        let msg = &self.msgs[m as usize];
+        let hit = lp
+            .posted
+            .iter()
+            .position(|&r| self.reqs[r as usize].accepts(msg));
+        match hit {
+            Some(pos) => {
+                // Invariant: `pos` was just found in this queue.
+                let r = self.lps[dst as usize]
+                    .posted
+                    .remove(pos)
+                    .unwrap_or(u32::MAX);
+                self.on_match(m, r)
+            }
+            None => {
+                self.lps[dst as usize].unexpected.push_back(m);
+                // A rank blocked in `probe` for this envelope wakes up.
+                let lp = &self.lps[dst as usize];
+                if lp.state == LpState::Blocked
+                    && let Some(env) = lp.probing
+                    && self.msgs[m as usize].matches(&env)
+                {
+                    self.wake(dst, self.now);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Envelope `m` meets receive `r`, at `self.now` (the later of arrival and posting).
+    fn on_match(&mut self, m: u32, r: u32) -> RunResult<()> {
+        let msg = self.msgs[m as usize].clone();
+        let q = &mut self.reqs[r as usize];
+        if msg.bytes > q.bytes {
+            let (owner, span, cap) = (q.owner, q.span, q.bytes);
+            let src = self.comm_rank(self.reqs[r as usize].comm, msg.src);
+            return Err(self.rt(
+                owner,
+                span,
+                format!(
+                    "message truncated: rank {src} sent {} bytes with tag {} but this receive accepts at most {cap}",
+                    msg.bytes, msg.tag
+                ),
+            ));
+        }
+        q.status = MsgStatus {
+            source: msg.src,
+            tag: msg.tag,
+            bytes: msg.bytes,
+        };
+        self.msgs[m as usize].recv_req = r;
+        match msg.send_req {
+            None => {
+                let o_r = self.machine.recv_overhead(msg.src, msg.dst, msg.bytes);
+                self.complete(r, self.now.max(msg.arrival), o_r);
+                self.free_msgs.push(m);
+            }
+            Some(_) => {
+                // Rendezvous: the receiver answers the RTS with a CTS.
+                let cb = self.machine.control_bytes(msg.dst, msg.src);
+                let tr = self.machine.transfer(
+                    msg.dst,
+                    msg.src,
+                    cb,
+                    MessageKind::RendezvousCts,
+                    self.now,
+                );
+                let t = tr.arrival.max(self.now);
+                self.push(t, EventKind::Cts(m));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_cts(&mut self, m: u32) {
+        let msg = self.msgs[m as usize].clone();
+        let tr = self.machine.transfer(
+            msg.src,
+            msg.dst,
+            msg.bytes,
+            MessageKind::RendezvousData,
+            self.now,
+        );
+        if let Some(s) = msg.send_req {
+            self.complete(s, tr.cpu_free.max(self.now), 0.0);
+        }
+        self.push(tr.arrival.max(self.now), EventKind::Data(m));
+    }
+
+    pub(super) fn on_data(&mut self, m: u32) {
+        let msg = &self.msgs[m as usize];
+        let (r, src, dst, bytes) = (msg.recv_req, msg.src, msg.dst, msg.bytes);
+        let o_r = self.machine.recv_overhead(src, dst, bytes);
+        self.complete(r, self.now, o_r);
+        self.free_msgs.push(m);
+    }
+
+    /// Marks request `r` done (data ready at `ready_at`, `overhead` to charge
+    /// at the wait) and wakes its owner if that satisfies its wait set.
+    fn complete(&mut self, r: u32, ready_at: f64, overhead: f64) {
+        let q = &mut self.reqs[r as usize];
+        q.done = true;
+        q.ready_at = ready_at;
+        q.overhead = overhead;
+        let owner = q.owner;
+        let lp = &self.lps[owner as usize];
+        if lp.state != LpState::Blocked {
+            return;
+        }
+        let Some(ws) = lp.wait.as_ref() else { return };
+        if !self.wait_satisfied(ws) {
+            return;
+        }
+        // The LP resumes when the data it needs is ready (for waitany: the
+        // first ready one); `try_complete_wait` then charges the overheads.
+        let t = if ws.any {
+            ws.reqs
+                .iter()
+                .map(|x| &self.reqs[x.id as usize])
+                .filter(|q| q.done)
+                .map(|q| q.ready_at)
+                .fold(f64::INFINITY, f64::min)
+        } else {
+            ws.reqs
+                .iter()
+                .map(|x| self.reqs[x.id as usize].ready_at)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        self.wake(owner, t.max(lp.clock).max(self.now));
+    }
+
+    /// Schedules blocked LP `id` to resume at `t` (if that is earlier than an
+    /// already scheduled wake-up; the later event is then ignored).
+    pub(super) fn wake(&mut self, id: u32, t: f64) {
+        let lp = &mut self.lps[id as usize];
+        if t < lp.wake_at {
+            lp.wake_at = t;
+            self.push(t, EventKind::Resume(id));
+        }
+    }
+}
+
+/// `bytes:` as a byte count.
+pub(super) fn value_bytes(v: &Value) -> Option<u64> {
+    match *v {
+        Value::Int(n) if n >= 0 => Some(n as u64),
+        Value::Float(f) if f >= 0.0 && f.fract() == 0.0 && f < 9.0e18 => Some(f as u64),
+        _ => None,
+    }
+}
+
+impl Msg {
+    fn matches(&self, env: &Envelope) -> bool {
+        self.ctx == env.ctx
+            && (env.peer == ANY_SOURCE || env.peer == self.src)
+            && (env.tag == ANY_TAG || env.tag == self.tag)
+    }
+}
+
+impl Request {
+    fn accepts(&self, m: &Msg) -> bool {
+        self.ctx == m.ctx
+            && (self.peer == ANY_SOURCE || self.peer == m.src)
+            && (self.tag == ANY_TAG || self.tag == m.tag)
+    }
+}
