@@ -1,0 +1,776 @@
+//! From a fitted table to the parameters of one channel set (network or
+//! shared memory) of parsim's piecewise LogGP model, and back: the closed
+//! forms that re-predict every measured point.
+//!
+//! **The model** (`models::ChannelParams`, `tests/e2e.rs`): a packet of m
+//! bytes takes `T(m) = o_s + L + m·G`, a message (MTU unlimited) `post(n) =
+//! T(n)`, and the ping-pong half round trip is
+//! - eager (`n < E`): `t(n) = post(n) + o_r = o_s + L + n·G + o_r`;
+//! - rendezvous (`n ≥ E`): `t(n) = 2·post(c) + post(n) + o_r` (RTS, CTS,
+//!   data), where `post(c)` uses the segment of the control size c.
+//!
+//! Each parameter may differ per size segment (`[[network.segments]]`); the
+//! segment is chosen by the message size.
+//!
+//! **The mapping** of a fitted line `t = a + b·n` on a segment: `G = b`;
+//! eager `a = o_s + L + o_r`; rendezvous `a = 2·post(c) + o_s + L + o_r`; so
+//! `L = a − o_s − o_r` (minus `2·post(c)` above the eager limit). The fit
+//! keeps `a` above that floor so that `L ≥ 0`.
+//!
+//! **What a ping-pong cannot tell.** The split of `a` into `o_s`, `L` and
+//! `o_r` (only their sum is measured): overheads are taken constant over
+//! sizes, as in LogGP (Alexandrov et al., SPAA 1995), either given
+//! (`Overhead::Fixed`) or a fraction of the smallest message's time
+//! (`Overhead::Fraction`, default 0.4: `o_s = o_r = 0.2·t_min`, the split
+//! parsim's built-in InfiniBand machine uses, `o_s = o_r = 0.2 µs` of a 1 µs
+//! end-to-end latency). Measuring o_s and o_r needs benchmarks other than a
+//! ping-pong (LogP assessment: Culler, Liu, Martin, Yoshikawa, "Assessing
+//! Fast Network Interfaces", IEEE Micro 16(1), 1996; Netgauge: Hoefler et
+//! al., IPDPS 2007); when such numbers exist, give them (`Overhead::Fixed`).
+//! The gap g (0; a stream table such as `osu_bw` is needed) and the MTU
+//! (unlimited: a ping-pong curve shows no per-packet latency that a fit
+//! could separate from G).
+//!
+//! **Streams** (`osu_bw`): the time per message of a window of back-to-back
+//! messages is the sender's spacing, `max(g, o_s + n·G)` in parsim's model
+//! (`examples/machines/README.md`). A stream cannot separate o_s from g; we
+//! put the whole per-message cost in `o_s = a` (with `g = 0`) so that the
+//! spacing is exactly `a + b·n`. A stream says nothing of the latency, which
+//! must be given.
+
+use thiserror::Error;
+
+use crate::fit::{self, FitError, FitOptions, Line};
+use crate::input::{Measure, Point, Table};
+
+/// How the overheads are chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Overhead {
+    /// `o_s = o_r =` this many seconds.
+    Fixed(f64),
+    /// `o_s + o_r =` this fraction of the smallest message's time.
+    Fraction(f64),
+}
+
+/// The default share of the smallest message's time taken by the two
+/// overheads together (see the module documentation).
+pub const DEFAULT_OVERHEAD_FRACTION: f64 = 0.4;
+
+/// How the eager limit is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EagerLimit {
+    /// Found from a step in the data ([`detect_eager_limit`]).
+    Detect,
+    /// Given: messages of at least this many bytes use rendezvous.
+    Fixed(u64),
+}
+
+/// Options of [`calibrate_channel`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelOptions {
+    /// The overheads.
+    pub overhead: Overhead,
+    /// The eager limit.
+    pub eager_limit: EagerLimit,
+    /// Size of a rendezvous control message (RTS/CTS) in bytes.
+    pub control_bytes: u64,
+    /// Segments and tolerance of the fit.
+    pub fit: FitOptions,
+    /// The latency L in seconds; required for stream tables (`osu_bw`),
+    /// ignored for ping-pong tables.
+    pub latency: Option<f64>,
+}
+
+impl Default for ChannelOptions {
+    fn default() -> Self {
+        Self {
+            overhead: Overhead::Fraction(DEFAULT_OVERHEAD_FRACTION),
+            eager_limit: EagerLimit::Detect,
+            control_bytes: 64,
+            fit: FitOptions::default(),
+            latency: None,
+        }
+    }
+}
+
+/// Where the eager limit came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EagerOrigin {
+    /// Given by the user.
+    Given,
+    /// Found in the data: the time at the limit is `step` seconds above the
+    /// line through the two sizes below it (`relative` of the time), and
+    /// a handshake `2·t(c)` is `handshake` seconds.
+    Detected {
+        /// Seconds above the extrapolation.
+        step: f64,
+        /// `step / t(E)`.
+        relative: f64,
+        /// `2·t(c)` estimated from the data.
+        handshake: f64,
+    },
+    /// No step found: every measured size is taken as eager, and the limit
+    /// is the next power of two above the largest size.
+    NotFound,
+    /// A stream table cannot show the protocol switch.
+    NotIdentifiable,
+}
+
+/// One size segment of a fitted channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelSegment {
+    /// Messages of at least this many bytes (and below the next segment's
+    /// `from`) use this segment.
+    pub from: u64,
+    /// Index of the first measured point in it.
+    pub first: usize,
+    /// Index of the last measured point in it (inclusive).
+    pub last: usize,
+    /// The fitted line.
+    pub line: Line,
+    /// RMS relative error of the line over its points.
+    pub rms_rel: f64,
+    /// Largest relative error of the line over its points.
+    pub max_rel: f64,
+    /// L in seconds.
+    pub latency: f64,
+    /// o_s in seconds.
+    pub send_overhead: f64,
+    /// o_r in seconds.
+    pub recv_overhead: f64,
+    /// g in seconds.
+    pub gap: f64,
+    /// G in seconds per byte.
+    pub gap_per_byte: f64,
+    /// Whether its sizes use the rendezvous protocol.
+    pub rendezvous: bool,
+    /// Whether L came out negative and was raised to 0 (the model then
+    /// misses the line's intercept; the point errors show by how much).
+    pub latency_clamped: bool,
+}
+
+/// A fitted channel set: the model parameters and the data they came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelFit {
+    /// What the table measured.
+    pub measure: Measure,
+    /// The measured points.
+    pub points: Vec<Point>,
+    /// Segments in size order; the first has `from = 0`.
+    pub segments: Vec<ChannelSegment>,
+    /// The eager limit.
+    pub eager_limit: u64,
+    /// Where it came from.
+    pub eager_origin: EagerOrigin,
+    /// Rendezvous control message size.
+    pub control_bytes: u64,
+    /// How the overheads were chosen, in words.
+    pub overhead_origin: String,
+    /// The tolerance of the fit and whether it was met.
+    pub tolerance: f64,
+    /// Whether every point's fit error is within the tolerance.
+    pub within_tolerance: bool,
+}
+
+/// A measured point against the fit and the model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointCheck {
+    /// Message size.
+    pub bytes: u64,
+    /// Measured seconds.
+    pub measured: f64,
+    /// The fitted line's seconds.
+    pub fitted: f64,
+    /// The model's closed form with the fitted parameters, seconds.
+    pub predicted: f64,
+    /// `(predicted − measured) / measured`.
+    pub error: f64,
+}
+
+/// Median and maximum of the absolute relative errors.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ErrorSummary {
+    /// Number of points.
+    pub points: usize,
+    /// Median |error|.
+    pub median: f64,
+    /// Largest |error|.
+    pub max: f64,
+}
+
+/// Why a channel cannot be calibrated.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ChannelError {
+    /// The fit failed.
+    #[error(transparent)]
+    Fit(#[from] FitError),
+    /// The overheads alone exceed the smallest measured time.
+    #[error(
+        "overheads o_s + o_r = {overheads_us:.4} us exceed the smallest measured time {smallest_us:.4} us (latency would be negative)"
+    )]
+    OverheadTooLarge {
+        /// o_s + o_r in µs.
+        overheads_us: f64,
+        /// The smallest measured time in µs.
+        smallest_us: f64,
+    },
+    /// An overhead or fraction that is negative or not finite.
+    #[error("the overhead must be a finite time >= 0 (or a fraction in [0, 1]), got {0}")]
+    BadOverhead(f64),
+    /// The control message would itself use rendezvous.
+    #[error(
+        "control messages of {control} B are not below the eager limit of {eager} B (give a larger --eager-limit)"
+    )]
+    ControlNotEager {
+        /// Control bytes.
+        control: u64,
+        /// Eager limit.
+        eager: u64,
+    },
+    /// A stream table without a latency.
+    #[error(
+        "a bandwidth table (osu_bw) measures the gap and bandwidth, not the latency: give the latency (e.g. from osu_latency)"
+    )]
+    StreamNeedsLatency,
+    /// A negative or non-finite latency.
+    #[error("the latency must be a finite time >= 0, got {0}")]
+    BadLatency(f64),
+}
+
+/// Linear interpolation of the measured times at `n` (clamped to the ends).
+fn interpolate(points: &[Point], n: u64) -> f64 {
+    let after = points.partition_point(|p| p.bytes < n);
+    match (
+        after.checked_sub(1).and_then(|i| points.get(i)),
+        points.get(after),
+    ) {
+        (_, Some(p)) if p.bytes == n => p.seconds,
+        (Some(lo), Some(hi)) => {
+            let frac = (n - lo.bytes) as f64 / (hi.bytes - lo.bytes) as f64;
+            lo.seconds + frac * (hi.seconds - lo.seconds)
+        }
+        (Some(lo), None) => lo.seconds,
+        (None, Some(hi)) => hi.seconds,
+        (None, None) => 0.0,
+    }
+}
+
+/// Looks for the eager-to-rendezvous step: at a measured power-of-two size
+/// E between 4 KiB and 1 MiB, the time is above the straight line through
+/// the two sizes below it by a *step* that is either large (at least 10% of
+/// t(E): any protocol switch worth a segment) or of the size of a handshake
+/// (between half and twice `handshake = 2·t(c)`, the RTS and CTS a
+/// rendezvous adds, and at least 1% of t(E), above timing noise). Of the
+/// candidates, the one with the largest relative step wins.
+pub fn detect_eager_limit(points: &[Point], handshake: f64) -> Option<(u64, EagerOrigin)> {
+    let mut best: Option<(u64, EagerOrigin)> = None;
+    for j in 2..points.len() {
+        let e = points[j].bytes;
+        if !(e.is_power_of_two() && (4096..=1 << 20).contains(&e)) {
+            continue;
+        }
+        let (p1, p2, pe) = (points[j - 2], points[j - 1], points[j]);
+        let slope = (p2.seconds - p1.seconds) / (p2.bytes - p1.bytes) as f64;
+        let expected = p2.seconds + slope * (e - p2.bytes) as f64;
+        let step = pe.seconds - expected;
+        let relative = step / pe.seconds;
+        let large = relative >= 0.10;
+        let handshake_like = relative >= 0.01 && step >= 0.5 * handshake && step <= 2.0 * handshake;
+        if step > 0.0 && (large || handshake_like) {
+            let better = match best {
+                Some((_, EagerOrigin::Detected { relative: r, .. })) => relative > r,
+                _ => true,
+            };
+            if better {
+                best = Some((
+                    e,
+                    EagerOrigin::Detected {
+                        step,
+                        relative,
+                        handshake,
+                    },
+                ));
+            }
+        }
+    }
+    best
+}
+
+/// The next power of two above `n`, at most 2^62 (a size a machine file
+/// can spell).
+fn above(n: u64) -> u64 {
+    const CAP: u64 = 1 << 62;
+    n.checked_add(1)
+        .and_then(u64::checked_next_power_of_two)
+        .map_or(CAP, |p| p.min(CAP))
+}
+
+/// Where a segment starts: the forced break if one lies between the two
+/// runs, else where the two lines cross if that is between them (the model
+/// is then continuous), else at the first size of the upper run.
+fn boundary(lower: &fit::Segment, upper: &fit::Segment, points: &[Point], breaks: &[u64]) -> u64 {
+    let last = points[lower.last].bytes;
+    let first = points[upper.first].bytes;
+    if let Some(&b) = breaks.iter().find(|&&b| last < b && b <= first) {
+        return b;
+    }
+    let (l, u) = (lower.line, upper.line);
+    if l.b != u.b {
+        let cross = (u.a - l.a) / (l.b - u.b);
+        if cross.is_finite() && cross > last as f64 && cross <= first as f64 {
+            // `cross` lies in (last, first], so its ceiling fits in u64.
+            return (cross.ceil() as u64).clamp(last + 1, first);
+        }
+    }
+    first
+}
+
+/// Fits a ping-pong (or stream) table and maps it to channel parameters.
+pub fn calibrate_channel(
+    table: &Table,
+    options: &ChannelOptions,
+) -> Result<ChannelFit, ChannelError> {
+    match table.measure {
+        Measure::PingPong => calibrate_pingpong(table, options),
+        Measure::Stream => calibrate_stream(table, options),
+    }
+}
+
+fn calibrate_pingpong(table: &Table, options: &ChannelOptions) -> Result<ChannelFit, ChannelError> {
+    let points = &table.points;
+    let Some(smallest) = points.first() else {
+        return Err(FitError::NoPoints.into());
+    };
+    let t_min = smallest.seconds;
+    let (o, overhead_origin) = match options.overhead {
+        Overhead::Fixed(o) if o.is_finite() && o >= 0.0 => (o, "given".to_owned()),
+        Overhead::Fraction(f) if f.is_finite() && (0.0..=1.0).contains(&f) => (
+            f * t_min / 2.0,
+            format!(
+                "assumed: o_s + o_r = {:.0}% of the {} B time {:.4} us (not identifiable from a ping-pong)",
+                f * 100.0,
+                smallest.bytes,
+                t_min * 1e6
+            ),
+        ),
+        Overhead::Fixed(x) | Overhead::Fraction(x) => return Err(ChannelError::BadOverhead(x)),
+    };
+    if 2.0 * o > t_min {
+        return Err(ChannelError::OverheadTooLarge {
+            overheads_us: 2.0 * o * 1e6,
+            smallest_us: t_min * 1e6,
+        });
+    }
+    let c = options.control_bytes;
+    let t_c = interpolate(points, c);
+    let (eager_limit, eager_origin) = match options.eager_limit {
+        EagerLimit::Fixed(e) => (e, EagerOrigin::Given),
+        EagerLimit::Detect => detect_eager_limit(points, 2.0 * t_c).unwrap_or_else(|| {
+            (
+                above(points.last().map_or(0, |p| p.bytes)),
+                EagerOrigin::NotFound,
+            )
+        }),
+    };
+    if c >= eager_limit {
+        return Err(ChannelError::ControlNotEager {
+            control: c,
+            eager: eager_limit,
+        });
+    }
+    let mut fit_options = options.fit.clone();
+    fit_options.breaks.push(eager_limit);
+    // post(c) = t(c) − o_r, first from the data, then from the fitted
+    // segment of c until it settles (the rendezvous floor depends on it).
+    let mut post_c = (t_c - o).max(0.0);
+    let mut fitted = None;
+    for _ in 0..4 {
+        let floor = |n: u64| {
+            if n >= eager_limit {
+                2.0 * post_c + 2.0 * o
+            } else {
+                2.0 * o
+            }
+        };
+        let fit = fit::fit_piecewise(points, &fit_options, floor)?;
+        let froms = froms(&fit, points, &fit_options.breaks);
+        let segment = froms.partition_point(|&from| from <= c).saturating_sub(1);
+        let model_post_c = fit
+            .segments
+            .get(segment)
+            .map_or(post_c, |s| (s.line.at(c) - o).max(0.0));
+        let settled = (model_post_c - post_c).abs() <= 1e-9 * post_c.max(1e-12);
+        post_c = model_post_c;
+        fitted = Some((fit, froms));
+        if settled {
+            break;
+        }
+    }
+    let Some((fit, froms)) = fitted else {
+        return Err(FitError::NoPoints.into());
+    };
+    let segments = fit
+        .segments
+        .iter()
+        .zip(&froms)
+        .map(|(s, &from)| {
+            let rendezvous = from >= eager_limit;
+            let handshake = if rendezvous { 2.0 * post_c } else { 0.0 };
+            let latency = s.line.a - handshake - 2.0 * o;
+            ChannelSegment {
+                from,
+                first: s.first,
+                last: s.last,
+                line: s.line,
+                rms_rel: s.rms_rel,
+                max_rel: s.max_rel,
+                latency: latency.max(0.0),
+                send_overhead: o,
+                recv_overhead: o,
+                gap: 0.0,
+                gap_per_byte: s.line.b,
+                rendezvous,
+                latency_clamped: latency < -1e-15,
+            }
+        })
+        .collect();
+    Ok(ChannelFit {
+        measure: Measure::PingPong,
+        points: points.clone(),
+        segments,
+        eager_limit,
+        eager_origin,
+        control_bytes: c,
+        overhead_origin,
+        tolerance: options.fit.tolerance,
+        within_tolerance: fit.within_tolerance,
+    })
+}
+
+fn froms(fit: &fit::PiecewiseFit, points: &[Point], breaks: &[u64]) -> Vec<u64> {
+    let mut froms = vec![0];
+    for pair in fit.segments.windows(2) {
+        froms.push(boundary(&pair[0], &pair[1], points, breaks));
+    }
+    froms
+}
+
+fn calibrate_stream(table: &Table, options: &ChannelOptions) -> Result<ChannelFit, ChannelError> {
+    let latency = options.latency.ok_or(ChannelError::StreamNeedsLatency)?;
+    if !(latency.is_finite() && latency >= 0.0) {
+        return Err(ChannelError::BadLatency(latency));
+    }
+    let (o_r, overhead_origin) = match options.overhead {
+        Overhead::Fixed(o) if o.is_finite() && o >= 0.0 => {
+            (o, "o_r given; o_s = the stream's per-message time".to_owned())
+        }
+        Overhead::Fixed(x) => return Err(ChannelError::BadOverhead(x)),
+        Overhead::Fraction(_) => (
+            0.0,
+            "o_s = the stream's per-message time (o_s and g are not separable in a stream); o_r = 0"
+                .to_owned(),
+        ),
+    };
+    let points = &table.points;
+    let (eager_limit, eager_origin) = match options.eager_limit {
+        EagerLimit::Fixed(e) => (e, EagerOrigin::Given),
+        EagerLimit::Detect => (
+            above(points.last().map_or(0, |p| p.bytes)),
+            EagerOrigin::NotIdentifiable,
+        ),
+    };
+    let fit = fit::fit_piecewise(points, &options.fit, |_| 0.0)?;
+    let froms = froms(&fit, points, &options.fit.breaks);
+    let segments = fit
+        .segments
+        .iter()
+        .zip(&froms)
+        .map(|(s, &from)| ChannelSegment {
+            from,
+            first: s.first,
+            last: s.last,
+            line: s.line,
+            rms_rel: s.rms_rel,
+            max_rel: s.max_rel,
+            latency,
+            send_overhead: s.line.a,
+            recv_overhead: o_r,
+            gap: 0.0,
+            gap_per_byte: s.line.b,
+            rendezvous: from >= eager_limit,
+            latency_clamped: false,
+        })
+        .collect();
+    Ok(ChannelFit {
+        measure: Measure::Stream,
+        points: points.clone(),
+        segments,
+        eager_limit,
+        eager_origin,
+        control_bytes: options.control_bytes,
+        overhead_origin,
+        tolerance: options.fit.tolerance,
+        within_tolerance: fit.within_tolerance,
+    })
+}
+
+impl ChannelFit {
+    /// The segment that messages of `n` bytes use.
+    pub fn segment_for(&self, n: u64) -> Option<&ChannelSegment> {
+        let index = self.segments.partition_point(|s| s.from <= n);
+        self.segments.get(index.checked_sub(1)?)
+    }
+
+    /// `post(n) = o_s + L + n·G` of the segment of `n` (MTU unlimited).
+    pub fn post(&self, n: u64) -> f64 {
+        self.segment_for(n).map_or(0.0, |s| {
+            s.send_overhead + s.latency + n as f64 * s.gap_per_byte
+        })
+    }
+
+    /// The model's time for `n` bytes, by the closed forms: the ping-pong
+    /// half round trip (eager `post(n) + o_r`, rendezvous `2·post(c) +
+    /// post(n) + o_r`), or for a stream the sender's spacing `max(g, o_s +
+    /// n·G)`.
+    pub fn predict(&self, n: u64) -> f64 {
+        let Some(s) = self.segment_for(n) else {
+            return 0.0;
+        };
+        match self.measure {
+            Measure::Stream => s.gap.max(s.send_overhead + n as f64 * s.gap_per_byte),
+            Measure::PingPong if n < self.eager_limit => self.post(n) + s.recv_overhead,
+            Measure::PingPong => {
+                2.0 * self.post(self.control_bytes) + self.post(n) + s.recv_overhead
+            }
+        }
+    }
+
+    /// Every measured point against the fitted line and the model.
+    pub fn checks(&self) -> Vec<PointCheck> {
+        let mut checks = Vec::with_capacity(self.points.len());
+        for segment in &self.segments {
+            for point in self.points.get(segment.first..=segment.last).unwrap_or(&[]) {
+                let predicted = self.predict(point.bytes);
+                checks.push(PointCheck {
+                    bytes: point.bytes,
+                    measured: point.seconds,
+                    fitted: segment.line.at(point.bytes),
+                    predicted,
+                    error: (predicted - point.seconds) / point.seconds,
+                });
+            }
+        }
+        checks
+    }
+
+    /// Median and maximum |error| of the model over the measured points.
+    pub fn summary(&self) -> ErrorSummary {
+        summarize(self.checks().iter().map(|c| c.error))
+    }
+}
+
+/// Median and maximum of the absolute values of `errors`.
+pub fn summarize(errors: impl IntoIterator<Item = f64>) -> ErrorSummary {
+    let mut abs: Vec<f64> = errors.into_iter().map(f64::abs).collect();
+    abs.sort_by(f64::total_cmp);
+    let n = abs.len();
+    let median = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => abs[n / 2],
+        _ => (abs[n / 2 - 1] + abs[n / 2]) / 2.0,
+    };
+    ErrorSummary {
+        points: n,
+        median,
+        max: abs.last().copied().unwrap_or(0.0),
+    }
+}
+
+/// A two-process Alltoall table turned into one-way times.
+///
+/// With two processes, one MPI_Alltoall call has each rank copy its own
+/// block (`n` bytes, locally) and exchange one `n`-byte message with the
+/// other rank in each direction, both at once. In parsim's model the two
+/// messages travel on the two ranks' own shared-memory channels without
+/// delaying each other, so a call takes `n/memcpy + t(n)`, with `t(n)` the
+/// one-way (ping-pong) time of the same protocol: eager, each receive
+/// completes `o_s + L + n·G + o_r` after the simultaneous start; rendezvous,
+/// the two handshakes run side by side. Hence `t(n) = t_alltoall(n) −
+/// n/memcpy`. What the measurement shows beyond this (two CPUs sharing one
+/// memory bus) stays in the fitted parameters, which are therefore those of
+/// a *loaded* node: an intra-node ping-pong on an idle node would be
+/// faster.
+pub fn alltoall2_to_oneway(table: &Table, memcpy_bandwidth: f64) -> Result<Table, AlltoallError> {
+    if !(memcpy_bandwidth.is_finite() && memcpy_bandwidth > 0.0) {
+        return Err(AlltoallError::BadMemcpy(memcpy_bandwidth));
+    }
+    let mut points = Vec::with_capacity(table.points.len());
+    for p in &table.points {
+        let seconds = p.seconds - p.bytes as f64 / memcpy_bandwidth;
+        if seconds <= 0.0 {
+            return Err(AlltoallError::CopyExceedsTime {
+                bytes: p.bytes,
+                measured_us: p.seconds * 1e6,
+                copy_us: p.bytes as f64 / memcpy_bandwidth * 1e6,
+            });
+        }
+        points.push(Point {
+            bytes: p.bytes,
+            seconds,
+        });
+    }
+    Ok(Table {
+        points,
+        measure: Measure::PingPong,
+        format: table.format,
+        origin: format!(
+            "{}, 2-process Alltoall as one-way time t - n/memcpy",
+            table.origin
+        ),
+    })
+}
+
+/// Why an Alltoall table cannot be turned into one-way times.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum AlltoallError {
+    /// A memcpy bandwidth that is not positive.
+    #[error("the memcpy bandwidth must be positive, got {0} B/s")]
+    BadMemcpy(f64),
+    /// The local copy alone takes longer than the measured call.
+    #[error(
+        "{bytes} B: the local copy ({copy_us:.3} us at the memcpy bandwidth) is not shorter than the measured call ({measured_us:.3} us); give a faster --memcpy"
+    )]
+    CopyExceedsTime {
+        /// Size.
+        bytes: u64,
+        /// Measured µs.
+        measured_us: f64,
+        /// Copy µs.
+        copy_us: f64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use approx::assert_relative_eq;
+
+    use super::*;
+    use crate::input::Format;
+
+    fn table(data: &[(u64, f64)]) -> Table {
+        Table {
+            points: data
+                .iter()
+                .map(|&(bytes, us)| Point {
+                    bytes,
+                    seconds: us * 1e-6,
+                })
+                .collect(),
+            measure: Measure::PingPong,
+            format: Format::Csv,
+            origin: "test".into(),
+        }
+    }
+
+    /// A table made by the model itself is reproduced exactly, and the
+    /// parameters come back.
+    #[test]
+    fn recovers_a_model_table() {
+        let (os, l, or, g) = (1e-6, 3e-6, 1e-6, 1e-8);
+        let post = |n: u64| os + l + n as f64 * g;
+        let data: Vec<(u64, f64)> = std::iter::once(0)
+            .chain((0..=22).map(|i| 1u64 << i))
+            .map(|n| {
+                let t = if n < 65536 {
+                    post(n) + or
+                } else {
+                    2.0 * post(64) + post(n) + or
+                };
+                (n, t * 1e6)
+            })
+            .collect();
+        let options = ChannelOptions {
+            overhead: Overhead::Fixed(1e-6),
+            fit: FitOptions {
+                tolerance: 1e-6,
+                ..FitOptions::default()
+            },
+            ..ChannelOptions::default()
+        };
+        let fit = calibrate_channel(&table(&data), &options).expect("fits");
+        assert_eq!(fit.eager_limit, 65536);
+        assert!(matches!(fit.eager_origin, EagerOrigin::Detected { .. }));
+        assert_eq!(fit.segments.len(), 2, "{:?}", fit.segments);
+        for s in &fit.segments {
+            assert_relative_eq!(s.latency, l, max_relative = 1e-6);
+            assert_relative_eq!(s.gap_per_byte, g, max_relative = 1e-6);
+        }
+        assert!(fit.summary().max < 1e-9, "{:?}", fit.summary());
+    }
+
+    #[test]
+    fn overhead_fraction_and_errors() {
+        let t = table(&[(0, 5.0), (1024, 15.0), (2048, 25.0)]);
+        let fit = calibrate_channel(&t, &ChannelOptions::default()).expect("fits");
+        assert_relative_eq!(fit.segments[0].send_overhead, 1e-6, max_relative = 1e-12);
+        assert_eq!(fit.eager_origin, EagerOrigin::NotFound);
+        assert_eq!(fit.eager_limit, 4096);
+        let too_big = ChannelOptions {
+            overhead: Overhead::Fixed(3e-6),
+            ..ChannelOptions::default()
+        };
+        assert!(matches!(
+            calibrate_channel(&t, &too_big),
+            Err(ChannelError::OverheadTooLarge { .. })
+        ));
+        let negative = ChannelOptions {
+            overhead: Overhead::Fixed(-1.0),
+            ..ChannelOptions::default()
+        };
+        assert!(matches!(
+            calibrate_channel(&t, &negative),
+            Err(ChannelError::BadOverhead(_))
+        ));
+        let tiny_eager = ChannelOptions {
+            eager_limit: EagerLimit::Fixed(16),
+            ..ChannelOptions::default()
+        };
+        assert!(matches!(
+            calibrate_channel(&t, &tiny_eager),
+            Err(ChannelError::ControlNotEager { .. })
+        ));
+    }
+
+    #[test]
+    fn streams_need_a_latency_and_fit_exactly() {
+        let mut t = table(&[(1, 0.3), (1024, 0.5), (1 << 20, 100.0)]);
+        t.measure = Measure::Stream;
+        assert_eq!(
+            calibrate_channel(&t, &ChannelOptions::default()),
+            Err(ChannelError::StreamNeedsLatency)
+        );
+        let options = ChannelOptions {
+            latency: Some(1e-6),
+            ..ChannelOptions::default()
+        };
+        let fit = calibrate_channel(&t, &options).expect("fits");
+        assert!(fit.summary().max < 0.05, "{:?}", fit.checks());
+    }
+
+    #[test]
+    fn alltoall_subtracts_the_local_copy() {
+        let t = table(&[(0, 3.0), (1000, 10.0)]);
+        let one_way = alltoall2_to_oneway(&t, 1e9).expect("maps");
+        assert_relative_eq!(one_way.points[1].seconds, 9e-6, max_relative = 1e-12);
+        assert!(alltoall2_to_oneway(&t, 1e8).is_err());
+        assert!(alltoall2_to_oneway(&t, 0.0).is_err());
+    }
+
+    #[test]
+    fn summary_of_errors() {
+        let s = summarize([0.01, -0.03, 0.02, -0.5]);
+        assert_relative_eq!(s.median, 0.025);
+        assert_relative_eq!(s.max, 0.5);
+        assert_eq!(summarize([]).points, 0);
+    }
+}

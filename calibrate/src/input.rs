@@ -1,0 +1,895 @@
+//! Benchmark tables: IMB/PMB text output, OSU `osu_latency` and `osu_bw`
+//! output, and CSV, read into (message size, time) points.
+//!
+//! Formats, as the tools print them:
+//! - **IMB / PMB** (Intel MPI Benchmarks `IMB-MPI1`, and its ancestor Pallas
+//!   PMB): each benchmark starts with `# Benchmarking NAME`, then one block
+//!   per process count (`# #processes = 2`, PMB writes `# ( #processes = 2 )`),
+//!   each with a table whose header is `#bytes #repetitions t[usec]
+//!   Mbytes/sec` (PingPong, PingPing) or `#bytes #repetitions t_min[usec]
+//!   t_max[usec] t_avg[usec]` (collectives). PingPong's `t[usec]` is half the
+//!   round trip.
+//! - **OSU** (`osu_latency`, `osu_bw` of the OSU Micro-Benchmarks): a title
+//!   `# OSU MPI Latency Test v7.1`, an optional `# Datatype: MPI_CHAR.`, a
+//!   header `# Size          Latency (us)` (7.0-7.4; 7.5 writes `# Size
+//!   Avg Latency(us)`, possibly followed by more columns such as `Validation`),
+//!   then rows `size value`. `osu_latency` is half the round trip in µs;
+//!   `osu_bw` is a bandwidth in MB/s (10^6 B/s) of a window of back-to-back
+//!   messages, so it gives the time per message of a *stream*
+//!   (`size / (MB/s · 10^6)`), which measures the gap and G, not the
+//!   latency.
+//! - **CSV**: a header naming the columns; the size column is found by name
+//!   (`bytes`, `size`, ...) and the time column by a µs-looking name
+//!   (`..._usec`, `..._us`, `latency`, ...), both overridable. Times in µs.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+/// One measured point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Message size in bytes.
+    pub bytes: u64,
+    /// Measured time in seconds (a half round trip, or the time per message
+    /// of a stream; see [`Measure`]).
+    pub seconds: f64,
+}
+
+/// What a table's times measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Half a ping-pong round trip (IMB/PMB PingPong `t[usec]`,
+    /// `osu_latency`): the one-way time of a message.
+    PingPong,
+    /// Time per message of a stream of back-to-back messages (`osu_bw`): the
+    /// sender's spacing of messages, `max(g, o_s + n·G)` in the model.
+    Stream,
+}
+
+/// The input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// IMB-MPI1 or PMB text output.
+    Imb,
+    /// OSU `osu_latency` output.
+    OsuLatency,
+    /// OSU `osu_bw` output.
+    OsuBw,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+impl Format {
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Imb => "imb",
+            Format::OsuLatency => "osu-latency",
+            Format::OsuBw => "osu-bw",
+            Format::Csv => "csv",
+        }
+    }
+
+    /// Guesses the format of `text` from its content: an OSU title or
+    /// header, IMB's `# Benchmarking` or `#bytes` lines, or a CSV header.
+    pub fn detect(text: &str) -> Option<Format> {
+        let mut osu_title = None;
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix('#') {
+                let rest = rest.trim();
+                if rest.starts_with("OSU ") {
+                    osu_title = Some(rest);
+                }
+                if rest.starts_with("Benchmarking ") || rest.starts_with("bytes") {
+                    return Some(Format::Imb);
+                }
+                if let Some(header) = rest.strip_prefix("Size") {
+                    let is_bw = header.contains("Bandwidth")
+                        || osu_title.is_some_and(|title| title.contains("Bandwidth"));
+                    return Some(if is_bw {
+                        Format::OsuBw
+                    } else {
+                        Format::OsuLatency
+                    });
+                }
+            }
+        }
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#'))?;
+        first.contains(',').then_some(Format::Csv)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Format {
+    type Err = InputError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "imb" | "pmb" => Ok(Format::Imb),
+            "osu-latency" => Ok(Format::OsuLatency),
+            "osu-bw" => Ok(Format::OsuBw),
+            "csv" => Ok(Format::Csv),
+            _ => Err(InputError::UnknownFormatName(s.into())),
+        }
+    }
+}
+
+/// How to read a table.
+#[derive(Debug, Clone, Default)]
+pub struct InputOptions {
+    /// The format; `None` detects it from the content.
+    pub format: Option<Format>,
+    /// IMB: the benchmark to take (case-insensitive); default `PingPong`.
+    pub benchmark: Option<String>,
+    /// IMB: the process-count block to take; default the first.
+    pub processes: Option<u32>,
+    /// CSV: the size column; IMB: ignored (`#bytes`).
+    pub bytes_col: Option<String>,
+    /// CSV and IMB: the time column (in µs), e.g. `t_max[usec]`.
+    pub time_col: Option<String>,
+    /// CSV: keep only rows whose column has this value (`active_procs`, `2`).
+    pub filters: Vec<(String, String)>,
+}
+
+/// A table read from a benchmark output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The points, sorted by size, sizes distinct.
+    pub points: Vec<Point>,
+    /// What the times measure.
+    pub measure: Measure,
+    /// The format it was read as.
+    pub format: Format,
+    /// Where in the input the points came from (benchmark, block, columns).
+    pub origin: String,
+}
+
+/// Why a table could not be read. Line numbers are 1-based.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum InputError {
+    /// `--format` with an unknown name.
+    #[error("unknown format `{0}` (expected imb, osu-latency, osu-bw or csv)")]
+    UnknownFormatName(String),
+    /// The content matches no format.
+    #[error(
+        "cannot tell the format: no IMB `# Benchmarking` section, OSU header or CSV header found (give --format)"
+    )]
+    UnknownFormat,
+    /// The IMB output has no section for the benchmark.
+    #[error("no `# Benchmarking {name}` section; the file has: {}", list_or_none(.available))]
+    NoBenchmark {
+        /// The benchmark asked for.
+        name: String,
+        /// The benchmarks the file has.
+        available: Vec<String>,
+    },
+    /// The IMB benchmark has no block for the process count.
+    #[error("benchmark {benchmark} has no block for {processes} processes; it has: {}", list_or_none(.available))]
+    NoProcessBlock {
+        /// The benchmark.
+        benchmark: String,
+        /// The process count asked for.
+        processes: u32,
+        /// The process counts present.
+        available: Vec<String>,
+    },
+    /// No table header where one was expected.
+    #[error("{0}")]
+    NoTable(String),
+    /// A column named on the command line or needed is absent.
+    #[error("no column `{name}`; the columns are: {}", .available.join(", "))]
+    MissingColumn {
+        /// The column asked for.
+        name: String,
+        /// The columns present.
+        available: Vec<String>,
+    },
+    /// No column, or several, could be the size or the time column.
+    #[error("{message}; the columns are: {} (give {flag})", .available.join(", "))]
+    ChooseColumn {
+        /// What is wrong.
+        message: String,
+        /// The flag that settles it.
+        flag: &'static str,
+        /// The columns present.
+        available: Vec<String>,
+    },
+    /// A row that cannot be read.
+    #[error("line {line}: {message}")]
+    BadRow {
+        /// The line.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Two rows for one message size.
+    #[error(
+        "lines {first_line} and {line}: two rows for {bytes} bytes (filter the table, e.g. --where)"
+    )]
+    DuplicateSize {
+        /// The size.
+        bytes: u64,
+        /// The first row.
+        first_line: usize,
+        /// The second row.
+        line: usize,
+    },
+    /// Too few points to fit anything.
+    #[error("{found} data row(s) found; at least 2 message sizes are needed")]
+    TooFewPoints {
+        /// How many were found.
+        found: usize,
+    },
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// A row before sorting: line number, size, time in seconds.
+type RawRow = (usize, u64, f64);
+
+/// Reads a benchmark table from `text`.
+pub fn parse_table(text: &str, options: &InputOptions) -> Result<Table, InputError> {
+    let format = match options.format {
+        Some(format) => format,
+        None => Format::detect(text).ok_or(InputError::UnknownFormat)?,
+    };
+    let (rows, measure, origin) = match format {
+        Format::Imb => {
+            let (rows, origin) = parse_imb(text, options)?;
+            (rows, Measure::PingPong, origin)
+        }
+        Format::OsuLatency => {
+            let (rows, origin) = parse_osu(text, false)?;
+            (rows, Measure::PingPong, origin)
+        }
+        Format::OsuBw => {
+            let (rows, origin) = parse_osu(text, true)?;
+            (rows, Measure::Stream, origin)
+        }
+        Format::Csv => {
+            let (rows, origin) = parse_csv(text, options)?;
+            (rows, Measure::PingPong, origin)
+        }
+    };
+    let points = finish(rows)?;
+    Ok(Table {
+        points,
+        measure,
+        format,
+        origin,
+    })
+}
+
+/// Sorts by size, refuses duplicate sizes and tables of fewer than 2 points.
+fn finish(mut rows: Vec<RawRow>) -> Result<Vec<Point>, InputError> {
+    rows.sort_by_key(|&(line, bytes, _)| (bytes, line));
+    for pair in rows.windows(2) {
+        if let [(first_line, bytes, _), (line, next, _)] = *pair
+            && bytes == next
+        {
+            return Err(InputError::DuplicateSize {
+                bytes,
+                first_line,
+                line,
+            });
+        }
+    }
+    if rows.len() < 2 {
+        return Err(InputError::TooFewPoints { found: rows.len() });
+    }
+    Ok(rows
+        .into_iter()
+        .map(|(_, bytes, seconds)| Point { bytes, seconds })
+        .collect())
+}
+
+/// A message size: a whole, non-negative number.
+fn parse_bytes(token: &str, line: usize) -> Result<u64, InputError> {
+    let token = token.trim();
+    if let Ok(bytes) = token.parse::<u64>() {
+        return Ok(bytes);
+    }
+    // Some tools write sizes as floats ("1024.0"); accept whole values.
+    match token.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.fract() == 0.0 && x < 1.8e19 => Ok(x as u64),
+        _ => Err(InputError::BadRow {
+            line,
+            message: format!("message size `{token}` is not a whole number of bytes"),
+        }),
+    }
+}
+
+/// A positive, finite number (a time or a bandwidth).
+fn parse_positive(token: &str, what: &str, line: usize) -> Result<f64, InputError> {
+    let token = token.trim();
+    match token.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err(InputError::BadRow {
+            line,
+            message: format!("{what} must be a positive number, got `{token}`"),
+        }),
+        Err(_) => Err(InputError::BadRow {
+            line,
+            message: format!("{what} `{token}` is not a number"),
+        }),
+    }
+}
+
+// ---------------------------------------------------------------- IMB / PMB
+
+/// A `# #processes = N` block of a benchmark section: its first line and
+/// its process count (as written).
+struct ImbBlock {
+    processes: Option<String>,
+    start: usize,
+    end: usize,
+}
+
+/// The process count of a `# #processes = 2` / `# ( #processes = 2 )` line.
+fn imb_processes(comment: &str) -> Option<String> {
+    let rest = comment.split("#processes").nth(1)?;
+    let rest = rest.trim_start().strip_prefix('=')?;
+    let count: String = rest
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    (!count.is_empty()).then_some(count)
+}
+
+fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String), InputError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let wanted = options.benchmark.as_deref().unwrap_or("PingPong");
+    // Benchmark sections: (name, first line index, end index).
+    let mut sections: Vec<(String, usize, usize)> = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        let Some(rest) = trimmed.strip_prefix('#') else {
+            continue;
+        };
+        if let Some(name) = rest.trim().strip_prefix("Benchmarking ") {
+            if let Some(last) = sections.last_mut() {
+                last.2 = index;
+            }
+            let name = name.split_whitespace().next().unwrap_or_default();
+            sections.push((name.to_owned(), index, lines.len()));
+        }
+    }
+    if sections.is_empty() {
+        // Output of a single benchmark without the section line (cut by
+        // hand): take the whole text as one section if it has a table.
+        if lines.iter().any(|line| line.trim().starts_with("#bytes")) {
+            sections.push((wanted.to_owned(), 0, lines.len()));
+        } else {
+            return Err(InputError::NoTable(
+                "no `# Benchmarking` section and no `#bytes` table header".into(),
+            ));
+        }
+    }
+    let matching: Vec<(String, usize, usize)> = sections
+        .iter()
+        .filter(|(name, _, _)| name.eq_ignore_ascii_case(wanted))
+        .cloned()
+        .collect();
+    let Some(name) = matching.first().map(|(name, _, _)| name.clone()) else {
+        let mut available: Vec<String> = Vec::new();
+        for (name, _, _) in sections {
+            if !available.contains(&name) {
+                available.push(name);
+            }
+        }
+        return Err(InputError::NoBenchmark {
+            name: wanted.into(),
+            available,
+        });
+    };
+    // Process-count blocks: IMB repeats `# Benchmarking NAME` for every
+    // process count; inside a section, text before the first `#processes`
+    // line belongs to that block.
+    let mut blocks: Vec<ImbBlock> = Vec::new();
+    for &(_, start, end) in &matching {
+        let first_block = blocks.len();
+        for (index, line) in lines.iter().enumerate().take(end).skip(start) {
+            if let Some(comment) = line.trim().strip_prefix('#')
+                && let Some(count) = imb_processes(comment)
+            {
+                if let Some(last) = blocks.get_mut(first_block..).and_then(<[_]>::last_mut) {
+                    last.end = index;
+                }
+                blocks.push(ImbBlock {
+                    processes: Some(count),
+                    start: index,
+                    end,
+                });
+            }
+        }
+        if blocks.len() == first_block {
+            blocks.push(ImbBlock {
+                processes: None,
+                start,
+                end,
+            });
+        }
+    }
+    let block = match options.processes {
+        // Every matching section adds at least one block, and there is at
+        // least one matching section, so `blocks[0]` exists.
+        None => &blocks[0],
+        Some(wanted_count) => blocks
+            .iter()
+            .find(|block| block.processes.as_deref() == Some(&wanted_count.to_string()))
+            .ok_or_else(|| InputError::NoProcessBlock {
+                benchmark: name.clone(),
+                processes: wanted_count,
+                available: blocks
+                    .iter()
+                    .filter_map(|block| block.processes.clone())
+                    .collect(),
+            })?,
+    };
+    let header_index = (block.start..block.end)
+        .find(|&index| lines[index].trim().starts_with("#bytes"))
+        .ok_or_else(|| {
+            InputError::NoTable(format!(
+                "benchmark {name}: no `#bytes #repetitions ...` table header"
+            ))
+        })?;
+    let columns: Vec<String> = lines[header_index]
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let time_index = match &options.time_col {
+        Some(col) => columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(col))
+            .ok_or_else(|| InputError::MissingColumn {
+                name: col.clone(),
+                available: columns.clone(),
+            })?,
+        None => ["t[usec]", "t_avg[usec]"]
+            .iter()
+            .find_map(|want| columns.iter().position(|c| c == want))
+            .ok_or_else(|| InputError::ChooseColumn {
+                message: "no `t[usec]` or `t_avg[usec]` column".into(),
+                flag: "--time-col",
+                available: columns.clone(),
+            })?,
+    };
+    let mut rows = Vec::new();
+    for (index, line) in lines
+        .iter()
+        .enumerate()
+        .take(block.end)
+        .skip(header_index + 1)
+    {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            if rows.is_empty() {
+                continue;
+            }
+            break;
+        }
+        if trimmed.starts_with('#') {
+            break;
+        }
+        let tokens: Vec<&str> = trimmed.split_whitespace().collect();
+        let line_no = index + 1;
+        let (Some(bytes), Some(time)) = (tokens.first(), tokens.get(time_index)) else {
+            return Err(InputError::BadRow {
+                line: line_no,
+                message: format!(
+                    "expected {} columns ({}), got {}",
+                    columns.len(),
+                    columns.join(" "),
+                    tokens.len()
+                ),
+            });
+        };
+        let bytes = parse_bytes(bytes, line_no)?;
+        let usec = parse_positive(time, "the time", line_no)?;
+        rows.push((line_no, bytes, usec * 1e-6));
+    }
+    let block_name = match &block.processes {
+        Some(count) => format!(", {count} processes"),
+        None => String::new(),
+    };
+    let origin = format!(
+        "IMB benchmark {name}{block_name}, column {}",
+        columns[time_index]
+    );
+    Ok((rows, origin))
+}
+
+// ---------------------------------------------------------------- OSU
+
+fn parse_osu(text: &str, bandwidth: bool) -> Result<(Vec<RawRow>, String), InputError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let header_index = lines
+        .iter()
+        .position(|line| {
+            line.trim()
+                .strip_prefix('#')
+                .is_some_and(|rest| rest.trim_start().starts_with("Size"))
+        })
+        .ok_or_else(|| InputError::NoTable("no OSU `# Size ...` header line".into()))?;
+    let title = lines[..header_index]
+        .iter()
+        .rev()
+        .filter_map(|line| line.trim().strip_prefix('#'))
+        .map(str::trim)
+        .find(|rest| rest.starts_with("OSU "))
+        .unwrap_or("OSU benchmark");
+    let header = lines[header_index].trim();
+    let mut rows = Vec::new();
+    for (index, line) in lines.iter().enumerate().skip(header_index + 1) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let tokens: Vec<&str> = trimmed.split_whitespace().collect();
+        let line_no = index + 1;
+        // A row starts with the size; anything else after the table (a
+        // launcher's message) ends it.
+        if tokens
+            .first()
+            .is_none_or(|first| !first.bytes().all(|b| b.is_ascii_digit()))
+        {
+            if rows.is_empty() {
+                return Err(InputError::BadRow {
+                    line: line_no,
+                    message: format!("expected `size value` after the header `{header}`"),
+                });
+            }
+            break;
+        }
+        let bytes = parse_bytes(tokens[0], line_no)?;
+        let Some(value) = tokens.get(1) else {
+            return Err(InputError::BadRow {
+                line: line_no,
+                message: "a size without a value".into(),
+            });
+        };
+        let seconds = if bandwidth {
+            let mb_per_s = parse_positive(value, "the bandwidth", line_no)?;
+            if bytes == 0 {
+                return Err(InputError::BadRow {
+                    line: line_no,
+                    message: "a bandwidth for 0 bytes has no time per message".into(),
+                });
+            }
+            bytes as f64 / (mb_per_s * 1e6)
+        } else {
+            parse_positive(value, "the latency", line_no)? * 1e-6
+        };
+        rows.push((line_no, bytes, seconds));
+    }
+    let origin = if bandwidth {
+        format!("{title}, MB/s as time per streamed message")
+    } else {
+        title.to_owned()
+    };
+    Ok((rows, origin))
+}
+
+// ---------------------------------------------------------------- CSV
+
+/// Splits a CSV line on commas, trimming cells and surrounding quotes. (The
+/// tables this reads have no commas inside quoted cells.)
+fn csv_cells(line: &str) -> Vec<String> {
+    line.split(',')
+        .map(|cell| cell.trim().trim_matches('"').trim().to_owned())
+        .collect()
+}
+
+const BYTES_NAMES: &[&str] = &[
+    "bytes",
+    "#bytes",
+    "size",
+    "msg_size",
+    "message_size",
+    "msgsize",
+    "size_bytes",
+    "bytes_per_message",
+];
+
+fn looks_like_usec(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("usec")
+        || lower.ends_with("_us")
+        || lower.ends_with("(us)")
+        || lower.ends_with("[us]")
+        || lower.contains("latency")
+}
+
+fn choose_column(
+    columns: &[String],
+    explicit: Option<&str>,
+    role: &str,
+    flag: &'static str,
+    matches: impl Fn(&str) -> bool,
+) -> Result<usize, InputError> {
+    if let Some(name) = explicit {
+        return columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .ok_or_else(|| InputError::MissingColumn {
+                name: name.into(),
+                available: columns.to_vec(),
+            });
+    }
+    let candidates: Vec<usize> = (0..columns.len())
+        .filter(|&i| matches(&columns[i]))
+        .collect();
+    match candidates.as_slice() {
+        [only] => Ok(*only),
+        [] => Err(InputError::ChooseColumn {
+            message: format!("no column looks like the {role}"),
+            flag,
+            available: columns.to_vec(),
+        }),
+        several => Err(InputError::ChooseColumn {
+            message: format!(
+                "several columns could be the {role} ({})",
+                several
+                    .iter()
+                    .map(|&i| columns[i].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            flag,
+            available: columns.to_vec(),
+        }),
+    }
+}
+
+fn parse_csv(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String), InputError> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty() && !line.trim_start().starts_with('#'));
+    let Some((_, header)) = lines.next() else {
+        return Err(InputError::NoTable("empty CSV: no header line".into()));
+    };
+    let columns = csv_cells(header);
+    let bytes_index = choose_column(
+        &columns,
+        options.bytes_col.as_deref(),
+        "message size in bytes",
+        "--bytes-col",
+        |name| BYTES_NAMES.iter().any(|b| name.eq_ignore_ascii_case(b)),
+    )?;
+    let time_index = choose_column(
+        &columns,
+        options.time_col.as_deref(),
+        "time in microseconds",
+        "--time-col",
+        looks_like_usec,
+    )?;
+    let mut filters = Vec::new();
+    for (name, value) in &options.filters {
+        let index = columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .ok_or_else(|| InputError::MissingColumn {
+                name: name.clone(),
+                available: columns.clone(),
+            })?;
+        filters.push((index, value.as_str()));
+    }
+    let mut rows = Vec::new();
+    for (index, line) in lines {
+        let line_no = index + 1;
+        let cells = csv_cells(line);
+        if cells.len() != columns.len() {
+            return Err(InputError::BadRow {
+                line: line_no,
+                message: format!("{} cells, the header has {}", cells.len(), columns.len()),
+            });
+        }
+        if filters.iter().any(|&(i, value)| cells[i] != value) {
+            continue;
+        }
+        let bytes = parse_bytes(&cells[bytes_index], line_no)?;
+        let usec = parse_positive(&cells[time_index], "the time", line_no)?;
+        rows.push((line_no, bytes, usec * 1e-6));
+    }
+    let mut origin = format!(
+        "CSV columns {} (bytes) and {} (us)",
+        columns[bytes_index], columns[time_index]
+    );
+    for (name, value) in &options.filters {
+        origin.push_str(&format!(", rows with {name} = {value}"));
+    }
+    Ok((rows, origin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_formats() {
+        assert_eq!(
+            Format::detect("# OSU MPI Latency Test v7.1\n# Size          Latency (us)\n1 2.0\n"),
+            Some(Format::OsuLatency)
+        );
+        assert_eq!(
+            Format::detect("# OSU MPI Bandwidth Test v7.1\n# Size      Bandwidth (MB/s)\n1 3.0\n"),
+            Some(Format::OsuBw)
+        );
+        assert_eq!(
+            Format::detect("#----\n# Benchmarking PingPong\n"),
+            Some(Format::Imb)
+        );
+        assert_eq!(Format::detect("bytes,t_usec\n0,1\n"), Some(Format::Csv));
+        assert_eq!(Format::detect("hello\n"), None);
+    }
+
+    #[test]
+    fn csv_picks_columns_by_name() {
+        let text = "bytes,repetitions,ekss1_t_usec\n0,1000,5.21\n1,1000,6.12\n";
+        let table = parse_table(text, &InputOptions::default()).expect("parses");
+        assert_eq!(table.points.len(), 2);
+        assert_eq!(table.points[1].bytes, 1);
+        approx::assert_relative_eq!(table.points[1].seconds, 6.12e-6);
+    }
+
+    #[test]
+    fn csv_filters_rows() {
+        let text = "active_procs,bytes,t_usec\n2,0,1\n4,0,2\n2,8,3\n";
+        let options = InputOptions {
+            filters: vec![("active_procs".into(), "2".into())],
+            ..InputOptions::default()
+        };
+        let table = parse_table(text, &options).expect("parses");
+        assert_eq!(table.points.len(), 2);
+        let unfiltered = parse_table(text, &InputOptions::default());
+        assert!(matches!(
+            unfiltered,
+            Err(InputError::DuplicateSize { bytes: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn csv_errors_name_the_problem() {
+        let ambiguous = "bytes,a_usec,b_usec\n0,1,2\n1,1,2\n";
+        let err = parse_table(ambiguous, &InputOptions::default()).expect_err("ambiguous");
+        assert!(err.to_string().contains("a_usec, b_usec"), "{err}");
+        assert!(err.to_string().contains("--time-col"), "{err}");
+        let negative = "bytes,t_usec\n0,1\n1,-2\n";
+        let err = parse_table(negative, &InputOptions::default()).expect_err("negative");
+        assert_eq!(
+            err.to_string(),
+            "line 3: the time must be a positive number, got `-2`"
+        );
+        let short = "bytes,t_usec\n0,1\n";
+        assert!(matches!(
+            parse_table(short, &InputOptions::default()),
+            Err(InputError::TooFewPoints { found: 1 })
+        ));
+        let ragged = "bytes,t_usec\n0,1\n1\n";
+        assert!(parse_table(ragged, &InputOptions::default()).is_err());
+    }
+
+    #[test]
+    fn imb_blocks_and_benchmarks() {
+        let text = "\
+#---------------------------------------------------
+# Benchmarking Sendrecv
+# #processes = 2
+#---------------------------------------------------
+       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]   Mbytes/sec
+            0         1000         1.00         1.10         1.05         0.00
+            1         1000         1.20         1.30         1.25         1.54
+
+#---------------------------------------------------
+# Benchmarking Sendrecv
+# #processes = 4
+#---------------------------------------------------
+       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]   Mbytes/sec
+            0         1000         2.00         2.10         2.05         0.00
+            1         1000         2.20         2.30         2.25         0.87
+";
+        let options = InputOptions {
+            benchmark: Some("sendrecv".into()),
+            processes: Some(4),
+            time_col: Some("t_max[usec]".into()),
+            ..InputOptions::default()
+        };
+        let table = parse_table(text, &options).expect("parses");
+        approx::assert_relative_eq!(table.points[0].seconds, 2.10e-6);
+        let first = parse_table(
+            text,
+            &InputOptions {
+                benchmark: Some("Sendrecv".into()),
+                ..InputOptions::default()
+            },
+        )
+        .expect("parses");
+        approx::assert_relative_eq!(first.points[1].seconds, 1.25e-6);
+        let missing = parse_table(text, &InputOptions::default()).expect_err("no PingPong");
+        assert_eq!(
+            missing.to_string(),
+            "no `# Benchmarking PingPong` section; the file has: Sendrecv"
+        );
+        let no_block = parse_table(
+            text,
+            &InputOptions {
+                benchmark: Some("Sendrecv".into()),
+                processes: Some(8),
+                ..InputOptions::default()
+            },
+        )
+        .expect_err("no block");
+        assert!(no_block.to_string().contains("it has: 2"), "{no_block}");
+    }
+
+    #[test]
+    fn pmb_process_line() {
+        assert_eq!(imb_processes(" ( #processes = 2 ) "), Some("2".into()));
+        assert_eq!(imb_processes(" #processes = 16 "), Some("16".into()));
+        assert_eq!(
+            imb_processes(" ( 6 additional processes waiting in MPI_Barrier)"),
+            None
+        );
+    }
+
+    #[test]
+    fn osu_bw_is_a_stream() {
+        let text =
+            "# OSU MPI Bandwidth Test v7.1\n# Size      Bandwidth (MB/s)\n1 2.0\n1000000 1000.0\n";
+        let table = parse_table(text, &InputOptions::default()).expect("parses");
+        assert_eq!(table.measure, Measure::Stream);
+        approx::assert_relative_eq!(table.points[0].seconds, 0.5e-6);
+        approx::assert_relative_eq!(table.points[1].seconds, 1e-3);
+    }
+
+    #[test]
+    fn never_panics_on_garbage() {
+        let inputs = [
+            "",
+            "#",
+            "# Benchmarking",
+            "# Benchmarking PingPong\n#bytes\n1",
+            "# Benchmarking PingPong\n#bytes t[usec]\nx y\n",
+            "# OSU MPI Latency Test\n# Size\n",
+            "# OSU MPI Latency Test\n# Size Latency\n12\n",
+            "# Size Latency\n99999999999999999999999 1\n",
+            ",,,\n,,,\n",
+            "bytes,t_usec\n1e300,1\n",
+            "bytes,t_usec\nnan,inf\n",
+        ];
+        for input in inputs {
+            for format in [
+                None,
+                Some(Format::Imb),
+                Some(Format::OsuLatency),
+                Some(Format::OsuBw),
+                Some(Format::Csv),
+            ] {
+                let options = InputOptions {
+                    format,
+                    ..InputOptions::default()
+                };
+                let _ = parse_table(input, &options);
+            }
+        }
+    }
+}

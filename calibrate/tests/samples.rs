@@ -1,0 +1,100 @@
+//! The sample benchmark outputs in `tests/data/` (written in the exact
+//! formats of IMB-MPI1 2019 and OSU Micro-Benchmarks 7.x) parse, fit and
+//! make machine files.
+
+use std::path::PathBuf;
+
+use calibrate::{
+    ChannelOptions, Format, InputOptions, MachineDescription, Measure, calibrate_channel,
+    parse_table, write_machine,
+};
+
+fn data(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn imb_2019_pingpong() {
+    let text = data("imb2019_pingpong.txt");
+    assert_eq!(Format::detect(&text), Some(Format::Imb));
+    let table = parse_table(&text, &InputOptions::default()).expect("parses");
+    assert_eq!(table.points.len(), 24);
+    assert_eq!(table.points[0].bytes, 0);
+    assert_eq!(table.points[23].bytes, 4_194_304);
+    approx::assert_relative_eq!(table.points[23].seconds, 681.50e-6);
+    assert!(
+        table.origin.contains("PingPong, 2 processes"),
+        "{}",
+        table.origin
+    );
+    // The other benchmarks of the same file.
+    let pingping = InputOptions {
+        benchmark: Some("PingPing".into()),
+        ..InputOptions::default()
+    };
+    let table = parse_table(&text, &pingping).expect("parses");
+    approx::assert_relative_eq!(table.points[0].seconds, 1.21e-6);
+    let sendrecv4 = InputOptions {
+        benchmark: Some("Sendrecv".into()),
+        processes: Some(4),
+        time_col: Some("t_max[usec]".into()),
+        ..InputOptions::default()
+    };
+    let table = parse_table(&text, &sendrecv4).expect("parses");
+    approx::assert_relative_eq!(table.points[0].seconds, 1.59e-6, max_relative = 1e-9);
+}
+
+#[test]
+fn osu_7_latency_and_bw() {
+    let text = data("osu7_latency.txt");
+    assert_eq!(Format::detect(&text), Some(Format::OsuLatency));
+    let table = parse_table(&text, &InputOptions::default()).expect("parses");
+    assert_eq!(table.measure, Measure::PingPong);
+    assert_eq!(table.points.len(), 23);
+    assert_eq!(table.points[0].bytes, 1);
+    approx::assert_relative_eq!(table.points[0].seconds, 1.62e-6);
+    let text = data("osu7_bw.txt");
+    assert_eq!(Format::detect(&text), Some(Format::OsuBw));
+    let table = parse_table(&text, &InputOptions::default()).expect("parses");
+    assert_eq!(table.measure, Measure::Stream);
+    // 4 MiB at 12083.52 MB/s.
+    approx::assert_relative_eq!(
+        table.points[22].seconds,
+        4_194_304.0 / 12_083.52e6,
+        max_relative = 1e-12
+    );
+}
+
+#[test]
+fn samples_fit_within_tolerance() {
+    for name in ["imb2019_pingpong.txt", "osu7_latency.txt"] {
+        let table = parse_table(&data(name), &InputOptions::default()).expect("parses");
+        let fit = calibrate_channel(&table, &ChannelOptions::default()).expect("fits");
+        let summary = fit.summary();
+        assert!(fit.within_tolerance, "{name}: {summary:?}");
+        assert!(summary.max <= 0.05, "{name}: {summary:?}");
+        let machine = MachineDescription {
+            name: name.into(),
+            description: "sample".into(),
+            ranks_per_node: 1,
+            cpu_rate: 1.0,
+            memcpy: 1e9,
+            network: &fit,
+            shm: None,
+            header: vec!["a sample".into()],
+        };
+        let toml = write_machine(&machine).expect("writes");
+        assert!(toml.contains("model = \"hardware\""), "{toml}");
+        assert!(toml.contains("[network]"), "{toml}");
+    }
+    let bw = parse_table(&data("osu7_bw.txt"), &InputOptions::default()).expect("parses");
+    let options = ChannelOptions {
+        latency: Some(1.0e-6),
+        ..ChannelOptions::default()
+    };
+    let fit = calibrate_channel(&bw, &options).expect("fits");
+    assert!(fit.summary().max <= 0.05, "{:?}", fit.summary());
+}
