@@ -958,12 +958,14 @@ impl<'g, 'e> FnCx<'g, 'e> {
             value,
             span,
         });
-        // Write the changed inner arrays back, innermost first.
-        for (k, idx) in outer.into_iter().enumerate().rev() {
+        // Write the changed inner arrays back, innermost first: `slots[k]`
+        // holds `slots[k + 1]` at index `outer[k]`.
+        let pairs: Vec<(Slot, Slot)> = slots.windows(2).map(|w| (w[0], w[1])).collect();
+        for ((container, element), idx) in pairs.into_iter().zip(outer).rev() {
             self.emit(ir::Stmt::AssignIndex {
-                dst: slots[k],
+                dst: container,
                 index: idx,
-                value: ir::Expr::Local(slots[k + 1]),
+                value: ir::Expr::Local(element),
                 span,
             });
         }
@@ -1124,7 +1126,9 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     }
                     return;
                 }
-                n if self.g.is_impure_name(n) || (builtin(n).is_none() && n != "wtime") => {
+                n if self.g.is_impure_name(n)
+                    || (builtin(n).is_none() && !OTHER_BUILTINS.contains(&n)) =>
+                {
                     self.call(name, args, e.span, Dst::Discard);
                     return;
                 }

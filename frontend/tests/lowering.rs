@@ -303,10 +303,7 @@ fn send_modes() {
         ("issend", SendMode::Synchronous, true),
         ("ibsend", SendMode::Buffered, true),
     ] {
-        let src = format!(
-            "let r = {op}(to: 1, bytes: 8, comm: world)
-"
-        );
+        let src = format!("let r = {op}(to: 1, bytes: 8, comm: world)\n");
         let p = ok(&src);
         match (first_comm(&p), nonblocking) {
             (CommOp::Send(m, got), false) | (CommOp::Isend(m, got), true) => {
@@ -321,15 +318,13 @@ fn send_modes() {
         );
     }
     // Without `comm:`, the world (`None`).
-    let p = ok("send(to: 1, bytes: 8)
-");
+    let p = ok("send(to: 1, bytes: 8)\n");
     assert!(matches!(first_comm(&p), CommOp::Send(m, SendMode::Standard) if m.comm.is_none()));
 }
 
 #[test]
 fn probes_waitany_and_test() {
-    let p = ok("let s = probe(from: any, tag: any)
-");
+    let p = ok("let s = probe(from: any, tag: any)\n");
     let CommOp::Probe(m) = first_comm(&p) else {
         panic!("not a probe");
     };
@@ -337,28 +332,15 @@ fn probes_waitany_and_test() {
         (&m.peer, &m.tag, &m.bytes),
         (Expr::Any, Expr::Any, Expr::Null)
     ));
-    let l = main_listing(
-        "let c = world
-let s = iprobe(from: 3, comm: c)
-print(s == null)
-",
-    );
+    let l = main_listing("let c = world\nlet s = iprobe(from: 3, comm: c)\nprint(s == null)\n");
     assert_eq!(l[1], "s = iprobe(from: 3, tag: 0, comm: c)");
     let l = main_listing(
-        "let a = irecv(from: 0, bytes: 8)
-let b = irecv(from: 1, bytes: 8)
-let i = waitany(a, b) + 1
-while !test(b) { }
-",
+        "let a = irecv(from: 0, bytes: 8)\nlet b = irecv(from: 1, bytes: 8)\nlet i = waitany(a, b) + 1\nwhile !test(b) { }\n",
     );
     assert_eq!(&l[2..5], ["%1 = waitany(a, b)", "i = %1 + 1", "goto bb1"]);
     assert_eq!(l[5], "%2 = test(b)");
     // `test` and `waitany` set their variables to null: read them first.
-    let l = main_listing(
-        "let r = isend(to: 1, bytes: 8)
-print(r, test(r), r, waitany(r))
-",
-    );
+    let l = main_listing("let r = isend(to: 1, bytes: 8)\nprint(r, test(r), r, waitany(r))\n");
     assert_eq!(
         &l[1..6],
         [
@@ -373,8 +355,7 @@ print(r, test(r), r, waitany(r))
 
 #[test]
 fn collectives_and_communicators() {
-    let p = ok("bcast(bytes: 8)
-");
+    let p = ok("bcast(bytes: 8)\n");
     let CommOp::Collective(c) = first_comm(&p) else {
         panic!("not a collective");
     };
@@ -385,28 +366,18 @@ fn collectives_and_communicators() {
         let name = kind.name();
         let root = if kind.rooted() { "root: 1, " } else { "" };
         let bytes = if kind.has_bytes() { "bytes: 8, " } else { "" };
-        let src = format!(
-            "let c = comm_dup(world)
-{name}({root}{bytes}comm: c)
-"
-        );
+        let src = format!("let c = comm_dup(world)\n{name}({root}{bytes}comm: c)\n");
         let l = main_listing(&src);
         assert_eq!(l[1], format!("{name}({root}{bytes}comm: c)"));
         // The printed form compiles to the same thing.
         assert_eq!(
-            main_listing(&format!(
-                "let c = comm_dup(world)
-{}
-",
-                l[1]
-            ))[1],
+            main_listing(&format!("let c = comm_dup(world)\n{}\n", l[1]))[1],
             l[1]
         );
     }
     // Communication in expressions is hoisted left to right.
     let l = main_listing(
-        "let x = rank_in(comm_split(color: rank % 2)) + size_in(comm_dup(world)) + 0 * len([allreduce(bytes: 8)])
-",
+        "let x = rank_in(comm_split(color: rank % 2)) + size_in(comm_dup(world)) + 0 * len([allreduce(bytes: 8)])\n",
     );
     assert_eq!(
         l,
@@ -419,18 +390,12 @@ fn collectives_and_communicators() {
         ]
     );
     // The default key is the rank in the parent communicator.
-    let l = main_listing(
-        "let c = comm_dup(world)
-let d = comm_split(color: 1, comm: c)
-",
-    );
+    let l = main_listing("let c = comm_dup(world)\nlet d = comm_split(color: 1, comm: c)\n");
     assert_eq!(l[1], "d = comm_split(color: 1, key: rank_in(c), comm: c)");
     assert_eq!(
-        err("allreduce(root: 0, bytes: 8)
-bcast(root: 0)
-barrier(bytes: 8)
-scan(bytes: 8, comm: world, bytes: 4)
-"),
+        err(
+            "allreduce(root: 0, bytes: 8)\nbcast(root: 0)\nbarrier(bytes: 8)\nscan(bytes: 8, comm: world, bytes: 4)\n"
+        ),
         [
             "`allreduce` takes no `root:` argument",
             "missing argument `bytes:` in call of `bcast`",
@@ -439,30 +404,20 @@ scan(bytes: 8, comm: world, bytes: 4)
         ]
     );
     assert_eq!(
-        err("param p = rank_in(world)
-kernel k() cost barrier()
-"),
+        err("param p = rank_in(world)\nkernel k() cost barrier()\n"),
         [
             "`rank_in` cannot be used in a param default",
             "communication cannot be used in a kernel cost",
         ]
     );
     // Sizes and communicators may be used in kernel costs.
-    ok("kernel k(c, a) cost 1e-9 * size_in(c) * sum(a)
-compute k(world, [1, 2])
-");
+    ok("kernel k(c, a) cost 1e-9 * size_in(c) * sum(a)\ncompute k(world, [1, 2])\n");
 }
 
 #[test]
 fn arrays() {
     let l = main_listing(
-        "let a = [1, 2, 3]
-a[0] = 5
-a[1] += a[0]
-let g = [a, []]
-g[0][2] -= 1
-print(len(g[1]), sum(a))
-",
+        "let a = [1, 2, 3]\na[0] = 5\na[1] += a[0]\nlet g = [a, []]\ng[0][2] -= 1\nprint(len(g[1]), sum(a))\n",
     );
     assert_eq!(
         l,
@@ -480,12 +435,8 @@ print(len(g[1]), sum(a))
     );
     // Calls in indices and values are hoisted in source order; an outer
     // index that is used twice is evaluated once.
-    let l = main_listing(
-        "fn f() { return 0 }
-let m = array(2, array(2, 0))
-m[f() + 1][f()] = f()
-",
-    );
+    let l =
+        main_listing("fn f() { return 0 }\nlet m = array(2, array(2, 0))\nm[f() + 1][f()] = f()\n");
     assert_eq!(
         &l[1..9],
         [
@@ -500,12 +451,7 @@ m[f() + 1][f()] = f()
         ]
     );
     assert_eq!(
-        err("param p = [1]
-p[0] = 2
-q[0] = 1
-let x = array(1)
-let y = len(1, 2)
-"),
+        err("param p = [1]\np[0] = 2\nq[0] = 1\nlet x = array(1)\nlet y = len(1, 2)\n"),
         [
             "cannot assign to an element of param `p`",
             "cannot assign to undeclared variable `q`",
@@ -514,9 +460,11 @@ let y = len(1, 2)
         ]
     );
     assert_eq!(
-        err("let s = recv(from: 0, bytes: 8)
-s.tag = 1
-"),
+        err("let a = [1]\nlen(a)\nrank_in(world)\nsize_in(world)\n[1, 2]\na[0]\n"),
+        ["this expression's value is not used"; 5]
+    );
+    assert_eq!(
+        err("let s = recv(from: 0, bytes: 8)\ns.tag = 1\n"),
         ["cannot assign to this expression"]
     );
 }
