@@ -1790,6 +1790,29 @@ impl<'g, 'e> FnCx<'g, 'e> {
         }
         allowed.push("comm");
         let required: &[&str] = if kind.has_bytes() { &["bytes"] } else { &[] };
+        let per_rank = matches!(
+            kind,
+            CollKind::Gatherv
+                | CollKind::Scatterv
+                | CollKind::Allgatherv
+                | CollKind::Alltoallv
+                | CollKind::ReduceScatter
+        );
+        // Without types, only a literal array is known to be one here.
+        let literal_counts = args.iter().find(|a| {
+            a.label.as_ref().is_some_and(|l| l.name == "bytes")
+                && matches!(a.value.kind, ExprKind::Array(_))
+        });
+        if let Some(a) = literal_counts.filter(|_| kind.has_bytes() && !per_rank) {
+            self.error(
+                Diagnostic::new(
+                    format!("`bytes:` of `{}` cannot be an array", kind.name()),
+                    a.value.span,
+                )
+                .with_label("one size for every rank")
+                .with_note("note: per-rank counts are for `gatherv`, `scatterv`, `allgatherv`, `alltoallv` and `reduce_scatter`"),
+            );
+        }
         let mut v = self.named_args(kind.name(), args, &allowed, required, &[], span)?;
         Some(CommOp::Collective(CollArgs {
             kind,

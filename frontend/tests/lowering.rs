@@ -404,6 +404,10 @@ fn collectives_and_communicators() {
         ]
     );
     assert_eq!(
+        err("bcast(bytes: [1, 2])\nallgatherv(bytes: [1, 2])\n"),
+        ["`bytes:` of `bcast` cannot be an array"]
+    );
+    assert_eq!(
         err("param p = rank_in(world)\nkernel k() cost barrier()\n"),
         [
             "`rank_in` cannot be used in a param default",

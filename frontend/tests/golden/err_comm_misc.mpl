@@ -11,3 +11,4 @@ let rank_in = 3
 fn gatherv(x) { return x }
 let t = test(r, r)
 let q = comm_dup(root: world)
+alltoall(bytes: [8, 8], comm: world)
