@@ -2,6 +2,7 @@
 //! key path. The format is documented in `examples/machines/README.md`.
 
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
@@ -9,6 +10,7 @@ use crate::error::MachineError;
 use crate::params::{
     ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, Segment,
 };
+use crate::plugin::PluginSpec;
 use crate::units::{self, UnitError, format_size};
 
 /// A complete, static machine description: what a machine file says.
@@ -60,21 +62,54 @@ const SIZE_EXPECTED: &str = "a size such as \"64 KiB\"";
 const MTU_EXPECTED: &str = "a size such as \"9 KiB\" or \"unlimited\"";
 const BANDWIDTH_EXPECTED: &str = "a bandwidth such as \"200 MB/s\"";
 
-/// Parses and validates a machine file.
+/// Parses and validates a LogGP machine file.
 pub(crate) fn parse(text: &str, file: &str) -> Result<MachineSpec, MachineError> {
-    let table: Table = text
-        .parse()
+    from_table(&parse_table(text, file)?, file)
+}
+
+/// Parses a machine file's text into a TOML table.
+pub(crate) fn parse_table(text: &str, file: &str) -> Result<Table, MachineError> {
+    text.parse()
         .map_err(|err: toml::de::Error| MachineError::Syntax {
             file: file.into(),
             message: err.to_string().trim_end().into(),
-        })?;
-    let walker = Walker {
-        file,
-        first_missing: RefCell::new(None),
-    };
-    let spec = walker.root(&table)?;
+        })
+}
+
+/// Reads and validates a LogGP machine from a parsed file.
+pub(crate) fn from_table(table: &Table, file: &str) -> Result<MachineSpec, MachineError> {
+    let walker = Walker::new(file);
+    // Before the keys are checked, which would only call `[plugin]` unknown.
+    if let Some(value) = table.get("model").filter(|_| is_plugin(table)) {
+        return Err(walker.bad_value(
+            "model",
+            "\"hardware\" or \"smp\" for a LogGP machine",
+            value,
+            Some(
+                "a plugin machine is loaded with `models::load_machine`, which reads every kind"
+                    .into(),
+            ),
+        ));
+    }
+    let spec = walker.root(table)?;
     validate(&spec, file)?;
     Ok(spec)
+}
+
+/// Whether a parsed machine file selects a plugin (`model = "plugin"`).
+pub(crate) fn is_plugin(table: &Table) -> bool {
+    table.get("model").and_then(Value::as_str) == Some("plugin")
+}
+
+/// Reads a plugin machine file (`model = "plugin"`); a relative
+/// `plugin.library` is resolved against `base_dir`, the machine file's
+/// directory.
+pub(crate) fn plugin_from_table(
+    table: &Table,
+    file: &str,
+    base_dir: &Path,
+) -> Result<PluginSpec, MachineError> {
+    Walker::new(file).plugin_root(table, base_dir)
 }
 
 /// Walks the table. Values that are present are checked as they are met;
@@ -86,6 +121,10 @@ struct Walker<'f> {
     first_missing: RefCell<Option<MachineError>>,
 }
 
+const MODEL_EXPECTED: &str = "\"hardware\", \"smp\" or \"plugin\"";
+const PLUGIN_ROOT_KEYS: &[&str] = &["name", "description", "model", "plugin"];
+const PLUGIN_KEYS: &[&str] = &["library", "params"];
+
 fn join(section: &str, key: &str) -> String {
     if section.is_empty() {
         key.into()
@@ -94,7 +133,14 @@ fn join(section: &str, key: &str) -> String {
     }
 }
 
-impl Walker<'_> {
+impl<'f> Walker<'f> {
+    fn new(file: &'f str) -> Self {
+        Walker {
+            file,
+            first_missing: RefCell::new(None),
+        }
+    }
+
     fn root(&self, table: &Table) -> Result<MachineSpec, MachineError> {
         self.check_keys("", table, ROOT_KEYS)?;
         let name = match self.required("", table, "name", None) {
@@ -105,14 +151,12 @@ impl Walker<'_> {
             Some(value) => self.string(value, "description")?,
             None => String::new(),
         };
-        let model = match self.required("", table, "model", Some("\"hardware\" or \"smp\"")) {
+        let model = match self.required("", table, "model", Some(MODEL_EXPECTED)) {
             None => CommModel::Hardware, // placeholder; the missing key is reported
             Some(value) => match value.as_str() {
                 Some("hardware") => CommModel::Hardware,
                 Some("smp") => CommModel::Smp,
-                _ => {
-                    return Err(self.bad_value("model", "\"hardware\" or \"smp\"", &value, None));
-                }
+                _ => return Err(self.bad_value("model", MODEL_EXPECTED, &value, None)),
             },
         };
         let empty = Table::new();
@@ -132,6 +176,85 @@ impl Walker<'_> {
             node,
             network,
             shm,
+        })
+    }
+
+    /// A plugin machine: `name`, `description`, `model = "plugin"` and
+    /// `[plugin]` with `library` and `[plugin.params]`.
+    fn plugin_root(&self, table: &Table, base_dir: &Path) -> Result<PluginSpec, MachineError> {
+        self.check_keys("", table, PLUGIN_ROOT_KEYS)?;
+        let name = match self.required("", table, "name", None) {
+            Some(value) => self.string(&value, "name")?,
+            None => String::new(),
+        };
+        let description = match table.get("description") {
+            Some(value) => self.string(value, "description")?,
+            None => String::new(),
+        };
+        let empty = Table::new();
+        let plugin = self.required_section(table, "plugin", &empty)?;
+        self.check_keys("plugin", plugin, PLUGIN_KEYS)?;
+        let library = match self.required(
+            "plugin",
+            plugin,
+            "library",
+            Some("the path of the shared library, relative to this file"),
+        ) {
+            Some(value) => {
+                let text = self.string(&value, "plugin.library")?;
+                if text.trim().is_empty() {
+                    return Err(self.out_of_range(
+                        "plugin.library",
+                        "must name a shared library, got an empty path".into(),
+                    ));
+                }
+                base_dir.join(text)
+            }
+            None => PathBuf::new(), // placeholder; the missing key is reported
+        };
+        let mut params = Vec::new();
+        if let Some(section) = plugin.get("params") {
+            let Value::Table(section) = section else {
+                return Err(self.bad_value(
+                    "plugin.params",
+                    "a table `[plugin.params]`",
+                    section,
+                    None,
+                ));
+            };
+            for (key, value) in section {
+                let path = format!("plugin.params.{key}");
+                let text = match value {
+                    Value::String(text) => text.clone(),
+                    Value::Integer(i) => i.to_string(),
+                    // Debug: the shortest text that reads back to the same
+                    // double, with an exponent when it is very large or
+                    // small (`2.5e-6`), and always with a `.` or `e`.
+                    Value::Float(x) => format!("{x:?}"),
+                    Value::Boolean(b) => b.to_string(),
+                    Value::Datetime(_) | Value::Array(_) | Value::Table(_) => {
+                        return Err(self.bad_value(
+                            &path,
+                            "a string, number or boolean",
+                            value,
+                            None,
+                        ));
+                    }
+                };
+                if key.contains('\0') || text.contains('\0') {
+                    return Err(self.out_of_range(&path, "must not contain a NUL character".into()));
+                }
+                params.push((key.clone(), text));
+            }
+        }
+        if let Some(missing) = self.first_missing.take() {
+            return Err(missing);
+        }
+        Ok(PluginSpec {
+            name,
+            description,
+            library,
+            params,
         })
     }
 

@@ -77,10 +77,63 @@ pub enum MachineError {
         /// Full path of the other.
         other: String,
     },
+    /// The model plugin's library cannot be loaded (`plugin.library`).
+    #[error("{file}: cannot load the model plugin `{library}`: {message}")]
+    PluginLoad {
+        /// The machine file.
+        file: String,
+        /// The library, as resolved.
+        library: String,
+        /// The system's message.
+        message: String,
+    },
+    /// The model plugin implements another version of the C ABI.
+    #[error(
+        "{file}: the model plugin `{library}` implements parsim model ABI version {found}, \
+         but this parsim needs version {expected}; rebuild the plugin against parsim_model.h \
+         of ABI version {expected}"
+    )]
+    PluginAbi {
+        /// The machine file.
+        file: String,
+        /// The library, as resolved.
+        library: String,
+        /// The version the library reports.
+        found: u32,
+        /// The version parsim implements.
+        expected: u32,
+    },
+    /// The model plugin lacks a function of the C ABI.
+    #[error(
+        "{file}: the model plugin `{library}` does not export `{symbol}`, a function of \
+         parsim model ABI version {version} (see parsim_model.h)"
+    )]
+    PluginSymbol {
+        /// The machine file.
+        file: String,
+        /// The library, as resolved.
+        library: String,
+        /// The missing symbol.
+        symbol: String,
+        /// The ABI version whose function it is.
+        version: u32,
+    },
+    /// `parsim_model_create` refused the parameters (`plugin.params`).
+    #[error("{file}: the model plugin `{library}` refused its parameters: {message}")]
+    PluginCreate {
+        /// The machine file.
+        file: String,
+        /// The library, as resolved.
+        library: String,
+        /// The plugin's message.
+        message: String,
+    },
 }
 
 impl MachineError {
     /// The full key path the error is about, if any.
+    /// For the plugin errors: `plugin.library`, or `plugin.params` when the
+    /// plugin refused its parameters.
     pub fn key(&self) -> Option<&str> {
         match self {
             MachineError::Io { .. } | MachineError::Syntax { .. } => None,
@@ -89,6 +142,10 @@ impl MachineError {
             | MachineError::BadValue { key, .. }
             | MachineError::OutOfRange { key, .. }
             | MachineError::Conflict { key, .. } => Some(key),
+            MachineError::PluginLoad { .. }
+            | MachineError::PluginAbi { .. }
+            | MachineError::PluginSymbol { .. } => Some("plugin.library"),
+            MachineError::PluginCreate { .. } => Some("plugin.params"),
         }
     }
 
@@ -101,7 +158,11 @@ impl MachineError {
             | MachineError::MissingKey { file, .. }
             | MachineError::BadValue { file, .. }
             | MachineError::OutOfRange { file, .. }
-            | MachineError::Conflict { file, .. } => file,
+            | MachineError::Conflict { file, .. }
+            | MachineError::PluginLoad { file, .. }
+            | MachineError::PluginAbi { file, .. }
+            | MachineError::PluginSymbol { file, .. }
+            | MachineError::PluginCreate { file, .. } => file,
         }
     }
 }

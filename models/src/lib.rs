@@ -10,20 +10,31 @@
 //! memory channels have transmit and receive timelines, shared in half
 //! duplex ([`Duplex`]).
 //!
+//! The other: [`PluginMachine`], a user's own model in a shared library
+//! behind a small, versioned C ABI (`examples/plugin/parsim_model.h`).
+//!
 //! Machines are described in TOML with units written out (see [`units`]:
-//! `MB` = 10^6 bytes, `MiB` = 2^20 bytes) and loaded with
-//! [`LogGpMachine::load`] or [`LogGpMachine::from_toml_str`];
-//! [`LogGpMachine::builtin_default`] is a present-day InfiniBand cluster.
+//! `MB` = 10^6 bytes, `MiB` = 2^20 bytes). [`load_machine`] reads a file of
+//! any kind into an [`AnyMachine`], chosen by the file's `model` key;
+//! [`LogGpMachine::load`] and [`LogGpMachine::from_toml_str`] read LogGP
+//! files only. [`LogGpMachine::builtin_default`] is a present-day
+//! InfiniBand cluster.
 
+#![deny(unsafe_code)] // except in `plugin::ffi`, with its safety argument
+
+mod any;
 mod config;
 mod error;
 mod machine;
 mod params;
+mod plugin;
 pub mod units;
 
+pub use any::{AnyMachine, load_machine};
 pub use config::MachineSpec;
 pub use error::MachineError;
 pub use machine::{IN_MEMORY_FILE, LogGpMachine};
 pub use params::{
     ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Packets, Placement, Segment,
 };
+pub use plugin::{PLUGIN_ABI_VERSION, PluginMachine, PluginSpec, PluginViolation};

@@ -95,6 +95,11 @@ impl LogGpMachine {
         Self::from_toml_str(&text, &file)
     }
 
+    /// A machine from a spec that has passed `config::validate`.
+    pub(crate) fn from_spec(spec: MachineSpec) -> Self {
+        Self::from_valid_spec(spec)
+    }
+
     fn from_valid_spec(spec: MachineSpec) -> Self {
         let mut machine = Self {
             spec,

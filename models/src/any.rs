@@ -1,0 +1,200 @@
+//! One entry point for every kind of machine file: [`load_machine`] and
+//! [`AnyMachine`].
+
+use std::path::Path;
+
+use sim_core::model::{Machine, MessageKind, Transfer};
+
+use crate::config;
+use crate::error::MachineError;
+use crate::machine::LogGpMachine;
+use crate::plugin::{PluginMachine, PluginViolation, base_dir};
+
+/// A machine of any kind a machine file can describe, chosen by its `model`
+/// key: `"hardware"` or `"smp"` ([`LogGpMachine`]) or `"plugin"`
+/// ([`PluginMachine`]).
+#[derive(Debug)]
+pub enum AnyMachine {
+    /// The LogGP Hardware or SMP model.
+    LogGp(LogGpMachine),
+    /// A user's model plugin.
+    Plugin(PluginMachine),
+}
+
+/// Reads a machine file of any kind (see [`AnyMachine`]).
+pub fn load_machine(path: impl AsRef<Path>) -> Result<AnyMachine, MachineError> {
+    AnyMachine::load(path)
+}
+
+impl AnyMachine {
+    /// Reads a machine file of any kind; a plugin's relative
+    /// `plugin.library` is relative to the file's directory.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, MachineError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| MachineError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        Self::from_toml_str(&text, &file, &base_dir(path))
+    }
+
+    /// Parses a machine file's text of any kind; `file_name` is used in
+    /// messages, `base_dir` for a plugin's relative `plugin.library`.
+    pub fn from_toml_str(
+        text: &str,
+        file_name: &str,
+        base_dir: &Path,
+    ) -> Result<Self, MachineError> {
+        let table = config::parse_table(text, file_name)?;
+        if config::is_plugin(&table) {
+            let spec = config::plugin_from_table(&table, file_name, base_dir)?;
+            PluginMachine::new(spec, file_name).map(Self::Plugin)
+        } else {
+            config::from_table(&table, file_name)
+                .map(|spec| Self::LogGp(LogGpMachine::from_spec(spec)))
+        }
+    }
+
+    /// The built-in default machine ([`LogGpMachine::builtin_default`]).
+    pub fn builtin_default() -> Self {
+        Self::LogGp(LogGpMachine::builtin_default())
+    }
+
+    /// The machine's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::LogGp(machine) => machine.name(),
+            Self::Plugin(machine) => machine.name(),
+        }
+    }
+
+    /// The machine's free-text description (may be empty).
+    pub fn description(&self) -> &str {
+        match self {
+            Self::LogGp(machine) => machine.description(),
+            Self::Plugin(machine) => machine.description(),
+        }
+    }
+
+    /// A one-paragraph summary for the CLI.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::LogGp(machine) => machine.describe(),
+            Self::Plugin(machine) => machine.describe(),
+        }
+    }
+
+    /// The first result of a model plugin since the last `reset` that broke
+    /// the [`Machine`] contract and was replaced (always `None` for LogGP).
+    /// A CLI should report it after a run: the prediction is then not
+    /// trustworthy.
+    pub fn violation(&self) -> Option<&PluginViolation> {
+        match self {
+            Self::LogGp(_) => None,
+            Self::Plugin(machine) => machine.violation(),
+        }
+    }
+
+    /// How many results were replaced since the last `reset` (0 for LogGP).
+    pub fn violations(&self) -> u64 {
+        match self {
+            Self::LogGp(_) => 0,
+            Self::Plugin(machine) => machine.violations(),
+        }
+    }
+
+    /// The LogGP machine, if it is one.
+    pub fn as_loggp(&self) -> Option<&LogGpMachine> {
+        match self {
+            Self::LogGp(machine) => Some(machine),
+            Self::Plugin(_) => None,
+        }
+    }
+
+    /// The plugin machine, if it is one.
+    pub fn as_plugin(&self) -> Option<&PluginMachine> {
+        match self {
+            Self::LogGp(_) => None,
+            Self::Plugin(machine) => Some(machine),
+        }
+    }
+
+    fn inner(&self) -> &dyn Machine {
+        match self {
+            Self::LogGp(machine) => machine,
+            Self::Plugin(machine) => machine,
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn Machine {
+        match self {
+            Self::LogGp(machine) => machine,
+            Self::Plugin(machine) => machine,
+        }
+    }
+}
+
+impl From<LogGpMachine> for AnyMachine {
+    fn from(machine: LogGpMachine) -> Self {
+        Self::LogGp(machine)
+    }
+}
+
+impl From<PluginMachine> for AnyMachine {
+    fn from(machine: PluginMachine) -> Self {
+        Self::Plugin(machine)
+    }
+}
+
+/// Every method forwards to the machine inside. (A method the trait adds
+/// later with a default must be forwarded here too, or the inner
+/// machine's override would be skipped.)
+impl Machine for AnyMachine {
+    fn compute_seconds(&self, rank: u32, nominal: f64) -> f64 {
+        self.inner().compute_seconds(rank, nominal)
+    }
+
+    fn copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.inner().copy_seconds(rank, bytes)
+    }
+
+    fn eager_limit(&self, src: u32, dst: u32) -> u64 {
+        self.inner().eager_limit(src, dst)
+    }
+
+    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
+        self.inner().control_bytes(src, dst)
+    }
+
+    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.inner().send_overhead(src, dst, bytes)
+    }
+
+    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.inner().recv_overhead(src, dst, bytes)
+    }
+
+    fn transfer(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer {
+        self.inner_mut().transfer(src, dst, bytes, kind, ready)
+    }
+
+    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.inner().reduce_seconds(rank, bytes)
+    }
+
+    fn collectives(&self) -> sim_core::coll::CollConfig {
+        self.inner().collectives()
+    }
+
+    fn reset(&mut self, ranks: u32) {
+        self.inner_mut().reset(ranks);
+    }
+}
