@@ -375,31 +375,32 @@ impl LogGpMachine {
     }
 }
 
+/// The base values, then each segment, then the channel-wide keys:
+/// `L 5 µs, ... below 8 B; from 8 B: L 7.7 µs, ...; MTU unlimited, ...`.
 fn describe_channel(channel: &ChannelParams) -> String {
-    let mtu = channel
-        .mtu
-        .map_or_else(|| "unlimited".to_owned(), format_size);
-    let mut text = format!(
-        "{}, MTU {mtu}, eager limit {}, control messages {}, {} duplex",
-        describe_loggp(&channel.base()),
-        format_size(channel.eager_limit),
-        format_size(channel.control_bytes),
-        channel.duplex.as_str(),
-    );
+    let mut text = describe_loggp(&channel.base());
     if let Some(first) = channel.segments.first() {
-        text.push_str(&format!(
-            " (these below {}); segments by message size:",
-            format_size(first.from)
-        ));
-        for (index, segment) in channel.segments.iter().enumerate() {
-            let separator = if index == 0 { " " } else { "; " };
+        text.push_str(&format!(" below {}", format_size(first.from)));
+        for segment in &channel.segments {
             text.push_str(&format!(
-                "{separator}from {}: {}",
+                "; from {}: {}",
                 format_size(segment.from),
                 describe_loggp(&segment.params)
             ));
         }
+        text.push(';');
+    } else {
+        text.push(',');
     }
+    let mtu = channel
+        .mtu
+        .map_or_else(|| "unlimited".to_owned(), format_size);
+    text.push_str(&format!(
+        " MTU {mtu}, eager limit {}, control messages {}, {} duplex",
+        format_size(channel.eager_limit),
+        format_size(channel.control_bytes),
+        channel.duplex.as_str(),
+    ));
     text
 }
 

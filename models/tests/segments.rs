@@ -192,8 +192,10 @@ fn gap_and_nic_busy_follow_the_segment() {
 #[test]
 fn describe_lists_the_segments() {
     let text = machine("unlimited").describe();
-    assert!(text.contains("segments by message size"), "{text}");
-    assert!(text.contains("from 8 B: L 7.7 µs"), "{text}");
+    assert!(
+        text.contains("(G 12.5 ns/B) below 8 B; from 8 B: L 7.7 µs"),
+        "{text}"
+    );
     assert!(
         text.contains("from 64 KiB: L 20 µs, o_s 2 µs, o_r 3 µs"),
         "{text}"
