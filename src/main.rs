@@ -5,6 +5,7 @@
 //! 2 usage error, 3 deadlock found, 4 program error at run time
 //! (invalid rank, truncation, runaway program, ...).
 
+mod calibrate_cmd;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +42,8 @@ enum Command {
         /// Machine description (TOML); the built-in default when omitted.
         file: Option<PathBuf>,
     },
+    /// Fit a machine file from benchmark tables (`calibrate net`).
+    Calibrate(calibrate_cmd::CalibrateArgs),
 }
 
 #[derive(clap::Args)]
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run(&args),
         Command::Graph { file } => cmd_graph(&file),
         Command::Machine { file } => cmd_machine(file.as_deref()),
+        Command::Calibrate(args) => calibrate_cmd::run(&args).map(|()| Outcome::Ok),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -1,0 +1,438 @@
+//! `parsim calibrate net`: fit a machine file from benchmark tables (the
+//! `calibrate` crate), print the fit report and write the TOML.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use calibrate::{
+    ChannelFit, ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, MachineDescription,
+    Overhead, Table,
+};
+use clap::Subcommand;
+use models::units::{parse_bandwidth, parse_size, parse_time};
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    #[command(subcommand)]
+    command: CalibrateCommand,
+}
+
+#[derive(Subcommand)]
+enum CalibrateCommand {
+    /// Fit the network (and shared-memory) parameters of a machine from
+    /// ping-pong tables: IMB/PMB or OSU output, or CSV.
+    Net(Box<NetArgs>),
+}
+
+#[derive(clap::Args)]
+struct NetArgs {
+    /// The inter-node table: IMB/PMB text output, osu_latency or osu_bw
+    /// output, or CSV with a bytes column and a time column in µs.
+    input: PathBuf,
+    /// Input format.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "osu-latency", "osu-bw", "csv"])]
+    format: String,
+    /// IMB: the benchmark to take.
+    #[arg(long, default_value = "PingPong")]
+    benchmark: String,
+    /// IMB: the block of this many processes (default: the first).
+    #[arg(long)]
+    processes: Option<u32>,
+    /// CSV: the message size column (default: found by name).
+    #[arg(long)]
+    bytes_col: Option<String>,
+    /// CSV and IMB: the time column, in µs (default: found by name).
+    #[arg(long)]
+    time_col: Option<String>,
+    /// CSV: keep only rows with COL = VALUE (repeatable).
+    #[arg(long = "where", value_name = "COL=VALUE")]
+    filters: Vec<String>,
+    /// Write the machine file here (default: print it after the report).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// The machine's name (default: the input file's stem).
+    #[arg(long)]
+    name: Option<String>,
+    /// The machine's description.
+    #[arg(long)]
+    description: Option<String>,
+    /// Ranks per node: 1 writes a "hardware" machine, more an "smp" one
+    /// (which needs --shm).
+    #[arg(long, default_value_t = 1)]
+    ranks_per_node: u32,
+    /// The intra-node table, fitted the same way into [shm].
+    #[arg(long)]
+    shm: Option<PathBuf>,
+    /// The --shm table's format.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "osu-latency", "osu-bw", "csv"])]
+    shm_format: String,
+    /// The --shm table is a 2-process Alltoall (IMB/PMB Alltoall, 2 ranks of
+    /// one node): its one-way time is taken as t − n/memcpy.
+    #[arg(long)]
+    shm_from_alltoall2: bool,
+    /// CSV filter for the --shm table (repeatable).
+    #[arg(long = "shm-where", value_name = "COL=VALUE")]
+    shm_filters: Vec<String>,
+    /// Network o_s = o_r (e.g. "1 us"); default: --overhead-fraction.
+    #[arg(long)]
+    overhead: Option<String>,
+    /// Shared-memory o_s = o_r; default: --overhead-fraction.
+    #[arg(long)]
+    shm_overhead: Option<String>,
+    /// o_s + o_r as a fraction of the smallest message's time, when not
+    /// given (a ping-pong cannot separate overheads from latency).
+    #[arg(long, default_value_t = calibrate::channel::DEFAULT_OVERHEAD_FRACTION)]
+    overhead_fraction: f64,
+    /// Network eager limit: a size ("64 KiB") or "detect".
+    #[arg(long, default_value = "detect")]
+    eager_limit: String,
+    /// Shared-memory eager limit: a size or "detect".
+    #[arg(long, default_value = "detect")]
+    shm_eager_limit: String,
+    /// Size of a rendezvous control message (RTS/CTS).
+    #[arg(long, default_value = "64 B")]
+    control_bytes: String,
+    /// At most this many size segments per channel.
+    #[arg(long, default_value_t = 8)]
+    max_segments: usize,
+    /// Accept the fewest segments whose worst point is within this relative
+    /// error ("5%" or 0.05).
+    #[arg(long, default_value = "5%")]
+    tolerance: String,
+    /// The latency for an osu_bw table (which cannot measure it).
+    #[arg(long)]
+    latency: Option<String>,
+    /// node.memcpy, the copy bandwidth of one rank.
+    #[arg(long, default_value = "1 GB/s")]
+    memcpy: String,
+    /// node.cpu_rate.
+    #[arg(long, default_value_t = 1.0)]
+    cpu_rate: f64,
+    /// A line for the file's header comment, e.g. where --memcpy comes from
+    /// (repeatable).
+    #[arg(long = "note", value_name = "TEXT")]
+    notes: Vec<String>,
+}
+
+pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
+    match &args.command {
+        CalibrateCommand::Net(net) => run_net(net),
+    }
+}
+
+fn format_of(name: &str) -> anyhow::Result<Option<Format>> {
+    if name == "auto" {
+        return Ok(None);
+    }
+    Ok(Some(name.parse()?))
+}
+
+fn filters(raw: &[String], flag: &str) -> anyhow::Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|f| match f.split_once('=') {
+            Some((col, value)) if !col.trim().is_empty() => {
+                Ok((col.trim().to_owned(), value.trim().to_owned()))
+            }
+            _ => bail!("{flag} expects COL=VALUE, got `{f}`"),
+        })
+        .collect()
+}
+
+fn time_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
+    let seconds = parse_time(text).map_err(|e| anyhow::anyhow!("{flag} `{text}`: {e}"))?;
+    if seconds < 0.0 {
+        bail!("{flag} `{text}`: must not be negative");
+    }
+    Ok(seconds)
+}
+
+fn size_flag(flag: &str, text: &str) -> anyhow::Result<u64> {
+    let bytes = parse_size(text).map_err(|e| anyhow::anyhow!("{flag} `{text}`: {e}"))?;
+    if !(bytes >= 0.0 && bytes.fract() == 0.0 && bytes < 9.2e18) {
+        bail!("{flag} `{text}`: must be a whole number of bytes");
+    }
+    Ok(bytes as u64)
+}
+
+fn eager_flag(flag: &str, text: &str) -> anyhow::Result<EagerLimit> {
+    if text.trim() == "detect" {
+        Ok(EagerLimit::Detect)
+    } else {
+        Ok(EagerLimit::Fixed(size_flag(flag, text)?))
+    }
+}
+
+fn tolerance_flag(text: &str) -> anyhow::Result<f64> {
+    let text = text.trim();
+    let value = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
+        None => text.parse::<f64>(),
+    }
+    .map_err(|_| anyhow::anyhow!("--tolerance `{text}`: expected a percentage such as 5%"))?;
+    if !(value.is_finite() && value >= 0.0) {
+        bail!("--tolerance `{text}`: must be at least 0");
+    }
+    Ok(value)
+}
+
+fn read_table(path: &Path, options: &InputOptions) -> anyhow::Result<Table> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    calibrate::parse_table(&text, options).with_context(|| format!("{}", path.display()))
+}
+
+/// Quotes a command-line word for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Today's date (UTC), or that of `SOURCE_DATE_EPOCH` for reproducible
+/// output, as YYYY-MM-DD.
+fn today() -> String {
+    let seconds = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+        });
+    let (y, m, d) = civil_from_days(seconds.div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
+/// (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms",
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    // `day` is in 1..=31 and `month` in 1..=12 by construction.
+    (year, month as u32, day as u32)
+}
+
+fn channel_options(
+    args: &NetArgs,
+    overhead: Option<&str>,
+    overhead_flag: &str,
+    eager: &str,
+    eager_flag_name: &str,
+) -> anyhow::Result<ChannelOptions> {
+    let overhead = match overhead {
+        Some(text) => Overhead::Fixed(time_flag(overhead_flag, text)?),
+        None => Overhead::Fraction(args.overhead_fraction),
+    };
+    Ok(ChannelOptions {
+        overhead,
+        eager_limit: eager_flag(eager_flag_name, eager)?,
+        control_bytes: size_flag("--control-bytes", &args.control_bytes)?,
+        fit: FitOptions {
+            max_segments: args.max_segments,
+            tolerance: tolerance_flag(&args.tolerance)?,
+            breaks: Vec::new(),
+        },
+        latency: args
+            .latency
+            .as_deref()
+            .map(|t| time_flag("--latency", t))
+            .transpose()?,
+    })
+}
+
+fn run_net(args: &NetArgs) -> anyhow::Result<()> {
+    let memcpy = parse_bandwidth(&args.memcpy)
+        .map_err(|e| anyhow::anyhow!("--memcpy `{}`: {e}", args.memcpy))?;
+    let input_options = InputOptions {
+        format: format_of(&args.format)?,
+        benchmark: Some(args.benchmark.clone()),
+        processes: args.processes,
+        bytes_col: args.bytes_col.clone(),
+        time_col: args.time_col.clone(),
+        filters: filters(&args.filters, "--where")?,
+    };
+    let table = read_table(&args.input, &input_options)?;
+    let network_options = channel_options(
+        args,
+        args.overhead.as_deref(),
+        "--overhead",
+        &args.eager_limit,
+        "--eager-limit",
+    )?;
+    let network = calibrate::calibrate_channel(&table, &network_options)
+        .with_context(|| format!("{}: fit", args.input.display()))?;
+
+    let mut shm_table = None;
+    let shm: Option<ChannelFit> = match &args.shm {
+        None => None,
+        Some(path) => {
+            let options = InputOptions {
+                format: format_of(&args.shm_format)?,
+                benchmark: Some(if args.shm_from_alltoall2 {
+                    "Alltoall".into()
+                } else {
+                    args.benchmark.clone()
+                }),
+                processes: args.shm_from_alltoall2.then_some(2),
+                bytes_col: args.bytes_col.clone(),
+                time_col: args.time_col.clone(),
+                filters: filters(&args.shm_filters, "--shm-where")?,
+            };
+            let mut t = read_table(path, &options)?;
+            if args.shm_from_alltoall2 {
+                t = calibrate::alltoall2_to_oneway(&t, memcpy)
+                    .with_context(|| format!("{}", path.display()))?;
+            }
+            let options = channel_options(
+                args,
+                args.shm_overhead.as_deref(),
+                "--shm-overhead",
+                &args.shm_eager_limit,
+                "--shm-eager-limit",
+            )?;
+            let fit = calibrate::calibrate_channel(&t, &options)
+                .with_context(|| format!("{}: fit", path.display()))?;
+            shm_table = Some(t);
+            Some(fit)
+        }
+    };
+    if args.shm.is_none() && args.shm_from_alltoall2 {
+        bail!("--shm-from-alltoall2 needs --shm TABLE");
+    }
+
+    let mut report = String::new();
+    let _ = writeln!(
+        report,
+        "network: {} ({}, {}, {} points)",
+        args.input.display(),
+        table.format,
+        table.origin,
+        table.points.len()
+    );
+    report.push_str(&calibrate::report::text("network", &network));
+    if let (Some(fit), Some(t), Some(path)) = (&shm, &shm_table, &args.shm) {
+        let _ = writeln!(
+            report,
+            "\nshm: {} ({}, {}, {} points)",
+            path.display(),
+            t.format,
+            t.origin,
+            t.points.len()
+        );
+        report.push_str(&calibrate::report::text("shm", fit));
+    }
+    print!("{report}");
+
+    let command: Vec<String> = std::iter::once("parsim".to_owned())
+        .chain(std::env::args().skip(1))
+        .map(|w| shell_word(&w))
+        .collect();
+    let name = args.name.clone().unwrap_or_else(|| {
+        args.input
+            .file_stem()
+            .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let mut header = vec![
+        format!(
+            "{name}: a machine fitted by `parsim calibrate net` on {}.",
+            today()
+        ),
+        "Reproduce (from the workspace root):".to_owned(),
+        format!("  {}", command.join(" ")),
+        format!(
+            "Network table: {} ({}; {}; {} points).",
+            args.input.display(),
+            table.format,
+            table.origin,
+            table.points.len()
+        ),
+    ];
+    if let (Some(t), Some(path)) = (&shm_table, &args.shm) {
+        header.push(format!(
+            "Shared-memory table: {} ({}; {}; {} points).",
+            path.display(),
+            t.format,
+            t.origin,
+            t.points.len()
+        ));
+    }
+    header.push(format!(
+        "Node: cpu_rate {} and memcpy {} as given on the command line (not fitted).",
+        args.cpu_rate, args.memcpy
+    ));
+    header.extend(args.notes.iter().cloned());
+    let description = args.description.clone().unwrap_or_else(|| {
+        format!(
+            "fitted by parsim calibrate net from {}",
+            args.input
+                .file_name()
+                .map_or(String::new(), |s| s.to_string_lossy().into_owned())
+        )
+    });
+    let toml = calibrate::write_machine(&MachineDescription {
+        name,
+        description,
+        ranks_per_node: args.ranks_per_node,
+        cpu_rate: args.cpu_rate,
+        memcpy,
+        network: &network,
+        shm: shm.as_ref(),
+        header,
+    })?;
+    // The models crate is the judge of the format; a file it refuses is
+    // still written (it may predate a format feature), with a warning.
+    if let Err(e) = models::LogGpMachine::from_toml_str(&toml, "<calibrated machine>") {
+        eprintln!("warning: this parsim cannot load the machine file it wrote: {e}");
+    }
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &toml)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("\nwrote {}", path.display());
+        }
+        None => print!("\n{toml}"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn words_are_quoted_for_the_shell() {
+        assert_eq!(shell_word("--memcpy"), "--memcpy");
+        assert_eq!(shell_word("300 MB/s"), "'300 MB/s'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn tolerances() {
+        assert!((tolerance_flag("5%").expect("ok") - 0.05).abs() < 1e-15);
+        assert!((tolerance_flag("0.1").expect("ok") - 0.1).abs() < 1e-15);
+        assert!(tolerance_flag("-1%").is_err());
+        assert!(tolerance_flag("x").is_err());
+    }
+}
