@@ -89,6 +89,9 @@ fn samples_fit_within_tolerance() {
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");
         assert!(toml.contains("[network]"), "{toml}");
+        // The models crate reads what the writer writes, segments included.
+        models::LogGpMachine::from_toml_str(&toml, name)
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{toml}"));
     }
     let bw = parse_table(&data("osu7_bw.txt"), &InputOptions::default()).expect("parses");
     let options = ChannelOptions {
