@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use models::LogGpMachine;
+use models::AnyMachine;
 use sim_core::engine::{PrintLine, SimConfig, SimError};
 
 #[derive(Parser)]
@@ -110,6 +110,21 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes to stdout; a closed pipe (`parsim run ... | head`) ends the
+/// process quietly with 141 (128 + SIGPIPE, as a shell reports it) instead
+/// of a panic.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn read_source(file: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
 }
@@ -131,21 +146,21 @@ fn cmd_graph(file: &Path) -> anyhow::Result<Outcome> {
     let Some(program) = compile(file, &source) else {
         return Ok(Outcome::InputError);
     };
-    print!("{}", sim_core::dot::to_dot(&program));
+    out(&sim_core::dot::to_dot(&program));
     Ok(Outcome::Ok)
 }
 
-fn load_machine(file: Option<&Path>) -> Result<LogGpMachine, String> {
+fn load_machine(file: Option<&Path>) -> Result<AnyMachine, String> {
     match file {
-        None => Ok(LogGpMachine::builtin_default()),
-        Some(path) => LogGpMachine::load(path).map_err(|e| e.to_string()),
+        None => Ok(AnyMachine::builtin_default()),
+        Some(path) => AnyMachine::load(path).map_err(|e| e.to_string()),
     }
 }
 
 fn cmd_machine(file: Option<&Path>) -> anyhow::Result<Outcome> {
     match load_machine(file) {
         Ok(m) => {
-            println!("{}", m.describe());
+            out(&format!("{}\n", m.describe()));
             Ok(Outcome::Ok)
         }
         Err(e) => {
@@ -205,7 +220,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         if json {
             printed.push(line);
         } else {
-            println!("[{}] {}", line.rank, line.text);
+            out(&format!("[{}] {}\n", line.rank, line.text));
         }
     };
     let start = Instant::now();
@@ -213,6 +228,17 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let wall = start.elapsed().as_secs_f64();
     match result {
         Ok(rep) => {
+            if let Some(v) = machine.violation() {
+                eprintln!(
+                    "error: the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
+                    v.library,
+                    machine.violations(),
+                    v.call,
+                    v.problem,
+                    v.replacement
+                );
+                return Ok(Outcome::InputError);
+            }
             if args.stats {
                 eprintln!(
                     "stats: {} events in {:.3} s wall ({:.2} M events/s), {} ranks, {} messages",
@@ -225,12 +251,9 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             if json {
                 let v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
             } else {
-                print!(
-                    "{}",
-                    report::text(&rep, &name, machine.name(), args.all_ranks)
-                );
+                out(&report::text(&rep, &name, machine.name(), args.all_ranks));
             }
             Ok(Outcome::Ok)
         }
