@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use petgraph::graph::{DiGraph, NodeIndex};
 use sim_core::ir::{
     self, BinOp, Builtin, CollArgs, CollKind, CommOp, Constant, EdgeKind, FuncId, KernelId,
-    MsgArgs, PrintArg, SendMode, Slot, Span, Terminator, UnOp,
+    MsgArgs, PrintArg, ReduceOp, SendMode, Slot, Span, Terminator, UnOp,
 };
 
 use crate::ast::{self, Arg, ExprKind, Ident, Item, Module, StmtKind};
@@ -68,6 +68,116 @@ const BUILTIN_NAMES: [&str; 10] = [
 
 fn collective(name: &str) -> Option<CollKind> {
     CollKind::ALL.into_iter().find(|k| k.name() == name)
+}
+
+/// Collectives that take a `value:` (see [`CollArgs::value`]).
+fn carries_value(kind: CollKind) -> bool {
+    matches!(
+        kind,
+        CollKind::Bcast
+            | CollKind::Reduce
+            | CollKind::Allreduce
+            | CollKind::Gather
+            | CollKind::Allgather
+            | CollKind::Scatter
+            | CollKind::Alltoall
+            | CollKind::Scan
+            | CollKind::Exscan
+    )
+}
+
+/// Collectives that combine their values with an `op:`.
+fn combines(kind: CollKind) -> bool {
+    matches!(
+        kind,
+        CollKind::Reduce | CollKind::Allreduce | CollKind::Scan | CollKind::Exscan
+    )
+}
+
+const REDUCE_OPS: [ReduceOp; 6] = [
+    ReduceOp::Sum,
+    ReduceOp::Prod,
+    ReduceOp::Min,
+    ReduceOp::Max,
+    ReduceOp::Land,
+    ReduceOp::Lor,
+];
+
+/// "`a`, `b` and `c`".
+fn name_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<String> = names.into_iter().map(|n| format!("`{n}`")).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
+/// The note that lists the reduction operations.
+fn reduce_ops_note() -> String {
+    format!(
+        "note: `op:` is one of {}, written as a bare name (`op: max`)",
+        name_list(REDUCE_OPS.map(ReduceOp::name))
+    )
+}
+
+/// The reduction operation meant by an unknown `op:` name: a near miss
+/// (`mx`), another spelling (`MAX`, `MPI_MAX`, `maximum`) or C's `&&`-like
+/// words (`and`, `or`).
+fn suggest_reduce_op(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let bare = lower.strip_prefix("mpi_").unwrap_or(&lower);
+    if let Some(op) = ReduceOp::from_name(bare) {
+        return Some(op.name());
+    }
+    let names = REDUCE_OPS.map(ReduceOp::name);
+    let spelled = match bare {
+        "and" | "logical_and" => Some("land"),
+        "or" | "logical_or" => Some("lor"),
+        "add" | "plus" | "total" => Some("sum"),
+        "product" | "mul" | "times" => Some("prod"),
+        // `maximum`, `minimum`, `summation`.
+        _ => names.into_iter().find(|n| bare.starts_with(n)),
+    };
+    spelled.or_else(|| {
+        let s = suggest(bare, names)?;
+        names.into_iter().find(|n| *n == s)
+    })
+}
+
+/// The error for `root:`, `value:` or `op:` on a collective that does not
+/// take it: (message, label, note).
+fn misplaced_coll_arg(kind: CollKind, label: &str) -> Option<(String, &'static str, String)> {
+    let op = kind.name();
+    let kinds = |pred: fn(CollKind) -> bool| {
+        name_list(
+            CollKind::ALL
+                .into_iter()
+                .filter(|k| pred(*k))
+                .map(CollKind::name),
+        )
+    };
+    match label {
+        "root" => Some((
+            format!("`{op}` takes no `root:` argument"),
+            "not a rooted collective",
+            format!("note: only {} have a root", kinds(CollKind::rooted)),
+        )),
+        "value" => Some((
+            format!("`{op}` takes no `value:` argument"),
+            "carries no value",
+            format!("note: only {} carry a `value:`", kinds(carries_value)),
+        )),
+        "op" => Some((
+            format!("`{op}` takes no `op:` argument"),
+            "does not combine values",
+            format!(
+                "note: only {} combine their `value:` with an `op:`",
+                kinds(combines)
+            ),
+        )),
+        _ => None,
+    }
 }
 
 /// `send`, `ssend`, ...: the mode and whether it is nonblocking.
@@ -1823,6 +1933,8 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 None
             },
             comm: v.remove("comm"),
+            value: None,
+            op: ir::ReduceOp::Sum,
         }))
     }
 

@@ -90,7 +90,7 @@ impl Folder<'_> {
                     self.msg(recv);
                 }
                 CommOp::Collective(c) => {
-                    for e in [&mut c.root, &mut c.bytes, &mut c.comm]
+                    for e in [&mut c.root, &mut c.bytes, &mut c.comm, &mut c.value]
                         .into_iter()
                         .flatten()
                     {

@@ -280,6 +280,56 @@ pub struct CollArgs {
     pub bytes: Option<Expr>,
     /// `comm:`; `None` is the world.
     pub comm: Option<Expr>,
+    /// `value:`: a value the collective carries, so that ranks can combine
+    /// real numbers (a convergence test, IMB's t_min/t_max/t_avg). The call
+    /// then returns: bcast, the root's value; reduce (at the root) and
+    /// allreduce, the values combined by `op`; gather (at the root) and
+    /// allgather, the array of every rank's value in communicator order;
+    /// scatter, element `rank` of the root's array; alltoall, the array of
+    /// element `rank` of every rank's array; scan, the combination over
+    /// ranks `0 ..= rank`, exscan over `0 .. rank` (null at rank 0). Other
+    /// ranks, other collectives and calls without `value:` return null.
+    pub value: Option<Expr>,
+    /// `op:` for reduce, allreduce, scan, exscan (default sum).
+    pub op: ReduceOp,
+}
+
+/// How values are combined (MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReduceOp {
+    #[default]
+    Sum,
+    Prod,
+    Min,
+    Max,
+    Land,
+    Lor,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Land => "land",
+            ReduceOp::Lor => "lor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ReduceOp> {
+        [
+            ReduceOp::Sum,
+            ReduceOp::Prod,
+            ReduceOp::Min,
+            ReduceOp::Max,
+            ReduceOp::Land,
+            ReduceOp::Lor,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -10,7 +10,9 @@ use super::comms::coll_context;
 use super::p2p::{Envelope, value_bytes};
 use super::*;
 use crate::coll::{self, CollCall, Counts, Op, Step};
-use crate::ir::{CollArgs, CollKind};
+use crate::ir::{BinOp, Builtin};
+use crate::ir::{CollArgs, CollKind, ReduceOp};
+use crate::value::{binary, builtin};
 
 /// What a collective call is, for matching calls across ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +49,10 @@ pub(super) struct CollExec {
     posted: bool,
     comm: u32,
     key: (u32, u64),
+    /// This rank in the communicator, and the root.
+    me: u32,
+    root: u32,
+    op_kind: ReduceOp,
 }
 
 /// A collective call under way on a communicator.
@@ -65,6 +71,8 @@ pub(super) struct Instance {
     result: Option<Vec<(u32, Option<u32>)>>,
     /// Ranks that have finished the call (the instance is dropped at `size`).
     finished: u32,
+    /// `value:` of each comm rank (empty until a rank gives one).
+    values: Vec<Option<Value>>,
 }
 
 impl<'a> Engine<'a> {
@@ -162,6 +170,7 @@ impl<'a> Engine<'a> {
                 root,
                 bytes,
                 comm,
+                ..
             }) => (
                 CollOp::Coll(*kind),
                 comm.as_ref(),
@@ -220,6 +229,14 @@ impl<'a> Engine<'a> {
                 })?),
             }),
         };
+        let value = match op {
+            CommOp::Collective(CollArgs { value: Some(e), .. }) => Some(self.eval_in(id, e, span)?),
+            _ => None,
+        };
+        let op_kind = match op {
+            CommOp::Collective(a) => a.op,
+            _ => ReduceOp::Sum,
+        };
         let (color, key) = match op {
             CommOp::CommSplit { color, key, .. } => {
                 let c = match self.eval_in(id, color, span)? {
@@ -266,6 +283,8 @@ impl<'a> Engine<'a> {
             span,
             size,
             (color, key),
+            me,
+            value,
         )?;
         // The schedule.
         let kind;
@@ -288,7 +307,14 @@ impl<'a> Engine<'a> {
                         Counts::Own(*n)
                     }
                     (_, Some(SizeArg::Int(n))) => Counts::Uniform(*n),
-                    (_, Some(SizeArg::Array(v))) => {
+                    (
+                        CollKind::Gatherv
+                        | CollKind::Scatterv
+                        | CollKind::Allgatherv
+                        | CollKind::Alltoallv
+                        | CollKind::ReduceScatter,
+                        Some(SizeArg::Array(v)),
+                    ) => {
                         if v.len() != size as usize {
                             return Err(self.rt(
                                 id,
@@ -302,6 +328,13 @@ impl<'a> Engine<'a> {
                         }
                         Counts::PerRank(v)
                     }
+                    (_, Some(SizeArg::Array(_))) => {
+                        return Err(self.rt(
+                            id,
+                            span,
+                            format!("`bytes:` of {} must be one integer, not an array", k.name()),
+                        ));
+                    }
                 }
             }
         };
@@ -312,10 +345,9 @@ impl<'a> Engine<'a> {
             root,
             counts,
         };
-        // TEMP(coll): until crate::coll provides select/schedule.
-        let _ = &self.coll_cfg;
-        let steps: Vec<Step> =
-            tmp_schedule(&call).map_err(|m| self.rt(id, span, format!("{}: {m}", cop.name())))?;
+        let alg = coll::select(&self.coll_cfg, &call);
+        let steps = coll::schedule(alg, &call)
+            .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
         Ok(CollExec {
             op: cop,
             steps,
@@ -323,6 +355,9 @@ impl<'a> Engine<'a> {
             posted: false,
             comm,
             key: key_,
+            me,
+            root,
+            op_kind,
         })
     }
 
@@ -339,6 +374,8 @@ impl<'a> Engine<'a> {
         span: Span,
         size: u32,
         split: (i64, i64),
+        me: u32,
+        value: Option<Value>,
     ) -> RunResult<()> {
         let checked = match op {
             CollOp::Coll(k) => !matches!(
@@ -357,6 +394,7 @@ impl<'a> Engine<'a> {
             split: Vec::new(),
             result: None,
             finished: 0,
+            values: Vec::new(),
         });
         let mismatch = if inst.op != op {
             Some(format!(
@@ -400,6 +438,12 @@ impl<'a> Engine<'a> {
             ));
         }
         inst.arrived += 1;
+        if let Some(v) = value {
+            if inst.values.is_empty() {
+                inst.values = vec![None; size as usize];
+            }
+            inst.values[me as usize] = Some(v);
+        }
         if matches!(op, CollOp::Split | CollOp::Dup) {
             inst.split.push((split.0, split.1, id));
         }
@@ -439,9 +483,9 @@ impl<'a> Engine<'a> {
                         inst.result = Some(result);
                     }
                 }
-                CollOp::Coll(_) => {
-                    self.instances.remove(&key);
-                }
+                // Kept until every rank has finished (`finish_collective`):
+                // a carried value may still be read.
+                CollOp::Coll(_) => {}
             }
         }
         Ok(())
@@ -449,7 +493,26 @@ impl<'a> Engine<'a> {
 
     fn finish_collective(&mut self, id: u32, exec: &CollExec, span: Span) -> RunResult<Value> {
         match exec.op {
-            CollOp::Coll(_) => Ok(Value::Null),
+            CollOp::Coll(kind) => {
+                let size = self.comms.get(exec.comm).map_or(1, |c| c.size());
+                let Some(inst) = self.instances.get_mut(&exec.key) else {
+                    return Err(self.rt(
+                        id,
+                        span,
+                        "internal error: collective instance lost".to_owned(),
+                    ));
+                };
+                inst.finished += 1;
+                let result = if inst.values.is_empty() {
+                    Ok(Value::Null)
+                } else {
+                    carried_result(kind, exec.op_kind, exec.me, exec.root, &inst.values)
+                };
+                if inst.finished == size {
+                    self.instances.remove(&exec.key);
+                }
+                result.map_err(|m| self.rt(id, span, format!("{}: {m}", kind.name())))
+            }
             CollOp::Split | CollOp::Dup => {
                 let size = self.comms.get(exec.comm).map_or(1, |c| c.size());
                 let Some(inst) = self.instances.get_mut(&exec.key) else {
@@ -490,50 +553,84 @@ fn size_text(s: &Option<SizeArg>) -> String {
     }
 }
 
-// TEMP(coll): linear placeholder until crate::coll lands; removed then.
-fn tmp_schedule(call: &CollCall<'_>) -> Result<Vec<Step>, String> {
-    let _ = coll::ANY_SIZE;
-    if call.size == 1 {
-        return Ok(Vec::new());
-    }
-    let b = match call.counts {
-        Counts::Uniform(b) | Counts::Own(b) => b,
-        Counts::PerRank(v) => v.iter().sum(),
+/// What a collective carrying values returns to comm rank `me` (see
+/// `CollArgs::value`).
+fn carried_result(
+    kind: CollKind,
+    op: ReduceOp,
+    me: u32,
+    root: u32,
+    values: &[Option<Value>],
+) -> Result<Value, String> {
+    let get = |r: usize| -> Result<Value, String> {
+        values
+            .get(r)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| format!("rank {r} of the communicator gave no `value:`"))
     };
-    // gather to 0 then scatter from 0
-    if call.rank == 0 {
-        let recvs = (1..call.size)
-            .map(|p| Op::Recv {
-                peer: p,
-                bytes: u64::MAX,
-            })
-            .collect();
-        let sends = (1..call.size)
-            .map(|p| Op::Send { peer: p, bytes: b })
-            .collect();
-        Ok(vec![
-            Step {
-                ops: recvs,
-                reduce_bytes: 0,
-            },
-            Step {
-                ops: sends,
-                reduce_bytes: 0,
-            },
-        ])
-    } else {
-        Ok(vec![
-            Step {
-                ops: vec![Op::Send { peer: 0, bytes: b }],
-                reduce_bytes: 0,
-            },
-            Step {
-                ops: vec![Op::Recv {
-                    peer: 0,
-                    bytes: u64::MAX,
-                }],
-                reduce_bytes: 0,
-            },
-        ])
+    let fold = |range: std::ops::Range<usize>| -> Result<Value, String> {
+        let mut acc: Option<Value> = None;
+        for r in range {
+            let v = get(r)?;
+            acc = Some(match acc {
+                None => v,
+                Some(a) => combine(op, a, v)?,
+            });
+        }
+        Ok(acc.unwrap_or(Value::Null))
+    };
+    let all = || -> Result<Value, String> {
+        (0..values.len())
+            .map(get)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| Value::Array(v.into()))
+    };
+    let n = values.len();
+    let (me, root) = (me as usize, root as usize);
+    match kind {
+        CollKind::Bcast => get(root),
+        CollKind::Reduce if me == root => fold(0..n),
+        CollKind::Allreduce => fold(0..n),
+        CollKind::Scan => fold(0..me + 1),
+        CollKind::Exscan if me == 0 => Ok(Value::Null),
+        CollKind::Exscan => fold(0..me),
+        CollKind::Gather if me == root => all(),
+        CollKind::Allgather => all(),
+        CollKind::Scatter => element(&get(root)?, me, n),
+        CollKind::Alltoall => {
+            let mut out = Vec::with_capacity(n);
+            for r in 0..n {
+                out.push(element(&get(r)?, me, n)?);
+            }
+            Ok(Value::Array(out.into()))
+        }
+        _ => Ok(Value::Null),
+    }
+}
+
+/// Element `i` of an array of `n` elements (scatter, alltoall values).
+fn element(v: &Value, i: usize, n: usize) -> Result<Value, String> {
+    match v {
+        Value::Array(a) if a.len() == n => Ok(a[i].clone()),
+        Value::Array(a) => Err(format!(
+            "`value:` must be an array of {n} elements (one per rank), it has {}",
+            a.len()
+        )),
+        other => Err(format!(
+            "`value:` must be an array of one element per rank, got {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn combine(op: ReduceOp, a: Value, b: Value) -> Result<Value, String> {
+    match op {
+        ReduceOp::Sum => binary(BinOp::Add, a, b),
+        ReduceOp::Prod => binary(BinOp::Mul, a, b),
+        ReduceOp::Min => builtin(Builtin::Min, &[a, b]),
+        ReduceOp::Max => builtin(Builtin::Max, &[a, b]),
+        ReduceOp::Land => Ok(Value::Bool(a.truthy()? && b.truthy()?)),
+        ReduceOp::Lor => Ok(Value::Bool(a.truthy()? || b.truthy()?)),
     }
 }
