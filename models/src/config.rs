@@ -4,6 +4,8 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
+use sim_core::coll::{self, Algorithm, CollConfig, Library};
+use sim_core::ir::CollKind;
 use toml::{Table, Value};
 
 use crate::error::MachineError;
@@ -28,10 +30,27 @@ pub struct MachineSpec {
     pub network: ChannelParams,
     /// Shared-memory parameters (`[shm]`); used only in the SMP model.
     pub shm: Option<ChannelParams>,
+    /// Collective algorithms (`[collectives]`): the library whose selection
+    /// rules apply (default MPICH) and per-collective forced algorithms.
+    pub collectives: CollConfig,
 }
 
-const ROOT_KEYS: &[&str] = &["name", "description", "model", "node", "network", "shm"];
-const NODE_KEYS: &[&str] = &["cpu_rate", "memcpy", "ranks_per_node", "placement"];
+const ROOT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "model",
+    "node",
+    "network",
+    "shm",
+    "collectives",
+];
+const NODE_KEYS: &[&str] = &[
+    "cpu_rate",
+    "memcpy",
+    "ranks_per_node",
+    "placement",
+    "reduce_op",
+];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
     "bandwidth",
@@ -166,6 +185,10 @@ impl<'f> Walker<'f> {
             Some(shm) => Some(self.channel("shm", shm)?),
             None => None,
         };
+        let collectives = match self.section(table, "collectives")? {
+            Some(c) => self.collectives(c)?,
+            None => CollConfig::default(),
+        };
         if let Some(missing) = self.first_missing.take() {
             return Err(missing);
         }
@@ -176,6 +199,7 @@ impl<'f> Walker<'f> {
             node,
             network,
             shm,
+            collectives,
         })
     }
 
@@ -325,12 +349,85 @@ impl<'f> Walker<'f> {
                 }
             },
         };
+        // `reduce_op`: the rate of the reduction operation, as a bandwidth
+        // ("2 GB/s") or a time per byte ("0.5 ns/B").
+        let reduce_bandwidth = match table.get("reduce_op") {
+            None => None,
+            Some(value) => {
+                let per_byte = value
+                    .as_str()
+                    .and_then(|t| t.trim().strip_suffix("/B"))
+                    .map(str::to_owned);
+                Some(match per_byte {
+                    Some(t) => {
+                        let secs = self.time("node.reduce_op", &Value::String(t))?;
+                        if !(secs > 0.0 && secs.is_finite()) {
+                            return Err(self.out_of_range(
+                                "node.reduce_op",
+                                format!("must be positive, got {value}"),
+                            ));
+                        }
+                        1.0 / secs
+                    }
+                    None => self.positive_bandwidth("node.reduce_op", value)?,
+                })
+            }
+        };
         Ok(NodeParams {
             cpu_rate,
             memcpy_bandwidth,
             ranks_per_node,
             placement,
+            reduce_bandwidth,
         })
+    }
+
+    /// `[collectives]`: `library = "mpich" | "openmpi"` and, per collective,
+    /// a forced algorithm (`alltoall = "pairwise"`).
+    fn collectives(&self, table: &Table) -> Result<CollConfig, MachineError> {
+        let mut keys: Vec<&str> = vec!["library"];
+        keys.extend(CollKind::ALL.iter().map(|k| k.name()));
+        self.check_keys("collectives", table, &keys)?;
+        let mut cfg = CollConfig::default();
+        if let Some(value) = table.get("library") {
+            cfg.library = value.as_str().and_then(Library::from_name).ok_or_else(|| {
+                self.bad_value(
+                    "collectives.library",
+                    "\"mpich\" or \"openmpi\"",
+                    value,
+                    None,
+                )
+            })?;
+        }
+        for kind in CollKind::ALL {
+            let Some(value) = table.get(kind.name()) else {
+                continue;
+            };
+            let key = format!("collectives.{}", kind.name());
+            let names: Vec<&str> = coll::algorithms_for(kind)
+                .iter()
+                .map(|a| a.name())
+                .collect();
+            let expected = format!(
+                "one of {}",
+                names
+                    .iter()
+                    .map(|n| format!("\"{n}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let alg = value
+                .as_str()
+                .and_then(Algorithm::from_name)
+                .filter(|a| {
+                    coll::algorithms_for(kind)
+                        .iter()
+                        .any(|b| b.name() == a.name())
+                })
+                .ok_or_else(|| self.bad_value(&key, &expected, value, None))?;
+            cfg.forced.push((kind, alg));
+        }
+        Ok(cfg)
     }
 
     fn channel(&self, section: &str, table: &Table) -> Result<ChannelParams, MachineError> {

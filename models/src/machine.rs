@@ -172,6 +172,7 @@ impl LogGpMachine {
                 memcpy_bandwidth: 10.0 * GB,
                 ranks_per_node: 64,
                 placement: Placement::Block,
+                reduce_bandwidth: None,
             },
             network: ChannelParams {
                 latency: 0.6 * US,
@@ -197,6 +198,7 @@ impl LogGpMachine {
                 segments: Vec::new(),
                 duplex: Duplex::Full,
             }),
+            collectives: sim_core::coll::CollConfig::default(),
         }
     }
 
@@ -308,6 +310,17 @@ impl LogGpMachine {
         ));
         if let (CommModel::Smp, Some(shm)) = (spec.model, &spec.shm) {
             text.push_str(&format!("; shared memory: {}", describe_channel(shm)));
+        }
+        if let Some(rate) = node.reduce_bandwidth {
+            text.push_str(&format!("; reductions at {}", format_bandwidth(rate)));
+        }
+        let coll = &spec.collectives;
+        text.push_str(&format!(
+            "; collectives: {} selection rules",
+            coll.library.name()
+        ));
+        for (kind, alg) in &coll.forced {
+            text.push_str(&format!(", {} forced to {}", kind.name(), alg.name()));
         }
         text.push('.');
         text
@@ -427,6 +440,19 @@ impl Machine for LogGpMachine {
     /// copy one byte in a node's memory).
     fn copy_seconds(&self, _rank: u32, bytes: u64) -> f64 {
         bytes as f64 / self.spec.node.memcpy_bandwidth
+    }
+
+    /// `bytes / reduce_op` if the machine file gives the reduction's rate,
+    /// else as a memory copy.
+    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        match self.spec.node.reduce_bandwidth {
+            Some(rate) => bytes as f64 / rate,
+            None => self.copy_seconds(rank, bytes),
+        }
+    }
+
+    fn collectives(&self) -> sim_core::coll::CollConfig {
+        self.spec.collectives.clone()
     }
 
     fn eager_limit(&self, src: u32, dst: u32) -> u64 {

@@ -305,4 +305,7 @@ pub struct NodeParams {
     pub ranks_per_node: u32,
     /// Placement of ranks on nodes.
     pub placement: Placement,
+    /// Bytes per second the reduction operation combines (`reduce_op`);
+    /// `None`: as fast as `memcpy` (the default of `Machine::reduce_seconds`).
+    pub reduce_bandwidth: Option<f64>,
 }

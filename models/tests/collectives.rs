@@ -1,0 +1,88 @@
+//! `[collectives]` and `reduce_op` in machine files.
+
+use approx::assert_relative_eq;
+use models::LogGpMachine;
+use sim_core::coll::{Algorithm, Library};
+use sim_core::ir::CollKind;
+use sim_core::model::Machine;
+
+const BASE: &str = r#"
+name = "t"
+model = "hardware"
+[node]
+memcpy = "1 GB/s"
+[network]
+latency = "1 us"
+bandwidth = "1 GB/s"
+eager_limit = "64 KiB"
+"#;
+
+fn load(extra: &str) -> Result<LogGpMachine, String> {
+    LogGpMachine::from_toml_str(&format!("{BASE}{extra}"), "t.toml").map_err(|e| e.to_string())
+}
+
+#[test]
+fn default_is_mpich_with_nothing_forced() {
+    let m = load("").expect("loads");
+    let c = m.collectives();
+    assert_eq!(c.library, Library::Mpich);
+    assert!(c.forced.is_empty());
+}
+
+#[test]
+fn library_and_forced_algorithms_are_read() {
+    let m = load(
+        "[collectives]\nlibrary = \"openmpi\"\nalltoall = \"pairwise\"\nbcast = \"binomial\"\n",
+    )
+    .expect("loads");
+    let c = m.collectives();
+    assert_eq!(c.library, Library::OpenMpi);
+    assert!(
+        c.forced
+            .contains(&(CollKind::Alltoall, Algorithm::Pairwise))
+    );
+    assert!(
+        c.forced
+            .contains(&(CollKind::Bcast, Algorithm::BinomialTree))
+    );
+}
+
+#[test]
+fn bad_collective_entries_name_the_key() {
+    let e = load("[collectives]\nlibrary = \"lam\"\n").expect_err("refused");
+    assert!(e.contains("collectives.library"), "{e}");
+    let e = load("[collectives]\nalltoall = \"binomial\"\n").expect_err("refused");
+    assert!(
+        e.contains("collectives.alltoall") && e.contains("pairwise"),
+        "{e}"
+    );
+    let e = load("[collectives]\nalltoal = \"pairwise\"\n").expect_err("refused");
+    assert!(e.contains("alltoal"), "{e}");
+}
+
+#[test]
+fn reduce_op_is_a_rate_or_a_time_per_byte() {
+    // Default: like memcpy (1 GB/s).
+    let m = load("").expect("loads");
+    assert_relative_eq!(m.reduce_seconds(0, 1000), 1.0e-6, max_relative = 1e-12);
+    let with_rate = BASE.replace(
+        "memcpy = \"1 GB/s\"",
+        "memcpy = \"1 GB/s\"\nreduce_op = \"250 MB/s\"",
+    );
+    let m = LogGpMachine::from_toml_str(&with_rate, "t.toml").expect("loads");
+    assert_relative_eq!(m.reduce_seconds(0, 1000), 4.0e-6, max_relative = 1e-12);
+    let per_byte = BASE.replace(
+        "memcpy = \"1 GB/s\"",
+        "memcpy = \"1 GB/s\"\nreduce_op = \"2 ns/B\"",
+    );
+    let m = LogGpMachine::from_toml_str(&per_byte, "t.toml").expect("loads");
+    assert_relative_eq!(m.reduce_seconds(0, 1000), 2.0e-6, max_relative = 1e-12);
+    let bad = BASE.replace(
+        "memcpy = \"1 GB/s\"",
+        "memcpy = \"1 GB/s\"\nreduce_op = \"fast\"",
+    );
+    let e = LogGpMachine::from_toml_str(&bad, "t.toml")
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("node.reduce_op"), "{e}");
+}
