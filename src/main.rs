@@ -7,6 +7,7 @@
 
 mod calibrate_cmd;
 mod report;
+mod validate_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -44,6 +45,8 @@ enum Command {
     },
     /// Fit a machine file from benchmark tables (`calibrate net`).
     Calibrate(calibrate_cmd::CalibrateArgs),
+    /// Compare a benchmark skeleton's simulated table with a measured one.
+    Validate(Box<validate_cmd::ValidateArgs>),
 }
 
 #[derive(clap::Args)]
@@ -53,6 +56,10 @@ struct RunArgs {
     /// Machine description (TOML); default: the built-in InfiniBand cluster.
     #[arg(long, short)]
     machine: Option<PathBuf>,
+    /// Ranks per node for this run (overrides the machine file's, like
+    /// `mpirun -ppn`).
+    #[arg(long)]
+    ppn: Option<u32>,
     /// Number of MPI ranks.
     #[arg(long, short = 'n')]
     ranks: u32,
@@ -97,6 +104,7 @@ fn main() -> ExitCode {
         Command::Graph { file } => cmd_graph(&file),
         Command::Machine { file } => cmd_machine(file.as_deref()),
         Command::Calibrate(args) => calibrate_cmd::run(&args).map(|()| Outcome::Ok),
+        Command::Validate(args) => validate_cmd::run(&args).map(|()| Outcome::Ok),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -113,10 +121,13 @@ fn main() -> ExitCode {
 /// Writes to stdout; a closed pipe (`parsim run ... | head`) ends the
 /// process quietly with 141 (128 + SIGPIPE, as a shell reports it) instead
 /// of a panic.
-fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(141);
         }
@@ -170,7 +181,7 @@ fn cmd_machine(file: Option<&Path>) -> anyhow::Result<Outcome> {
     }
 }
 
-fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
     params
         .iter()
         .map(|p| match p.split_once('=') {
@@ -204,6 +215,15 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
+    if let Some(p) = args.ppn {
+        machine = match machine.with_ranks_per_node(p) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("error: --ppn {p}: {e}");
+                return Ok(Outcome::InputError);
+            }
+        };
+    }
     if args.ranks == 0 {
         eprintln!("error: --ranks must be at least 1");
         return Ok(Outcome::InputError);

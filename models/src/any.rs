@@ -57,6 +57,21 @@ impl AnyMachine {
     }
 
     /// The built-in default machine ([`LogGpMachine::builtin_default`]).
+    /// The same machine with `ranks_per_node` ranks on each node (LogGP
+    /// machines only; a plugin places ranks itself).
+    pub fn with_ranks_per_node(&self, ranks_per_node: u32) -> Result<Self, String> {
+        match self {
+            Self::LogGp(m) => m
+                .with_ranks_per_node(ranks_per_node)
+                .map(Self::LogGp)
+                .map_err(|e| e.to_string()),
+            Self::Plugin(m) => Err(format!(
+                "--ppn cannot change the placement of the plugin model {}: set it in its [plugin.params]",
+                m.name()
+            )),
+        }
+    }
+
     pub fn builtin_default() -> Self {
         Self::LogGp(LogGpMachine::builtin_default())
     }

@@ -79,6 +79,18 @@ impl LogGpMachine {
         Ok(Self::from_valid_spec(spec))
     }
 
+    /// The same machine with another number of ranks per node (a job's
+    /// placement, like `mpirun -ppn`): 1 makes every rank its own node's
+    /// only process; more needs the SMP model with a `[shm]` section.
+    pub fn with_ranks_per_node(&self, ranks_per_node: u32) -> Result<Self, MachineError> {
+        let mut spec = self.spec.clone();
+        spec.node.ranks_per_node = ranks_per_node;
+        if ranks_per_node > 1 && spec.model == CommModel::Hardware {
+            spec.model = CommModel::Smp;
+        }
+        Self::new(spec)
+    }
+
     /// Parses a machine file's text; `file_name` is used in error messages.
     pub fn from_toml_str(text: &str, file_name: &str) -> Result<Self, MachineError> {
         config::parse(text, file_name).map(Self::from_valid_spec)

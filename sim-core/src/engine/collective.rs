@@ -348,6 +348,18 @@ impl<'a> Engine<'a> {
         let alg = coll::select(&self.coll_cfg, &call);
         let steps = coll::schedule(alg, &call)
             .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
+        // The rank's own block goes from its send buffer to its receive
+        // buffer by a memory copy, as the libraries do when the call is not
+        // MPI_IN_PLACE (e.g. MPICH's MPIR_Alltoall_intra_* and
+        // MPIR_Allgather_intra_* start with MPIR_Localcopy of the own block;
+        // MPIR_Allreduce_intra_* copies sendbuf into recvbuf first).
+        let copy = if steps.is_empty() && size > 1 { 0 } else { local_copy_bytes(&call) };
+        if copy > 0 {
+            let t = self.machine.copy_seconds(id, copy);
+            let lp = &mut self.lps[id as usize];
+            lp.clock += t;
+            lp.stats.compute += t;
+        }
         Ok(CollExec {
             op: cop,
             steps,
@@ -632,5 +644,23 @@ fn combine(op: ReduceOp, a: Value, b: Value) -> Result<Value, String> {
         ReduceOp::Max => builtin(Builtin::Max, &[a, b]),
         ReduceOp::Land => Ok(Value::Bool(a.truthy()? && b.truthy()?)),
         ReduceOp::Lor => Ok(Value::Bool(a.truthy()? || b.truthy()?)),
+    }
+}
+
+/// Bytes a rank copies locally in a collective (its own block), see
+/// `start_collective`.
+fn local_copy_bytes(call: &CollCall<'_>) -> u64 {
+    let me = call.rank as usize;
+    let own = match call.counts {
+        Counts::Uniform(n) | Counts::Own(n) => n,
+        Counts::PerRank(v) => v.get(me).copied().unwrap_or(0),
+    };
+    let at_root = call.rank == call.root;
+    match call.kind {
+        CollKind::Alltoall | CollKind::Alltoallv | CollKind::Allgather | CollKind::Allgatherv => own,
+        CollKind::Gather | CollKind::Gatherv | CollKind::Scatter | CollKind::Scatterv if at_root => own,
+        CollKind::Allreduce | CollKind::Scan => own,
+        CollKind::Reduce if at_root => own,
+        _ => 0,
     }
 }

@@ -1,0 +1,339 @@
+//! `parsim validate`: run a benchmark skeleton (an IMB-style program that
+//! prints its own table) on a machine for every process count of a measured
+//! table, and compare per message size: measured, predicted, error; then the
+//! median and maximum absolute error per group and overall.
+//!
+//! The program prints, from one rank, IMB-style rows of numbers:
+//! `bytes repetitions t_min t_max t_avg` (µs), or without `bytes` for
+//! benchmarks that have no message size (Barrier). Other output is ignored.
+//! A program gets the active process count as `--param active=K` when the
+//! table has an active-process column (IMB's "k active of N": the program
+//! runs the benchmark in a communicator of the first K ranks).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use models::AnyMachine;
+use sim_core::engine::{PrintLine, SimConfig};
+
+#[derive(clap::Args)]
+pub struct ValidateArgs {
+    /// The benchmark skeleton (e.g. examples/imb/alltoall.mpl).
+    program: PathBuf,
+    /// The measured table: CSV with a time column in µs and optionally
+    /// `bytes`, active-process and total-process columns.
+    #[arg(long)]
+    table: PathBuf,
+    /// Machine description (TOML); default: the built-in machine.
+    #[arg(long, short)]
+    machine: Option<PathBuf>,
+    /// Ranks per node for this run (overrides the machine file's, like
+    /// `mpirun -ppn`).
+    #[arg(long)]
+    ppn: Option<u32>,
+    /// The measured time column (default: the first column whose name
+    /// contains "usec" or "t_").
+    #[arg(long)]
+    time_col: Option<String>,
+    /// The column with the number of active processes (default: `active_procs`).
+    #[arg(long, default_value = "active_procs")]
+    active_col: String,
+    /// The column with the total number of processes (default: `total_procs`).
+    #[arg(long, default_value = "total_procs")]
+    total_col: String,
+    /// Ranks to run when the table has no process columns.
+    #[arg(long, default_value_t = 2)]
+    ranks: u32,
+    /// Which simulated column to compare: t_min, t_max or t_avg.
+    #[arg(long, default_value = "t_avg", value_parser = ["t_min", "t_max", "t_avg"])]
+    column: String,
+    /// Override a `param` of the program (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+}
+
+/// One measured point.
+#[derive(Debug, Clone)]
+struct Point {
+    active: Option<u32>,
+    total: Option<u32>,
+    bytes: Option<u64>,
+    usec: f64,
+}
+
+/// One compared point.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Row {
+    active: u32,
+    total: u32,
+    bytes: Option<u64>,
+    measured_usec: f64,
+    predicted_usec: f64,
+    error: f64,
+}
+
+fn read_table(args: &ValidateArgs) -> anyhow::Result<(Vec<Point>, bool)> {
+    let text = std::fs::read_to_string(&args.table)
+        .with_context(|| format!("cannot read {}", args.table.display()))?;
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let Some(header) = lines.next() else {
+        bail!("{}: the table is empty", args.table.display())
+    };
+    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_owned()).collect();
+    let find = |name: &str| cols.iter().position(|c| c == name);
+    let time = match &args.time_col {
+        Some(c) => find(c).with_context(|| {
+            format!(
+                "{}: no column `{c}` (columns: {})",
+                args.table.display(),
+                cols.join(", ")
+            )
+        })?,
+        None => cols
+            .iter()
+            .position(|c| c.contains("usec") || c.starts_with("t_"))
+            .with_context(|| {
+                format!(
+                    "{}: no time column (name it with --time-col)",
+                    args.table.display()
+                )
+            })?,
+    };
+    let bytes = find("bytes");
+    let active = find(&args.active_col);
+    let total = find(&args.total_col);
+    let mut points = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        let cell = |ix: usize| -> anyhow::Result<&str> {
+            cells
+                .get(ix)
+                .copied()
+                .with_context(|| format!("{}: row {} is short", args.table.display(), i + 2))
+        };
+        let num = |ix: usize| -> anyhow::Result<f64> {
+            let c = cell(ix)?;
+            c.parse::<f64>().with_context(|| {
+                format!(
+                    "{}: row {}: `{c}` is not a number",
+                    args.table.display(),
+                    i + 2
+                )
+            })
+        };
+        points.push(Point {
+            active: active.map(&num).transpose()?.map(|x| x as u32),
+            total: total.map(&num).transpose()?.map(|x| x as u32),
+            bytes: bytes.map(&num).transpose()?.map(|x| x as u64),
+            usec: num(time)?,
+        });
+    }
+    Ok((points, bytes.is_some()))
+}
+
+/// Runs the program and returns rank-0's (or the first printing rank's)
+/// rows of numbers.
+fn simulate(
+    program: &sim_core::ir::Program,
+    machine: &mut AnyMachine,
+    ranks: u32,
+    file: &str,
+    source: &str,
+) -> anyhow::Result<Vec<Vec<f64>>> {
+    let mut lines: Vec<PrintLine> = Vec::new();
+    let mut sink = |l: PrintLine| lines.push(l);
+    let cfg = SimConfig {
+        ranks,
+        ..SimConfig::default()
+    };
+    if let Err(e) = sim_core::simulate(program, machine, cfg, &mut sink) {
+        bail!(
+            "the simulation failed:\n{}",
+            crate::report::sim_error(&e, file, source)
+        );
+    }
+    let Some(first) = lines.iter().map(|l| l.rank).min() else {
+        return Ok(Vec::new());
+    };
+    Ok(lines
+        .iter()
+        .filter(|l| l.rank == first)
+        .filter_map(|l| {
+            let nums: Option<Vec<f64>> = l
+                .text
+                .split_whitespace()
+                .map(|w| w.parse::<f64>().ok())
+                .collect();
+            nums.filter(|n| n.len() >= 4)
+        })
+        .collect())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
+    let (points, has_bytes) = read_table(args)?;
+    let file = args.program.display().to_string();
+    let source = std::fs::read_to_string(&args.program)
+        .with_context(|| format!("cannot read {}", args.program.display()))?;
+    let mut base = frontend::compile(&file, &source)
+        .map_err(|d| anyhow::anyhow!("{}", d.render(&file, &source)))?;
+    let user: Vec<(String, String)> =
+        crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
+    let mut machine = match &args.machine {
+        None => AnyMachine::builtin_default(),
+        Some(p) => AnyMachine::load(p).map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    if let Some(p) = args.ppn {
+        machine = machine.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
+    }
+    frontend::apply_param_overrides(&mut base, &user).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let has_active_param = base.params.iter().any(|p| p.name == "active");
+    let column = match args.column.as_str() {
+        "t_min" => 0,
+        "t_max" => 1,
+        _ => 2,
+    };
+    // Group the table by (active, total) processes.
+    let mut groups: BTreeMap<(u32, u32), Vec<&Point>> = BTreeMap::new();
+    for p in &points {
+        let total = p.total.or(p.active).unwrap_or(args.ranks);
+        let active = p.active.unwrap_or(total);
+        groups.entry((active, total)).or_default().push(p);
+    }
+    let mut rows = Vec::new();
+    for (&(active, total), pts) in &groups {
+        let mut program = base.clone();
+        if has_active_param {
+            frontend::apply_param_overrides(
+                &mut program,
+                &[("active".to_owned(), active.to_string())],
+            )
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        } else if active != total {
+            bail!(
+                "the table has {active} active of {total} processes but {file} has no `param active`"
+            );
+        }
+        let sim = simulate(&program, &mut machine, total, &file, &source)?;
+        for p in pts {
+            let found = if has_bytes {
+                sim.iter()
+                    .find(|r| r.len() >= 5 && Some(r[0] as u64) == p.bytes)
+                    .map(|r| r[2 + column])
+            } else {
+                sim.iter().find(|r| r.len() == 4).map(|r| r[1 + column])
+            };
+            let Some(pred) = found else {
+                bail!(
+                    "{file} printed no row for {} on {active} of {total} processes",
+                    p.bytes
+                        .map_or("the benchmark".to_owned(), |b| format!("{b} bytes"))
+                );
+            };
+            rows.push(Row {
+                active,
+                total,
+                bytes: p.bytes,
+                measured_usec: p.usec,
+                predicted_usec: pred,
+                error: (pred - p.usec) / p.usec,
+            });
+        }
+    }
+    let mut all: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+    let overall_median = median(&mut all);
+    let overall_max = all.iter().copied().fold(0.0, f64::max);
+    if args.format == "json" {
+        let mut per_group = Vec::new();
+        for &(active, total) in groups.keys() {
+            let mut e: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.active == active && r.total == total)
+                .map(|r| r.error.abs())
+                .collect();
+            let max = e.iter().copied().fold(0.0, f64::max);
+            per_group.push(serde_json::json!({
+                "active": active, "total": total, "median_abs_error": median(&mut e), "max_abs_error": max,
+            }));
+        }
+        let v = serde_json::json!({
+            "program": file,
+            "machine": machine.name(),
+            "column": args.column,
+            "rows": rows,
+            "groups": per_group,
+            "median_abs_error": overall_median,
+            "max_abs_error": overall_max,
+        });
+        crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+        return Ok(());
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "program: {file}\nmachine: {}\ncompared: simulated {} against {}\n",
+        machine.name(),
+        args.column,
+        args.table.display()
+    );
+    let _ = writeln!(
+        out,
+        "| active/total | bytes | measured (us) | predicted (us) | error |"
+    );
+    let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: |");
+    for r in &rows {
+        let _ = writeln!(
+            out,
+            "| {}/{} | {} | {:.2} | {:.2} | {:+.1}% |",
+            r.active,
+            r.total,
+            r.bytes.map_or("-".to_owned(), |b| b.to_string()),
+            r.measured_usec,
+            r.predicted_usec,
+            r.error * 100.0
+        );
+    }
+    let _ = writeln!(out);
+    for &(active, total) in groups.keys() {
+        let mut e: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.active == active && r.total == total)
+            .map(|r| r.error.abs())
+            .collect();
+        let max = e.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(
+            out,
+            "{active} of {total}: {} points, median |error| {:.1}%, max |error| {:.1}%",
+            e.len(),
+            median(&mut e) * 100.0,
+            max * 100.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "all: {} points, median |error| {:.1}%, max |error| {:.1}%",
+        rows.len(),
+        overall_median * 100.0,
+        overall_max * 100.0
+    );
+    crate::out(&out);
+    Ok(())
+}
