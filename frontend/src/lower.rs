@@ -42,6 +42,9 @@ const COMM_OPS: [&str; 17] = [
     "comm_dup",
 ];
 const STMT_OPS: [&str; 2] = ["print", "copy"];
+/// Named arguments whose value is a name, not an expression: `named_args`
+/// checks their labels but leaves their values to the caller.
+const NAME_ARGS: [&str; 1] = ["op"];
 /// Pure builtins that are not [`Builtin`]s.
 const OTHER_BUILTINS: [&str; 3] = ["wtime", "rank_in", "size_in"];
 
@@ -170,7 +173,7 @@ fn misplaced_coll_arg(kind: CollKind, label: &str) -> Option<(String, &'static s
         )),
         "op" => Some((
             format!("`{op}` takes no `op:` argument"),
-            "does not combine values",
+            "not a reduction that carries a value",
             format!(
                 "note: only {} combine their `value:` with an `op:`",
                 kinds(combines)
@@ -1889,16 +1892,27 @@ impl<'g, 'e> FnCx<'g, 'e> {
         }
     }
 
-    /// `bcast(root:, bytes:, comm:)` and the other collectives.
+    /// `bcast(root:, bytes:, value:, comm:)` and the other collectives.
     fn collective(&mut self, kind: CollKind, args: &[Arg], span: Span) -> Option<CommOp> {
-        let mut allowed: Vec<&'static str> = Vec::with_capacity(3);
+        let mut allowed: Vec<&'static str> = Vec::with_capacity(5);
         if kind.rooted() {
             allowed.push("root");
         }
         if kind.has_bytes() {
             allowed.push("bytes");
         }
+        if carries_value(kind) {
+            allowed.push("value");
+        }
+        if combines(kind) {
+            allowed.push("op");
+        }
         allowed.push("comm");
+        // The first `op:` (`named_args` reports a second one).
+        let op = args
+            .iter()
+            .find(|a| combines(kind) && a.label.as_ref().is_some_and(|l| l.name == "op"))
+            .map_or(ReduceOp::Sum, |a| self.reduce_op(kind, a));
         let required: &[&str] = if kind.has_bytes() { &["bytes"] } else { &[] };
         let per_rank = matches!(
             kind,
@@ -1933,9 +1947,52 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 None
             },
             comm: v.remove("comm"),
-            value: None,
-            op: ir::ReduceOp::Sum,
+            value: v.remove("value"),
+            op,
         }))
+    }
+
+    /// The operation named by `op:` (`sum` after an error).
+    fn reduce_op(&mut self, kind: CollKind, arg: &Arg) -> ReduceOp {
+        let e = &arg.value;
+        let d = match &e.kind {
+            ExprKind::Name(name) => {
+                if let Some(op) = ReduceOp::from_name(name) {
+                    return op;
+                }
+                let mut d =
+                    Diagnostic::new(format!("unknown reduction operation `{name}`"), e.span)
+                        .with_label("not a reduction operation");
+                if let Some(s) = suggest_reduce_op(name) {
+                    d = d.with_note(format!("help: did you mean `{s}`?"));
+                }
+                if matches!(
+                    name.to_ascii_lowercase().as_str(),
+                    "avg" | "mean" | "average"
+                ) {
+                    d = d.with_note(format!(
+                        "help: for the mean, divide the sum by the number of ranks: `{}(..., op: sum) / size`",
+                        kind.name()
+                    ));
+                }
+                d
+            }
+            other => {
+                let mut d = Diagnostic::new(
+                    format!("`op:` of `{}` must name a reduction operation", kind.name()),
+                    e.span,
+                )
+                .with_label("not an operation name");
+                if let ExprKind::Str(s) = other
+                    && let Some(op) = suggest_reduce_op(s)
+                {
+                    d = d.with_note(format!("help: write the name without quotes: `op: {op}`"));
+                }
+                d
+            }
+        };
+        self.error(d.with_note(reduce_ops_note()));
+        ReduceOp::Sum
     }
 
     /// Checks and lowers named arguments (in source order). `None` after an
@@ -1970,10 +2027,11 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 continue;
             };
             let Some(&key) = allowed.iter().find(|k| **k == label.name) else {
-                let mut d = if label.name == "root" && collective(op).is_some() {
-                    Diagnostic::new(format!("`{op}` takes no `root:` argument"), label.span)
-                        .with_label("not a rooted collective")
-                        .with_note("note: only `bcast`, `reduce`, `gather`, `gatherv`, `scatter` and `scatterv` have a root")
+                let misplaced = collective(op).and_then(|k| misplaced_coll_arg(k, &label.name));
+                let mut d = if let Some((message, what, note)) = misplaced {
+                    Diagnostic::new(message, label.span)
+                        .with_label(what)
+                        .with_note(note)
                 } else {
                     Diagnostic::new(
                         format!("unknown argument `{}` for `{op}`", label.name),
@@ -1990,7 +2048,12 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 d = d.with_note(format!("`{op}` takes {expected}"));
                 self.error(d);
                 ok = false;
-                self.expr(&a.value);
+                // `op: max` names an operation, not a variable.
+                if !(NAME_ARGS.contains(&label.name.as_str())
+                    && matches!(a.value.kind, ExprKind::Name(_)))
+                {
+                    self.expr(&a.value);
+                }
                 continue;
             };
             if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
@@ -2004,6 +2067,9 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 continue;
             }
             seen.push((key, label.span));
+            if NAME_ARGS.contains(&key) {
+                continue;
+            }
             keys.push(key);
             items.push((&a.value, wildcards.contains(&key)));
         }

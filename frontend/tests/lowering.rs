@@ -4,7 +4,7 @@
 use frontend::{OverrideError, apply_param_overrides, compile};
 use sim_core::dot::{expr_to_string, stmt_to_string};
 use sim_core::ir::{
-    CollKind, CommOp, Constant, Expr, Function, Program, SendMode, Stmt, Terminator,
+    CollKind, CommOp, Constant, Expr, Function, Program, ReduceOp, SendMode, Stmt, Terminator,
 };
 
 mod common;
@@ -416,6 +416,115 @@ fn collectives_and_communicators() {
     );
     // Sizes and communicators may be used in kernel costs.
     ok("kernel k(c, a) cost 1e-9 * size_in(c) * sum(a)\ncompute k(world, [1, 2])\n");
+}
+
+#[test]
+fn collectives_carry_values() {
+    // `let x = allreduce(...)` stores the result straight into `x`.
+    let p = ok("let t = 2.5\nlet tmax = allreduce(bytes: 8, value: t, op: max)\n");
+    let f = func(&p, "main");
+    let stmts = &f.cfg[f.entry].stmts;
+    let Some(Stmt::Comm {
+        op: CommOp::Collective(c),
+        dst: Some(dst),
+        ..
+    }) = stmts.get(1)
+    else {
+        panic!("not a collective with a result: {stmts:?}");
+    };
+    assert_eq!(f.local_names[*dst as usize], "tmax");
+    assert_eq!(c.kind, CollKind::Allreduce);
+    assert_eq!(c.op, ReduceOp::Max);
+    assert!(matches!(c.value, Some(Expr::Local(0))));
+    // Every operation by name; `sum` is the default and is not printed.
+    for kind in [
+        CollKind::Reduce,
+        CollKind::Allreduce,
+        CollKind::Scan,
+        CollKind::Exscan,
+    ] {
+        for op in ["sum", "prod", "min", "max", "land", "lor"] {
+            let name = kind.name();
+            let root = if kind.rooted() { "root: 0, " } else { "" };
+            let l = main_listing(&format!(
+                "let v = {name}(bytes: 8, value: rank, op: {op})\n"
+            ));
+            let shown = if op == "sum" {
+                String::new()
+            } else {
+                format!(", op: {op}")
+            };
+            assert_eq!(
+                l[0],
+                format!("v = {name}({root}bytes: 8, value: rank{shown})")
+            );
+            // The printed form compiles to the same thing.
+            assert_eq!(
+                main_listing(&format!("{}\n", l[0].replacen("v =", "let v =", 1)))[0],
+                l[0]
+            );
+        }
+    }
+    // `value:` on every collective that takes one, with a communicator.
+    for kind in CollKind::ALL {
+        let name = kind.name();
+        let root = if kind.rooted() { "root: 1, " } else { "" };
+        let src =
+            format!("let c = comm_dup(world)\n{name}({root}bytes: 8, value: [rank], comm: c)\n");
+        let takes = matches!(
+            kind,
+            CollKind::Bcast
+                | CollKind::Reduce
+                | CollKind::Allreduce
+                | CollKind::Gather
+                | CollKind::Allgather
+                | CollKind::Scatter
+                | CollKind::Alltoall
+                | CollKind::Scan
+                | CollKind::Exscan
+        );
+        if takes {
+            assert_eq!(
+                main_listing(&src)[1],
+                format!("{name}({root}bytes: 8, value: [rank], comm: c)")
+            );
+        } else if kind.has_bytes() {
+            assert_eq!(err(&src), [format!("`{name}` takes no `value:` argument")]);
+        }
+    }
+    // Without `value:`, nothing is carried.
+    let p = ok("allreduce(bytes: 8)\n");
+    let CommOp::Collective(c) = first_comm(&p) else {
+        panic!("not a collective");
+    };
+    assert!(c.value.is_none());
+    assert_eq!(c.op, ReduceOp::Sum);
+    // `op:` names an operation even where a variable or builtin has that name;
+    // the value is lowered (and hoisted) like any argument.
+    let l = main_listing(
+        "let max = 3\nlet m = max(allreduce(bytes: 8, value: recv(from: 0, bytes: 8).tag + max, op: max), 0)\n",
+    );
+    assert_eq!(
+        &l[1..4],
+        [
+            "%1 = recv(from: 0, bytes: 8, tag: 0)",
+            "%2 = allreduce(bytes: 8, value: %1.tag + max, op: max)",
+            "m = max(%2, 0)",
+        ]
+    );
+    // Errors: one each, and no follow-up `unknown variable` for the op's name.
+    assert_eq!(
+        err(
+            "bcast(bytes: 8, value: 1, op: max)\nbarrier(value: 1)\nallreduce(bytes: 8, value: 1, op: maximum)\nscan(bytes: 8, value: 1, op: 2)\nreduce(bytes: 8, op: min, op: max)\n"
+        ),
+        [
+            "`bcast` takes no `op:` argument",
+            "`barrier` takes no `value:` argument",
+            "unknown reduction operation `maximum`",
+            "`op:` of `scan` must name a reduction operation",
+            "argument `op` is given twice",
+        ]
+    );
 }
 
 #[test]

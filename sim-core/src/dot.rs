@@ -11,7 +11,7 @@ use petgraph::visit::EdgeRef;
 
 use crate::ir::{
     BinOp, Block, CollArgs, CommOp, Constant, EdgeKind, Expr, Function, MsgArgs, PrintArg, Program,
-    SendMode, StatusField, Stmt, Terminator, UnOp,
+    ReduceOp, SendMode, StatusField, Stmt, Terminator, UnOp,
 };
 
 /// Binding strength, lowest first (as in the language's grammar).
@@ -245,28 +245,23 @@ fn send_name(mode: SendMode, nonblocking: bool) -> &'static str {
     }
 }
 
-/// `bcast(root: r, bytes: b[, comm: c])`, `barrier()`, ...
+/// `bcast(root: r, bytes: b[, value: v][, op: o][, comm: c])`, `barrier()`,
+/// ...; `op:` only when it is not the default (sum).
 fn collective(out: &mut String, c: &CollArgs, names: &Names<'_>) {
-    out.push_str(c.kind.name());
-    out.push('(');
-    let mut parts: Vec<(&str, &Expr)> = Vec::new();
-    if let Some(root) = &c.root {
-        parts.push(("root", root));
+    let arg = |name: &str, e: &Expr| {
+        let mut s = format!("{name}: ");
+        write_expr(&mut s, e, names, 0);
+        s
+    };
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(c.root.as_ref().map(|e| arg("root", e)));
+    parts.extend(c.bytes.as_ref().map(|e| arg("bytes", e)));
+    parts.extend(c.value.as_ref().map(|e| arg("value", e)));
+    if c.op != ReduceOp::default() {
+        parts.push(format!("op: {}", c.op.name()));
     }
-    if let Some(bytes) = &c.bytes {
-        parts.push(("bytes", bytes));
-    }
-    if let Some(comm) = &c.comm {
-        parts.push(("comm", comm));
-    }
-    for (i, (name, e)) in parts.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let _ = write!(out, "{name}: ");
-        write_expr(out, e, names, 0);
-    }
-    out.push(')');
+    parts.extend(c.comm.as_ref().map(|e| arg("comm", e)));
+    let _ = write!(out, "{}({})", c.kind.name(), parts.join(", "));
 }
 
 fn slot_list(out: &mut String, op: &str, slots: &[u32], names: &Names<'_>) {

@@ -126,7 +126,9 @@ pub fn check_invariants(p: &Program) {
                             CommOp::Collective(c) => {
                                 assert_eq!(c.root.is_some(), c.kind.rooted(), "{:?}", c.kind);
                                 assert_eq!(c.bytes.is_some(), c.kind.has_bytes(), "{:?}", c.kind);
-                                for e in c.root.iter().chain(&c.bytes).chain(&c.comm) {
+                                for e in
+                                    c.root.iter().chain(&c.bytes).chain(&c.value).chain(&c.comm)
+                                {
                                     check_expr(e, p, f);
                                 }
                             }

@@ -1,0 +1,3 @@
+let t = 1.0
+barrier(value: t)
+gatherv(bytes: 8, value: t)
