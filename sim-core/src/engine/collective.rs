@@ -73,6 +73,8 @@ pub(super) struct Instance {
     finished: u32,
     /// `value:` of each comm rank (empty until a rank gives one).
     values: Vec<Option<Value>>,
+    /// `op:` of the first rank.
+    reduce_op: ReduceOp,
 }
 
 impl<'a> Engine<'a> {
@@ -285,6 +287,7 @@ impl<'a> Engine<'a> {
             (color, key),
             me,
             value,
+            op_kind,
         )?;
         // The schedule.
         let kind;
@@ -388,6 +391,7 @@ impl<'a> Engine<'a> {
         split: (i64, i64),
         me: u32,
         value: Option<Value>,
+        op_kind: ReduceOp,
     ) -> RunResult<()> {
         let checked = match op {
             CollOp::Coll(k) => !matches!(
@@ -407,6 +411,7 @@ impl<'a> Engine<'a> {
             result: None,
             finished: 0,
             values: Vec::new(),
+            reduce_op: op_kind,
         });
         let mismatch = if inst.op != op {
             Some(format!(
@@ -421,6 +426,14 @@ impl<'a> Engine<'a> {
                 op.name(),
                 inst.first_rank,
                 inst.root
+            ))
+        } else if value.is_some() && inst.reduce_op != op_kind {
+            Some(format!(
+                "{}(op: {}) here, but rank {} gave op: {}",
+                op.name(),
+                op_kind.name(),
+                inst.first_rank,
+                inst.reduce_op.name()
             ))
         } else if checked && inst.size_arg != size_arg {
             Some(format!(
