@@ -61,6 +61,14 @@ struct NetArgs {
     /// (which needs --shm).
     #[arg(long, default_value_t = 1)]
     ranks_per_node: u32,
+    /// The network adapter's duplex: "half" when sending and receiving
+    /// share one bus (32-bit PCI adapters), "full" otherwise (the default).
+    #[arg(long, value_parser = ["full", "half"])]
+    duplex: Option<String>,
+    /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
+    /// `library=mpich`, `alltoall=pairwise`, ...
+    #[arg(long = "collective", value_name = "KEY=VALUE")]
+    collectives: Vec<String>,
     /// The intra-node table, fitted the same way into [shm].
     #[arg(long)]
     shm: Option<PathBuf>,
@@ -393,6 +401,15 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         network: &network,
         shm: shm.as_ref(),
         header,
+        network_duplex: args.duplex.clone(),
+        collectives: args
+            .collectives
+            .iter()
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
+                None => Err(anyhow::anyhow!("--collective expects KEY=VALUE, got `{kv}`")),
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?,
     })?;
     // The models crate is the judge of the format; a file it refuses is
     // still written (it may predate a format feature), with a warning.

@@ -41,6 +41,11 @@ pub struct MachineDescription<'a> {
     /// Comment lines for the header (provenance: command, inputs, date),
     /// without the leading `#`.
     pub header: Vec<String>,
+    /// `network.duplex` ("full" or "half"); `None` leaves the default.
+    pub network_duplex: Option<String>,
+    /// `[collectives]` entries (`library = "mpich"`, `alltoall = "pairwise"`),
+    /// written as given; empty for none.
+    pub collectives: Vec<(String, String)>,
 }
 
 /// Why a machine file cannot be written.
@@ -121,7 +126,7 @@ fn speed_keys(out: &mut String, segment: &ChannelSegment) {
     }
 }
 
-fn channel(out: &mut String, section: &str, fit: &ChannelFit) {
+fn channel(out: &mut String, section: &str, fit: &ChannelFit, duplex: Option<&str>) {
     let Some(base) = fit.segments.first() else {
         return;
     };
@@ -142,6 +147,9 @@ fn channel(out: &mut String, section: &str, fit: &ChannelFit) {
     let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
     let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
     let _ = writeln!(out, "mtu = \"unlimited\"");
+    if let Some(d) = duplex {
+        let _ = writeln!(out, "duplex = {}", quoted(d));
+    }
     let _ = writeln!(out, "eager_limit = \"{}\"", format_size(fit.eager_limit));
     let _ = writeln!(
         out,
@@ -316,9 +324,15 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
     let _ = writeln!(out, "memcpy = \"{}\"", bandwidth_mb(1.0 / machine.memcpy));
     let _ = writeln!(out, "ranks_per_node = {}", machine.ranks_per_node);
     out.push_str("placement = \"block\"\n");
-    channel(&mut out, "network", machine.network);
+    channel(&mut out, "network", machine.network, machine.network_duplex.as_deref());
     if let Some(shm) = machine.shm {
-        channel(&mut out, "shm", shm);
+        channel(&mut out, "shm", shm, None);
+    }
+    if !machine.collectives.is_empty() {
+        let _ = writeln!(out, "\n[collectives]");
+        for (k, v) in &machine.collectives {
+            let _ = writeln!(out, "{k} = {}", quoted(v));
+        }
     }
     Ok(out)
 }

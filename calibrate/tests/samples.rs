@@ -85,10 +85,14 @@ fn samples_fit_within_tolerance() {
             network: &fit,
             shm: None,
             header: vec!["a sample".into()],
+            network_duplex: Some("half".into()),
+            collectives: vec![("alltoall".into(), "pairwise".into())],
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");
         assert!(toml.contains("[network]"), "{toml}");
+        assert!(toml.contains("duplex = \"half\""), "{toml}");
+        assert!(toml.contains("[collectives]\nalltoall = \"pairwise\""), "{toml}");
         // The models crate reads what the writer writes, segments included.
         models::LogGpMachine::from_toml_str(&toml, name)
             .unwrap_or_else(|e| panic!("{name}: {e}\n{toml}"));
