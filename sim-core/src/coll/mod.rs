@@ -14,8 +14,39 @@
 //! context of their own, so they never match user messages; messages between
 //! two ranks are matched in order (MPI's non-overtaking rule), so schedules
 //! need no tags.
+//!
+//! What this module provides on top of that contract:
+//! - [`schedule`]: the steps of one rank for a named [`Algorithm`]; the
+//!   schedules of all ranks of one call match each other exactly (see
+//!   `docs/collectives.md` and the tests in `tests.rs`).
+//! - [`select`]: the algorithm a [`Library`] would pick for the call (or the
+//!   one the machine file forces), reproducing MPICH's classic
+//!   `MPIR_*_intra_auto` rules and Open MPI's `coll/tuned` fixed rules.
+//! - [`algorithms_for`], [`Algorithm::name`], [`Algorithm::from_name`],
+//!   [`Algorithm::resolve`] and [`Library::from_name`] for machine files.
+//!
+//! Sizes are in bytes and the algorithms split them with byte granularity:
+//! the IR has no datatypes, so where a library compares an element count
+//! (`count < pof2`, `count < comm_size`) the byte count stands in for it.
 
 use crate::ir::CollKind;
+
+mod allgather;
+mod allreduce;
+mod alltoall;
+mod barrier;
+mod bcast;
+mod gather;
+mod mpich;
+mod openmpi;
+mod reduce;
+mod reduce_scatter;
+mod scan;
+mod topo;
+mod util;
+
+#[cfg(test)]
+mod tests;
 
 /// One point-to-point operation of a schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,16 +113,285 @@ pub enum Library {
     OpenMpi,
 }
 
-/// A named algorithm. (The list grows with the selectors' needs.)
+impl Library {
+    /// `"mpich"` or `"openmpi"` (also `"open-mpi"`, `"ompi"`), as in a machine
+    /// file's `[collectives] library = "..."`.
+    pub fn from_name(name: &str) -> Option<Library> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "mpich" => Some(Library::Mpich),
+            "openmpi" | "open-mpi" | "open_mpi" | "ompi" => Some(Library::OpenMpi),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Mpich => "mpich",
+            Library::OpenMpi => "openmpi",
+        }
+    }
+}
+
+/// A named algorithm. Where MPICH and Open MPI implement an algorithm of the
+/// same name with a different message pattern, the Open MPI one is a
+/// separate variant (`ompi_*`); [`Algorithm::resolve`] maps a library's own
+/// name to the right variant. Segmented algorithms carry their segment size
+/// in bytes (0: no segmentation, which is what Open MPI's fixed rules use).
+/// `docs/collectives.md` describes each one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Algorithm {
+    /// Root exchanges with every rank directly (Open MPI `basic_linear`;
+    /// for scan/exscan the chain of `coll/basic`). Sequential blocking
+    /// operations where the library uses them.
     Linear,
+    /// Linear with every operation posted at once (MPICH gatherv/scatterv,
+    /// Open MPI `scatter_intra_linear_nb` and `coll/basic` gatherv).
+    LinearNb,
+    /// Open MPI `gather_intra_linear_sync` (zero-byte handshake first).
+    LinearSync,
+    /// MPICH's binomial tree (`MPIR_*_intra_binomial`).
     BinomialTree,
+    /// Open MPI's binomial tree (`ompi_coll_base_topo_build_bmtree` /
+    /// in-order bmtree), with its own send order.
+    OmpiBinomial,
     RecursiveDoubling,
+    /// Recursive halving reduce-scatter (MPICH; copied into Open MPI).
+    RecursiveHalving,
+    /// MPICH's Rabenseifner (`reduce_scatter_allgather` /
+    /// `reduce_scatter_gather`).
+    Rabenseifner,
+    /// Open MPI's Rabenseifner (`redscat_allgather` / `redscat_gather`).
+    OmpiRabenseifner,
     Ring,
     Bruck,
+    /// MPICH pairwise exchange (XOR partners on powers of two).
     Pairwise,
+    /// Open MPI pairwise exchange (partners rank ± step).
+    OmpiPairwise,
+    /// MPICH alltoall "medium" algorithm: isend/irecv in blocks of
+    /// `MPIR_CVAR_ALLTOALL_THROTTLE`.
+    Scattered,
+    /// MPICH barrier (and Open MPI's `bruck` barrier is the same pattern).
     Dissemination,
+    /// Open MPI `barrier_intra_doublering`.
+    DoubleRing,
+    /// Open MPI `barrier_intra_tree`.
+    Tree,
+    /// Bcast as binomial scatter + ring allgather (MPICH
+    /// `scatter_ring_allgather`, Open MPI `scatter_allgather_ring`).
+    ScatterRingAllgather,
+    /// Bcast as binomial scatter + recursive-doubling allgather (van de
+    /// Geijn; MPICH `scatter_recursive_doubling_allgather`, Open MPI
+    /// `scatter_allgather`).
+    ScatterRecursiveDoublingAllgather,
+    /// Open MPI pipeline (chain of fanout 1), segment bytes.
+    Pipeline(u64),
+    /// Open MPI chain of fanout 4, segment bytes.
+    Chain(u64),
+    /// Open MPI binary tree, segment bytes.
+    BinaryTree(u64),
+    /// Open MPI split binary tree bcast, segment bytes.
+    SplitBinaryTree(u64),
+    /// Open MPI k-nomial tree, radix 4.
+    Knomial,
+    /// Open MPI in-order binary tree reduce.
+    InOrderBinary,
+    /// Open MPI neighbor-exchange allgather(v).
+    Neighbor,
+    /// Open MPI butterfly reduce-scatter (Träff).
+    Butterfly,
+    /// Open MPI `nonoverlapping`: allreduce = reduce + bcast,
+    /// reduce_scatter = reduce + scatterv (inner collectives chosen by the
+    /// Open MPI rules).
+    NonOverlapping,
+}
+
+/// Every algorithm with its default parameters, in a fixed order.
+const ALL_ALGORITHMS: [Algorithm; 28] = [
+    Algorithm::Linear,
+    Algorithm::LinearNb,
+    Algorithm::LinearSync,
+    Algorithm::BinomialTree,
+    Algorithm::OmpiBinomial,
+    Algorithm::RecursiveDoubling,
+    Algorithm::RecursiveHalving,
+    Algorithm::Rabenseifner,
+    Algorithm::OmpiRabenseifner,
+    Algorithm::Ring,
+    Algorithm::Bruck,
+    Algorithm::Pairwise,
+    Algorithm::OmpiPairwise,
+    Algorithm::Scattered,
+    Algorithm::Dissemination,
+    Algorithm::DoubleRing,
+    Algorithm::Tree,
+    Algorithm::ScatterRingAllgather,
+    Algorithm::ScatterRecursiveDoublingAllgather,
+    Algorithm::Pipeline(0),
+    Algorithm::Chain(0),
+    Algorithm::BinaryTree(0),
+    Algorithm::SplitBinaryTree(0),
+    Algorithm::Knomial,
+    Algorithm::InOrderBinary,
+    Algorithm::Neighbor,
+    Algorithm::Butterfly,
+    Algorithm::NonOverlapping,
+];
+
+impl Algorithm {
+    /// The algorithm's name (without a segment size).
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Linear => "linear",
+            Algorithm::LinearNb => "linear_nb",
+            Algorithm::LinearSync => "linear_sync",
+            Algorithm::BinomialTree => "binomial",
+            Algorithm::OmpiBinomial => "ompi_binomial",
+            Algorithm::RecursiveDoubling => "recursive_doubling",
+            Algorithm::RecursiveHalving => "recursive_halving",
+            Algorithm::Rabenseifner => "rabenseifner",
+            Algorithm::OmpiRabenseifner => "ompi_rabenseifner",
+            Algorithm::Ring => "ring",
+            Algorithm::Bruck => "bruck",
+            Algorithm::Pairwise => "pairwise",
+            Algorithm::OmpiPairwise => "ompi_pairwise",
+            Algorithm::Scattered => "scattered",
+            Algorithm::Dissemination => "dissemination",
+            Algorithm::DoubleRing => "double_ring",
+            Algorithm::Tree => "tree",
+            Algorithm::ScatterRingAllgather => "scatter_ring_allgather",
+            Algorithm::ScatterRecursiveDoublingAllgather => "scatter_recursive_doubling_allgather",
+            Algorithm::Pipeline(_) => "pipeline",
+            Algorithm::Chain(_) => "chain",
+            Algorithm::BinaryTree(_) => "binary_tree",
+            Algorithm::SplitBinaryTree(_) => "split_binary_tree",
+            Algorithm::Knomial => "knomial",
+            Algorithm::InOrderBinary => "in_order_binary",
+            Algorithm::Neighbor => "neighbor",
+            Algorithm::Butterfly => "butterfly",
+            Algorithm::NonOverlapping => "nonoverlapping",
+        }
+    }
+
+    /// The segment size of a segmented algorithm (0: unsegmented), `None`
+    /// for the others.
+    pub fn segment(self) -> Option<u64> {
+        match self {
+            Algorithm::Pipeline(s)
+            | Algorithm::Chain(s)
+            | Algorithm::BinaryTree(s)
+            | Algorithm::SplitBinaryTree(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The algorithm of a name: [`Algorithm::name`], a few of the libraries'
+    /// own spellings (`brucks`, `basic_linear`, `scatter_allgather`,
+    /// `reduce_scatter_allgather`, `modified_bruck`, `neighbor_exchange`,
+    /// `reduce_bcast`, ...), and for the segmented ones an optional segment
+    /// size in bytes: `"pipeline:65536"`. Case-insensitive.
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        let name = name.trim().to_ascii_lowercase();
+        let (base, segment) = match name.split_once(':') {
+            Some((b, s)) => (b.trim().to_string(), Some(s.trim().parse::<u64>().ok()?)),
+            None => (name, None),
+        };
+        let alg = match base.as_str() {
+            "linear" | "basic_linear" | "default" => Algorithm::Linear,
+            "linear_nb" => Algorithm::LinearNb,
+            "linear_sync" => Algorithm::LinearSync,
+            "binomial" | "binomial_tree" => Algorithm::BinomialTree,
+            "ompi_binomial" => Algorithm::OmpiBinomial,
+            "recursive_doubling" => Algorithm::RecursiveDoubling,
+            "recursive_halving" => Algorithm::RecursiveHalving,
+            "rabenseifner" | "reduce_scatter_allgather" | "reduce_scatter_gather" => {
+                Algorithm::Rabenseifner
+            }
+            "ompi_rabenseifner" | "redscat_allgather" | "redscat_gather" => {
+                Algorithm::OmpiRabenseifner
+            }
+            "ring" => Algorithm::Ring,
+            "bruck" | "brucks" | "modified_bruck" => Algorithm::Bruck,
+            "pairwise" | "pairwise_exchange" => Algorithm::Pairwise,
+            "ompi_pairwise" => Algorithm::OmpiPairwise,
+            "scattered" | "medium" => Algorithm::Scattered,
+            "dissemination" => Algorithm::Dissemination,
+            "double_ring" | "doublering" => Algorithm::DoubleRing,
+            "tree" => Algorithm::Tree,
+            "scatter_ring_allgather" | "scatter_allgather_ring" => Algorithm::ScatterRingAllgather,
+            "scatter_recursive_doubling_allgather" | "scatter_allgather" => {
+                Algorithm::ScatterRecursiveDoublingAllgather
+            }
+            "pipeline" => Algorithm::Pipeline(0),
+            "chain" => Algorithm::Chain(0),
+            "binary_tree" | "binary" => Algorithm::BinaryTree(0),
+            "split_binary_tree" | "split_bintree" => Algorithm::SplitBinaryTree(0),
+            "knomial" => Algorithm::Knomial,
+            "in_order_binary" | "in-order_binary" => Algorithm::InOrderBinary,
+            "neighbor" | "neighbor_exchange" | "neighborexchange" => Algorithm::Neighbor,
+            "butterfly" => Algorithm::Butterfly,
+            "nonoverlapping" | "non-overlapping" | "reduce_bcast" => Algorithm::NonOverlapping,
+            _ => return None,
+        };
+        match (alg, segment) {
+            (_, None) => Some(alg),
+            (Algorithm::Pipeline(_), Some(s)) => Some(Algorithm::Pipeline(s)),
+            (Algorithm::Chain(_), Some(s)) => Some(Algorithm::Chain(s)),
+            (Algorithm::BinaryTree(_), Some(s)) => Some(Algorithm::BinaryTree(s)),
+            (Algorithm::SplitBinaryTree(_), Some(s)) => Some(Algorithm::SplitBinaryTree(s)),
+            _ => None,
+        }
+    }
+
+    /// A machine file's `kind = "name"` under `library`: like
+    /// [`Algorithm::from_name`], but a name both libraries use maps to that
+    /// library's variant (`"binomial"` is [`Algorithm::OmpiBinomial`] for an
+    /// Open MPI bcast or scatter, `"pairwise"` is [`Algorithm::OmpiPairwise`]
+    /// for an Open MPI alltoall(v), `"rabenseifner"` is
+    /// [`Algorithm::OmpiRabenseifner`] for an Open MPI reduce or allreduce).
+    /// Errors name the algorithms the collective has.
+    pub fn resolve(library: Library, kind: CollKind, name: &str) -> Result<Algorithm, String> {
+        let mut alg = Algorithm::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown algorithm \"{name}\" for {} (known: {})",
+                kind.name(),
+                names_of(kind)
+            )
+        })?;
+        if library == Library::OpenMpi {
+            alg = match (kind, alg) {
+                (CollKind::Bcast | CollKind::Scatter, Algorithm::BinomialTree) => {
+                    Algorithm::OmpiBinomial
+                }
+                (CollKind::Alltoall | CollKind::Alltoallv, Algorithm::Pairwise) => {
+                    Algorithm::OmpiPairwise
+                }
+                (CollKind::Reduce | CollKind::Allreduce, Algorithm::Rabenseifner) => {
+                    Algorithm::OmpiRabenseifner
+                }
+                (_, a) => a,
+            };
+        }
+        if supports(kind, alg) {
+            Ok(alg)
+        } else {
+            Err(format!(
+                "{} has no algorithm \"{}\" (known: {})",
+                kind.name(),
+                alg.name(),
+                names_of(kind)
+            ))
+        }
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.segment() {
+            Some(s) if s > 0 => write!(f, "{}:{s}", self.name()),
+            _ => f.write_str(self.name()),
+        }
+    }
 }
 
 /// The machine's choice of collective algorithms.
@@ -100,4 +400,183 @@ pub struct CollConfig {
     pub library: Library,
     /// Algorithms forced per collective (`alltoall = "pairwise"`).
     pub forced: Vec<(CollKind, Algorithm)>,
+}
+
+impl CollConfig {
+    /// The configuration of `library` with nothing forced.
+    pub fn new(library: Library) -> CollConfig {
+        CollConfig {
+            library,
+            forced: Vec::new(),
+        }
+    }
+
+    /// Forces `alg` for `kind` (replacing an earlier choice for `kind`).
+    pub fn force(&mut self, kind: CollKind, alg: Algorithm) -> Result<(), String> {
+        if !supports(kind, alg) {
+            return Err(format!(
+                "{} has no algorithm \"{}\" (known: {})",
+                kind.name(),
+                alg.name(),
+                names_of(kind)
+            ));
+        }
+        self.forced.retain(|(k, _)| *k != kind);
+        self.forced.push((kind, alg));
+        Ok(())
+    }
+}
+
+/// The algorithms implemented for `kind` (segmented ones with segment 0).
+pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
+    use Algorithm as A;
+    match kind {
+        CollKind::Barrier => &[
+            A::Dissemination,
+            A::Bruck,
+            A::RecursiveDoubling,
+            A::Linear,
+            A::DoubleRing,
+            A::Tree,
+        ],
+        CollKind::Bcast => &[
+            A::BinomialTree,
+            A::OmpiBinomial,
+            A::ScatterRingAllgather,
+            A::ScatterRecursiveDoublingAllgather,
+            A::Linear,
+            A::Pipeline(0),
+            A::Chain(0),
+            A::BinaryTree(0),
+            A::SplitBinaryTree(0),
+            A::Knomial,
+        ],
+        CollKind::Reduce => &[
+            A::BinomialTree,
+            A::Rabenseifner,
+            A::OmpiRabenseifner,
+            A::Linear,
+            A::Pipeline(0),
+            A::Chain(0),
+            A::BinaryTree(0),
+            A::InOrderBinary,
+        ],
+        CollKind::Allreduce => &[
+            A::RecursiveDoubling,
+            A::Rabenseifner,
+            A::OmpiRabenseifner,
+            A::Ring,
+            A::NonOverlapping,
+            A::Linear,
+        ],
+        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync],
+        CollKind::Scatter => &[A::BinomialTree, A::OmpiBinomial, A::Linear, A::LinearNb],
+        CollKind::Gatherv | CollKind::Scatterv => &[A::LinearNb, A::Linear],
+        CollKind::Allgather => &[
+            A::RecursiveDoubling,
+            A::Bruck,
+            A::Ring,
+            A::Neighbor,
+            A::Linear,
+        ],
+        CollKind::Allgatherv => &[
+            A::RecursiveDoubling,
+            A::Bruck,
+            A::Ring,
+            A::Neighbor,
+            A::Linear,
+        ],
+        CollKind::Alltoall => &[
+            A::Bruck,
+            A::Scattered,
+            A::Pairwise,
+            A::OmpiPairwise,
+            A::Linear,
+        ],
+        CollKind::Alltoallv => &[A::Scattered, A::Pairwise, A::OmpiPairwise, A::Linear],
+        CollKind::ReduceScatter => &[
+            A::RecursiveHalving,
+            A::Pairwise,
+            A::Ring,
+            A::Butterfly,
+            A::NonOverlapping,
+        ],
+        CollKind::Scan | CollKind::Exscan => &[A::RecursiveDoubling, A::Linear],
+    }
+}
+
+/// Whether `alg` (with any segment size) is implemented for `kind`.
+fn supports(kind: CollKind, alg: Algorithm) -> bool {
+    let base = base_of(alg);
+    algorithms_for(kind).contains(&base)
+}
+
+/// `alg` with its parameters reset (segment 0).
+fn base_of(alg: Algorithm) -> Algorithm {
+    match alg {
+        Algorithm::Pipeline(_) => Algorithm::Pipeline(0),
+        Algorithm::Chain(_) => Algorithm::Chain(0),
+        Algorithm::BinaryTree(_) => Algorithm::BinaryTree(0),
+        Algorithm::SplitBinaryTree(_) => Algorithm::SplitBinaryTree(0),
+        a => a,
+    }
+}
+
+fn names_of(kind: CollKind) -> String {
+    algorithms_for(kind)
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every algorithm (default parameters), for tools listing them.
+pub fn all_algorithms() -> &'static [Algorithm] {
+    &ALL_ALGORITHMS
+}
+
+/// This rank's steps of `call` under `alg`.
+///
+/// Errors: an invalid call (size 0, rank or root out of range, counts of the
+/// wrong shape or too large) or an algorithm that `call.kind` does not have.
+/// A communicator of one rank, or a zero-byte call, has no steps.
+pub fn schedule(alg: Algorithm, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
+    let ctx = util::Ctx::new(call)?;
+    if !supports(call.kind, alg) {
+        return Err(format!(
+            "{} has no algorithm \"{}\" (known: {})",
+            call.kind.name(),
+            alg.name(),
+            names_of(call.kind)
+        ));
+    }
+    if ctx.size == 1 || ctx.is_empty() {
+        return Ok(Vec::new());
+    }
+    match call.kind {
+        CollKind::Barrier => barrier::schedule(alg, &ctx),
+        CollKind::Bcast => bcast::schedule(alg, &ctx),
+        CollKind::Reduce => reduce::schedule(alg, &ctx),
+        CollKind::Allreduce => allreduce::schedule(alg, &ctx),
+        CollKind::Gather | CollKind::Gatherv | CollKind::Scatter | CollKind::Scatterv => {
+            gather::schedule(alg, &ctx)
+        }
+        CollKind::Allgather | CollKind::Allgatherv => allgather::schedule(alg, &ctx),
+        CollKind::Alltoall | CollKind::Alltoallv => alltoall::schedule(alg, &ctx),
+        CollKind::ReduceScatter => reduce_scatter::schedule(alg, &ctx),
+        CollKind::Scan | CollKind::Exscan => scan::schedule(alg, &ctx),
+    }
+}
+
+/// The algorithm for `call`: the one `cfg.forced` names for its kind, else
+/// the choice of `cfg.library`'s rules (see `docs/collectives.md`). The
+/// choice depends only on what every rank of the call knows alike.
+pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
+    if let Some((_, alg)) = cfg.forced.iter().find(|(k, _)| *k == call.kind) {
+        return *alg;
+    }
+    match cfg.library {
+        Library::Mpich => mpich::select(call),
+        Library::OpenMpi => openmpi::select(call),
+    }
 }

@@ -1,0 +1,223 @@
+//! Allreduce (commutative built-in operations).
+
+use super::reduce::{mpich_block_sum, ompi_fold, ompi_halving};
+use super::util::{Ctx, Sched, is_even, is_odd, pof2_floor};
+use super::{Algorithm, Counts, Step, bcast, openmpi, reduce};
+use crate::ir::CollKind;
+
+pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
+    let n = c.bytes()?;
+    match alg {
+        Algorithm::RecursiveDoubling => Ok(recursive_doubling(c, n)),
+        Algorithm::Rabenseifner => Ok(mpich_rabenseifner(c, n)),
+        Algorithm::OmpiRabenseifner => Ok(ompi_rabenseifner(c, n)),
+        Algorithm::Ring => Ok(ring(c, n)),
+        Algorithm::NonOverlapping => nonoverlapping(c, n),
+        Algorithm::Linear => {
+            let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(n));
+            let b = c.sub(CollKind::Bcast, 0, Counts::Uniform(n));
+            let mut steps = reduce::linear(&r, n);
+            steps.extend(bcast::linear(&b, n));
+            Ok(steps)
+        }
+        other => Err(format!("allreduce has no algorithm \"{}\"", other.name())),
+    }
+}
+
+/// The fold of MPICH's and Open MPI's allreduce for a non-power-of-two size:
+/// among the first `2r` ranks (r = p - pof2) the even ones send their vector
+/// to the odd right neighbour, which combines it and stands for both.
+/// Returns the new rank, `None` for the ranks that drop out.
+fn fold_in(s: &mut Sched, rank: u64, rem: u64, n: u64) -> Option<u64> {
+    if rank < 2 * rem {
+        if is_even(rank) {
+            s.send(rank + 1, n);
+            None
+        } else {
+            s.recv(rank - 1, n, n);
+            Some(rank / 2)
+        }
+    } else {
+        Some(rank - rem)
+    }
+}
+
+/// The unfold: the odd ranks send the result back to the even ones.
+fn fold_out(s: &mut Sched, rank: u64, rem: u64, n: u64) {
+    if rank < 2 * rem {
+        if is_odd(rank) {
+            s.send(rank - 1, n);
+        } else {
+            s.recv(rank + 1, n, 0);
+        }
+    }
+}
+
+/// The actual rank of new rank `nd` after [`fold_in`].
+fn unfolded(nd: u64, rem: u64) -> u64 {
+    if nd < rem { nd * 2 + 1 } else { nd + rem }
+}
+
+/// MPICH `MPIR_Allreduce_intra_recursive_doubling`
+/// (allreduce_intra_recursive_doubling.c), identical pattern in Open MPI
+/// `ompi_coll_base_allreduce_intra_recursivedoubling`: fold to a power of
+/// two, `log2 pof2` sendrecv steps of the whole vector with `newrank ^ 2^k`
+/// (each followed by a combination of `n` bytes), unfold.
+pub(super) fn recursive_doubling(c: &Ctx, n: u64) -> Vec<Step> {
+    let (p, rank) = (c.size, c.rank);
+    let pof2 = pof2_floor(p);
+    let rem = p - pof2;
+    let mut s = Sched::new();
+    if let Some(nr) = fold_in(&mut s, rank, rem, n) {
+        let mut mask = 1u64;
+        while mask < pof2 {
+            let dst = unfolded(nr ^ mask, rem);
+            s.sendrecv(dst, n, dst, n, n);
+            mask <<= 1;
+        }
+    }
+    fold_out(&mut s, rank, rem, n);
+    s.finish()
+}
+
+/// MPICH `MPIR_Allreduce_intra_reduce_scatter_allgather`
+/// (allreduce_intra_reduce_scatter_allgather.c), Rabenseifner's algorithm:
+/// fold, reduce-scatter by recursive halving over `pof2` blocks of
+/// `count / pof2` (MPICH's `cnts`), allgather by recursive doubling, unfold.
+fn mpich_rabenseifner(c: &Ctx, n: u64) -> Vec<Step> {
+    let (p, rank) = (c.size, c.rank);
+    let pof2 = pof2_floor(p);
+    let rem = p - pof2;
+    let cnts = |lo: i64, hi: i64| mpich_block_sum(n, pof2, lo, hi);
+    let mut s = Sched::new();
+    if let Some(nr) = fold_in(&mut s, rank, rem, n) {
+        let (mut send_idx, mut recv_idx, mut last_idx) = (0i64, 0i64, pof2 as i64);
+        let mut mask = 1u64;
+        while mask < pof2 {
+            let nd = nr ^ mask;
+            let dst = unfolded(nd, rem);
+            let half = (pof2 / (mask * 2)) as i64;
+            let (send_cnt, recv_cnt);
+            if nr < nd {
+                send_idx = recv_idx + half;
+                send_cnt = cnts(send_idx, last_idx);
+                recv_cnt = cnts(recv_idx, send_idx);
+            } else {
+                recv_idx = send_idx + half;
+                send_cnt = cnts(send_idx, recv_idx);
+                recv_cnt = cnts(recv_idx, last_idx);
+            }
+            s.sendrecv(dst, send_cnt, dst, recv_cnt, recv_cnt);
+            send_idx = recv_idx;
+            mask <<= 1;
+            if mask < pof2 {
+                last_idx = recv_idx + (pof2 / mask) as i64;
+            }
+        }
+        mask >>= 1;
+        while mask > 0 {
+            let nd = nr ^ mask;
+            let dst = unfolded(nd, rem);
+            let half = (pof2 / (mask * 2)) as i64;
+            let (send_cnt, recv_cnt);
+            if nr < nd {
+                if mask != pof2 / 2 {
+                    last_idx += half;
+                }
+                recv_idx = send_idx + half;
+                send_cnt = cnts(send_idx, recv_idx);
+                recv_cnt = cnts(recv_idx, last_idx);
+            } else {
+                recv_idx = send_idx - half;
+                send_cnt = cnts(send_idx, last_idx);
+                recv_cnt = cnts(recv_idx, send_idx);
+            }
+            s.sendrecv(dst, send_cnt, dst, recv_cnt, 0);
+            if nr > nd {
+                send_idx = recv_idx;
+            }
+            mask >>= 1;
+        }
+    }
+    fold_out(&mut s, rank, rem, n);
+    s.finish()
+}
+
+/// Open MPI `ompi_coll_base_allreduce_intra_redscat_allgather`
+/// (coll_base_allreduce.c): its own fold (halves swapped, the odd rank drops
+/// out), recursive vector halving, recursive vector doubling allgather in
+/// reverse order, and the result sent to the dropped-out odd ranks.
+fn ompi_rabenseifner(c: &Ctx, n: u64) -> Vec<Step> {
+    let (p, rank) = (c.size, c.rank);
+    let pof2 = pof2_floor(p);
+    let rem = p - pof2;
+    let mut s = Sched::new();
+    if let Some(v) = ompi_fold(&mut s, rank, rem, n) {
+        let h = ompi_halving(&mut s, rank, v, pof2, rem, n);
+        let mut step = h.rcount.len();
+        let mut mask = pof2 >> 1;
+        while mask > 0 && step > 0 {
+            step -= 1;
+            let vdest = v ^ mask;
+            let dest = if vdest < rem { vdest * 2 } else { vdest + rem };
+            s.sendrecv(dest, h.rcount[step], dest, h.scount[step], 0);
+            mask >>= 1;
+        }
+    }
+    if rank < 2 * rem {
+        if is_odd(rank) {
+            s.recv(rank - 1, n, 0);
+        } else {
+            s.send(rank + 1, n);
+        }
+    }
+    s.finish()
+}
+
+/// Open MPI `ompi_coll_base_allreduce_intra_ring`: the vector in `p` blocks
+/// (the first `n % p` one byte larger); `p - 1` steps in which each rank
+/// passes a partial block to the right and combines the one from the left,
+/// then a `p - 1`-step ring allgather of the finished blocks. Falls back to
+/// recursive doubling when `count < p`, as the library does. (The fixed
+/// rules' `segmented_ring` with segment size 0 runs this same ring.)
+fn ring(c: &Ctx, n: u64) -> Vec<Step> {
+    let (p, r) = (c.size, c.rank);
+    if n < p {
+        return recursive_doubling(c, n);
+    }
+    let split = n % p;
+    let late = n / p;
+    let early = late + u64::from(split > 0);
+    let blk = |b: u64| if b < split { early } else { late };
+    let right = (r + 1) % p;
+    let left = (r + p - 1) % p;
+    let mut s = Sched::new();
+    for k in 1..p {
+        let recv_block = (r + p - k) % p;
+        let send_block = (r + p - k + 1) % p;
+        s.sendrecv(
+            right,
+            blk(send_block),
+            left,
+            blk(recv_block),
+            blk(recv_block),
+        );
+    }
+    for k in 0..p - 1 {
+        let recv_from = (r + p - k) % p;
+        let send_from = (r + 1 + p - k) % p;
+        s.sendrecv(right, blk(send_from), left, blk(recv_from), 0);
+    }
+    s.finish()
+}
+
+/// Open MPI `ompi_coll_base_allreduce_intra_nonoverlapping`: reduce to rank
+/// 0, then bcast from rank 0, each with the algorithm Open MPI's fixed rules
+/// pick for it.
+fn nonoverlapping(c: &Ctx, n: u64) -> Result<Vec<Step>, String> {
+    let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(n)).as_call();
+    let b = c.sub(CollKind::Bcast, 0, Counts::Uniform(n)).as_call();
+    let mut steps = super::schedule(openmpi::select(&r), &r)?;
+    steps.extend(super::schedule(openmpi::select(&b), &b)?);
+    Ok(steps)
+}

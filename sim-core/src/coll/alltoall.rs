@@ -1,0 +1,160 @@
+//! Alltoall and alltoallv (block per destination). Messages to self are
+//! local copies in both libraries and are not part of the schedules.
+
+use super::util::{Ctx, Sched, as_len, is_pof2, recv, send};
+use super::{ANY_SIZE, Algorithm, Counts, Step};
+use crate::ir::CollKind;
+
+/// MPICH `MPIR_CVAR_ALLTOALL_THROTTLE` default (alltoall.c): the scattered
+/// algorithm posts at most 32 receives and 32 sends at a time.
+const ALLTOALL_THROTTLE: u64 = 32;
+
+/// The sizes of one rank's alltoall(v): what it sends to each destination,
+/// what it expects from each source ([`ANY_SIZE`] for alltoallv, whose
+/// receive counts the IR does not carry).
+struct Blocks<'a> {
+    send: Counts<'a>,
+    any_recv: bool,
+}
+
+impl Blocks<'_> {
+    fn sent_to(&self, dst: u64) -> u64 {
+        match self.send {
+            Counts::Uniform(n) | Counts::Own(n) => n,
+            Counts::PerRank(c) => c[as_len(dst)],
+        }
+    }
+
+    fn expected_from(&self, _src: u64) -> u64 {
+        match (self.any_recv, self.send) {
+            (false, Counts::Uniform(n)) => n,
+            _ => ANY_SIZE,
+        }
+    }
+}
+
+pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
+    let b = match (c.kind, c.counts) {
+        (CollKind::Alltoall, Counts::Uniform(n)) => Blocks {
+            send: Counts::Uniform(n),
+            any_recv: false,
+        },
+        (CollKind::Alltoallv, Counts::Uniform(n)) => Blocks {
+            send: Counts::Uniform(n),
+            any_recv: false,
+        },
+        (CollKind::Alltoallv, Counts::PerRank(cs)) => Blocks {
+            send: Counts::PerRank(cs),
+            any_recv: true,
+        },
+        _ => return Err(format!("{}: unsupported counts", c.kind.name())),
+    };
+    let mut s = Sched::new();
+    match alg {
+        Algorithm::Bruck => {
+            let n = c.bytes()?;
+            bruck(&mut s, c, n);
+        }
+        Algorithm::Scattered => scattered(&mut s, c, &b),
+        Algorithm::Pairwise => pairwise(&mut s, c, &b, is_pof2(c.size)),
+        Algorithm::OmpiPairwise => pairwise(&mut s, c, &b, false),
+        Algorithm::Linear => linear(&mut s, c, &b),
+        other => {
+            return Err(format!(
+                "{} has no algorithm \"{}\"",
+                c.kind.name(),
+                other.name()
+            ));
+        }
+    }
+    Ok(s.finish())
+}
+
+/// MPICH `MPIR_Alltoall_intra_brucks` (alltoall_intra_brucks.c), Open MPI
+/// `ompi_coll_base_alltoall_intra_bruck` ("modified Bruck"): `ceil(log2 p)`
+/// steps; in step k every rank sends to `rank + 2^k` (and receives from
+/// `rank - 2^k`) the blocks whose index has bit k set.
+fn bruck(s: &mut Sched, c: &Ctx, n: u64) {
+    let (p, r) = (c.size, c.rank);
+    let mut pof2 = 1u64;
+    while pof2 < p {
+        let dst = (r + pof2) % p;
+        let src = (r + p - pof2) % p;
+        // Indices in 0..p with bit `pof2` set.
+        let blocks = (p / (2 * pof2)) * pof2 + (p % (2 * pof2)).saturating_sub(pof2);
+        s.sendrecv(dst, blocks * n, src, blocks * n, 0);
+        pof2 *= 2;
+    }
+}
+
+/// MPICH `MPIR_Alltoall(v)_intra_scattered` (alltoall_intra_scattered.c):
+/// in blocks of `ALLTOALL_THROTTLE` partners, post the receives from
+/// `rank + i` and the sends to `rank - i`, then wait for them all.
+/// (MPICH's alltoallv skips zero-count partners; here receivers do not know
+/// their senders' counts, so zero-byte messages are sent.)
+fn scattered(s: &mut Sched, c: &Ctx, b: &Blocks) {
+    let (p, r) = (c.size, c.rank);
+    let mut ii = 0u64;
+    while ii < p {
+        let ss = ALLTOALL_THROTTLE.min(p - ii);
+        let mut ops = Vec::new();
+        for i in 0..ss {
+            let src = (r + i + ii) % p;
+            if src != r {
+                ops.push(recv(src, b.expected_from(src)));
+            }
+        }
+        for i in 0..ss {
+            let dst = (r + p - (i + ii) % p) % p;
+            if dst != r {
+                ops.push(send(dst, b.sent_to(dst)));
+            }
+        }
+        s.step(ops, 0);
+        ii += ALLTOALL_THROTTLE;
+    }
+}
+
+/// Pairwise exchange, `p - 1` sendrecv steps. With `xor` (MPICH
+/// `MPIR_Alltoall_intra_pairwise` on a power-of-two size) the partner of
+/// step i is `rank ^ i`; otherwise (MPICH on other sizes, Open MPI
+/// `ompi_coll_base_alltoall(v)_intra_pairwise` always) send to `rank + i`
+/// and receive from `rank - i`.
+fn pairwise(s: &mut Sched, c: &Ctx, b: &Blocks, xor: bool) {
+    let (p, r) = (c.size, c.rank);
+    for i in 1..p {
+        let (src, dst) = if xor {
+            (r ^ i, r ^ i)
+        } else {
+            ((r + p - i) % p, (r + i) % p)
+        };
+        s.sendrecv(dst, b.sent_to(dst), src, b.expected_from(src), 0);
+    }
+}
+
+/// Open MPI `ompi_coll_base_alltoall_intra_basic_linear` (receives from
+/// `rank+1, rank+2, ...`, then sends to `rank-1, rank-2, ...`) and
+/// `ompi_coll_base_alltoallv_intra_basic_linear` (both in rank order), all
+/// posted at once.
+fn linear(s: &mut Sched, c: &Ctx, b: &Blocks) {
+    let (p, r) = (c.size, c.rank);
+    let mut ops = Vec::new();
+    if c.kind == CollKind::Alltoall {
+        for i in 1..p {
+            let src = (r + i) % p;
+            ops.push(recv(src, b.expected_from(src)));
+        }
+        for i in 1..p {
+            let dst = (r + p - i) % p;
+            ops.push(send(dst, b.sent_to(dst)));
+        }
+    } else {
+        for i in (0..p).filter(|&i| i != r) {
+            ops.push(recv(i, b.expected_from(i)));
+        }
+        for i in (0..p).filter(|&i| i != r) {
+            ops.push(send(i, b.sent_to(i)));
+        }
+    }
+    s.step(ops, 0);
+}

@@ -1,0 +1,1234 @@
+//! Tests of the schedules (an abstract matcher that runs all ranks of a
+//! call) and of the selectors (tables derived from the libraries' sources).
+
+use super::*;
+
+/// What running all ranks' schedules produced.
+#[derive(Debug)]
+struct Outcome {
+    /// Per rank: the set of ranks whose initial data can have reached it
+    /// (causal influence through the messages).
+    knows: Vec<Vec<bool>>,
+    /// Per rank: bytes received (the senders' sizes).
+    received: Vec<u64>,
+    /// Per rank: messages sent.
+    sent_msgs: Vec<u64>,
+    /// Per rank: bytes combined by reductions.
+    reduced: Vec<u64>,
+    /// Per rank: the schedule.
+    steps: Vec<Vec<Step>>,
+}
+
+/// Where one operation sits: its step.
+#[derive(Debug, Clone, Copy)]
+struct At {
+    step: usize,
+}
+
+/// Runs the schedules of all ranks: checks that the k-th send from a to b
+/// matches the k-th receive at b from a with the same size (or
+/// [`ANY_SIZE`]), that every operation is matched, and that all ranks finish
+/// when a send completes only once its receive is posted and a receive once
+/// its send is posted (no buffering at all: the strictest case, so the
+/// schedules finish under any buffering).
+fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
+    let p = steps.len();
+    // Per (sender, receiver): the sends and receives in program order.
+    let mut sends: Vec<Vec<Vec<(At, u64)>>> = vec![vec![Vec::new(); p]; p];
+    let mut recvs: Vec<Vec<Vec<(At, u64)>>> = vec![vec![Vec::new(); p]; p];
+    for (r, sched) in steps.iter().enumerate() {
+        for (si, step) in sched.iter().enumerate() {
+            for op in &step.ops {
+                let at = At { step: si };
+                match *op {
+                    Op::Send { peer, bytes } => {
+                        let q = peer as usize;
+                        if q >= p || q == r {
+                            return Err(format!("rank {r} step {si}: send to {q}"));
+                        }
+                        sends[r][q].push((at, bytes));
+                    }
+                    Op::Recv { peer, bytes } => {
+                        let q = peer as usize;
+                        if q >= p || q == r {
+                            return Err(format!("rank {r} step {si}: recv from {q}"));
+                        }
+                        recvs[q][r].push((at, bytes));
+                    }
+                }
+            }
+        }
+    }
+    // Partner of each op: (step of the partner op, bytes of the message).
+    // Indexed by (rank, step, op index).
+    let mut partner: Vec<Vec<Vec<(usize, usize, u64)>>> = steps
+        .iter()
+        .map(|s| s.iter().map(|st| vec![(0, 0, 0); st.ops.len()]).collect())
+        .collect();
+    for a in 0..p {
+        for b in 0..p {
+            let (ss, rs) = (&sends[a][b], &recvs[a][b]);
+            if ss.len() != rs.len() {
+                return Err(format!(
+                    "{} sends from {a} to {b} but {} receives",
+                    ss.len(),
+                    rs.len()
+                ));
+            }
+            for (k, (&(sat, sbytes), &(rat, rbytes))) in ss.iter().zip(rs).enumerate() {
+                if rbytes != ANY_SIZE && rbytes != sbytes {
+                    return Err(format!(
+                        "message {k} from {a} to {b}: {sbytes} bytes sent, {rbytes} expected \
+                         (sender step {}, receiver step {})",
+                        sat.step, rat.step
+                    ));
+                }
+                // Find op indices.
+                let si = op_index(&steps[a][sat.step], b, true, &sends[a][b], k, sat.step);
+                let ri = op_index(&steps[b][rat.step], a, false, &recvs[a][b], k, rat.step);
+                partner[a][sat.step][si] = (b, rat.step, sbytes);
+                partner[b][rat.step][ri] = (a, sat.step, sbytes);
+            }
+        }
+    }
+    let mut pc = vec![0usize; p];
+    let mut knows: Vec<Vec<bool>> = (0..p).map(|r| (0..p).map(|q| q == r).collect()).collect();
+    // Knowledge of each rank when it posted each of its steps.
+    let mut snapshot: Vec<Vec<Vec<bool>>> =
+        steps.iter().map(|s| vec![Vec::new(); s.len()]).collect();
+    for r in 0..p {
+        if !steps[r].is_empty() {
+            snapshot[r][0] = knows[r].clone();
+        }
+    }
+    let mut received = vec![0u64; p];
+    let mut sent_msgs = vec![0u64; p];
+    let mut reduced = vec![0u64; p];
+    loop {
+        let mut progress = false;
+        for r in 0..p {
+            while pc[r] < steps[r].len() {
+                let si = pc[r];
+                let step = &steps[r][si];
+                let ready = step.ops.iter().enumerate().all(|(oi, _)| {
+                    let (q, qs, _) = partner[r][si][oi];
+                    pc[q] >= qs
+                });
+                if !ready {
+                    break;
+                }
+                for (oi, op) in step.ops.iter().enumerate() {
+                    let (q, qs, bytes) = partner[r][si][oi];
+                    match op {
+                        Op::Recv { .. } => {
+                            received[r] += bytes;
+                            let snap = snapshot[q][qs].clone();
+                            for (k, v) in snap.into_iter().enumerate() {
+                                knows[r][k] |= v;
+                            }
+                        }
+                        Op::Send { .. } => sent_msgs[r] += 1,
+                    }
+                }
+                reduced[r] += step.reduce_bytes;
+                pc[r] += 1;
+                if pc[r] < steps[r].len() {
+                    snapshot[r][pc[r]] = knows[r].clone();
+                }
+                progress = true;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    let stuck: Vec<usize> = (0..p).filter(|&r| pc[r] < steps[r].len()).collect();
+    if !stuck.is_empty() {
+        let detail: Vec<String> = stuck
+            .iter()
+            .map(|&r| format!("rank {r} at step {} {:?}", pc[r], steps[r][pc[r]].ops))
+            .collect();
+        return Err(format!("deadlock: {}", detail.join("; ")));
+    }
+    Ok(Outcome {
+        knows,
+        received,
+        sent_msgs,
+        reduced,
+        steps,
+    })
+}
+
+/// The index in `step` of the k-th op of a pair, found by counting the
+/// pair's ops of the same direction in earlier steps.
+fn op_index(
+    step: &Step,
+    peer: usize,
+    is_send: bool,
+    list: &[(At, u64)],
+    k: usize,
+    si: usize,
+) -> usize {
+    // Ops of this pair and direction in the same step before the k-th.
+    let before = list[..k].iter().filter(|(at, _)| at.step == si).count();
+    let mut seen = 0;
+    for (i, op) in step.ops.iter().enumerate() {
+        let hit = match *op {
+            Op::Send { peer: q, .. } => is_send && q as usize == peer,
+            Op::Recv { peer: q, .. } => !is_send && q as usize == peer,
+        };
+        if hit {
+            if seen == before {
+                return i;
+            }
+            seen += 1;
+        }
+    }
+    unreachable!("op of a listed pair is in its step")
+}
+
+/// All ranks' schedules of one call; `counts(rank)` gives each rank's view.
+fn schedules<'a>(
+    alg: Algorithm,
+    kind: CollKind,
+    p: u32,
+    root: u32,
+    counts: &dyn Fn(u32) -> Counts<'a>,
+) -> Result<Vec<Vec<Step>>, String> {
+    (0..p)
+        .map(|rank| {
+            schedule(
+                alg,
+                &CollCall {
+                    kind,
+                    rank,
+                    size: p,
+                    root,
+                    counts: counts(rank),
+                },
+            )
+        })
+        .collect()
+}
+
+fn run<'a>(
+    alg: Algorithm,
+    kind: CollKind,
+    p: u32,
+    root: u32,
+    counts: &dyn Fn(u32) -> Counts<'a>,
+) -> Outcome {
+    let steps = schedules(alg, kind, p, root, counts)
+        .unwrap_or_else(|e| panic!("{kind:?} {alg} p={p} root={root}: schedule: {e}"));
+    simulate(steps).unwrap_or_else(|e| panic!("{kind:?} {alg} p={p} root={root}: {e}"))
+}
+
+const SIZES: [u32; 20] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 32, 64, 24,
+];
+
+fn roots(p: u32) -> Vec<u32> {
+    let mut r = vec![0, 1 % p, p - 1, p / 2, (p / 3 + 1) % p];
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+fn all_know(o: &Outcome, who: usize, of: impl Iterator<Item = usize>) -> bool {
+    of.into_iter().all(|q| o.knows[who][q])
+}
+
+/// The textbook data-flow properties of each collective.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "a rank indexes several per-rank vectors"
+)]
+fn check_flow(
+    kind: CollKind,
+    alg: Algorithm,
+    p: usize,
+    root: usize,
+    n: u64,
+    counts: &[u64],
+    o: &Outcome,
+) {
+    let ctx = format!("{kind:?} {alg} p={p} root={root} n={n}");
+    let total: u64 = counts.iter().sum();
+    match kind {
+        CollKind::Barrier | CollKind::Allreduce | CollKind::Alltoall | CollKind::Alltoallv => {
+            for r in 0..p {
+                assert!(all_know(o, r, 0..p), "{ctx}: rank {r} misses someone");
+            }
+        }
+        CollKind::Allgather | CollKind::Allgatherv => {
+            // Everyone has heard from every rank with a non-empty block.
+            for r in 0..p {
+                let nonempty = (0..p).filter(|&q| counts[q] > 0);
+                assert!(all_know(o, r, nonempty), "{ctx}: rank {r} misses someone");
+            }
+        }
+        CollKind::ReduceScatter => {
+            // A non-empty result block combines everyone's data.
+            for r in (0..p).filter(|&r| counts[r] > 0) {
+                assert!(all_know(o, r, 0..p), "{ctx}: rank {r} misses someone");
+            }
+        }
+        CollKind::Bcast | CollKind::Scatter | CollKind::Scatterv => {
+            for r in 0..p {
+                assert!(
+                    o.knows[r][root],
+                    "{ctx}: rank {r} never heard from the root"
+                );
+            }
+        }
+        CollKind::Reduce | CollKind::Gather | CollKind::Gatherv => {
+            assert!(all_know(o, root, 0..p), "{ctx}: the root misses someone");
+        }
+        CollKind::Scan => {
+            for r in 0..p {
+                assert!(all_know(o, r, 0..=r), "{ctx}: rank {r} misses a lower rank");
+            }
+        }
+        CollKind::Exscan => {
+            for r in 0..p {
+                assert!(all_know(o, r, 0..r), "{ctx}: rank {r} misses a lower rank");
+            }
+        }
+    }
+    // Byte totals.
+    match kind {
+        CollKind::Bcast => {
+            for r in (0..p).filter(|&r| r != root) {
+                assert!(
+                    o.received[r] >= n,
+                    "{ctx}: rank {r} received {} < {n}",
+                    o.received[r]
+                );
+            }
+        }
+        CollKind::Reduce => {
+            let sum: u64 = o.reduced.iter().sum();
+            assert_eq!(sum, (p as u64 - 1) * n, "{ctx}: combined bytes");
+        }
+        CollKind::Allreduce => {
+            let sum: u64 = o.reduced.iter().sum();
+            assert!(sum >= (p as u64 - 1) * n, "{ctx}: combined {sum} bytes");
+        }
+        CollKind::Scan => {
+            for r in 1..p {
+                assert!(
+                    o.reduced[r] >= n,
+                    "{ctx}: rank {r} combined {}",
+                    o.reduced[r]
+                );
+            }
+        }
+        CollKind::Gather => {
+            assert_eq!(o.received[root], (p as u64 - 1) * n, "{ctx}: root received");
+        }
+        CollKind::Gatherv => {
+            assert_eq!(
+                o.received[root],
+                total - counts[root],
+                "{ctx}: root received"
+            );
+        }
+        CollKind::Scatter => {
+            for r in (0..p).filter(|&r| r != root) {
+                assert!(o.received[r] >= n, "{ctx}: rank {r} received too little");
+            }
+        }
+        CollKind::Scatterv => {
+            for r in (0..p).filter(|&r| r != root) {
+                assert_eq!(o.received[r], counts[r], "{ctx}: rank {r} received");
+            }
+        }
+        CollKind::Allgather | CollKind::Allgatherv => {
+            for r in 0..p {
+                assert!(
+                    o.received[r] >= total - counts[r],
+                    "{ctx}: rank {r} received {} < {}",
+                    o.received[r],
+                    total - counts[r]
+                );
+            }
+        }
+        CollKind::Alltoall => {
+            for r in 0..p {
+                assert!(
+                    o.received[r] >= (p as u64 - 1) * n,
+                    "{ctx}: rank {r} received"
+                );
+            }
+        }
+        CollKind::ReduceScatter => {
+            let sum: u64 = o.reduced.iter().sum();
+            assert!(
+                sum >= total - counts.iter().max().copied().unwrap_or(0),
+                "{ctx}: combined {sum}"
+            );
+        }
+        _ => {}
+    }
+}
+
+fn uniform_counts(kind: CollKind, p: usize, n: u64) -> Vec<u64> {
+    match kind {
+        CollKind::Bcast
+        | CollKind::Reduce
+        | CollKind::Allreduce
+        | CollKind::Scan
+        | CollKind::Exscan => {
+            vec![n; p]
+        }
+        _ => vec![n; p],
+    }
+}
+
+/// Runs `alg` for `kind` on every size and several roots and byte counts,
+/// with uniform counts.
+fn exercise(kind: CollKind, alg: Algorithm, bytes: &[u64]) {
+    for &p in &SIZES {
+        let rs = if kind.rooted() { roots(p) } else { vec![0] };
+        for &root in &rs {
+            for &n in bytes {
+                let o = run(alg, kind, p, root, &|_| Counts::Uniform(n));
+                check_flow(
+                    kind,
+                    alg,
+                    p as usize,
+                    root as usize,
+                    n,
+                    &uniform_counts(kind, p as usize, n),
+                    &o,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_algorithm_of_every_collective_matches_and_finishes() {
+    for kind in CollKind::ALL {
+        for &alg in algorithms_for(kind) {
+            if matches!(
+                kind,
+                CollKind::Gatherv
+                    | CollKind::Scatterv
+                    | CollKind::Allgatherv
+                    | CollKind::Alltoallv
+                    | CollKind::ReduceScatter
+            ) {
+                // Uniform counts here; per-rank counts below.
+                exercise(kind, alg, &[1, 13, 1000]);
+            } else if kind == CollKind::Barrier {
+                exercise(kind, alg, &[0]);
+            } else {
+                exercise(kind, alg, &[1, 7, 100, 1000, 70_001]);
+            }
+        }
+    }
+}
+
+#[test]
+fn segmented_algorithms_match() {
+    let cases = [
+        (CollKind::Bcast, Algorithm::Pipeline(100)),
+        (CollKind::Bcast, Algorithm::Chain(64)),
+        (CollKind::Bcast, Algorithm::BinaryTree(33)),
+        (CollKind::Bcast, Algorithm::SplitBinaryTree(10)),
+        (CollKind::Bcast, Algorithm::SplitBinaryTree(600)),
+        (CollKind::Reduce, Algorithm::Pipeline(100)),
+        (CollKind::Reduce, Algorithm::Chain(64)),
+        (CollKind::Reduce, Algorithm::BinaryTree(33)),
+    ];
+    for (kind, alg) in cases {
+        exercise(kind, alg, &[1, 99, 100, 1000, 1001]);
+    }
+}
+
+/// Per-rank count patterns for the v-variants: uneven, with zeros, all
+/// zero but one.
+fn patterns(p: usize) -> Vec<Vec<u64>> {
+    vec![
+        (0..p).map(|i| (i as u64 * 37 + 5) % 11 * 100).collect(),
+        (0..p)
+            .map(|i| if i % 3 == 1 { 0 } else { i as u64 * 5000 + 1 })
+            .collect(),
+        (0..p)
+            .map(|i| if i == p / 2 { 40_000 } else { 0 })
+            .collect(),
+        (0..p).map(|i| 1 + i as u64).collect(),
+    ]
+}
+
+#[test]
+fn v_variants_with_per_rank_counts() {
+    for &p in &SIZES {
+        for counts in patterns(p as usize) {
+            let cs: &[u64] = &counts;
+            for kind in [
+                CollKind::Allgatherv,
+                CollKind::ReduceScatter,
+                CollKind::Alltoallv,
+            ] {
+                for &alg in algorithms_for(kind) {
+                    let o = run(alg, kind, p, 0, &|_| Counts::PerRank(cs));
+                    check_flow(kind, alg, p as usize, 0, 0, cs, &o);
+                }
+            }
+            for &root in &roots(p) {
+                for &alg in algorithms_for(CollKind::Gatherv) {
+                    // Every rank knows only its own count.
+                    let o = run(alg, CollKind::Gatherv, p, root, &|r| {
+                        Counts::Own(cs[r as usize])
+                    });
+                    check_flow(CollKind::Gatherv, alg, p as usize, root as usize, 0, cs, &o);
+                    // The root knows all counts.
+                    let o = run(alg, CollKind::Gatherv, p, root, &|r| {
+                        if r == root {
+                            Counts::PerRank(cs)
+                        } else {
+                            Counts::Own(cs[r as usize])
+                        }
+                    });
+                    check_flow(CollKind::Gatherv, alg, p as usize, root as usize, 0, cs, &o);
+                    // Exact sizes then: no ANY_SIZE receive.
+                    assert!(
+                        o.steps
+                            .iter()
+                            .flatten()
+                            .all(|s| s.ops.iter().all(|op| !matches!(
+                                op,
+                                Op::Recv {
+                                    bytes: ANY_SIZE,
+                                    ..
+                                }
+                            )))
+                    );
+                }
+                for &alg in algorithms_for(CollKind::Scatterv) {
+                    let o = run(alg, CollKind::Scatterv, p, root, &|r| {
+                        if r == root {
+                            Counts::PerRank(cs)
+                        } else {
+                            Counts::Own(cs[r as usize])
+                        }
+                    });
+                    check_flow(
+                        CollKind::Scatterv,
+                        alg,
+                        p as usize,
+                        root as usize,
+                        0,
+                        cs,
+                        &o,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_libraries_choices_run_on_every_size() {
+    for library in [Library::Mpich, Library::OpenMpi] {
+        let cfg = CollConfig::new(library);
+        for kind in CollKind::ALL {
+            for &p in &SIZES {
+                for &n in &[
+                    1u64, 8, 100, 2048, 2049, 12288, 40_000, 300_000, 600_000, 2_000_000,
+                ] {
+                    let call = CollCall {
+                        kind,
+                        rank: 0,
+                        size: p,
+                        root: 0,
+                        counts: Counts::Uniform(n),
+                    };
+                    let alg = select(&cfg, &call);
+                    assert!(
+                        algorithms_for(kind).contains(&super::base_of(alg)),
+                        "{library:?} picked {alg} for {kind:?}"
+                    );
+                    let root = if kind.rooted() { p / 2 } else { 0 };
+                    let o = run(alg, kind, p, root, &|_| Counts::Uniform(n));
+                    check_flow(
+                        kind,
+                        alg,
+                        p as usize,
+                        root as usize,
+                        n,
+                        &vec![n; p as usize],
+                        &o,
+                    );
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Textbook message counts.
+
+#[test]
+fn binomial_bcast_sends_p_minus_1_messages() {
+    for alg in [Algorithm::BinomialTree, Algorithm::OmpiBinomial] {
+        for &p in &SIZES {
+            for root in roots(p) {
+                let o = run(alg, CollKind::Bcast, p, root, &|_| Counts::Uniform(64));
+                assert_eq!(
+                    o.sent_msgs.iter().sum::<u64>(),
+                    u64::from(p) - 1,
+                    "{alg} p={p}"
+                );
+                for r in 0..p as usize {
+                    let expect = if r == root as usize { 0 } else { 64 };
+                    assert_eq!(o.received[r], expect, "{alg} p={p} rank {r}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn recursive_doubling_allreduce_on_powers_of_two_is_log_p_sendrecvs() {
+    for k in 0..=6u32 {
+        let p = 1u32 << k;
+        let steps = schedules(
+            Algorithm::RecursiveDoubling,
+            CollKind::Allreduce,
+            p,
+            0,
+            &|_| Counts::Uniform(8),
+        )
+        .unwrap();
+        for (r, s) in steps.iter().enumerate() {
+            assert_eq!(s.len(), k as usize, "p={p} rank {r}");
+            for (i, step) in s.iter().enumerate() {
+                let partner = (r ^ (1 << i)) as u32;
+                assert_eq!(
+                    step.ops,
+                    vec![
+                        Op::Recv {
+                            peer: partner,
+                            bytes: 8
+                        },
+                        Op::Send {
+                            peer: partner,
+                            bytes: 8
+                        }
+                    ]
+                );
+                assert_eq!(step.reduce_bytes, 8);
+            }
+        }
+    }
+}
+
+#[test]
+fn dissemination_barrier_has_ceil_log2_p_rounds() {
+    for &p in &SIZES {
+        let rounds = (0..32).find(|&k| 1u64 << k >= u64::from(p)).unwrap_or(0);
+        for alg in [Algorithm::Dissemination, Algorithm::Bruck] {
+            let steps = schedules(alg, CollKind::Barrier, p, 0, &|_| Counts::Uniform(0)).unwrap();
+            for s in &steps {
+                assert_eq!(s.len(), rounds, "{alg} p={p}");
+                assert!(s.iter().all(|st| st.ops.len() == 2));
+            }
+        }
+    }
+}
+
+#[test]
+fn pairwise_alltoall_takes_p_minus_1_steps() {
+    for &p in &SIZES {
+        for alg in [Algorithm::Pairwise, Algorithm::OmpiPairwise] {
+            let steps = schedules(alg, CollKind::Alltoall, p, 0, &|_| Counts::Uniform(10)).unwrap();
+            for s in &steps {
+                assert_eq!(s.len(), p as usize - 1, "{alg} p={p}");
+                let bytes: u64 = s
+                    .iter()
+                    .flat_map(|st| &st.ops)
+                    .map(|op| match op {
+                        Op::Send { bytes, .. } => *bytes,
+                        _ => 0,
+                    })
+                    .sum();
+                assert_eq!(bytes, 10 * (u64::from(p) - 1));
+            }
+        }
+        if p.is_power_of_two() {
+            // MPICH pairs with rank ^ i on a power of two.
+            let steps = schedules(Algorithm::Pairwise, CollKind::Alltoall, p, 0, &|_| {
+                Counts::Uniform(10)
+            })
+            .unwrap();
+            for (r, s) in steps.iter().enumerate() {
+                for (i, st) in s.iter().enumerate() {
+                    let q = (r ^ (i + 1)) as u32;
+                    assert_eq!(
+                        st.ops,
+                        vec![
+                            Op::Recv { peer: q, bytes: 10 },
+                            Op::Send { peer: q, bytes: 10 }
+                        ]
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn binomial_reduce_combines_at_the_root() {
+    for &p in &SIZES {
+        for root in roots(p) {
+            let o = run(Algorithm::BinomialTree, CollKind::Reduce, p, root, &|_| {
+                Counts::Uniform(32)
+            });
+            // The root has ceil(log2 p) children at most, one combination each.
+            let children = o.steps[root as usize]
+                .iter()
+                .filter(|s| s.reduce_bytes > 0)
+                .count() as u64;
+            assert_eq!(o.reduced[root as usize], children * 32);
+            assert_eq!(o.reduced.iter().sum::<u64>(), (u64::from(p) - 1) * 32);
+        }
+    }
+}
+
+#[test]
+fn rabenseifner_halves_the_traffic() {
+    // 2^k ranks: each rank sends n (p-1)/p in the reduce-scatter and as
+    // much in the allgather.
+    let n = 1 << 20;
+    for k in 1..=6u32 {
+        let p = 1u32 << k;
+        for alg in [Algorithm::Rabenseifner, Algorithm::OmpiRabenseifner] {
+            let o = run(alg, CollKind::Allreduce, p, 0, &|_| Counts::Uniform(n));
+            for r in 0..p as usize {
+                assert_eq!(
+                    o.received[r],
+                    2 * n * (u64::from(p) - 1) / u64::from(p),
+                    "{alg} p={p}"
+                );
+                assert_eq!(o.steps[r].len(), 2 * k as usize);
+            }
+        }
+    }
+}
+
+#[test]
+fn ring_allgather_moves_each_block_once() {
+    for &p in &SIZES {
+        let o = run(Algorithm::Ring, CollKind::Allgather, p, 0, &|_| {
+            Counts::Uniform(100)
+        });
+        for r in 0..p as usize {
+            assert_eq!(o.received[r], 100 * (u64::from(p) - 1));
+            assert_eq!(o.steps[r].len(), p as usize - 1);
+        }
+    }
+}
+
+#[test]
+fn bcast_scatter_allgather_moves_about_2n() {
+    for &p in &[8u32, 9, 16, 17, 32] {
+        for alg in [
+            Algorithm::ScatterRingAllgather,
+            Algorithm::ScatterRecursiveDoublingAllgather,
+        ] {
+            let n = 1 << 16;
+            let o = run(alg, CollKind::Bcast, p, 3 % p, &|_| Counts::Uniform(n));
+            let total: u64 = o.received.iter().sum();
+            // Scatter: at most n (p-1)/p per level pair; allgather: n (p-1)/p per rank.
+            assert!(total >= (u64::from(p) - 1) * n, "{alg} p={p}: {total}");
+            assert!(total <= 3 * (u64::from(p) - 1) * n, "{alg} p={p}: {total}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors and edge cases.
+
+fn call(kind: CollKind, rank: u32, size: u32, root: u32, counts: Counts<'_>) -> CollCall<'_> {
+    CollCall {
+        kind,
+        rank,
+        size,
+        root,
+        counts,
+    }
+}
+
+#[test]
+fn bad_calls_are_errors_not_panics() {
+    let u = Counts::Uniform(8);
+    assert!(schedule(Algorithm::BinomialTree, &call(CollKind::Bcast, 0, 0, 0, u)).is_err());
+    assert!(schedule(Algorithm::BinomialTree, &call(CollKind::Bcast, 4, 4, 0, u)).is_err());
+    assert!(schedule(Algorithm::BinomialTree, &call(CollKind::Bcast, 0, 4, 4, u)).is_err());
+    assert!(
+        schedule(
+            Algorithm::BinomialTree,
+            &call(CollKind::Bcast, 0, 4, 0, Counts::PerRank(&[1, 2, 3, 4]))
+        )
+        .is_err()
+    );
+    assert!(
+        schedule(
+            Algorithm::Ring,
+            &call(CollKind::Allgatherv, 0, 4, 0, Counts::PerRank(&[1, 2, 3]))
+        )
+        .is_err()
+    );
+    assert!(
+        schedule(
+            Algorithm::Ring,
+            &call(CollKind::Allgatherv, 0, 4, 0, Counts::Own(3))
+        )
+        .is_err()
+    );
+    assert!(
+        schedule(
+            Algorithm::LinearNb,
+            &call(CollKind::Scatterv, 0, 4, 0, Counts::Own(3))
+        )
+        .is_err()
+    );
+    assert!(schedule(Algorithm::Ring, &call(CollKind::Bcast, 0, 4, 0, u)).is_err());
+    assert!(
+        schedule(
+            Algorithm::Bruck,
+            &call(CollKind::Alltoallv, 0, 4, 0, Counts::PerRank(&[1, 2, 3, 4]))
+        )
+        .is_err()
+    );
+    assert!(
+        schedule(
+            Algorithm::Ring,
+            &call(CollKind::Allgather, 0, 4, 0, Counts::Uniform(u64::MAX))
+        )
+        .is_err()
+    );
+    assert!(
+        schedule(
+            Algorithm::Ring,
+            &call(
+                CollKind::Allgatherv,
+                0,
+                2,
+                0,
+                Counts::PerRank(&[u64::MAX, 1])
+            )
+        )
+        .is_err()
+    );
+    assert!(
+        schedule(
+            Algorithm::BinomialTree,
+            &call(CollKind::Reduce, 0, 3, 0, Counts::Own(1))
+        )
+        .is_err()
+    );
+    // Non-rooted kinds ignore the root.
+    assert!(schedule(Algorithm::Ring, &call(CollKind::Allgather, 0, 4, 9, u)).is_ok());
+}
+
+#[test]
+fn one_rank_and_zero_bytes_have_no_steps() {
+    for kind in CollKind::ALL {
+        for &alg in algorithms_for(kind) {
+            let steps = schedule(alg, &call(kind, 0, 1, 0, Counts::Uniform(8))).unwrap();
+            assert!(steps.is_empty(), "{kind:?} {alg}");
+            if kind != CollKind::Barrier {
+                let steps = schedule(alg, &call(kind, 1, 4, 0, Counts::Uniform(0))).unwrap();
+                assert!(steps.is_empty(), "{kind:?} {alg}");
+            }
+        }
+    }
+}
+
+#[test]
+fn large_communicators_do_not_overflow() {
+    let p = u32::MAX;
+    let big = call(CollKind::Bcast, p - 1, p, p - 2, Counts::Uniform(1 << 40));
+    for alg in [
+        Algorithm::BinomialTree,
+        Algorithm::OmpiBinomial,
+        Algorithm::Knomial,
+        Algorithm::BinaryTree(0),
+    ] {
+        assert!(schedule(alg, &big).is_ok(), "{alg}");
+    }
+    let ar = call(CollKind::Allreduce, p - 1, p, 0, Counts::Uniform(1 << 30));
+    assert!(schedule(Algorithm::RecursiveDoubling, &ar).is_ok());
+    assert!(schedule(Algorithm::Rabenseifner, &ar).is_ok());
+    let b = call(CollKind::Barrier, 12345, p, 0, Counts::Uniform(0));
+    assert!(schedule(Algorithm::Dissemination, &b).is_ok());
+    assert!(schedule(Algorithm::RecursiveDoubling, &b).is_ok());
+}
+
+// ---------------------------------------------------------------------------
+// Names.
+
+#[test]
+fn names_round_trip() {
+    for &alg in all_algorithms() {
+        assert_eq!(Algorithm::from_name(alg.name()), Some(alg));
+        assert_eq!(Algorithm::from_name(&alg.to_string()), Some(alg));
+    }
+    assert_eq!(
+        Algorithm::from_name("pipeline:65536"),
+        Some(Algorithm::Pipeline(65536))
+    );
+    assert_eq!(Algorithm::Pipeline(65536).to_string(), "pipeline:65536");
+    assert_eq!(Algorithm::from_name("ring:12"), None);
+    assert_eq!(Algorithm::from_name("brucks"), Some(Algorithm::Bruck));
+    assert_eq!(
+        Algorithm::from_name("Scatter_Ring_Allgather"),
+        Some(Algorithm::ScatterRingAllgather)
+    );
+    assert_eq!(Algorithm::from_name("nonsense"), None);
+    assert_eq!(Library::from_name("mpich"), Some(Library::Mpich));
+    assert_eq!(Library::from_name("openmpi"), Some(Library::OpenMpi));
+    assert_eq!(Library::from_name("lam"), None);
+    for kind in CollKind::ALL {
+        for &alg in algorithms_for(kind) {
+            assert_eq!(
+                Algorithm::resolve(Library::Mpich, kind, alg.name()),
+                Ok(alg)
+            );
+        }
+    }
+}
+
+#[test]
+fn resolve_maps_library_names() {
+    use Algorithm as A;
+    let r = |lib, kind, name| Algorithm::resolve(lib, kind, name);
+    assert_eq!(
+        r(Library::OpenMpi, CollKind::Bcast, "binomial"),
+        Ok(A::OmpiBinomial)
+    );
+    assert_eq!(
+        r(Library::Mpich, CollKind::Bcast, "binomial"),
+        Ok(A::BinomialTree)
+    );
+    assert_eq!(
+        r(Library::OpenMpi, CollKind::Alltoall, "pairwise"),
+        Ok(A::OmpiPairwise)
+    );
+    assert_eq!(
+        r(Library::Mpich, CollKind::Alltoall, "pairwise"),
+        Ok(A::Pairwise)
+    );
+    assert_eq!(
+        r(Library::OpenMpi, CollKind::Allreduce, "rabenseifner"),
+        Ok(A::OmpiRabenseifner)
+    );
+    assert_eq!(
+        r(
+            Library::Mpich,
+            CollKind::Allreduce,
+            "reduce_scatter_allgather"
+        ),
+        Ok(A::Rabenseifner)
+    );
+    assert_eq!(
+        r(Library::OpenMpi, CollKind::Allreduce, "reduce_bcast"),
+        Ok(A::NonOverlapping)
+    );
+    assert_eq!(
+        r(Library::OpenMpi, CollKind::Bcast, "pipeline:8192"),
+        Ok(A::Pipeline(8192))
+    );
+    assert!(r(Library::Mpich, CollKind::Barrier, "ring").is_err());
+    assert!(r(Library::Mpich, CollKind::Barrier, "nope").is_err());
+    let mut cfg = CollConfig::new(Library::OpenMpi);
+    assert!(cfg.force(CollKind::Bcast, A::Bruck).is_err());
+    cfg.force(CollKind::Alltoall, A::Pairwise).unwrap();
+    cfg.force(CollKind::Alltoall, A::Bruck).unwrap();
+    assert_eq!(cfg.forced, vec![(CollKind::Alltoall, A::Bruck)]);
+    let c = call(CollKind::Alltoall, 0, 64, 0, Counts::Uniform(1 << 20));
+    assert_eq!(select(&cfg, &c), A::Bruck);
+}
+
+// ---------------------------------------------------------------------------
+// Selectors.
+
+/// (kind, communicator size, bytes) -> expected algorithm under MPICH.
+/// Bytes are the whole buffer (bcast, reduce, allreduce), the per-rank
+/// block (gather, scatter, allgather, reduce_scatter) or the per-destination
+/// block (alltoall).
+#[test]
+fn mpich_selection_table() {
+    use Algorithm as A;
+    use CollKind as K;
+    let table: &[(CollKind, u32, u64, Algorithm)] = &[
+        // bcast.c MPIR_Bcast_intra_auto: nbytes < 12288 || comm_size < 8 -> binomial
+        (K::Bcast, 64, 12287, A::BinomialTree),
+        (K::Bcast, 7, 1 << 20, A::BinomialTree),
+        // nbytes < 524288 && pof2 -> scatter + recursive doubling allgather
+        (K::Bcast, 8, 12288, A::ScatterRecursiveDoublingAllgather),
+        (K::Bcast, 64, 524287, A::ScatterRecursiveDoublingAllgather),
+        // otherwise scatter + ring allgather
+        (K::Bcast, 64, 524288, A::ScatterRingAllgather),
+        (K::Bcast, 12, 12288, A::ScatterRingAllgather),
+        // reduce.c MPIR_Reduce_intra_auto: count*size > 2048 && count >= pof2 -> reduce_scatter_gather
+        (K::Reduce, 16, 2048, A::BinomialTree),
+        (K::Reduce, 16, 2049, A::Rabenseifner),
+        (K::Reduce, 4096, 4000, A::BinomialTree),
+        // allreduce.c MPIR_Allreduce_intra_auto: nbytes <= 2048 || count < pof2 -> recursive doubling
+        (K::Allreduce, 16, 2048, A::RecursiveDoubling),
+        (K::Allreduce, 16, 2049, A::Rabenseifner),
+        (K::Allreduce, 9, 1 << 20, A::Rabenseifner),
+        (K::Allreduce, 4096, 4000, A::RecursiveDoubling),
+        // allgather.c MPIR_Allgather_intra(_auto): total < 524288 && pof2 -> recursive doubling,
+        // total < 81920 -> Bruck, else ring
+        (K::Allgather, 16, 32767, A::RecursiveDoubling),
+        (K::Allgather, 16, 32768, A::Ring),
+        (K::Allgather, 12, 6826, A::Bruck),
+        (K::Allgather, 12, 6827, A::Ring),
+        (K::Allgatherv, 12, 100, A::Bruck),
+        // alltoall.c MPIR_Alltoall_intra_auto: <= 256 && comm_size >= 8 -> Bruck,
+        // <= 32768 -> scattered, else pairwise
+        (K::Alltoall, 8, 256, A::Bruck),
+        (K::Alltoall, 7, 256, A::Scattered),
+        (K::Alltoall, 8, 257, A::Scattered),
+        (K::Alltoall, 8, 32768, A::Scattered),
+        (K::Alltoall, 8, 32769, A::Pairwise),
+        (K::Alltoallv, 8, 1, A::Scattered),
+        // reduce_scatter.c: commutative, total < 524288 -> recursive halving, else pairwise
+        (K::ReduceScatter, 8, 65535, A::RecursiveHalving),
+        (K::ReduceScatter, 8, 65536, A::Pairwise),
+        (K::Gather, 8, 1, A::BinomialTree),
+        (K::Scatter, 8, 1 << 20, A::BinomialTree),
+        (K::Gatherv, 8, 1, A::LinearNb),
+        (K::Scatterv, 8, 1, A::LinearNb),
+        (K::Barrier, 8, 0, A::Dissemination),
+        (K::Scan, 8, 1, A::RecursiveDoubling),
+        (K::Exscan, 8, 1, A::RecursiveDoubling),
+    ];
+    let cfg = CollConfig::new(Library::Mpich);
+    for &(kind, p, n, expect) in table {
+        let c = call(kind, 0, p, 0, Counts::Uniform(n));
+        assert_eq!(select(&cfg, &c), expect, "{kind:?} p={p} n={n}");
+    }
+}
+
+/// (kind, communicator size, bytes) -> expected algorithm under Open MPI
+/// 5.0's fixed rules (coll_tuned_decision_fixed.c), commutative operation.
+#[test]
+fn openmpi_selection_table() {
+    use Algorithm as A;
+    use CollKind as K;
+    let table: &[(CollKind, u32, u64, Algorithm)] = &[
+        // allreduce: p < 4: < 8 ring, < 4096 recursive doubling, ..., >= 262144 rabenseifner
+        (K::Allreduce, 2, 4, A::Ring),
+        (K::Allreduce, 2, 100, A::RecursiveDoubling),
+        (K::Allreduce, 3, 100_000, A::Ring),
+        (K::Allreduce, 3, 1 << 20, A::OmpiRabenseifner),
+        // p < 16: < 8192 recursive doubling, else rabenseifner
+        (K::Allreduce, 8, 8191, A::RecursiveDoubling),
+        (K::Allreduce, 8, 8192, A::OmpiRabenseifner),
+        // p < 256: < 131072 nonoverlapping
+        (K::Allreduce, 128, 1000, A::NonOverlapping),
+        (K::Allreduce, 5000, 1000, A::NonOverlapping),
+        (K::Allreduce, 5000, 10_000, A::Ring),
+        // alltoall: p == 2 -> pairwise / two_proc
+        (K::Alltoall, 2, 1, A::OmpiPairwise),
+        // p < 8: < 8192 linear_sync, < 16384 linear
+        (K::Alltoall, 4, 100, A::Linear),
+        (K::Alltoall, 4, 600_000, A::OmpiPairwise),
+        // p < 32: < 512 modified_bruck
+        (K::Alltoall, 16, 300, A::Bruck),
+        (K::Alltoall, 64, 1023, A::Bruck),
+        (K::Alltoall, 64, 300_000, A::OmpiPairwise),
+        // alltoallv by size: < 4 pairwise, < 64 linear
+        (K::Alltoallv, 3, 1, A::OmpiPairwise),
+        (K::Alltoallv, 16, 1, A::Linear),
+        (K::Alltoallv, 100, 1, A::OmpiPairwise),
+        // barrier: < 4 recursive doubling, < 8 linear, < 64 recursive doubling,
+        // < 256 bruck, < 512 tree
+        (K::Barrier, 3, 0, A::RecursiveDoubling),
+        (K::Barrier, 5, 0, A::Linear),
+        (K::Barrier, 32, 0, A::RecursiveDoubling),
+        (K::Barrier, 64, 0, A::Bruck),
+        (K::Barrier, 300, 0, A::Tree),
+        // bcast: p < 4: < 32 pipeline, < 256 binary tree, < 1024 knomial, < 32768 linear
+        (K::Bcast, 2, 16, A::Pipeline(0)),
+        (K::Bcast, 2, 100, A::BinaryTree(0)),
+        (K::Bcast, 3, 600, A::Knomial),
+        (K::Bcast, 3, 5000, A::Linear),
+        (K::Bcast, 3, 200_000, A::Pipeline(0)),
+        // p < 8: < 128 binomial at [64, 128)
+        (K::Bcast, 6, 100, A::OmpiBinomial),
+        // p < 32: >= 1048576 scatter_allgather
+        (K::Bcast, 16, 4000, A::Knomial),
+        (K::Bcast, 16, 1 << 21, A::ScatterRecursiveDoublingAllgather),
+        (K::Bcast, 300, 20_000, A::SplitBinaryTree(0)),
+        (
+            K::Bcast,
+            1500,
+            1 << 20,
+            A::ScatterRecursiveDoublingAllgather,
+        ),
+        // reduce: p < 4: < 8 rabenseifner (count < pof2 -> linear inside), < 16 binary
+        (K::Reduce, 2, 4, A::OmpiRabenseifner),
+        (K::Reduce, 2, 10, A::BinaryTree(0)),
+        (K::Reduce, 2, 20, A::Pipeline(0)),
+        (K::Reduce, 2, 1000, A::Linear),
+        (K::Reduce, 6, 100_000, A::BinomialTree),
+        (K::Reduce, 16, 100, A::BinaryTree(0)),
+        (K::Reduce, 300, 10_000, A::InOrderBinary),
+        // reduce_scatter on the total: p < 8, < 262144 recursive halving
+        (K::ReduceScatter, 4, 1000, A::RecursiveHalving),
+        (K::ReduceScatter, 2, 1 << 20, A::Ring),
+        (K::ReduceScatter, 2, 40_000, A::Butterfly),
+        (K::ReduceScatter, 64, 2, A::NonOverlapping),
+        // allgather: p == 2 two_proc; p < 32 recursive doubling (Bruck off powers of two)
+        (K::Allgather, 2, 1, A::Ring),
+        (K::Allgather, 16, 100, A::RecursiveDoubling),
+        (K::Allgather, 12, 100, A::Bruck),
+        (K::Allgather, 40, 2000, A::Neighbor),
+        (K::Allgather, 40, 100_000, A::Ring),
+        // allgatherv on the per-rank average: p < 8: < 256 default (gatherv + bcast)
+        (K::Allgatherv, 4, 100, A::Linear),
+        (K::Allgatherv, 4, 1000, A::Neighbor),
+        (K::Allgatherv, 12, 2000, A::Bruck),
+        // gather: p < 4: < 32768 binomial; >= 131072 linear_sync
+        (K::Gather, 3, 100, A::BinomialTree),
+        (K::Gather, 3, 200_000, A::LinearSync),
+        (K::Gather, 6, 5000, A::Linear),
+        // scatter: p < 4: < 131072 linear; p < 8: < 2048 binomial; >= 32768 linear_nb
+        (K::Scatter, 3, 100, A::Linear),
+        (K::Scatter, 6, 100, A::OmpiBinomial),
+        (K::Scatter, 6, 40_000, A::LinearNb),
+        // coll/basic
+        (K::Gatherv, 8, 1, A::LinearNb),
+        (K::Scatterv, 8, 1, A::Linear),
+        (K::Scan, 8, 1, A::Linear),
+        (K::Exscan, 8, 1, A::Linear),
+    ];
+    let cfg = CollConfig::new(Library::OpenMpi);
+    for &(kind, p, n, expect) in table {
+        let c = call(kind, 0, p, 0, Counts::Uniform(n));
+        assert_eq!(select(&cfg, &c), expect, "{kind:?} p={p} n={n}");
+    }
+}
+
+#[test]
+fn openmpi_tables_cover_the_boundaries() {
+    // Spot checks of the raw ids at row and column boundaries.
+    assert_eq!(openmpi::allreduce_id(3, 262143), 5);
+    assert_eq!(openmpi::allreduce_id(4, 15), 4);
+    assert_eq!(openmpi::allreduce_id(4, 16), 3);
+    assert_eq!(openmpi::allreduce_id(4096, 3000), 5);
+    assert_eq!(openmpi::bcast_id(127, 1), 7);
+    assert_eq!(openmpi::bcast_id(128, 1), 6);
+    assert_eq!(openmpi::bcast_id(4096, 10_000), 5);
+    assert_eq!(openmpi::alltoall_id(5000, 70_000), 4);
+    assert_eq!(openmpi::barrier_id(5000), 4);
+    assert_eq!(openmpi::barrier_id(2000), 6);
+    assert_eq!(openmpi::reduce_id(5000, 20), 6);
+    assert_eq!(openmpi::scatter_id(100, 511), 2);
+    assert_eq!(openmpi::gather_id(300, 4000), 1);
+    assert_eq!(openmpi::allgatherv_id(2, 3000), 5);
+    assert_eq!(openmpi::allgather_id(5000, 1), 3);
+    assert_eq!(openmpi::reduce_scatter_id(5000, 5000), 2);
+    assert_eq!(openmpi::alltoallv_id(2000), 1);
+}
+
+// ---------------------------------------------------------------------------
+// The matcher itself.
+
+fn st(ops: Vec<Op>) -> Step {
+    Step {
+        ops,
+        reduce_bytes: 0,
+    }
+}
+
+#[test]
+fn the_matcher_finds_deadlocks_and_mismatches() {
+    let s = |peer, bytes| Op::Send { peer, bytes };
+    let r = |peer, bytes| Op::Recv { peer, bytes };
+    // A sendrecv in one step is safe.
+    assert!(
+        simulate(vec![
+            vec![st(vec![r(1, 4), s(1, 4)])],
+            vec![st(vec![r(0, 4), s(0, 4)])]
+        ])
+        .is_ok()
+    );
+    // Both receive first in separate steps: deadlock.
+    let e = simulate(vec![
+        vec![st(vec![r(1, 4)]), st(vec![s(1, 4)])],
+        vec![st(vec![r(0, 4)]), st(vec![s(0, 4)])],
+    ])
+    .unwrap_err();
+    assert!(e.contains("deadlock"), "{e}");
+    // Both send first: fine with buffering, a deadlock without; the
+    // matcher assumes no buffering.
+    let e = simulate(vec![
+        vec![st(vec![s(1, 4)]), st(vec![r(1, 4)])],
+        vec![st(vec![s(0, 4)]), st(vec![r(0, 4)])],
+    ])
+    .unwrap_err();
+    assert!(e.contains("deadlock"), "{e}");
+    // Sizes must agree unless the receiver takes any size.
+    let e = simulate(vec![vec![st(vec![s(1, 4)])], vec![st(vec![r(0, 5)])]]).unwrap_err();
+    assert!(e.contains("expected"), "{e}");
+    assert!(
+        simulate(vec![
+            vec![st(vec![s(1, 4)])],
+            vec![st(vec![r(0, ANY_SIZE)])]
+        ])
+        .is_ok()
+    );
+    // An unmatched send.
+    let e = simulate(vec![vec![st(vec![s(1, 4)])], vec![]]).unwrap_err();
+    assert!(e.contains("receives"), "{e}");
+    // Messages of a pair match in order: the second send meets the second
+    // receive.
+    let e = simulate(vec![
+        vec![st(vec![s(1, 1)]), st(vec![s(1, 2)])],
+        vec![st(vec![r(0, 2)]), st(vec![r(0, 1)])],
+    ])
+    .unwrap_err();
+    assert!(e.contains("expected"), "{e}");
+}
+
+#[test]
+fn the_matcher_tracks_what_each_rank_can_know() {
+    // A chain 0 -> 1 -> 2: rank 2 hears from 0 through 1, rank 0 from
+    // nobody.
+    let s = |peer, bytes| Op::Send { peer, bytes };
+    let r = |peer, bytes| Op::Recv { peer, bytes };
+    let o = simulate(vec![
+        vec![st(vec![s(1, 8)])],
+        vec![st(vec![r(0, 8)]), st(vec![s(2, 8)])],
+        vec![st(vec![r(1, 8)])],
+    ])
+    .unwrap();
+    assert_eq!(o.knows[2], vec![true, true, true]);
+    assert_eq!(o.knows[0], vec![true, false, false]);
+    assert_eq!(o.received, vec![0, 8, 8]);
+    // A send posted before the sender heard from anyone carries only the
+    // sender's own data.
+    let o = simulate(vec![
+        vec![st(vec![r(1, 8), s(1, 8)])],
+        vec![st(vec![r(0, 8), s(0, 8)]), st(vec![s(2, 8)])],
+        vec![st(vec![r(1, 8)])],
+    ])
+    .unwrap();
+    assert_eq!(o.knows[2], vec![true, true, true]);
+    let o = simulate(vec![
+        vec![st(vec![s(1, 8)])],
+        vec![st(vec![r(0, 8), s(2, 8)])],
+        vec![st(vec![r(1, 8)])],
+    ])
+    .unwrap();
+    assert_eq!(o.knows[2], vec![false, true, true]);
+}
