@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use sim_core::coll::{self, Algorithm, CollConfig, Library};
+use sim_core::coll::{self, Algorithm, CollConfig, Library, ZeroCount};
 use sim_core::ir::CollKind;
 use toml::{Table, Value};
 
@@ -385,7 +385,7 @@ impl<'f> Walker<'f> {
     /// `[collectives]`: `library = "mpich" | "openmpi"` and, per collective,
     /// a forced algorithm (`alltoall = "pairwise"`).
     fn collectives(&self, table: &Table) -> Result<CollConfig, MachineError> {
-        let mut keys: Vec<&str> = vec!["library"];
+        let mut keys: Vec<&str> = vec!["library", "zero_count"];
         keys.extend(CollKind::ALL.iter().map(|k| k.name()));
         self.check_keys("collectives", table, &keys)?;
         let mut cfg = CollConfig::default();
@@ -398,6 +398,21 @@ impl<'f> Walker<'f> {
                     None,
                 )
             })?;
+        }
+        if let Some(value) = table.get("zero_count") {
+            cfg.zero_count = match value.as_str() {
+                Some("return") => ZeroCount::Return,
+                Some("communicate") => ZeroCount::Communicate,
+                Some("barrier") => ZeroCount::Barrier,
+                _ => {
+                    return Err(self.bad_value(
+                        "collectives.zero_count",
+                        "\"return\" (MPICH, Open MPI), \"communicate\" or \"barrier\"",
+                        value,
+                        None,
+                    ));
+                }
+            };
         }
         for kind in CollKind::ALL {
             let Some(value) = table.get(kind.name()) else {
@@ -416,14 +431,11 @@ impl<'f> Walker<'f> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            // The library's own name for its variant (under Open MPI,
+            // "binomial" bcast is Open MPI's binomial tree).
             let alg = value
                 .as_str()
-                .and_then(Algorithm::from_name)
-                .filter(|a| {
-                    coll::algorithms_for(kind)
-                        .iter()
-                        .any(|b| b.name() == a.name())
-                })
+                .and_then(|name| Algorithm::resolve(cfg.library, kind, name).ok())
                 .ok_or_else(|| self.bad_value(&key, &expected, value, None))?;
             cfg.forced.push((kind, alg));
         }

@@ -9,7 +9,7 @@
 use super::comms::coll_context;
 use super::p2p::{Envelope, value_bytes};
 use super::*;
-use crate::coll::{self, CollCall, Counts, Op, Step};
+use crate::coll::{self, CollCall, Counts, Op, Step, ZeroCount};
 use crate::ir::{BinOp, Builtin};
 use crate::ir::{CollArgs, CollKind, ReduceOp};
 use crate::value::{binary, builtin};
@@ -349,14 +349,48 @@ impl<'a> Engine<'a> {
             counts,
         };
         let alg = coll::select(&self.coll_cfg, &call);
-        let steps = coll::schedule(alg, &call)
+        let mut steps = coll::schedule(alg, &call)
             .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
+        if steps.is_empty() && size > 1 && self.coll_cfg.zero_count != ZeroCount::Return {
+            // A library that communicates on zero-count calls: the
+            // algorithm's message pattern with empty messages, or a barrier.
+            let (a, one) = match self.coll_cfg.zero_count {
+                ZeroCount::Barrier => {
+                    let b = CollCall {
+                        kind: CollKind::Barrier,
+                        counts: Counts::Uniform(0),
+                        ..call
+                    };
+                    (coll::select(&self.coll_cfg, &b), b)
+                }
+                _ => (
+                    alg,
+                    CollCall {
+                        counts: Counts::Uniform(1),
+                        ..call
+                    },
+                ),
+            };
+            steps = coll::schedule(a, &one).unwrap_or_default();
+            for st in &mut steps {
+                st.reduce_bytes = 0;
+                for op in &mut st.ops {
+                    match op {
+                        Op::Send { bytes, .. } | Op::Recv { bytes, .. } => *bytes = 0,
+                    }
+                }
+            }
+        }
         // The rank's own block goes from its send buffer to its receive
         // buffer by a memory copy, as the libraries do when the call is not
         // MPI_IN_PLACE (e.g. MPICH's MPIR_Alltoall_intra_* and
         // MPIR_Allgather_intra_* start with MPIR_Localcopy of the own block;
         // MPIR_Allreduce_intra_* copies sendbuf into recvbuf first).
-        let copy = if steps.is_empty() && size > 1 { 0 } else { local_copy_bytes(&call) };
+        let copy = if steps.is_empty() && size > 1 {
+            0
+        } else {
+            local_copy_bytes(&call)
+        };
         if copy > 0 {
             let t = self.machine.copy_seconds(id, copy);
             let lp = &mut self.lps[id as usize];
@@ -670,8 +704,14 @@ fn local_copy_bytes(call: &CollCall<'_>) -> u64 {
     };
     let at_root = call.rank == call.root;
     match call.kind {
-        CollKind::Alltoall | CollKind::Alltoallv | CollKind::Allgather | CollKind::Allgatherv => own,
-        CollKind::Gather | CollKind::Gatherv | CollKind::Scatter | CollKind::Scatterv if at_root => own,
+        CollKind::Alltoall | CollKind::Alltoallv | CollKind::Allgather | CollKind::Allgatherv => {
+            own
+        }
+        CollKind::Gather | CollKind::Gatherv | CollKind::Scatter | CollKind::Scatterv
+            if at_root =>
+        {
+            own
+        }
         CollKind::Allreduce | CollKind::Scan => own,
         CollKind::Reduce if at_root => own,
         _ => 0,

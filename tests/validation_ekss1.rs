@@ -1,0 +1,86 @@
+//! Guards the accuracy achieved against the EKSS-1 measurements
+//! (`../shared/validation/ekss1/`, see VALIDATION.md): `parsim validate`
+//! with the fitted `examples/machines/ekss1.toml` on the PMB Alltoall
+//! (1 process per node, 2, 4, 8, 16 active of 16) and Barrier tables. The
+//! bounds are the errors achieved when this test was written, so that a
+//! change that makes the predictions worse fails; they are not targets.
+
+use std::path::Path;
+use std::process::Command;
+
+fn data(name: &str) -> Option<String> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/validation/ekss1")
+        .join(name);
+    if p.exists() {
+        Some(p.to_string_lossy().into_owned())
+    } else {
+        eprintln!(
+            "skipped: {} is not here (the shared validation data)",
+            p.display()
+        );
+        None
+    }
+}
+
+fn validate(program: &str, table: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "validate",
+        program,
+        "--table",
+        table,
+        "--machine",
+        "examples/machines/ekss1.toml",
+        "--ppn",
+        "1",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("parsim runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+#[test]
+fn alltoall_1ppn_per_group_median_error() {
+    let Some(table) = data("pmb_alltoall_1ppn.csv") else {
+        return;
+    };
+    let v = validate("examples/imb/alltoall.mpl", &table, &[]);
+    let bounds = [(2, 0.125), (4, 0.105), (8, 0.07), (16, 0.06)];
+    for g in v["groups"].as_array().expect("groups") {
+        let active = g["active"].as_u64().expect("active");
+        let median = g["median_abs_error"].as_f64().expect("median");
+        let bound = bounds
+            .iter()
+            .find(|b| b.0 == active)
+            .map(|b| b.1)
+            .expect("a known group");
+        assert!(
+            median <= bound,
+            "{active} active: median |error| {median} > {bound}"
+        );
+        assert!(median <= 0.15, "the issue's bound");
+    }
+    assert!(v["max_abs_error"].as_f64().expect("max") <= 0.36);
+}
+
+#[test]
+fn barrier_1ppn_median_error() {
+    let Some(table) = data("pmb_barrier_1ppn.csv") else {
+        return;
+    };
+    let v = validate(
+        "examples/imb/barrier.mpl",
+        &table,
+        &["--time-col", "ekss1_H_usec"],
+    );
+    let median = v["median_abs_error"].as_f64().expect("median");
+    // Achieved 16.4% (above the 15%: see VALIDATION.md).
+    assert!(median <= 0.165, "median |error| {median}");
+}
