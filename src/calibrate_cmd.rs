@@ -407,7 +407,9 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             .iter()
             .map(|kv| match kv.split_once('=') {
                 Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
-                None => Err(anyhow::anyhow!("--collective expects KEY=VALUE, got `{kv}`")),
+                None => Err(anyhow::anyhow!(
+                    "--collective expects KEY=VALUE, got `{kv}`"
+                )),
             })
             .collect::<anyhow::Result<Vec<_>>>()?,
     })?;

@@ -324,7 +324,12 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
     let _ = writeln!(out, "memcpy = \"{}\"", bandwidth_mb(1.0 / machine.memcpy));
     let _ = writeln!(out, "ranks_per_node = {}", machine.ranks_per_node);
     out.push_str("placement = \"block\"\n");
-    channel(&mut out, "network", machine.network, machine.network_duplex.as_deref());
+    channel(
+        &mut out,
+        "network",
+        machine.network,
+        machine.network_duplex.as_deref(),
+    );
     if let Some(shm) = machine.shm {
         channel(&mut out, "shm", shm, None);
     }

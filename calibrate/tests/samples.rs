@@ -92,7 +92,10 @@ fn samples_fit_within_tolerance() {
         assert!(toml.contains("model = \"hardware\""), "{toml}");
         assert!(toml.contains("[network]"), "{toml}");
         assert!(toml.contains("duplex = \"half\""), "{toml}");
-        assert!(toml.contains("[collectives]\nalltoall = \"pairwise\""), "{toml}");
+        assert!(
+            toml.contains("[collectives]\nalltoall = \"pairwise\""),
+            "{toml}"
+        );
         // The models crate reads what the writer writes, segments included.
         models::LogGpMachine::from_toml_str(&toml, name)
             .unwrap_or_else(|e| panic!("{name}: {e}\n{toml}"));
