@@ -87,7 +87,9 @@ if rank == 0 {
 "#;
 
 fn pingpong_usec(machine: &Path, bytes: u64) -> (f64, f64) {
-    let prog = temp_file("pingpong.mpl", PINGPONG);
+    // A file per machine and size: tests run in parallel.
+    let stem = machine.file_stem().and_then(|s| s.to_str()).unwrap_or("m");
+    let prog = temp_file(&format!("pingpong-{stem}-{bytes}.mpl"), PINGPONG);
     let v = run_json(
         prog.to_str().expect("utf-8 path"),
         &[

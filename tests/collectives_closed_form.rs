@@ -1,0 +1,153 @@
+//! Collectives against their closed forms under the LogGP model.
+//!
+//! Test machine: every rank its own node, L = 5 us, o_s = 1 us, o_r = 2 us,
+//! g = 0, G = 10 ns/B (100 MB/s), eager below 64 KiB, memcpy and reductions
+//! at 1 GB/s. One eager message of n bytes takes T = o_s + L + n G from the
+//! start of the send to its arrival; the receiver is done o_r later.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use approx::assert_relative_eq;
+
+const L: f64 = 5.0e-6;
+const OS: f64 = 1.0e-6;
+const OR: f64 = 2.0e-6;
+const G: f64 = 10.0e-9;
+const COPY: f64 = 1.0e-9; // s/B, memcpy and reduce_op
+
+fn machine(force: &str) -> PathBuf {
+    let text = format!(
+        r#"name = "closed-form collectives"
+model = "hardware"
+[node]
+memcpy = "1 GB/s"
+reduce_op = "1 GB/s"
+[network]
+latency = "5 us"
+send_overhead = "1 us"
+recv_overhead = "2 us"
+gap = "0 us"
+bandwidth = "100 MB/s"
+mtu = "unlimited"
+eager_limit = "64 KiB"
+control_bytes = "0 B"
+[collectives]
+library = "mpich"
+{force}
+"#
+    );
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("coll_closed_form");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let p = dir.join(format!("{}.toml", force.replace([' ', '"', '='], "_")));
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+/// Runs `program` on `ranks` ranks; returns the per-rank finish times and
+/// messages sent.
+fn run(program: &str, ranks: u32, force: &str) -> (Vec<f64>, Vec<u64>) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("coll_closed_form");
+    std::fs::create_dir_all(&dir).expect("dir");
+    // One file per test (tests run in parallel).
+    let prog = dir.join(format!(
+        "prog-{}-{ranks}.mpl",
+        force.replace([' ', '"', '='], "_")
+    ));
+    std::fs::write(&prog, program).expect("write");
+    let m = machine(force);
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args([
+            "run",
+            prog.to_str().expect("utf-8"),
+            "--ranks",
+            &ranks.to_string(),
+        ])
+        .args(["--machine", m.to_str().expect("utf-8"), "--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let ranks = v["ranks"].as_array().expect("ranks");
+    (
+        ranks
+            .iter()
+            .map(|r| r["finish_seconds"].as_f64().expect("f64"))
+            .collect(),
+        ranks
+            .iter()
+            .map(|r| r["messages_sent"].as_u64().expect("u64"))
+            .collect(),
+    )
+}
+
+fn t(n: f64) -> f64 {
+    OS + L + n * G
+}
+
+#[test]
+fn binomial_bcast() {
+    // MPICH's binomial tree sends to the farthest child first, so on 2^k
+    // ranks the last rank gets the data after k hops, each T + o_r.
+    for (p, k) in [(2u32, 1.0), (8, 3.0), (16, 4.0)] {
+        let n = 1000.0;
+        let (finish, msgs) = run("bcast(root: 0, bytes: 1000)\n", p, "bcast = \"binomial\"");
+        let expected = k * (t(n) + OR);
+        let latest = finish.iter().copied().fold(0.0, f64::max);
+        assert_relative_eq!(latest, expected, max_relative = 1e-12);
+        assert_relative_eq!(finish[(p - 1) as usize], expected, max_relative = 1e-12);
+        assert_eq!(
+            msgs.iter().sum::<u64>(),
+            u64::from(p - 1),
+            "a binomial tree sends p - 1 messages"
+        );
+    }
+}
+
+#[test]
+fn recursive_doubling_allreduce() {
+    // Local copy of the buffer, then log2 p exchanges of n bytes, each
+    // followed by the reduction of n bytes.
+    for (p, k) in [(2u32, 1.0), (4, 2.0), (16, 4.0)] {
+        let n = 4096.0;
+        let (finish, msgs) = run(
+            "allreduce(bytes: 4096)\n",
+            p,
+            "allreduce = \"recursive_doubling\"",
+        );
+        let expected = n * COPY + k * (t(n) + OR + n * COPY);
+        for f in &finish {
+            assert_relative_eq!(*f, expected, max_relative = 1e-12);
+        }
+        assert!(
+            msgs.iter().all(|&m| m as f64 == k),
+            "one message per step: {msgs:?}"
+        );
+    }
+}
+
+#[test]
+fn dissemination_barrier() {
+    // ceil(log2 p) rounds of a 0-byte message to rank + 2^i.
+    for (p, rounds) in [(2u32, 1.0), (5, 3.0), (8, 3.0), (16, 4.0)] {
+        let (finish, msgs) = run("barrier()\n", p, "barrier = \"dissemination\"");
+        for f in &finish {
+            assert_relative_eq!(*f, rounds * (t(0.0) + OR), max_relative = 1e-12);
+        }
+        assert!(msgs.iter().all(|&m| m as f64 == rounds));
+    }
+}
+
+#[test]
+fn pairwise_alltoall() {
+    // Local copy of the own block, then p - 1 exchanges of n bytes.
+    for p in [2u32, 4, 8] {
+        let n = 2000.0;
+        let (finish, msgs) = run("alltoall(bytes: 2000)\n", p, "alltoall = \"pairwise\"");
+        let expected = n * COPY + f64::from(p - 1) * (t(n) + OR);
+        for f in &finish {
+            assert_relative_eq!(*f, expected, max_relative = 1e-12);
+        }
+        assert!(msgs.iter().all(|&m| m == u64::from(p - 1)));
+    }
+}
