@@ -314,7 +314,7 @@ struct Lp {
     /// Set while a collective (or comm_split/comm_dup) is in progress.
     coll: Option<Box<collective::CollExec>>,
     /// Set while blocked in `probe`.
-    probing: Option<p2p::Envelope>,
+    probing: Option<Box<p2p::Envelope>>,
     /// When a blocked LP is scheduled to resume (`INFINITY`: not yet);
     /// a resume event at another time is stale and ignored.
     wake_at: f64,
@@ -689,18 +689,11 @@ impl<'a> Engine<'a> {
             Stmt::Compute { kernel, args, span } => {
                 let k = &self.program.kernels[*kernel as usize];
                 // Kernel arguments: on the stack for the usual few, else on the heap.
-                let mut small: [Value; 8] = Default::default();
-                let mut large = Vec::new();
-                let vals: &mut [Value] = if args.len() <= small.len() {
-                    &mut small[..args.len()]
-                } else {
-                    large.resize(args.len(), Value::Null);
-                    &mut large
-                };
-                for (slot, a) in vals.iter_mut().zip(args) {
-                    *slot = self.eval_in(id, a, *span)?;
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::new();
+                for a in args {
+                    vals.push(self.eval_in(id, a, *span)?);
                 }
-                let vals: &[Value] = vals;
+                let vals: &[Value] = &vals;
                 let nominal = match (self.kernel_costs[*kernel as usize], &k.cost) {
                     (Some(t), _) => t,
                     (None, Some(cost)) => {

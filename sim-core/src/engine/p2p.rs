@@ -160,7 +160,7 @@ impl<'a> Engine<'a> {
                     (None, true) => {
                         // Blocks until a matching envelope arrives; then the
                         // statement runs again and finds it.
-                        self.lps[lpi].probing = Some(env);
+                        self.lps[lpi].probing = Some(Box::new(env));
                         return Ok(Flow::Block);
                     }
                 }
@@ -629,8 +629,8 @@ impl<'a> Engine<'a> {
                 // A rank blocked in `probe` for this envelope wakes up.
                 let lp = &self.lps[dst as usize];
                 if lp.state == LpState::Blocked
-                    && let Some(env) = lp.probing
-                    && self.msgs[m as usize].matches(&env)
+                    && let Some(env) = lp.probing.as_deref()
+                    && self.msgs[m as usize].matches(env)
                 {
                     self.wake(dst, self.now);
                 }
