@@ -6,6 +6,7 @@
 //! (invalid rank, truncation, runaway program, ...).
 
 mod calibrate_cmd;
+mod check_cmd;
 mod report;
 mod validate_cmd;
 
@@ -45,6 +46,8 @@ enum Command {
     },
     /// Fit a machine file from benchmark tables (`calibrate net`).
     Calibrate(calibrate_cmd::CalibrateArgs),
+    /// Find deadlocks and MPI usage errors (also under zero buffering).
+    Check(Box<check_cmd::CheckArgs>),
     /// Compare a benchmark skeleton's simulated table with a measured one.
     Validate(Box<validate_cmd::ValidateArgs>),
 }
@@ -95,6 +98,8 @@ enum Outcome {
     InputError,
     Deadlock,
     RuntimeError,
+    /// A command's own exit code (`check`).
+    Code(u8),
 }
 
 fn main() -> ExitCode {
@@ -105,12 +110,14 @@ fn main() -> ExitCode {
         Command::Machine { file } => cmd_machine(file.as_deref()),
         Command::Calibrate(args) => calibrate_cmd::run(&args).map(|()| Outcome::Ok),
         Command::Validate(args) => validate_cmd::run(&args).map(|()| Outcome::Ok),
+        Command::Check(args) => check_cmd::run(&args).map(Outcome::Code),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::InputError) => ExitCode::from(1),
         Ok(Outcome::Deadlock) => ExitCode::from(3),
         Ok(Outcome::RuntimeError) => ExitCode::from(4),
+        Ok(Outcome::Code(c)) => ExitCode::from(c),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)

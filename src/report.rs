@@ -433,12 +433,6 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
             if w.comm != 0 {
                 let _ = write!(line, " [communicator #{}; ranks are world ranks]", w.comm);
             }
-            if w.in_collective {
-                line.push_str(" [a message of the collective's algorithm]");
-            }
-            if w.comm != 0 {
-                let _ = write!(line, " [communicator #{}; ranks are world ranks]", w.comm);
-            }
             if w.span != first.span {
                 let _ = write!(
                     line,

@@ -93,6 +93,35 @@ pub struct SimReport {
     pub messages: u64,
     pub bytes: u64,
     pub events: u64,
+    /// What the program left behind when every rank had finished: messages
+    /// never received, receives never matched, requests never waited for.
+    pub leftovers: Vec<Leftover>,
+}
+
+/// Something a finished program left incomplete (`parsim check` reports it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leftover {
+    pub kind: LeftoverKind,
+    /// The rank that owns it (the sender of an unreceived message).
+    pub rank: u32,
+    /// The other side (world rank), `None` for ANY_SOURCE.
+    pub peer: Option<u32>,
+    /// `None` for ANY_TAG.
+    pub tag: Option<i32>,
+    pub bytes: u64,
+    /// Where it was started (the send, the irecv, the isend).
+    pub span: Span,
+    pub comm: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeftoverKind {
+    /// A message that arrived (or was offered, rendezvous) and was never received.
+    UnreceivedMessage,
+    /// A posted receive (irecv) that no message ever matched.
+    UnmatchedReceive,
+    /// A completed request (isend/irecv) never waited for or tested.
+    UnwaitedRequest,
 }
 
 /// One line of `print` output.
@@ -217,6 +246,8 @@ struct Msg {
     send_req: Option<u32>,
     /// The matched receive request.
     recv_req: u32,
+    /// Where it was sent (reports of messages never received).
+    span: Span,
 }
 
 #[derive(Debug, Clone)]
@@ -508,13 +539,67 @@ impl<'a> Engine<'a> {
         }
         let ranks: Vec<RankStats> = self.lps.iter().map(|lp| lp.stats).collect();
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
+        let leftovers = self.leftovers();
         Ok(SimReport {
             predicted_seconds,
             ranks,
             messages: self.messages,
             bytes: self.bytes,
             events: self.events,
+            leftovers,
         })
+    }
+
+    /// Unreceived messages, unmatched receives and unwaited requests, in
+    /// rank order (user communication only: collectives always complete).
+    fn leftovers(&self) -> Vec<Leftover> {
+        let mut out = Vec::new();
+        for lp in &self.lps {
+            for &m in &lp.unexpected {
+                let msg = &self.msgs[m as usize];
+                if msg.ctx % 2 == 1 {
+                    continue;
+                }
+                out.push(Leftover {
+                    kind: LeftoverKind::UnreceivedMessage,
+                    rank: msg.src,
+                    peer: Some(msg.dst),
+                    tag: Some(msg.tag),
+                    bytes: msg.bytes,
+                    span: msg.span,
+                    comm: msg.ctx / 2,
+                });
+            }
+            for &r in &lp.posted {
+                let q = &self.reqs[r as usize];
+                out.push(Leftover {
+                    kind: LeftoverKind::UnmatchedReceive,
+                    rank: q.owner,
+                    peer: (q.peer != ANY_SOURCE).then_some(q.peer),
+                    tag: (q.tag != ANY_TAG).then_some(q.tag),
+                    bytes: q.bytes,
+                    span: q.span,
+                    comm: q.comm,
+                });
+            }
+            for r in &lp.pending {
+                let q = &self.reqs[r.id as usize];
+                if q.generation != r.generation || !q.done {
+                    continue;
+                }
+                out.push(Leftover {
+                    kind: LeftoverKind::UnwaitedRequest,
+                    rank: q.owner,
+                    peer: (q.peer != ANY_SOURCE).then_some(q.peer),
+                    tag: (q.tag != ANY_TAG).then_some(q.tag),
+                    bytes: q.bytes,
+                    span: q.span,
+                    comm: q.comm,
+                });
+            }
+        }
+        out.sort_by_key(|l| (l.rank, l.span.start));
+        out
     }
 
     // --- the interpreter -----------------------------------------------------

@@ -519,6 +519,7 @@ impl<'a> Engine<'a> {
             arrival: tr.arrival.max(now),
             send_req: rendezvous.then_some(req.id),
             recv_req: u32::MAX,
+            span,
         });
         if !self.try_early_match(m)? {
             let arrival = self.msgs[m as usize].arrival;

@@ -1,0 +1,314 @@
+//! `parsim check`: run the skeleton to find deadlocks and MPI usage errors
+//! before the job is submitted.
+//!
+//! Two runs: on the machine as described, and with zero buffering (every
+//! send waits for its matching receive, as on an MPI that does not buffer),
+//! so that a program that completes only thanks to eager buffering is
+//! flagged. Findings: deadlocks (with the wait-for cycle), run-time errors
+//! (collective mismatches, invalid ranks or roots, truncation), messages
+//! never received, receives never matched, requests never completed, and
+//! buffering hazards. Exit codes: 0 clean, 3 deadlock, 4 other errors,
+//! 5 warnings only (the lowest of 3, 4, 5 that applies wins).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use models::AnyMachine;
+use serde::Serialize;
+use sim_core::coll::CollConfig;
+use sim_core::engine::{Leftover, LeftoverKind, PrintLine, SimConfig, SimError};
+use sim_core::model::{Machine, MessageKind, Transfer};
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// The skeleton program (.mpl).
+    file: PathBuf,
+    /// Number of MPI ranks.
+    #[arg(long, short = 'n')]
+    ranks: u32,
+    /// Machine description (TOML); default: the built-in machine.
+    #[arg(long, short)]
+    machine: Option<PathBuf>,
+    /// Ranks per node for this run (overrides the machine file's).
+    #[arg(long)]
+    ppn: Option<u32>,
+    /// Override a `param`: --param name=value (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+    /// Stop a runaway program after this many events.
+    #[arg(long, default_value_t = 2_000_000_000)]
+    max_events: u64,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+struct Finding {
+    /// deadlock, error, unreceived_message, unmatched_receive,
+    /// leaked_request, buffering_hazard.
+    kind: &'static str,
+    severity: &'static str,
+    ranks: Vec<u32>,
+    line: u32,
+    col: u32,
+    message: String,
+}
+
+/// The machine with every send synchronous: eager limit 0.
+struct ZeroBuffering<'a>(&'a mut AnyMachine);
+
+impl Machine for ZeroBuffering<'_> {
+    fn compute_seconds(&self, rank: u32, nominal: f64) -> f64 {
+        self.0.compute_seconds(rank, nominal)
+    }
+    fn copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.0.copy_seconds(rank, bytes)
+    }
+    fn eager_limit(&self, _src: u32, _dst: u32) -> u64 {
+        0
+    }
+    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
+        self.0.control_bytes(src, dst)
+    }
+    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.0.send_overhead(src, dst, bytes)
+    }
+    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.0.recv_overhead(src, dst, bytes)
+    }
+    fn transfer(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer {
+        self.0.transfer(src, dst, bytes, kind, ready)
+    }
+    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.0.reduce_seconds(rank, bytes)
+    }
+    fn collectives(&self) -> CollConfig {
+        self.0.collectives()
+    }
+    fn reset(&mut self, ranks: u32) {
+        self.0.reset(ranks);
+    }
+}
+
+fn leftover_finding(l: &Leftover, file: &str, source: &str) -> Finding {
+    let peer = l
+        .peer
+        .map_or("any rank".to_owned(), |p| format!("rank {p}"));
+    let tag = l.tag.map_or("any tag".to_owned(), |t| format!("tag {t}"));
+    let comm = if l.comm == 0 {
+        String::new()
+    } else {
+        format!(" on communicator #{}", l.comm)
+    };
+    let line = source
+        .lines()
+        .nth(l.span.line.saturating_sub(1) as usize)
+        .unwrap_or("")
+        .trim();
+    let (kind, message) = match l.kind {
+        LeftoverKind::UnreceivedMessage => (
+            "unreceived_message",
+            format!(
+                "rank {} sent {} bytes with {tag} to {peer}{comm} that were never received ({file}:{}: {line})",
+                l.rank, l.bytes, l.span.line
+            ),
+        ),
+        LeftoverKind::UnmatchedReceive => (
+            "unmatched_receive",
+            format!(
+                "rank {} posted a receive from {peer}, {tag}{comm} that no message matched ({file}:{}: {line})",
+                l.rank, l.span.line
+            ),
+        ),
+        LeftoverKind::UnwaitedRequest => (
+            "leaked_request",
+            format!(
+                "rank {} never waited for or tested its request ({file}:{}: {line}); the rank finished with it pending",
+                l.rank, l.span.line
+            ),
+        ),
+    };
+    Finding {
+        kind,
+        severity: "error",
+        ranks: vec![l.rank],
+        line: l.span.line,
+        col: l.span.col,
+        message,
+    }
+}
+
+pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
+    let file = args.file.display().to_string();
+    let source =
+        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {file}"))?;
+    let mut program = match frontend::compile(&file, &source) {
+        Ok(p) => p,
+        Err(d) => {
+            eprint!("{}", d.render(&file, &source));
+            return Ok(1);
+        }
+    };
+    let overrides = crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
+    if let Err(e) = frontend::apply_param_overrides(&mut program, &overrides) {
+        eprintln!("error: {e}");
+        return Ok(1);
+    }
+    let mut machine = match &args.machine {
+        None => AnyMachine::builtin_default(),
+        Some(p) => match AnyMachine::load(p) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(1);
+            }
+        },
+    };
+    if let Some(p) = args.ppn {
+        machine = machine.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
+    }
+    let cfg = SimConfig {
+        ranks: args.ranks,
+        max_events: args.max_events,
+        ..SimConfig::default()
+    };
+    let mut sink = |_: PrintLine| {};
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut text = String::new();
+    // Run 1: the machine as described.
+    let first = sim_core::simulate(&program, &mut machine, cfg.clone(), &mut sink);
+    match &first {
+        Ok(rep) => {
+            for l in &rep.leftovers {
+                findings.push(leftover_finding(l, &file, &source));
+            }
+        }
+        Err(e) => {
+            let (kind, severity) = match e {
+                SimError::Deadlock { .. } => ("deadlock", "deadlock"),
+                _ => ("error", "error"),
+            };
+            let (ranks, line, col) = match e {
+                SimError::Deadlock { blocked, .. } => (
+                    blocked.iter().map(|b| b.rank).collect(),
+                    blocked.first().map_or(0, |b| b.span.line),
+                    blocked.first().map_or(0, |b| b.span.col),
+                ),
+                SimError::Runtime { rank, span, .. } => (vec![*rank], span.line, span.col),
+                SimError::KernelWithoutCost { span, .. } => (Vec::new(), span.line, span.col),
+                _ => (Vec::new(), 0, 0),
+            };
+            let rendered = crate::report::sim_error(e, &file, &source);
+            text.push_str(&rendered);
+            findings.push(Finding {
+                kind,
+                severity,
+                ranks,
+                line,
+                col,
+                message: rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_owned(),
+            });
+        }
+    }
+    // Run 2: zero buffering, when the first run completed.
+    if first.is_ok() {
+        let mut zero = ZeroBuffering(&mut machine);
+        let second = sim_core::simulate(&program, &mut zero, cfg, &mut sink);
+        if let Err(err) = &second
+            && let SimError::Deadlock { blocked, .. } = err
+        {
+            let sends: Vec<u64> = blocked
+                .iter()
+                .flat_map(|b| b.waits.iter())
+                .filter(|w| w.kind == sim_core::engine::PendingKind::Send)
+                .map(|w| w.bytes)
+                .collect();
+            // Sends whose messages run 1 found never received are that
+            // error, not a buffering hazard.
+            let unreceived: Vec<(u32, u32)> = match &first {
+                Ok(rep) => rep
+                    .leftovers
+                    .iter()
+                    .filter(|l| l.kind == LeftoverKind::UnreceivedMessage)
+                    .map(|l| (l.span.line, l.span.col))
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            let only_unreceived = blocked.iter().flat_map(|b| b.waits.iter()).all(|w| {
+                w.kind == sim_core::engine::PendingKind::Send
+                    && unreceived.contains(&(w.span.line, w.span.col))
+            });
+            let largest = sends.iter().copied().max().unwrap_or(0);
+            let smallest = sends.iter().copied().min().unwrap_or(0);
+            let limit = blocked
+                .first()
+                .and_then(|b| {
+                    b.waits
+                        .iter()
+                        .find(|w| w.peer.is_some())
+                        .map(|w| (b.rank, w.peer.unwrap_or(0)))
+                })
+                .map_or(0, |(a, b)| machine.eager_limit(a, b));
+            let rendered = crate::report::sim_error(err, &file, &source);
+            if !only_unreceived {
+                let message = format!(
+                    "buffering hazard: completes with this machine's eager limit ({limit} B) only because sends of {smallest}..{largest} bytes are buffered; it deadlocks on an MPI that does not buffer, or once these messages reach the eager limit ({limit} B)"
+                );
+                text.push_str(&format!(
+                    "warning: {message}\n  with zero buffering: {rendered}"
+                ));
+                findings.push(Finding {
+                    kind: "buffering_hazard",
+                    severity: "warning",
+                    ranks: blocked.iter().map(|b| b.rank).collect(),
+                    line: blocked.first().map_or(0, |b| b.span.line),
+                    col: blocked.first().map_or(0, |b| b.span.col),
+                    message,
+                });
+            }
+        }
+    }
+    let code = if findings.iter().any(|f| f.severity == "deadlock") {
+        3
+    } else if findings.iter().any(|f| f.severity == "error") {
+        4
+    } else if findings.is_empty() {
+        0
+    } else {
+        5
+    };
+    if args.format == "json" {
+        let v = serde_json::json!({ "program": file, "ranks": args.ranks, "findings": findings, "exit_code": code });
+        crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+    } else {
+        let mut leftovers = String::new();
+        for f in findings.iter().filter(|f| {
+            f.kind.ends_with("message") || f.kind.ends_with("receive") || f.kind == "leaked_request"
+        }) {
+            leftovers.push_str(&format!("error: {}\n", f.message));
+        }
+        text.insert_str(0, &leftovers);
+        if findings.is_empty() {
+            text.push_str(&format!(
+                "no problems found in {file} on {} ranks (also checked with zero buffering)\n",
+                args.ranks
+            ));
+        }
+        crate::out(&text);
+    }
+    Ok(code)
+}

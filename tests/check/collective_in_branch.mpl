@@ -1,0 +1,2 @@
+// A collective in a rank-dependent branch: rank 0 skips it.
+if rank != 0 { barrier() }

@@ -1,0 +1,6 @@
+// Both ranks send first, then receive: fine while the messages are buffered
+// (below the eager limit), a deadlock on an MPI that does not buffer.
+param bytes = 1024
+let peer = 1 - rank
+send(to: peer, bytes: bytes)
+recv(from: peer, bytes: bytes)

@@ -1,0 +1,2 @@
+// A blocking receive from itself with no send: waits forever.
+recv(from: rank, bytes: 8)

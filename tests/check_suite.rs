@@ -1,0 +1,117 @@
+//! `parsim check` on the known-buggy and known-correct patterns of
+//! `tests/check/` (categories after the MPI Bugs Initiative: deadlock,
+//! parameter matching, buffering hazard, resource leak, request lifecycle,
+//! call ordering).
+
+use std::process::Command;
+
+/// Runs `parsim check` and returns (exit code, findings as (kind, line)).
+fn check(file: &str, ranks: u32, params: &[&str]) -> (i32, Vec<(String, u64)>) {
+    let mut args = vec![
+        "check".to_owned(),
+        format!("tests/check/{file}"),
+        "--ranks".into(),
+        ranks.to_string(),
+    ];
+    args.extend(["--format".into(), "json".into()]);
+    for p in params {
+        args.extend(["--param".into(), (*p).to_owned()]);
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("parsim runs");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{file}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let findings = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap_or("").to_owned(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    (o.status.code().unwrap_or(-1), findings)
+}
+
+#[test]
+fn head_to_head_sends_are_a_buffering_hazard_then_a_deadlock() {
+    assert_eq!(
+        check("head_to_head.mpl", 2, &[]),
+        (5, vec![("buffering_hazard".into(), 5)])
+    );
+    assert_eq!(
+        check("head_to_head.mpl", 2, &["bytes=100000"]),
+        (3, vec![("deadlock".into(), 5)])
+    );
+}
+
+#[test]
+fn deadlocks() {
+    assert_eq!(check("ring.mpl", 6, &[]), (3, vec![("deadlock".into(), 4)]));
+    assert_eq!(
+        check("recv_from_self.mpl", 3, &[]),
+        (3, vec![("deadlock".into(), 2)])
+    );
+    assert_eq!(
+        check("mismatched_tags.mpl", 2, &[]),
+        (3, vec![("deadlock".into(), 2)])
+    );
+    assert_eq!(
+        check("waitall_never.mpl", 2, &[]),
+        (3, vec![("deadlock".into(), 6)])
+    );
+    assert_eq!(
+        check("collective_in_branch.mpl", 4, &[]),
+        (3, vec![("deadlock".into(), 2)])
+    );
+}
+
+#[test]
+fn usage_errors() {
+    assert_eq!(
+        check("different_roots.mpl", 4, &[]),
+        (4, vec![("error".into(), 2)])
+    );
+    assert_eq!(
+        check("never_received.mpl", 2, &[]),
+        (4, vec![("unreceived_message".into(), 2)])
+    );
+    assert_eq!(
+        check("leaked_isend.mpl", 2, &[]),
+        (4, vec![("leaked_request".into(), 2)])
+    );
+}
+
+#[test]
+fn correct_programs_report_nothing() {
+    assert_eq!(check("waitany_server.mpl", 4, &[]), (0, vec![]));
+    assert_eq!(check("correct_halo.mpl", 5, &[]), (0, vec![]));
+    // The examples shipped with parsim are correct too.
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args([
+            "check",
+            "examples/net.mpl",
+            "--ranks",
+            "6",
+            "--param",
+            "iters=3",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
