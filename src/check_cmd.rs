@@ -16,7 +16,7 @@ use anyhow::Context;
 use models::AnyMachine;
 use serde::Serialize;
 use sim_core::coll::CollConfig;
-use sim_core::engine::{Leftover, LeftoverKind, PrintLine, SimConfig, SimError};
+use sim_core::engine::{ForcedMatch, Leftover, LeftoverKind, PrintLine, SimConfig, SimError};
 use sim_core::model::{Machine, MessageKind, Transfer};
 
 #[derive(clap::Args)]
@@ -41,6 +41,10 @@ pub struct CheckArgs {
     /// Stop a runaway program after this many events.
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
+    /// Re-run with each alternative match of racing ANY_SOURCE receives
+    /// forced (as ISP and DAMPI do), at most N runs (default 16).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
+    explore: Option<u32>,
 }
 
 /// One finding.
@@ -179,6 +183,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let cfg = SimConfig {
         ranks: args.ranks,
         max_events: args.max_events,
+        record_wildcards: true,
         ..SimConfig::default()
     };
     let mut sink = |_: PrintLine| {};
@@ -186,11 +191,18 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let mut text = String::new();
     // Run 1: the machine as described.
     let first = sim_core::simulate(&program, &mut machine, cfg.clone(), &mut sink);
+    let mut races = Vec::new();
     match &first {
         Ok(rep) => {
             for l in &rep.leftovers {
                 findings.push(leftover_finding(l, &file, &source));
             }
+            races = rep
+                .wildcards
+                .iter()
+                .filter(|w| !w.alternatives.is_empty())
+                .cloned()
+                .collect::<Vec<_>>();
         }
         Err(e) => {
             let (kind, severity) = match e {
@@ -223,6 +235,115 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                     .to_owned(),
             });
         }
+    }
+    // Wildcard races: with --explore each alternative match is forced in a
+    // run of its own; a race whose every alternative was explored without
+    // a problem is intended nondeterminism (a server taking any worker) and
+    // not reported; the others are warnings.
+    let mut explored = 0u32;
+    let mut reported_lines: Vec<u32> = Vec::new();
+    let mut clean_runs = 0u32;
+    for w in &races {
+        let mut all_explored_clean = args.explore.is_some();
+        if let Some(budget) = args.explore {
+            for &alt in &w.alternatives {
+                if explored >= budget {
+                    all_explored_clean = false;
+                    break;
+                }
+                explored += 1;
+                let forced = SimConfig {
+                    record_wildcards: false,
+                    forced_wildcards: vec![ForcedMatch {
+                        rank: w.rank,
+                        nth: w.nth,
+                        source: alt,
+                    }],
+                    ..cfg.clone()
+                };
+                match sim_core::simulate(&program, &mut machine, forced, &mut sink) {
+                    Ok(rep) if rep.leftovers.is_empty() => clean_runs += 1,
+                    Ok(rep) => {
+                        all_explored_clean = false;
+                        for l in &rep.leftovers {
+                            let mut f = leftover_finding(l, &file, &source);
+                            f.message = format!(
+                                "when rank {}'s receive from any rank at {file}:{} matches rank {alt} instead of rank {} (explored): {}",
+                                w.rank, w.span.line, w.chosen, f.message
+                            );
+                            findings.push(f);
+                        }
+                    }
+                    Err(e) => {
+                        all_explored_clean = false;
+                        let (kind, severity) = match e {
+                            SimError::Deadlock { .. } => ("deadlock", "deadlock"),
+                            _ => ("error", "error"),
+                        };
+                        let rendered = crate::report::sim_error(&e, &file, &source);
+                        let message = format!(
+                            "when rank {}'s receive from any rank at {file}:{} matches rank {alt} instead of rank {} (explored): {}",
+                            w.rank,
+                            w.span.line,
+                            w.chosen,
+                            rendered
+                                .lines()
+                                .next()
+                                .unwrap_or("")
+                                .trim_start_matches("error: ")
+                        );
+                        text.push_str(&format!(
+                            "error: {message}\n{}",
+                            rendered.split_once('\n').map_or("", |x| x.1)
+                        ));
+                        findings.push(Finding {
+                            kind,
+                            severity,
+                            ranks: vec![w.rank, alt],
+                            line: w.span.line,
+                            col: w.span.col,
+                            message,
+                        });
+                    }
+                }
+            }
+        }
+        if all_explored_clean || reported_lines.contains(&w.span.line) {
+            continue;
+        }
+        reported_lines.push(w.span.line);
+        let alts: Vec<String> = w.alternatives.iter().map(u32::to_string).collect();
+        let line_text = source
+            .lines()
+            .nth(w.span.line.saturating_sub(1) as usize)
+            .unwrap_or("")
+            .trim();
+        let message = format!(
+            "wildcard race: rank {}'s receive from any rank ({file}:{}: {line_text}) matched rank {}, but rank(s) {} could also have matched under other timing{}",
+            w.rank,
+            w.span.line,
+            w.chosen,
+            alts.join(", "),
+            if args.explore.is_none() {
+                " (--explore tries the other matchings)"
+            } else {
+                ""
+            }
+        );
+        text.push_str(&format!("warning: {message}\n"));
+        findings.push(Finding {
+            kind: "wildcard_race",
+            severity: "warning",
+            ranks: vec![w.rank],
+            line: w.span.line,
+            col: w.span.col,
+            message,
+        });
+    }
+    if args.explore.is_some() && explored > 0 && args.format != "json" {
+        text.push_str(&format!(
+            "explored {explored} alternative wildcard matching(s), {clean_runs} without a problem\n"
+        ));
     }
     // Run 2: zero buffering, when the first run completed.
     if first.is_ok() {

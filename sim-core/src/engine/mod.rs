@@ -50,6 +50,34 @@ pub struct SimConfig {
     pub max_sim_time: f64,
     /// Maximum call depth of user functions.
     pub max_call_depth: usize,
+    /// Record, for every ANY_SOURCE receive, which other senders could have
+    /// matched it under different timing (`SimReport::wildcards`).
+    pub record_wildcards: bool,
+    /// Force the n-th ANY_SOURCE receive of a rank to match one sender
+    /// (`parsim check --explore`).
+    pub forced_wildcards: Vec<ForcedMatch>,
+}
+
+/// `rank`'s `nth` ANY_SOURCE receive (counting from 0, user messages only)
+/// receives from world rank `source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForcedMatch {
+    pub rank: u32,
+    pub nth: u32,
+    pub source: u32,
+}
+
+/// How an ANY_SOURCE receive was matched, and who else could have matched it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WildcardMatch {
+    pub rank: u32,
+    pub nth: u32,
+    pub span: Span,
+    /// The sender it matched (world rank).
+    pub chosen: u32,
+    /// Other senders whose matching message had arrived or was in flight
+    /// when it matched: under other timing, one of them could have matched.
+    pub alternatives: Vec<u32>,
 }
 
 impl Default for SimConfig {
@@ -59,6 +87,8 @@ impl Default for SimConfig {
             max_events: 2_000_000_000,
             max_sim_time: 1.0e7,
             max_call_depth: 10_000,
+            record_wildcards: false,
+            forced_wildcards: Vec::new(),
         }
     }
 }
@@ -96,6 +126,8 @@ pub struct SimReport {
     /// What the program left behind when every rank had finished: messages
     /// never received, receives never matched, requests never waited for.
     pub leftovers: Vec<Leftover>,
+    /// ANY_SOURCE receives (with `SimConfig::record_wildcards`).
+    pub wildcards: Vec<WildcardMatch>,
 }
 
 /// Something a finished program left incomplete (`parsim check` reports it).
@@ -254,6 +286,8 @@ struct Msg {
 struct Request {
     generation: u32,
     owner: u32,
+    /// For an ANY_SOURCE receive, which one of its rank's (`u32::MAX`: not one).
+    wild_nth: u32,
     is_send: bool,
     done: bool,
     /// When the operation's data is there (recv) or the buffer is free (send).
@@ -338,6 +372,8 @@ struct Lp {
     posted: VecDeque<u32>,
     /// Envelopes sent to this rank whose arrival event is still queued.
     inflight: u32,
+    /// ANY_SOURCE receives posted so far (user messages).
+    wildcards_posted: u32,
     /// Requests started and not yet waited for (`waitall()`).
     pending: Vec<ReqRef>,
     /// Set while a blocking statement is between its post and wait phases.
@@ -388,6 +424,10 @@ pub struct Engine<'a> {
     output: &'a mut dyn FnMut(PrintLine),
     comms: Comms,
     coll_cfg: crate::coll::CollConfig,
+    /// `record_wildcards`: matched ANY_SOURCE receives, and the envelopes in
+    /// flight to each rank.
+    wild_matches: Vec<WildcardMatch>,
+    inflight_to: HashMap<u32, Vec<u32>>,
     /// Collective calls under way, by (communicator, sequence number).
     instances: HashMap<(u32, u64), collective::Instance>,
 }
@@ -431,6 +471,7 @@ impl<'a> Engine<'a> {
                 unexpected: VecDeque::new(),
                 posted: VecDeque::new(),
                 inflight: 0,
+                wildcards_posted: 0,
                 pending: Vec::new(),
                 wait: None,
                 coll: None,
@@ -464,6 +505,8 @@ impl<'a> Engine<'a> {
             comms: Comms::new(world),
             coll_cfg,
             instances: HashMap::new(),
+            wild_matches: Vec::new(),
+            inflight_to: HashMap::new(),
         })
     }
 
@@ -540,6 +583,7 @@ impl<'a> Engine<'a> {
         let ranks: Vec<RankStats> = self.lps.iter().map(|lp| lp.stats).collect();
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let leftovers = self.leftovers();
+        let wildcards = std::mem::take(&mut self.wild_matches);
         Ok(SimReport {
             predicted_seconds,
             ranks,
@@ -547,6 +591,7 @@ impl<'a> Engine<'a> {
             bytes: self.bytes,
             events: self.events,
             leftovers,
+            wildcards,
         })
     }
 

@@ -494,6 +494,7 @@ impl<'a> Engine<'a> {
         let req = self.new_req(Request {
             generation: 0,
             owner: id,
+            wild_nth: u32::MAX,
             is_send: true,
             done: !rendezvous,
             ready_at: tr.cpu_free.max(now),
@@ -524,6 +525,9 @@ impl<'a> Engine<'a> {
         if !self.try_early_match(m)? {
             let arrival = self.msgs[m as usize].arrival;
             self.lps[to as usize].inflight += 1;
+            if self.cfg.record_wildcards {
+                self.inflight_to.entry(to).or_default().push(m);
+            }
             self.push(arrival, EventKind::Arrival(m));
         }
         let lp = &mut self.lps[id as usize];
@@ -537,10 +541,32 @@ impl<'a> Engine<'a> {
     }
 
     /// Posts a receive of `env` (its `bytes` is the capacity).
-    pub(super) fn post_recv(&mut self, id: u32, env: Envelope, span: Span) -> RunResult<ReqRef> {
+    pub(super) fn post_recv(
+        &mut self,
+        id: u32,
+        mut env: Envelope,
+        span: Span,
+    ) -> RunResult<ReqRef> {
+        // ANY_SOURCE receives of user messages are counted (and may be
+        // forced to one sender by `--explore`).
+        let mut wild_nth = u32::MAX;
+        if env.peer == ANY_SOURCE && env.ctx.is_multiple_of(2) {
+            let lp = &mut self.lps[id as usize];
+            wild_nth = lp.wildcards_posted;
+            lp.wildcards_posted += 1;
+            if let Some(f) = self
+                .cfg
+                .forced_wildcards
+                .iter()
+                .find(|f| f.rank == id && f.nth == wild_nth)
+            {
+                env.peer = f.source;
+            }
+        }
         let req = self.new_req(Request {
             generation: 0,
             owner: id,
+            wild_nth,
             is_send: false,
             done: false,
             ready_at: f64::INFINITY,
@@ -610,6 +636,12 @@ impl<'a> Engine<'a> {
     pub(super) fn on_arrival(&mut self, m: u32) -> RunResult<()> {
         let dst = self.msgs[m as usize].dst;
         self.lps[dst as usize].inflight -= 1;
+        if self.cfg.record_wildcards
+            && let Some(v) = self.inflight_to.get_mut(&dst)
+            && let Some(pos) = v.iter().position(|&x| x == m)
+        {
+            v.swap_remove(pos);
+        }
         let lp = &self.lps[dst as usize];
         let msg = &self.msgs[m as usize];
         let hit = lp
@@ -662,6 +694,9 @@ impl<'a> Engine<'a> {
             bytes: msg.bytes,
         };
         self.msgs[m as usize].recv_req = r;
+        if self.cfg.record_wildcards && self.reqs[r as usize].wild_nth != u32::MAX {
+            self.record_wildcard(r, &msg);
+        }
         match msg.send_req {
             None => {
                 let o_r = self.machine.recv_overhead(msg.src, msg.dst, msg.bytes);
@@ -683,6 +718,35 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Records a matched ANY_SOURCE receive with the other senders whose
+    /// matching envelopes had arrived or were in flight: with other timing
+    /// one of them could have been matched instead.
+    fn record_wildcard(&mut self, r: u32, msg: &Msg) {
+        let q = &self.reqs[r as usize];
+        let owner = q.owner;
+        let mut alternatives: Vec<u32> = Vec::new();
+        let lp = &self.lps[owner as usize];
+        let inflight = self
+            .inflight_to
+            .get(&owner)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        for &m in lp.unexpected.iter().chain(inflight.iter()) {
+            let other = &self.msgs[m as usize];
+            if other.src != msg.src && q.accepts(other) && !alternatives.contains(&other.src) {
+                alternatives.push(other.src);
+            }
+        }
+        alternatives.sort_unstable();
+        self.wild_matches.push(WildcardMatch {
+            rank: owner,
+            nth: q.wild_nth,
+            span: q.span,
+            chosen: msg.src,
+            alternatives,
+        });
     }
 
     pub(super) fn on_cts(&mut self, m: u32) {
