@@ -379,7 +379,7 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
     // operations (peers may differ).
     let mut groups: BTreeMap<String, Vec<&BlockedRank>> = BTreeMap::new();
     for b in blocked {
-        let mut key = format!("{:010}:{:06}:{}", b.span.line, b.span.col, b.op);
+        let mut key = format!("{:010}:{:06}:{}:{}", b.span.line, b.span.col, b.op, b.any);
         for w in &b.waits {
             let _ = write!(
                 key,
@@ -408,12 +408,27 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
             first.span.col
         );
         let _ = writeln!(out, "      | {}", line_of(source, first.span));
+        if first.waits.len() > 1 {
+            let _ = writeln!(
+                out,
+                "      {}",
+                if first.any {
+                    "an OR wait: any one of these would release it"
+                } else {
+                    "an AND wait: it needs all of these"
+                }
+            );
+        }
         for (i, w) in first.waits.iter().enumerate() {
             let pairs: Vec<(u32, Option<u32>)> =
                 g.iter().map(|b| (b.rank, b.waits[i].peer)).collect();
             let peers = peer_text(&pairs, total);
             let tag = w.tag.map_or("any tag".to_owned(), |t| format!("tag {t}"));
             let mut line = match w.kind {
+                PendingKind::Recv if w.peer.is_none() => format!(
+                    "waits for a message from any rank (an OR wait over all senders), {tag}, up to {} bytes",
+                    w.bytes
+                ),
                 PendingKind::Recv if w.bytes == u64::MAX => {
                     format!("waits for a message from {peers}, {tag}")
                 }

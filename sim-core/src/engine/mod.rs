@@ -172,6 +172,11 @@ pub struct BlockedRank {
     pub span: Span,
     pub op: &'static str,
     pub waits: Vec<PendingOp>,
+    /// An OR wait (`waitany`): any one of `waits` would release the rank;
+    /// otherwise an AND wait (blocking calls, `waitall`, `sendrecv`): all of
+    /// them are needed. (An ANY_SOURCE receive is an OR wait over senders,
+    /// shown by its `peer` being `None`.)
+    pub any: bool,
 }
 
 /// An incomplete request a blocked rank waits on.
@@ -1022,6 +1027,7 @@ impl<'a> Engine<'a> {
                 span,
                 op,
                 waits,
+                any: lp.wait.as_ref().is_some_and(|ws| ws.any),
             });
         }
         SimError::Deadlock {
