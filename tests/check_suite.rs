@@ -142,3 +142,27 @@ fn correct_programs_report_nothing() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+#[test]
+fn and_and_or_waits_are_told_apart() {
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(["check", "tests/check/and_or_waits.mpl", "--ranks", "3"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("rank 0 blocked in `waitany`"), "{text}");
+    assert!(
+        text.contains("an OR wait: any one of these would release it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("an AND wait: it needs all of these"),
+        "{text}"
+    );
+    assert!(
+        text.contains("from any rank (an OR wait over all senders)"),
+        "{text}"
+    );
+}
