@@ -16,7 +16,9 @@ use anyhow::Context;
 use models::AnyMachine;
 use serde::Serialize;
 use sim_core::coll::CollConfig;
-use sim_core::engine::{ForcedMatch, Leftover, LeftoverKind, PrintLine, SimConfig, SimError};
+use sim_core::engine::{
+    ForcedMatch, Leftover, LeftoverKind, PrintLine, SimConfig, SimError, WildcardMatch,
+};
 use sim_core::model::{Machine, MessageKind, Transfer};
 
 #[derive(clap::Args)]
@@ -221,6 +223,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
             };
             let rendered = crate::report::sim_error(e, &file, &source);
             text.push_str(&rendered);
+            if let SimError::Deadlock { blocked, .. } = e
+                && let Some(m) = communicator_mismatch(blocked)
+            {
+                text.push_str(&format!("error: {}\n", m.message));
+                findings.push(m);
+            }
             findings.push(Finding {
                 kind,
                 severity,
@@ -241,19 +249,25 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     // a problem is intended nondeterminism (a server taking any worker) and
     // not reported; the others are warnings.
     let mut explored = 0u32;
+    // Runs whose forced matching completed cleanly, with their own races:
+    // the next level of the search (combinations of forced matches).
+    let mut deeper: std::collections::VecDeque<(Vec<ForcedMatch>, Vec<WildcardMatch>)> =
+        std::collections::VecDeque::new();
     let mut reported_lines: Vec<u32> = Vec::new();
     let mut clean_runs = 0u32;
+    let mut budget_hit = false;
     for w in &races {
         let mut all_explored_clean = args.explore.is_some();
         if let Some(budget) = args.explore {
             for &alt in &w.alternatives {
                 if explored >= budget {
+                    budget_hit = true;
                     all_explored_clean = false;
                     break;
                 }
                 explored += 1;
                 let forced = SimConfig {
-                    record_wildcards: false,
+                    record_wildcards: true,
                     forced_wildcards: vec![ForcedMatch {
                         rank: w.rank,
                         nth: w.nth,
@@ -262,7 +276,15 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                     ..cfg.clone()
                 };
                 match sim_core::simulate(&program, &mut machine, forced, &mut sink) {
-                    Ok(rep) if rep.leftovers.is_empty() => clean_runs += 1,
+                    Ok(rep) if rep.leftovers.is_empty() => {
+                        clean_runs += 1;
+                        let forced = vec![ForcedMatch {
+                            rank: w.rank,
+                            nth: w.nth,
+                            source: alt,
+                        }];
+                        deeper.push_back((forced, rep.wildcards));
+                    }
                     Ok(rep) => {
                         all_explored_clean = false;
                         for l in &rep.leftovers {
@@ -337,6 +359,119 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
             ranks: vec![w.rank],
             line: w.span.line,
             col: w.span.col,
+            message,
+        });
+    }
+    // Deeper levels, breadth first, within the same budget: force a further
+    // race's alternative on top of a clean forced matching (ISP-style).
+    let mut visited: Vec<Vec<ForcedMatch>> = Vec::new();
+    while let (Some(budget), Some((forced, races_here))) = (args.explore, deeper.pop_front()) {
+        // Only matches made after the last forced one (in this run's match
+        // order) are varied: earlier ones are replays of the parent run, and
+        // changing them could ask for a message an earlier forced match
+        // already consumed (an infeasible matching, a false deadlock).
+        let last_forced = races_here
+            .iter()
+            .rposition(|w| forced.iter().any(|f| f.rank == w.rank && f.nth == w.nth))
+            .map_or(0, |i| i + 1);
+        for w in races_here[last_forced..]
+            .iter()
+            .filter(|w| !w.alternatives.is_empty())
+        {
+            for &alt in &w.alternatives {
+                let mut next = forced.clone();
+                next.push(ForcedMatch {
+                    rank: w.rank,
+                    nth: w.nth,
+                    source: alt,
+                });
+                next.sort_by_key(|f| (f.rank, f.nth, f.source));
+                if visited.contains(&next) {
+                    continue;
+                }
+                if explored >= budget {
+                    budget_hit = true;
+                    continue;
+                }
+                visited.push(next.clone());
+                explored += 1;
+                let run_cfg = SimConfig {
+                    record_wildcards: true,
+                    forced_wildcards: next.clone(),
+                    ..cfg.clone()
+                };
+                let described: Vec<String> = next
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "rank {}'s receive #{} from any rank matches rank {}",
+                            f.rank,
+                            f.nth + 1,
+                            f.source
+                        )
+                    })
+                    .collect();
+                match sim_core::simulate(&program, &mut machine, run_cfg, &mut sink) {
+                    Ok(rep) if rep.leftovers.is_empty() => {
+                        clean_runs += 1;
+                        deeper.push_back((next, rep.wildcards));
+                    }
+                    Ok(rep) => {
+                        for l in &rep.leftovers {
+                            let mut f = leftover_finding(l, &file, &source);
+                            f.message = format!(
+                                "when {} (explored): {}",
+                                described.join(" and "),
+                                f.message
+                            );
+                            findings.push(f);
+                        }
+                    }
+                    Err(e) => {
+                        let (kind, severity) = match e {
+                            SimError::Deadlock { .. } => ("deadlock", "deadlock"),
+                            _ => ("error", "error"),
+                        };
+                        let rendered = crate::report::sim_error(&e, &file, &source);
+                        let message = format!(
+                            "when {} (explored): {}",
+                            described.join(" and "),
+                            rendered
+                                .lines()
+                                .next()
+                                .unwrap_or("")
+                                .trim_start_matches("error: ")
+                        );
+                        text.push_str(&format!(
+                            "error: {message}\n{}",
+                            rendered.split_once('\n').map_or("", |x| x.1)
+                        ));
+                        findings.push(Finding {
+                            kind,
+                            severity,
+                            ranks: next.iter().map(|f| f.rank).collect(),
+                            line: w.span.line,
+                            col: w.span.col,
+                            message,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    // Work left when the budget ran out: the clean races above were not
+    // explored to the end, say so.
+    if budget_hit {
+        let message = format!(
+            "--explore stopped after {explored} matchings with more to try; raise the budget (--explore=N) to cover them"
+        );
+        text.push_str(&format!("warning: {message}\n"));
+        findings.push(Finding {
+            kind: "explore_incomplete",
+            severity: "warning",
+            ranks: Vec::new(),
+            line: 0,
+            col: 0,
             message,
         });
     }
@@ -432,4 +567,52 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         crate::out(&text);
     }
     Ok(code)
+}
+
+/// Ranks of a deadlock blocked in collectives on *different* communicators:
+/// one group entered a collective on one communicator while the others
+/// entered one on another (an ordering mismatch of collectives).
+fn communicator_mismatch(blocked: &[sim_core::engine::BlockedRank]) -> Option<Finding> {
+    use std::collections::BTreeMap;
+    let mut by_comm: BTreeMap<u32, Vec<&sim_core::engine::BlockedRank>> = BTreeMap::new();
+    for b in blocked {
+        if let Some(w) = b.waits.iter().find(|w| w.in_collective) {
+            by_comm.entry(w.comm).or_default().push(b);
+        }
+    }
+    if by_comm.len() < 2 {
+        return None;
+    }
+    let name = |c: u32| {
+        if c == 0 {
+            "the world".to_owned()
+        } else {
+            format!("communicator #{c}")
+        }
+    };
+    let parts: Vec<String> = by_comm
+        .iter()
+        .map(|(c, bs)| {
+            let ranks: Vec<u32> = bs.iter().map(|b| b.rank).collect();
+            format!(
+                "rank(s) {} in `{}` on {} (line {})",
+                crate::report::rank_ranges(&ranks),
+                bs[0].op,
+                name(*c),
+                bs[0].span.line
+            )
+        })
+        .collect();
+    let first = by_comm.values().next().and_then(|v| v.first())?;
+    Some(Finding {
+        kind: "collective_mismatch",
+        severity: "error",
+        ranks: by_comm.values().flatten().map(|b| b.rank).collect(),
+        line: first.span.line,
+        col: first.span.col,
+        message: format!(
+            "collective mismatch across communicators: {}; each waits for ranks that are in a collective on another communicator",
+            parts.join("; ")
+        ),
+    })
 }

@@ -114,8 +114,15 @@ fn wildcard_races_are_warnings_and_explore_finds_the_bad_matching() {
     // a warning without --explore, nothing once every matching was tried.
     assert_eq!(check("waitany_server.mpl", 4, &[]).0, 5);
     assert_eq!(
-        check_with("waitany_server.mpl", 4, &[], &["--explore=64"]),
+        check_with("waitany_server.mpl", 3, &["jobs=1"], &["--explore=64"]),
         (0, vec![])
+    );
+    // With more jobs the matchings multiply beyond the budget: said so.
+    let (code, findings) = check_with("waitany_server.mpl", 4, &[], &["--explore=8"]);
+    assert_eq!(code, 5);
+    assert!(
+        findings.iter().any(|f| f.0 == "explore_incomplete"),
+        "{findings:?}"
     );
 }
 
@@ -164,5 +171,33 @@ fn and_and_or_waits_are_told_apart() {
     assert!(
         text.contains("from any rank (an OR wait over all senders)"),
         "{text}"
+    );
+}
+
+#[test]
+fn explore_combines_forced_matches_in_order() {
+    // The deadlock needs two wildcard receives to match particular ranks.
+    assert_eq!(check("wildcard_race_deep.mpl", 5, &[]).0, 5);
+    let (code, findings) = check_with("wildcard_race_deep.mpl", 5, &[], &["--explore"]);
+    assert_eq!(code, 3);
+    assert_eq!(
+        findings.iter().filter(|f| f.0 == "deadlock").count(),
+        1,
+        "{findings:?}"
+    );
+    // Without enough budget for the second level it is not found.
+    assert_eq!(
+        check_with("wildcard_race_deep.mpl", 5, &[], &["--explore=3"]).0,
+        5
+    );
+}
+
+#[test]
+fn collectives_on_different_communicators_are_a_mismatch() {
+    let (code, findings) = check("different_communicators.mpl", 4, &[]);
+    assert_eq!(code, 3);
+    assert!(
+        findings.contains(&("collective_mismatch".into(), 8)),
+        "{findings:?}"
     );
 }
