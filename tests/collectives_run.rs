@@ -16,7 +16,11 @@ fn machine(library: &str) -> PathBuf {
          [shm]\nlatency = \"0.5 us\"\nbandwidth = \"20 GB/s\"\neager_limit = \"64 KiB\"\n\
          [collectives]\nlibrary = \"{library}\"\n"
     );
-    std::fs::write(&p, text).expect("write");
+    // Written under a unique name and renamed: tests run in parallel and a
+    // reader must never see a half-written file.
+    let tmp = dir.join(format!("{library}.{:?}.tmp", std::thread::current().id()));
+    std::fs::write(&tmp, text).expect("write");
+    std::fs::rename(&tmp, &p).expect("rename");
     p
 }
 

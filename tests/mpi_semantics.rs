@@ -17,7 +17,11 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mpi_semantics");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
-    std::fs::write(&p, text).expect("write temp file");
+    // Unique temporary name, then rename: tests run in parallel and a reader
+    // must never see a half-written file.
+    let tmp = dir.join(format!("{name}.{:?}.tmp", std::thread::current().id()));
+    std::fs::write(&tmp, text).expect("write temp file");
+    std::fs::rename(&tmp, &p).expect("rename temp file");
     p
 }
 
