@@ -201,3 +201,75 @@ fn collectives_on_different_communicators_are_a_mismatch() {
         "{findings:?}"
     );
 }
+
+/// The ranks each finding names.
+fn ranks_of(file: &str, ranks: u32, params: &[&str]) -> Vec<(String, Vec<u64>)> {
+    let mut args = vec![
+        "check".to_owned(),
+        format!("tests/check/{file}"),
+        "--ranks".into(),
+        ranks.to_string(),
+    ];
+    args.extend(["--format".into(), "json".into()]);
+    for p in params {
+        args.extend(["--param".into(), (*p).to_owned()]);
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("parsim runs");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap_or("").to_owned(),
+                f["ranks"]
+                    .as_array()
+                    .expect("ranks")
+                    .iter()
+                    .filter_map(serde_json::Value::as_u64)
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn findings_name_the_right_ranks() {
+    assert_eq!(
+        ranks_of("ring.mpl", 5, &[]),
+        vec![("deadlock".into(), vec![0, 1, 2, 3, 4])]
+    );
+    assert_eq!(
+        ranks_of("head_to_head.mpl", 2, &["bytes=100000"]),
+        vec![("deadlock".into(), vec![0, 1])]
+    );
+    assert_eq!(
+        ranks_of("head_to_head.mpl", 2, &[]),
+        vec![("buffering_hazard".into(), vec![0, 1])]
+    );
+    assert_eq!(
+        ranks_of("mismatched_tags.mpl", 2, &[]),
+        vec![("deadlock".into(), vec![1])]
+    );
+    assert_eq!(
+        ranks_of("different_roots.mpl", 4, &[]),
+        vec![("error".into(), vec![1])]
+    );
+    assert_eq!(
+        ranks_of("leaked_isend.mpl", 2, &[]),
+        vec![("leaked_request".into(), vec![0])]
+    );
+    assert_eq!(
+        ranks_of("never_received.mpl", 2, &[]),
+        vec![("unreceived_message".into(), vec![0])]
+    );
+    assert_eq!(
+        ranks_of("collective_in_branch.mpl", 4, &[]),
+        vec![("deadlock".into(), vec![1, 2, 3])]
+    );
+}
