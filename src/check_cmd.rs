@@ -229,6 +229,31 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                 text.push_str(&format!("error: {}\n", m.message));
                 findings.push(m);
             }
+            if let SimError::Deadlock { blocked, .. } = e {
+                // Ranks whose every possible partner has already finished.
+                let dead: Vec<&sim_core::engine::BlockedRank> = blocked
+                    .iter()
+                    .filter(|b| !b.waits.is_empty() && b.waits.iter().all(|w| w.peer_finished))
+                    .collect();
+                if let Some(first) = dead.first() {
+                    let ranks: Vec<u32> = dead.iter().map(|b| b.rank).collect();
+                    let message = format!(
+                        "rank(s) {} wait in `{}` ({file}:{}) for partners that have already finished",
+                        crate::report::rank_ranges(&ranks),
+                        first.op,
+                        first.span.line
+                    );
+                    text.push_str(&format!("error: {message}\n"));
+                    findings.push(Finding {
+                        kind: "wait_on_finished",
+                        severity: "deadlock",
+                        ranks,
+                        line: first.span.line,
+                        col: first.span.col,
+                        message,
+                    });
+                }
+            }
             findings.push(Finding {
                 kind,
                 severity,

@@ -73,15 +73,24 @@ fn deadlocks() {
     );
     assert_eq!(
         check("mismatched_tags.mpl", 2, &[]),
-        (3, vec![("deadlock".into(), 2)])
+        (
+            3,
+            vec![("wait_on_finished".into(), 2), ("deadlock".into(), 2)]
+        )
     );
     assert_eq!(
         check("waitall_never.mpl", 2, &[]),
-        (3, vec![("deadlock".into(), 6)])
+        (
+            3,
+            vec![("wait_on_finished".into(), 6), ("deadlock".into(), 6)]
+        )
     );
     assert_eq!(
         check("collective_in_branch.mpl", 4, &[]),
-        (3, vec![("deadlock".into(), 2)])
+        (
+            3,
+            vec![("wait_on_finished".into(), 2), ("deadlock".into(), 2)]
+        )
     );
 }
 
@@ -254,7 +263,10 @@ fn findings_name_the_right_ranks() {
     );
     assert_eq!(
         ranks_of("mismatched_tags.mpl", 2, &[]),
-        vec![("deadlock".into(), vec![1])]
+        vec![
+            ("wait_on_finished".into(), vec![1]),
+            ("deadlock".into(), vec![1])
+        ]
     );
     assert_eq!(
         ranks_of("different_roots.mpl", 4, &[]),
@@ -270,6 +282,11 @@ fn findings_name_the_right_ranks() {
     );
     assert_eq!(
         ranks_of("collective_in_branch.mpl", 4, &[]),
-        vec![("deadlock".into(), vec![1, 2, 3])]
+        // Ranks 1 and 2 wait only on rank 0, which skipped the barrier and
+        // finished; rank 3 waits on rank 1.
+        vec![
+            ("wait_on_finished".into(), vec![1, 2]),
+            ("deadlock".into(), vec![1, 2, 3])
+        ]
     );
 }
