@@ -8,6 +8,7 @@
 mod calibrate_cmd;
 mod check_cmd;
 mod report;
+mod sweep_cmd;
 mod validate_cmd;
 
 use std::path::{Path, PathBuf};
@@ -48,6 +49,9 @@ enum Command {
     Calibrate(calibrate_cmd::CalibrateArgs),
     /// Find deadlocks and MPI usage errors (also under zero buffering).
     Check(Box<check_cmd::CheckArgs>),
+    /// A scaling study: predicted time, speedup and efficiency over rank
+    /// counts, machines and what-if settings.
+    Sweep(Box<sweep_cmd::SweepArgs>),
     /// Compare a benchmark skeleton's simulated table with a measured one.
     Validate(Box<validate_cmd::ValidateArgs>),
 }
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate_cmd::run(&args).map(|()| Outcome::Ok),
         Command::Validate(args) => validate_cmd::run(&args).map(|()| Outcome::Ok),
         Command::Check(args) => check_cmd::run(&args).map(Outcome::Code),
+        Command::Sweep(args) => sweep_cmd::run(&args).map(|()| Outcome::Ok),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -1,0 +1,616 @@
+//! `parsim sweep`: a scaling study. Runs a skeleton for a list of rank
+//! counts on one or more machines (and what-if settings of machine keys),
+//! in parallel on the cores, and prints time, speedup and parallel
+//! efficiency per curve with the scalability limit; `--plot` draws them.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, bail};
+use models::AnyMachine;
+use sim_core::engine::{PrintLine, SimConfig};
+
+/// The built-in machine as a file, for `--set` on the default machine
+/// (the models crate tests that the two agree).
+const DEFAULT_MACHINE: &str = include_str!("../examples/machines/default-infiniband.toml");
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// The skeleton program (.mpl).
+    file: PathBuf,
+    /// Rank counts: `1,2,4,...,1024` (a `...` continues the geometric or
+    /// arithmetic progression of the two numbers before it).
+    #[arg(long)]
+    ranks: String,
+    /// Machine description(s); one curve each (default: the built-in machine).
+    #[arg(long = "machine", short)]
+    machines: Vec<PathBuf>,
+    /// What-if: `--set network.bandwidth=1GB/s,10GB/s` overrides a
+    /// machine-file key, one curve per value (repeatable: all combinations).
+    #[arg(long = "set", value_name = "KEY=V1,V2")]
+    sets: Vec<String>,
+    /// Override a `param` of the program (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Ranks per node (overrides the machine files').
+    #[arg(long)]
+    ppn: Option<u32>,
+    /// Weak scaling: the problem grows with the ranks (as in heat.mpl), so
+    /// efficiency is T(first) / T(p) and speedup the scaled speedup.
+    #[arg(long)]
+    weak: bool,
+    /// Parallel efficiency below which a curve has stopped scaling.
+    #[arg(long, default_value_t = 0.5)]
+    efficiency: f64,
+    /// Simulations run at once (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Write an SVG chart of time, speedup and efficiency.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+}
+
+/// Parses `1,2,4,...,64`.
+pub fn parse_ranks(spec: &str) -> anyhow::Result<Vec<u32>> {
+    let mut out: Vec<u32> = Vec::new();
+    let tokens: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t == "..." {
+            let (Some(&b), Some(end)) = (out.last(), tokens.get(i + 1)) else {
+                bail!("`...` in --ranks needs two numbers before it and one after");
+            };
+            let Some(&a) = out.len().checked_sub(2).and_then(|k| out.get(k)) else {
+                bail!("`...` in --ranks needs two numbers before it");
+            };
+            let end: u32 = end
+                .parse()
+                .with_context(|| format!("--ranks: `{end}` is not a rank count"))?;
+            let geometric = a > 0 && b % a == 0 && b / a >= 2;
+            let mut x = b;
+            loop {
+                let next = if geometric {
+                    x.checked_mul(b / a)
+                } else {
+                    x.checked_add(b.saturating_sub(a).max(1))
+                };
+                match next {
+                    Some(n) if n < end => {
+                        out.push(n);
+                        x = n;
+                    }
+                    _ => break,
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let n: u32 = t
+            .parse()
+            .with_context(|| format!("--ranks: `{t}` is not a rank count"))?;
+        if n == 0 {
+            bail!("--ranks: 0 is not a rank count");
+        }
+        out.push(n);
+        i += 1;
+    }
+    if out.is_empty() {
+        bail!("--ranks: no rank counts");
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// One curve: a machine (with what-if settings applied).
+struct Curve {
+    label: String,
+    toml: String,
+    base_dir: PathBuf,
+}
+
+fn set_key(table: &mut toml::Table, key: &str, value: &str) -> anyhow::Result<()> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().context("--set needs a key")?;
+    let mut t = table;
+    for p in parts {
+        t = t
+            .entry(p.to_owned())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .with_context(|| format!("--set {key}: `{p}` is not a section"))?;
+    }
+    // Numbers stay numbers, anything else is a string ("1 GB/s").
+    let v = if let Ok(i) = value.parse::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(f) = value.parse::<f64>() {
+        toml::Value::Float(f)
+    } else {
+        toml::Value::String(value.to_owned())
+    };
+    t.insert(last.to_owned(), v);
+    Ok(())
+}
+
+fn curves(args: &SweepArgs) -> anyhow::Result<Vec<Curve>> {
+    let mut bases: Vec<(String, String, PathBuf)> = Vec::new();
+    if args.machines.is_empty() {
+        bases.push((
+            "default".to_owned(),
+            DEFAULT_MACHINE.to_owned(),
+            PathBuf::from("."),
+        ));
+    }
+    for m in &args.machines {
+        let text =
+            std::fs::read_to_string(m).with_context(|| format!("cannot read {}", m.display()))?;
+        let label = m
+            .file_stem()
+            .map_or("machine".into(), |s| s.to_string_lossy().into_owned());
+        let dir = m
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
+        bases.push((label, text, dir));
+    }
+    // All combinations of the --set values.
+    let mut settings: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for s in &args.sets {
+        let (key, values) = s
+            .split_once('=')
+            .with_context(|| format!("--set expects KEY=V1,V2, got `{s}`"))?;
+        let mut next = Vec::new();
+        for combo in &settings {
+            for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+                let mut c = combo.clone();
+                c.push((key.trim().to_owned(), v.to_owned()));
+                next.push(c);
+            }
+        }
+        settings = next;
+    }
+    let mut out = Vec::new();
+    for (label, text, dir) in &bases {
+        for combo in &settings {
+            let mut toml_text = text.clone();
+            let mut name = label.clone();
+            if !combo.is_empty() {
+                let mut table: toml::Table = toml_text
+                    .parse()
+                    .with_context(|| format!("{label}: not a TOML machine file"))?;
+                for (k, v) in combo {
+                    set_key(&mut table, k, v)?;
+                    let _ = write!(name, " {k}={v}");
+                }
+                toml_text = toml::to_string(&table).context("cannot write the modified machine")?;
+            }
+            out.push(Curve {
+                label: name,
+                toml: toml_text,
+                base_dir: dir.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Point {
+    ranks: u32,
+    seconds: f64,
+    speedup: f64,
+    efficiency: f64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Series {
+    label: String,
+    points: Vec<Point>,
+    /// The rank count after which time stops falling or efficiency drops
+    /// below the threshold (`None`: it scales over the whole range).
+    limit: Option<u32>,
+    limit_reason: Option<String>,
+}
+
+pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
+    let ranks = parse_ranks(&args.ranks)?;
+    let file = args.file.display().to_string();
+    let source =
+        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {file}"))?;
+    let mut program = frontend::compile(&file, &source)
+        .map_err(|d| anyhow::anyhow!("{}", d.render(&file, &source)))?;
+    let overrides = crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
+    frontend::apply_param_overrides(&mut program, &overrides)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let curves = curves(args)?;
+    // Check every machine before starting.
+    let mut machines = Vec::new();
+    for c in &curves {
+        let mut m = AnyMachine::from_toml_str(&c.toml, &c.label, &c.base_dir)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(p) = args.ppn {
+            m = m.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
+        }
+        machines.push(m);
+    }
+    // The jobs, run by a pool of threads; results land in their slot.
+    let jobs: Vec<(usize, u32)> = (0..curves.len())
+        .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
+        .collect();
+    let results: Mutex<Vec<Option<Result<f64, String>>>> = Mutex::new(vec![None; jobs.len()]);
+    let next = AtomicUsize::new(0);
+    let workers = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(jobs.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(c, r)) = jobs.get(i) else { break };
+                    let mut m = match AnyMachine::from_toml_str(
+                        &curves[c].toml,
+                        &curves[c].label,
+                        &curves[c].base_dir,
+                    ) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            results
+                                .lock()
+                                .map(|mut v| v[i] = Some(Err(e.to_string())))
+                                .ok();
+                            continue;
+                        }
+                    };
+                    if let Some(p) = args.ppn
+                        && let Ok(m2) = m.with_ranks_per_node(p)
+                    {
+                        m = m2;
+                    }
+                    let mut sink = |_: PrintLine| {};
+                    let cfg = SimConfig {
+                        ranks: r,
+                        ..SimConfig::default()
+                    };
+                    let out = sim_core::simulate(&program, &mut m, cfg, &mut sink)
+                        .map(|rep| rep.predicted_seconds)
+                        .map_err(|e| crate::report::sim_error(&e, &file, &source));
+                    results.lock().map(|mut v| v[i] = Some(out)).ok();
+                }
+            });
+        }
+    });
+    drop(machines);
+    let results = results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a simulation thread panicked"))?;
+    let mut series = Vec::new();
+    for (c, curve) in curves.iter().enumerate() {
+        let mut points = Vec::new();
+        for (k, &r) in ranks.iter().enumerate() {
+            let i = c * ranks.len() + k;
+            match &results[i] {
+                Some(Ok(t)) => points.push((r, *t)),
+                Some(Err(e)) => bail!("{} on {r} ranks:\n{e}", curve.label),
+                None => bail!("{} on {r} ranks: not run", curve.label),
+            }
+        }
+        let (r0, t0) = points[0];
+        let pts: Vec<Point> = points
+            .iter()
+            .map(|&(r, t)| {
+                let ratio = if t > 0.0 { t0 / t } else { f64::NAN };
+                let scale = f64::from(r) / f64::from(r0);
+                if args.weak {
+                    // Gustafson: the work grows with p, so the scaled
+                    // speedup is p/p0 * T(p0)/T(p) and efficiency T(p0)/T(p).
+                    Point {
+                        ranks: r,
+                        seconds: t,
+                        speedup: scale * ratio,
+                        efficiency: ratio,
+                    }
+                } else {
+                    Point {
+                        ranks: r,
+                        seconds: t,
+                        speedup: ratio,
+                        efficiency: ratio / scale,
+                    }
+                }
+            })
+            .collect();
+        let mut limit = None;
+        let mut reason = None;
+        for w in pts.windows(2) {
+            if !args.weak && w[1].seconds >= w[0].seconds {
+                limit = Some(w[0].ranks);
+                reason = Some(format!("time stops falling after {} ranks", w[0].ranks));
+                break;
+            }
+            if w[1].efficiency < args.efficiency {
+                limit = Some(w[0].ranks);
+                reason = Some(format!(
+                    "parallel efficiency falls below {:.0}% after {} ranks",
+                    args.efficiency * 100.0,
+                    w[0].ranks
+                ));
+                break;
+            }
+        }
+        series.push(Series {
+            label: curve.label.clone(),
+            points: pts,
+            limit,
+            limit_reason: reason,
+        });
+    }
+    if let Some(p) = &args.plot {
+        std::fs::write(p, svg(&series, &file))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if args.format == "json" {
+        crate::out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({"program": file, "series": series}))?
+        ));
+        return Ok(());
+    }
+    let mut out = String::new();
+    for s in &series {
+        let _ = writeln!(out, "{}: {file}", s.label);
+        let _ = writeln!(
+            out,
+            "{:>8} {:>16} {:>10} {:>11}",
+            "ranks", "time (s)", "speedup", "efficiency"
+        );
+        for p in &s.points {
+            let _ = writeln!(
+                out,
+                "{:>8} {:>16.6} {:>10.2} {:>10.1}%",
+                p.ranks,
+                p.seconds,
+                p.speedup,
+                p.efficiency * 100.0
+            );
+        }
+        match &s.limit_reason {
+            Some(r) => {
+                let _ = writeln!(out, "scalability limit: {r}\n");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "scales over the whole range (efficiency stays above {:.0}%)\n",
+                    args.efficiency * 100.0
+                );
+            }
+        }
+    }
+    if let Some(p) = &args.plot {
+        let _ = writeln!(out, "plot: {}", p.display());
+    }
+    crate::out(&out);
+    Ok(())
+}
+
+/// A chart panel: its title, the value it plots, and whether the axis is logarithmic.
+type Panel = (&'static str, fn(&Point) -> f64, bool);
+
+/// Three panels (time on log axes, speedup, efficiency) against ranks on a
+/// log2 axis, one coloured curve per series.
+fn svg(series: &[Series], title: &str) -> String {
+    const W: f64 = 360.0;
+    const H: f64 = 260.0;
+    const M: f64 = 55.0;
+    let colours = [
+        "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    ];
+    let all: Vec<&Point> = series.iter().flat_map(|s| s.points.iter()).collect();
+    let rmin = all.iter().map(|p| p.ranks).min().unwrap_or(1).max(1) as f64;
+    let rmax = all.iter().map(|p| p.ranks).max().unwrap_or(2).max(2) as f64;
+    let lx = |r: f64| {
+        M + (r.log2() - rmin.log2()) / (rmax.log2() - rmin.log2()).max(1e-9) * (W - M - 15.0)
+    };
+    let mut out = String::new();
+    let total_w = 3.0 * W + 20.0;
+    let legend_h = 22.0 * series.len() as f64;
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{}" font-family="sans-serif" font-size="12">"#,
+        H + 60.0 + legend_h
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="10" y="18" font-size="14" font-weight="bold">{}</text>"#,
+        escape(title)
+    );
+    let panels: [Panel; 3] = [
+        ("predicted time (s)", |p| p.seconds, true),
+        ("speedup", |p| p.speedup, true),
+        ("parallel efficiency (%)", |p| p.efficiency * 100.0, false),
+    ];
+    for (k, (name, get, log)) in panels.iter().enumerate() {
+        let ox = 10.0 + k as f64 * W;
+        let oy = 30.0;
+        let vals: Vec<f64> = all
+            .iter()
+            .map(|p| get(p))
+            .filter(|v| v.is_finite() && (!log || *v > 0.0))
+            .collect();
+        let (mut lo, mut hi) = vals
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        if !lo.is_finite() {
+            lo = 0.0;
+            hi = 1.0;
+        }
+        if !log {
+            lo = lo.min(0.0);
+        }
+        if hi <= lo {
+            hi = lo + 1.0;
+        }
+        let fy = |v: f64| -> f64 {
+            let t = if *log {
+                (v.log10() - lo.log10()) / (hi.log10() - lo.log10()).max(1e-9)
+            } else {
+                (v - lo) / (hi - lo)
+            };
+            oy + H - 25.0 - t * (H - 45.0)
+        };
+        // Axes and labels.
+        let _ = writeln!(
+            out,
+            r#"<g transform="translate({ox},0)"><line x1="{M}" y1="{}" x2="{}" y2="{}" stroke="black"/><line x1="{M}" y1="{}" x2="{M}" y2="{}" stroke="black"/>"#,
+            oy + H - 25.0,
+            W - 15.0,
+            oy + H - 25.0,
+            oy + 20.0,
+            oy + H - 25.0
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            (M + W - 15.0) / 2.0,
+            oy + 12.0,
+            escape(name)
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">ranks (log2)</text>"#,
+            (M + W - 15.0) / 2.0,
+            oy + H + 5.0
+        );
+        let mut r = rmin;
+        while r <= rmax * 1.0001 {
+            let x = lx(r);
+            let _ = writeln!(
+                out,
+                r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="black"/><text x="{x}" y="{}" text-anchor="middle" font-size="10">{}</text>"#,
+                oy + H - 25.0,
+                oy + H - 21.0,
+                oy + H - 10.0,
+                r as u64
+            );
+            r *= 2.0;
+        }
+        for j in 0..=4 {
+            let v = if *log {
+                10f64.powf(lo.log10() + (hi.log10() - lo.log10()) * f64::from(j) / 4.0)
+            } else {
+                lo + (hi - lo) * f64::from(j) / 4.0
+            };
+            let y = fy(v);
+            let _ = writeln!(
+                out,
+                r#"<line x1="{}" y1="{y}" x2="{M}" y2="{y}" stroke="black"/><text x="{}" y="{}" text-anchor="end" font-size="10">{}</text>"#,
+                M - 4.0,
+                M - 6.0,
+                y + 3.0,
+                short(v)
+            );
+        }
+        for (si, s) in series.iter().enumerate() {
+            let c = colours[si % colours.len()];
+            let pts: Vec<String> = s
+                .points
+                .iter()
+                .filter(|p| get(p).is_finite() && (!log || get(p) > 0.0))
+                .map(|p| format!("{:.1},{:.1}", lx(f64::from(p.ranks)), fy(get(p))))
+                .collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
+                pts.join(" ")
+            );
+            for p in &pts {
+                if let Some((x, y)) = p.split_once(',') {
+                    let _ = writeln!(out, r#"<circle cx="{x}" cy="{y}" r="3" fill="{c}"/>"#);
+                }
+            }
+        }
+        let _ = writeln!(out, "</g>");
+    }
+    for (si, s) in series.iter().enumerate() {
+        let y = H + 50.0 + 22.0 * si as f64;
+        let c = colours[si % colours.len()];
+        let limit = s
+            .limit_reason
+            .clone()
+            .unwrap_or_else(|| "scales over the range".to_owned());
+        let _ = writeln!(
+            out,
+            r#"<rect x="20" y="{}" width="14" height="14" fill="{c}"/><text x="40" y="{}">{} ({})</text>"#,
+            y - 11.0,
+            y,
+            escape(&s.label),
+            escape(&limit)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A tick label with 3 significant digits.
+fn short(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.abs() >= 1e5 || v.abs() < 1e-3 {
+        return format!("{v:.2e}");
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    let t = format!("{v:.digits$}");
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        t
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ranks;
+
+    #[test]
+    fn rank_lists() {
+        assert_eq!(
+            parse_ranks("1,2,4,...,64").expect("ok"),
+            vec![1, 2, 4, 8, 16, 32, 64]
+        );
+        assert_eq!(
+            parse_ranks("2, 4, ..., 20").expect("ok"),
+            vec![2, 4, 8, 16, 20]
+        );
+        assert_eq!(
+            parse_ranks("10,20,...,50").expect("ok"),
+            vec![10, 20, 40, 50]
+        );
+        assert_eq!(parse_ranks("3,5,...,11").expect("ok"), vec![3, 5, 7, 9, 11]);
+        assert_eq!(parse_ranks("16").expect("ok"), vec![16]);
+        assert!(parse_ranks("...,4").is_err());
+        assert!(parse_ranks("0,1").is_err());
+        assert!(parse_ranks("a").is_err());
+    }
+}
