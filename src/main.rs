@@ -88,6 +88,13 @@ struct RunArgs {
     /// Show every rank in the text report, not groups of ranks.
     #[arg(long)]
     all_ranks: bool,
+    /// Write a timeline in Chrome trace-event format (opens in Perfetto
+    /// and chrome://tracing): a track per rank, message arrows.
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
+    /// At most this many timeline events (the rest is cut, and said so).
+    #[arg(long, default_value_t = 1_000_000)]
+    trace_limit: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -244,6 +251,11 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         ranks: args.ranks,
         max_events: args.max_events,
         max_sim_time: args.max_sim_time,
+        trace_limit: if args.trace.is_some() {
+            args.trace_limit.max(1)
+        } else {
+            0
+        },
         ..SimConfig::default()
     };
     let json = args.format == Format::Json;
@@ -280,6 +292,17 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     args.ranks,
                     rep.messages
                 );
+            }
+            if let Some(path) = &args.trace {
+                let text = report::chrome_trace(&rep, args.ranks, &name);
+                std::fs::write(path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                if rep.trace_truncated {
+                    eprintln!(
+                        "warning: the timeline was cut at {} events (--trace-limit)",
+                        args.trace_limit
+                    );
+                }
             }
             if json {
                 let v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);

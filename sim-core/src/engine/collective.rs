@@ -53,6 +53,9 @@ pub(super) struct CollExec {
     me: u32,
     root: u32,
     op_kind: ReduceOp,
+    /// When the call started (timelines) and its line.
+    started: f64,
+    line: u32,
 }
 
 /// A collective call under way on a communicator.
@@ -111,6 +114,17 @@ impl<'a> Engine<'a> {
                 exec.posted = false;
             }
             if exec.pos == exec.steps.len() {
+                if self.cfg.trace_limit > 0 {
+                    let ev = TraceEvent::Interval {
+                        rank: id,
+                        start: exec.started,
+                        end: self.lps[lpi].clock,
+                        what: exec.op.name().to_owned(),
+                        comm: true,
+                        line: exec.line,
+                    };
+                    self.trace_push(ev);
+                }
                 let result = self.finish_collective(id, &exec, span)?;
                 if let Some(d) = dst {
                     self.set_local(id, d, result);
@@ -161,6 +175,7 @@ impl<'a> Engine<'a> {
     }
 
     fn start_collective(&mut self, id: u32, op: &'a CommOp, span: Span) -> RunResult<CollExec> {
+        let started = self.lps[id as usize].clock;
         let (cop, comm_expr, root_expr, bytes_expr): (
             CollOp,
             Option<&Expr>,
@@ -407,6 +422,8 @@ impl<'a> Engine<'a> {
             me,
             root,
             op_kind,
+            started,
+            line: span.line,
         })
     }
 

@@ -56,6 +56,32 @@ pub struct SimConfig {
     /// Force the n-th ANY_SOURCE receive of a rank to match one sender
     /// (`parsim check --explore`).
     pub forced_wildcards: Vec<ForcedMatch>,
+    /// Record a timeline of at most this many events (`SimReport::trace`);
+    /// 0: none.
+    pub trace_limit: usize,
+}
+
+/// One event of a timeline (`parsim run --trace`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceEvent {
+    /// Rank `rank` was busy from `start` to `end` (seconds) in `what`
+    /// (a kernel's name, or a communication operation) at source `line`.
+    Interval {
+        rank: u32,
+        start: f64,
+        end: f64,
+        what: String,
+        comm: bool,
+        line: u32,
+    },
+    /// A message from `src` (sent at `sent`) to `dst` (matched at `received`).
+    Message {
+        src: u32,
+        dst: u32,
+        sent: f64,
+        received: f64,
+        bytes: u64,
+    },
 }
 
 /// `rank`'s `nth` ANY_SOURCE receive (counting from 0, user messages only)
@@ -89,6 +115,7 @@ impl Default for SimConfig {
             max_call_depth: 10_000,
             record_wildcards: false,
             forced_wildcards: Vec::new(),
+            trace_limit: 0,
         }
     }
 }
@@ -128,6 +155,9 @@ pub struct SimReport {
     pub leftovers: Vec<Leftover>,
     /// ANY_SOURCE receives (with `SimConfig::record_wildcards`).
     pub wildcards: Vec<WildcardMatch>,
+    /// The timeline (with `SimConfig::trace_limit`), and whether it was cut.
+    pub trace: Vec<TraceEvent>,
+    pub trace_truncated: bool,
 }
 
 /// Something a finished program left incomplete (`parsim check` reports it).
@@ -285,6 +315,8 @@ struct Msg {
     recv_req: u32,
     /// Where it was sent (reports of messages never received).
     span: Span,
+    /// When it was sent (timelines).
+    sent: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -330,6 +362,10 @@ struct WaitSet {
     any: bool,
     /// `waitany`: per entry of `reqs`, its variable and argument index.
     any_slots: Vec<(Slot, usize)>,
+    /// When the statement started (timelines), its name and line.
+    started: f64,
+    what: &'static str,
+    line: u32,
 }
 
 impl WaitSet {
@@ -339,6 +375,7 @@ impl WaitSet {
         self.null_slots.clear();
         self.any = false;
         self.any_slots.clear();
+        self.what = "";
     }
 }
 
@@ -429,6 +466,9 @@ pub struct Engine<'a> {
     output: &'a mut dyn FnMut(PrintLine),
     comms: Comms,
     coll_cfg: crate::coll::CollConfig,
+    /// `trace_limit`: the timeline so far.
+    trace: Vec<TraceEvent>,
+    trace_truncated: bool,
     /// `record_wildcards`: matched ANY_SOURCE receives, and the envelopes in
     /// flight to each rank.
     wild_matches: Vec<WildcardMatch>,
@@ -512,6 +552,8 @@ impl<'a> Engine<'a> {
             instances: HashMap::new(),
             wild_matches: Vec::new(),
             inflight_to: HashMap::new(),
+            trace: Vec::new(),
+            trace_truncated: false,
         })
     }
 
@@ -589,7 +631,10 @@ impl<'a> Engine<'a> {
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let leftovers = self.leftovers();
         let wildcards = std::mem::take(&mut self.wild_matches);
+        let trace = std::mem::take(&mut self.trace);
         Ok(SimReport {
+            trace,
+            trace_truncated: self.trace_truncated,
             predicted_seconds,
             ranks,
             messages: self.messages,
@@ -598,6 +643,15 @@ impl<'a> Engine<'a> {
             leftovers,
             wildcards,
         })
+    }
+
+    /// Adds a timeline event, up to the limit.
+    pub(super) fn trace_push(&mut self, ev: TraceEvent) {
+        if self.trace.len() < self.cfg.trace_limit {
+            self.trace.push(ev);
+        } else {
+            self.trace_truncated = true;
+        }
     }
 
     /// Unreceived messages, unmatched receives and unwaited requests, in
@@ -867,8 +921,21 @@ impl<'a> Engine<'a> {
                 }
                 let t = self.machine.compute_seconds(id, nominal);
                 let lp = &mut self.lps[id as usize];
+                let start = lp.clock;
                 lp.clock += t;
                 lp.stats.compute += t;
+                let end = lp.clock;
+                if self.cfg.trace_limit > 0 {
+                    let what = format!("compute {}", k.name);
+                    self.trace_push(TraceEvent::Interval {
+                        rank: id,
+                        start,
+                        end,
+                        what,
+                        comm: false,
+                        line: span.line,
+                    });
+                }
                 Ok(Flow::Continue)
             }
             Stmt::Copy { bytes, span } => {

@@ -170,6 +170,9 @@ impl<'a> Engine<'a> {
                 return self.exec_collective(id, op, dst, span);
             }
         }
+        ws.started = self.lps[lpi].clock;
+        ws.what = super::comm_name(op);
+        ws.line = span.line;
         self.lps[lpi].wait = Some(ws);
         self.try_complete_wait(id, dst)
     }
@@ -410,6 +413,17 @@ impl<'a> Engine<'a> {
             }
             lp.clock = t;
             lp.stats.comm += comm;
+            if self.cfg.trace_limit > 0 && !ws.what.is_empty() {
+                let ev = TraceEvent::Interval {
+                    rank: id,
+                    start: ws.started,
+                    end: t,
+                    what: ws.what.to_owned(),
+                    comm: true,
+                    line: ws.line,
+                };
+                self.trace_push(ev);
+            }
             for s in &ws.null_slots {
                 self.set_local(id, *s, Value::Null);
             }
@@ -521,6 +535,7 @@ impl<'a> Engine<'a> {
             send_req: rendezvous.then_some(req.id),
             recv_req: u32::MAX,
             span,
+            sent: now,
         });
         if !self.try_early_match(m)? {
             let arrival = self.msgs[m as usize].arrival;
@@ -693,6 +708,16 @@ impl<'a> Engine<'a> {
             tag: msg.tag,
             bytes: msg.bytes,
         };
+        if self.cfg.trace_limit > 0 && msg.ctx.is_multiple_of(2) {
+            let received = self.now.max(msg.arrival);
+            self.trace_push(TraceEvent::Message {
+                src: msg.src,
+                dst: msg.dst,
+                sent: msg.sent,
+                received,
+                bytes: msg.bytes,
+            });
+        }
         self.msgs[m as usize].recv_req = r;
         if self.cfg.record_wildcards && self.reqs[r as usize].wild_nth != u32::MAX {
             self.record_wildcard(r, &msg);

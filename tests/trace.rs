@@ -1,0 +1,76 @@
+//! `parsim run --trace`: a Chrome trace-event timeline with one track per
+//! rank, compute and communication intervals, and message arrows.
+
+use std::process::Command;
+
+#[test]
+fn heat_timeline_has_the_intervals_and_arrows_of_the_run() {
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("heat.trace.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args([
+            "run",
+            "examples/heat.mpl",
+            "--ranks",
+            "4",
+            "--param",
+            "iters=3",
+            "--param",
+            "n=300",
+        ])
+        .arg("--trace")
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
+    let events = v["traceEvents"].as_array().expect("events");
+    let of = |ph: &str, cat: &str| -> Vec<&serde_json::Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == ph && (cat.is_empty() || e["cat"] == cat))
+            .collect()
+    };
+    // Every rank computes 3 times 4e-9 * 300 * 300 s = 360 us.
+    let compute = of("X", "compute");
+    assert_eq!(compute.len(), 12);
+    for e in &compute {
+        assert!(
+            (e["dur"].as_f64().expect("dur") - 360.0).abs() < 1e-6,
+            "{e}"
+        );
+        assert_eq!(e["args"]["line"], 8);
+    }
+    for r in 0..4u64 {
+        let starts: Vec<f64> = compute
+            .iter()
+            .filter(|e| e["tid"] == r)
+            .map(|e| e["ts"].as_f64().expect("ts"))
+            .collect();
+        assert_eq!(starts.len(), 3, "rank {r}");
+        assert!(
+            starts.windows(2).all(|w| w[1] >= w[0] + 360.0),
+            "rank {r}: compute intervals do not overlap"
+        );
+    }
+    // Edge ranks exchange with one neighbour, inner ranks with two: 6
+    // sendrecv calls and 6 messages a step.
+    assert_eq!(of("X", "comm").len(), 18);
+    let starts = of("s", "message");
+    let ends = of("f", "message");
+    assert_eq!((starts.len(), ends.len()), (18, 18));
+    for (s, f) in starts.iter().zip(&ends) {
+        assert_eq!(s["id"], f["id"]);
+        assert!(
+            f["ts"].as_f64().expect("ts") > s["ts"].as_f64().expect("ts"),
+            "a message arrives after it is sent"
+        );
+        assert_ne!(s["tid"], f["tid"]);
+    }
+    // A name for every rank's track.
+    assert_eq!(
+        events.iter().filter(|e| e["name"] == "thread_name").count(),
+        4
+    );
+}
