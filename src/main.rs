@@ -95,6 +95,10 @@ struct RunArgs {
     /// At most this many timeline events (the rest is cut, and said so).
     #[arg(long, default_value_t = 1_000_000)]
     trace_limit: usize,
+    /// Write the communication matrix: CSV (source, destination, messages,
+    /// bytes, seconds) and an SVG heat map next to it (FILE with .svg).
+    #[arg(long, value_name = "FILE.csv")]
+    comm_matrix: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -256,6 +260,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         } else {
             0
         },
+        comm_matrix: args.comm_matrix.is_some(),
         ..SimConfig::default()
     };
     let json = args.format == Format::Json;
@@ -292,6 +297,13 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     args.ranks,
                     rep.messages
                 );
+            }
+            if let Some(path) = &args.comm_matrix {
+                std::fs::write(path, report::matrix_csv(&rep))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                let svg = path.with_extension("svg");
+                std::fs::write(&svg, report::matrix_svg(&rep, args.ranks, &name))
+                    .with_context(|| format!("cannot write {}", svg.display()))?;
             }
             if let Some(path) = &args.trace {
                 let text = report::chrome_trace(&rep, args.ranks, &name);

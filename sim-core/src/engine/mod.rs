@@ -59,6 +59,18 @@ pub struct SimConfig {
     /// Record a timeline of at most this many events (`SimReport::trace`);
     /// 0: none.
     pub trace_limit: usize,
+    /// Record messages, bytes and time per (source, destination) pair
+    /// (`SimReport::comm_matrix`).
+    pub comm_matrix: bool,
+}
+
+/// Traffic between one pair of ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PairTraffic {
+    pub messages: u64,
+    pub bytes: u64,
+    /// Sum over the messages of (arrival - send start), seconds.
+    pub seconds: f64,
 }
 
 /// One event of a timeline (`parsim run --trace`).
@@ -116,6 +128,7 @@ impl Default for SimConfig {
             record_wildcards: false,
             forced_wildcards: Vec::new(),
             trace_limit: 0,
+            comm_matrix: false,
         }
     }
 }
@@ -158,6 +171,9 @@ pub struct SimReport {
     /// The timeline (with `SimConfig::trace_limit`), and whether it was cut.
     pub trace: Vec<TraceEvent>,
     pub trace_truncated: bool,
+    /// (source, destination, traffic), sorted, with `SimConfig::comm_matrix`
+    /// (point-to-point and collective messages alike).
+    pub comm_matrix: Vec<(u32, u32, PairTraffic)>,
 }
 
 /// Something a finished program left incomplete (`parsim check` reports it).
@@ -466,6 +482,8 @@ pub struct Engine<'a> {
     output: &'a mut dyn FnMut(PrintLine),
     comms: Comms,
     coll_cfg: crate::coll::CollConfig,
+    /// `comm_matrix`: traffic per (source, destination).
+    pairs: HashMap<(u32, u32), PairTraffic>,
     /// `trace_limit`: the timeline so far.
     trace: Vec<TraceEvent>,
     trace_truncated: bool,
@@ -554,6 +572,7 @@ impl<'a> Engine<'a> {
             inflight_to: HashMap::new(),
             trace: Vec::new(),
             trace_truncated: false,
+            pairs: HashMap::new(),
         })
     }
 
@@ -632,7 +651,13 @@ impl<'a> Engine<'a> {
         let leftovers = self.leftovers();
         let wildcards = std::mem::take(&mut self.wild_matches);
         let trace = std::mem::take(&mut self.trace);
+        let mut comm_matrix: Vec<(u32, u32, PairTraffic)> = std::mem::take(&mut self.pairs)
+            .into_iter()
+            .map(|((s, d), t)| (s, d, t))
+            .collect();
+        comm_matrix.sort_by_key(|&(s, d, _)| (s, d));
         Ok(SimReport {
+            comm_matrix,
             trace,
             trace_truncated: self.trace_truncated,
             predicted_seconds,

@@ -545,6 +545,12 @@ impl<'a> Engine<'a> {
             }
             self.push(arrival, EventKind::Arrival(m));
         }
+        if self.cfg.comm_matrix {
+            let p = self.pairs.entry((id, to)).or_default();
+            p.messages += 1;
+            p.bytes += bytes;
+            p.seconds += tr.arrival.max(now) - now;
+        }
         let lp = &mut self.lps[id as usize];
         lp.clock = now + o_s;
         lp.stats.comm += o_s;
