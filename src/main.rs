@@ -95,6 +95,10 @@ struct RunArgs {
     /// At most this many timeline events (the rest is cut, and said so).
     #[arg(long, default_value_t = 1_000_000)]
     trace_limit: usize,
+    /// Print the critical path: the chain of compute, messages and waits
+    /// across ranks that determines the predicted time.
+    #[arg(long)]
+    critical_path: bool,
     /// Write the communication matrix: CSV (source, destination, messages,
     /// bytes, seconds) and an SVG heat map next to it (FILE with .svg).
     #[arg(long, value_name = "FILE.csv")]
@@ -255,7 +259,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         ranks: args.ranks,
         max_events: args.max_events,
         max_sim_time: args.max_sim_time,
-        trace_limit: if args.trace.is_some() {
+        trace_limit: if args.trace.is_some() || args.critical_path {
             args.trace_limit.max(1)
         } else {
             0
@@ -297,6 +301,17 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     args.ranks,
                     rep.messages
                 );
+            }
+            if args.critical_path {
+                if rep.trace_truncated {
+                    eprintln!(
+                        "warning: the timeline was cut (--trace-limit): the critical path may be incomplete"
+                    );
+                }
+                out(&report::critical_path_text(
+                    &report::critical_path(&rep),
+                    &name,
+                ));
             }
             if let Some(path) = &args.comm_matrix {
                 std::fs::write(path, report::matrix_csv(&rep))

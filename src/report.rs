@@ -655,3 +655,142 @@ pub fn matrix_svg(rep: &SimReport, ranks: u32, file: &str) -> String {
     out.push_str("</svg>\n");
     out
 }
+
+/// One step of the critical path, latest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStep {
+    pub rank: u32,
+    pub what: String,
+    pub line: u32,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// The critical path: from the rank that finishes last, walk back through
+/// its intervals; where a communication interval ended because a message
+/// arrived that was sent after the interval began, continue on the sender
+/// at the moment it sent. Needs the timeline (`SimConfig::trace_limit`).
+pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
+    use sim_core::engine::TraceEvent;
+    let Some((mut rank, _)) = rep
+        .ranks
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.finish.total_cmp(&b.1.finish))
+        .map(|(r, s)| (r as u32, s))
+    else {
+        return Vec::new();
+    };
+    let mut t = rep.ranks[rank as usize].finish;
+    let mut path = Vec::new();
+    let eps = 1e-15;
+    // A bound on the walk (each step moves back in time or to a sender).
+    for _ in 0..1_000_000 {
+        if t <= eps {
+            break;
+        }
+        // The last interval of this rank that ends by t.
+        let interval = rep
+            .trace
+            .iter()
+            .filter_map(|e| match e {
+                TraceEvent::Interval {
+                    rank: r,
+                    start,
+                    end,
+                    what,
+                    comm,
+                    line,
+                } if *r == rank && *end <= t + eps => Some((*start, *end, what, *comm, *line)),
+                _ => None,
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
+        let Some((start, end, what, comm, line)) = interval else {
+            break;
+        };
+        if end < t - eps {
+            path.push(PathStep {
+                rank,
+                what: "(local work between operations)".into(),
+                line: 0,
+                start: end,
+                end: t,
+            });
+        }
+        if comm {
+            // The message that released it: received in the interval, sent
+            // after it began, the latest such.
+            let release = rep
+                .trace
+                .iter()
+                .filter_map(|e| match e {
+                    TraceEvent::Message {
+                        src,
+                        dst,
+                        sent,
+                        received,
+                        ..
+                    } if *dst == rank
+                        && *received <= end + eps
+                        && *received >= start - eps
+                        && *sent > start + eps =>
+                    {
+                        Some((*src, *sent, *received))
+                    }
+                    _ => None,
+                })
+                .max_by(|a, b| a.2.total_cmp(&b.2));
+            if let Some((src, sent, _)) = release {
+                path.push(PathStep {
+                    rank,
+                    what: format!("{what}: waits for rank {src}'s message"),
+                    line,
+                    start: sent,
+                    end,
+                });
+                rank = src;
+                t = sent;
+                continue;
+            }
+        }
+        path.push(PathStep {
+            rank,
+            what: what.clone(),
+            line,
+            start,
+            end,
+        });
+        t = start;
+    }
+    path
+}
+
+/// The critical path as text, earliest first, with consecutive steps of one
+/// rank and operation merged.
+pub fn critical_path_text(path: &[PathStep], file: &str) -> String {
+    let mut merged: Vec<PathStep> = Vec::new();
+    for s in path.iter().rev() {
+        match merged.last_mut() {
+            Some(m) if m.rank == s.rank && m.what == s.what && m.line == s.line => m.end = s.end,
+            _ => merged.push(s.clone()),
+        }
+    }
+    let mut out =
+        String::from("critical path (what determines the predicted time), earliest first:\n");
+    for s in merged.iter().take(200) {
+        let at = if s.line > 0 {
+            format!(" at {file}:{}", s.line)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  rank {:>5} {:>14.9} s .. {:>14.9} s  {}{at}",
+            s.rank, s.start, s.end, s.what
+        );
+    }
+    if merged.len() > 200 {
+        let _ = writeln!(out, "  ... {} more steps", merged.len() - 200);
+    }
+    out
+}
