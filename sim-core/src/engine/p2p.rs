@@ -32,6 +32,7 @@ impl<'a> Engine<'a> {
         if self.lps[lpi].wait.is_some() {
             return self.try_complete_wait(id, dst);
         }
+        let started = self.lps[lpi].clock;
         let mut ws = self.free_waitsets.pop().unwrap_or_default();
         match op {
             CommOp::Isend(a, mode) => {
@@ -170,7 +171,7 @@ impl<'a> Engine<'a> {
                 return self.exec_collective(id, op, dst, span);
             }
         }
-        ws.started = self.lps[lpi].clock;
+        ws.started = started;
         ws.what = super::comm_name(op);
         ws.line = span.line;
         self.lps[lpi].wait = Some(ws);
