@@ -79,6 +79,9 @@ struct RunArgs {
     /// Print simulator statistics (events, events per second) on stderr.
     #[arg(long)]
     stats: bool,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
     /// Stop a runaway program after this many events.
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
@@ -277,7 +280,35 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
     };
     let start = Instant::now();
-    let result = sim_core::simulate(&program, &mut machine, cfg, &mut sink);
+    // A progress line for long runs, on a terminal only, at most 5 times a
+    // second: model time, events per second, ranks finished.
+    let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last_shown = start;
+    let mut shown = false;
+    let mut progress = |p: &sim_core::engine::Progress| {
+        let now = Instant::now();
+        if !show_progress || now.duration_since(last_shown).as_secs_f64() < 0.2 {
+            return;
+        }
+        last_shown = now;
+        shown = true;
+        let rate = p.events as f64 / now.duration_since(start).as_secs_f64().max(1e-9) / 1e6;
+        eprint!(
+            "\r[parsim] model time {:.6} s, {:.1} M events/s, {} of {} ranks finished   ",
+            p.sim_time, rate, p.finished, p.ranks
+        );
+    };
+    let result = sim_core::engine::simulate_with_progress(
+        &program,
+        &mut machine,
+        cfg,
+        &mut sink,
+        &mut progress,
+    );
+    if shown {
+        // Erase the progress line (ANSI "erase line"; stderr is a terminal).
+        eprint!("\r\x1b[2K");
+    }
     let wall = start.elapsed().as_secs_f64();
     match result {
         Ok(rep) => {

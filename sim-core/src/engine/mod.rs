@@ -133,6 +133,19 @@ impl Default for SimConfig {
     }
 }
 
+/// How far a simulation has got (for progress displays).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub events: u64,
+    /// The current model time, seconds.
+    pub sim_time: f64,
+    pub finished: u32,
+    pub ranks: u32,
+}
+
+/// Events between two progress reports.
+const PROGRESS_EVERY: u64 = 1 << 20;
+
 /// Blocks an LP may execute in one slice before it yields (so that a loop
 /// without communication still counts events and meets `max_events`).
 const SLICE_BLOCKS: u32 = 4096;
@@ -480,6 +493,9 @@ pub struct Engine<'a> {
     messages: u64,
     bytes: u64,
     output: &'a mut dyn FnMut(PrintLine),
+    /// Called every `PROGRESS_EVERY` events (`simulate_with_progress`).
+    progress: Option<&'a mut dyn FnMut(&Progress)>,
+    finished: u32,
     comms: Comms,
     coll_cfg: crate::coll::CollConfig,
     /// `comm_matrix`: traffic per (source, destination).
@@ -573,6 +589,8 @@ impl<'a> Engine<'a> {
             trace: Vec::new(),
             trace_truncated: false,
             pairs: HashMap::new(),
+            progress: None,
+            finished: 0,
         })
     }
 
@@ -606,6 +624,16 @@ impl<'a> Engine<'a> {
         }
         while let Some((time, ev_kind)) = self.next_event() {
             self.events += 1;
+            if self.events.is_multiple_of(PROGRESS_EVERY)
+                && let Some(p) = self.progress.as_mut()
+            {
+                p(&Progress {
+                    events: self.events,
+                    sim_time: time,
+                    finished: self.finished,
+                    ranks: self.cfg.ranks,
+                });
+            }
             self.now = time;
             if self.events > self.cfg.max_events {
                 return Err(self.runaway(format!(
@@ -826,6 +854,7 @@ impl<'a> Engine<'a> {
         lp.state = LpState::Finished;
         lp.stats.finish = lp.clock;
         lp.frames = SmallVec::new();
+        self.finished += 1;
     }
 
     fn rt(&self, rank: u32, span: Span, message: String) -> SimError {
@@ -1237,6 +1266,22 @@ pub fn simulate(
     let mut specialized = program.clone();
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
     Engine::new(&specialized, machine, cfg, output)?.run()
+}
+
+/// [`simulate`], calling `progress` every million events or so.
+pub fn simulate_with_progress(
+    program: &Program,
+    machine: &mut dyn Machine,
+    cfg: SimConfig,
+    output: &mut dyn FnMut(PrintLine),
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<SimReport, SimError> {
+    let params = eval_params(program, cfg.ranks)?;
+    let mut specialized = program.clone();
+    crate::fold::specialize(&mut specialized, &params, cfg.ranks);
+    let mut engine = Engine::new(&specialized, machine, cfg, output)?;
+    engine.progress = Some(progress);
+    engine.run()
 }
 
 #[cfg(test)]
