@@ -300,58 +300,22 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                     }],
                     ..cfg.clone()
                 };
-                match sim_core::simulate(&program, &mut machine, forced, &mut sink) {
-                    Ok(rep) if rep.leftovers.is_empty() => {
+                let forced_list = forced.forced_wildcards.clone();
+                let run = sim_core::simulate(&program, &mut machine, forced, &mut sink);
+                match explored_outcome(
+                    run,
+                    &forced_list,
+                    w,
+                    &file,
+                    &source,
+                    &mut findings,
+                    &mut text,
+                ) {
+                    Some(races_there) => {
                         clean_runs += 1;
-                        let forced = vec![ForcedMatch {
-                            rank: w.rank,
-                            nth: w.nth,
-                            source: alt,
-                        }];
-                        deeper.push_back((forced, rep.wildcards));
+                        deeper.push_back((forced_list, races_there));
                     }
-                    Ok(rep) => {
-                        all_explored_clean = false;
-                        for l in &rep.leftovers {
-                            let mut f = leftover_finding(l, &file, &source);
-                            f.message = format!(
-                                "when rank {}'s receive from any rank at {file}:{} matches rank {alt} instead of rank {} (explored): {}",
-                                w.rank, w.span.line, w.chosen, f.message
-                            );
-                            findings.push(f);
-                        }
-                    }
-                    Err(e) => {
-                        all_explored_clean = false;
-                        let (kind, severity) = match e {
-                            SimError::Deadlock { .. } => ("deadlock", "deadlock"),
-                            _ => ("error", "error"),
-                        };
-                        let rendered = crate::report::sim_error(&e, &file, &source);
-                        let message = format!(
-                            "when rank {}'s receive from any rank at {file}:{} matches rank {alt} instead of rank {} (explored): {}",
-                            w.rank,
-                            w.span.line,
-                            w.chosen,
-                            rendered
-                                .lines()
-                                .next()
-                                .unwrap_or("")
-                                .trim_start_matches("error: ")
-                        );
-                        text.push_str(&format!(
-                            "error: {message}\n{}",
-                            rendered.split_once('\n').map_or("", |x| x.1)
-                        ));
-                        findings.push(Finding {
-                            kind,
-                            severity,
-                            ranks: vec![w.rank, alt],
-                            line: w.span.line,
-                            col: w.span.col,
-                            message,
-                        });
-                    }
+                    None => all_explored_clean = false,
                 }
             }
         }
@@ -425,61 +389,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                     forced_wildcards: next.clone(),
                     ..cfg.clone()
                 };
-                let described: Vec<String> = next
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "rank {}'s receive #{} from any rank matches rank {}",
-                            f.rank,
-                            f.nth + 1,
-                            f.source
-                        )
-                    })
-                    .collect();
-                match sim_core::simulate(&program, &mut machine, run_cfg, &mut sink) {
-                    Ok(rep) if rep.leftovers.is_empty() => {
-                        clean_runs += 1;
-                        deeper.push_back((next, rep.wildcards));
-                    }
-                    Ok(rep) => {
-                        for l in &rep.leftovers {
-                            let mut f = leftover_finding(l, &file, &source);
-                            f.message = format!(
-                                "when {} (explored): {}",
-                                described.join(" and "),
-                                f.message
-                            );
-                            findings.push(f);
-                        }
-                    }
-                    Err(e) => {
-                        let (kind, severity) = match e {
-                            SimError::Deadlock { .. } => ("deadlock", "deadlock"),
-                            _ => ("error", "error"),
-                        };
-                        let rendered = crate::report::sim_error(&e, &file, &source);
-                        let message = format!(
-                            "when {} (explored): {}",
-                            described.join(" and "),
-                            rendered
-                                .lines()
-                                .next()
-                                .unwrap_or("")
-                                .trim_start_matches("error: ")
-                        );
-                        text.push_str(&format!(
-                            "error: {message}\n{}",
-                            rendered.split_once('\n').map_or("", |x| x.1)
-                        ));
-                        findings.push(Finding {
-                            kind,
-                            severity,
-                            ranks: next.iter().map(|f| f.rank).collect(),
-                            line: w.span.line,
-                            col: w.span.col,
-                            message,
-                        });
-                    }
+                let run = sim_core::simulate(&program, &mut machine, run_cfg, &mut sink);
+                if let Some(races_there) =
+                    explored_outcome(run, &next, w, &file, &source, &mut findings, &mut text)
+                {
+                    clean_runs += 1;
+                    deeper.push_back((next, races_there));
                 }
             }
         }
@@ -640,4 +555,71 @@ fn communicator_mismatch(blocked: &[sim_core::engine::BlockedRank]) -> Option<Fi
             parts.join("; ")
         ),
     })
+}
+
+/// What a run with forced wildcard matches found: its problems become
+/// findings (described by the forced matches) and `None` is returned; a
+/// clean run returns its own wildcard matches, for the next level.
+fn explored_outcome(
+    run: Result<sim_core::SimReport, SimError>,
+    forced: &[ForcedMatch],
+    w: &WildcardMatch,
+    file: &str,
+    source: &str,
+    findings: &mut Vec<Finding>,
+    text: &mut String,
+) -> Option<Vec<WildcardMatch>> {
+    let described: Vec<String> = forced
+        .iter()
+        .map(|f| {
+            format!(
+                "rank {}'s receive #{} from any rank matches rank {}",
+                f.rank,
+                f.nth + 1,
+                f.source
+            )
+        })
+        .collect();
+    let when = format!("when {} (explored)", described.join(" and "));
+    match run {
+        Ok(rep) if rep.leftovers.is_empty() => Some(rep.wildcards),
+        Ok(rep) => {
+            for l in &rep.leftovers {
+                let mut f = leftover_finding(l, file, source);
+                f.message = format!("{when}: {}", f.message);
+                findings.push(f);
+            }
+            None
+        }
+        Err(e) => {
+            let (kind, severity) = match e {
+                SimError::Deadlock { .. } => ("deadlock", "deadlock"),
+                _ => ("error", "error"),
+            };
+            let rendered = crate::report::sim_error(&e, file, source);
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            let message = format!("{when}: {first}");
+            text.push_str(&format!(
+                "error: {message}\n{}",
+                rendered.split_once('\n').map_or("", |x| x.1)
+            ));
+            findings.push(Finding {
+                kind,
+                severity,
+                ranks: forced
+                    .iter()
+                    .map(|f| f.rank)
+                    .chain(forced.iter().map(|f| f.source))
+                    .collect(),
+                line: w.span.line,
+                col: w.span.col,
+                message,
+            });
+            None
+        }
+    }
 }
