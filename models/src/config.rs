@@ -95,6 +95,15 @@ pub(crate) fn parse_table(text: &str, file: &str) -> Result<Table, MachineError>
         })
 }
 
+/// A machine file's name (for messages) and text.
+pub(crate) fn read_file(path: &Path) -> Result<(String, String), MachineError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(source) => Err(MachineError::Io { file, source }),
+    }
+}
+
 /// Reads and validates a LogGP machine from a parsed file.
 pub(crate) fn from_table(table: &Table, file: &str) -> Result<MachineSpec, MachineError> {
     let walker = Walker::new(file);
@@ -449,19 +458,9 @@ impl<'f> Walker<'f> {
             Some(value) => self.time(&key("latency"), &value)?,
             None => 0.0, // placeholder; the missing key is reported
         };
-        let gap_per_byte = match (table.get("bandwidth"), table.get("gap_per_byte")) {
-            (Some(_), Some(_)) => {
-                return Err(MachineError::Conflict {
-                    file: self.file.into(),
-                    key: key("bandwidth"),
-                    other: key("gap_per_byte"),
-                });
-            }
-            (Some(bandwidth), None) => {
-                1.0 / self.positive_bandwidth(&key("bandwidth"), bandwidth)?
-            }
-            (None, Some(gap_per_byte)) => self.time(&key("gap_per_byte"), gap_per_byte)?,
-            (None, None) => {
+        let gap_per_byte = match self.gap_per_byte(section, table)? {
+            Some(g) => g,
+            None => {
                 self.record_missing(
                     &key("bandwidth"),
                     Some(format!("or `{}`, seconds per byte", key("gap_per_byte"))),
@@ -575,6 +574,24 @@ impl<'f> Walker<'f> {
         Ok(segments)
     }
 
+    /// G from `bandwidth` or `gap_per_byte` (never both); `None` when
+    /// neither is given (the caller decides: required, or inherited).
+    fn gap_per_byte(&self, section: &str, table: &Table) -> Result<Option<f64>, MachineError> {
+        let key = |name: &str| join(section, name);
+        match (table.get("bandwidth"), table.get("gap_per_byte")) {
+            (Some(_), Some(_)) => Err(MachineError::Conflict {
+                file: self.file.into(),
+                key: key("bandwidth"),
+                other: key("gap_per_byte"),
+            }),
+            (Some(bandwidth), None) => Ok(Some(
+                1.0 / self.positive_bandwidth(&key("bandwidth"), bandwidth)?,
+            )),
+            (None, Some(gap_per_byte)) => self.time(&key("gap_per_byte"), gap_per_byte).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+
     fn segment(
         &self,
         section: &str,
@@ -595,20 +612,9 @@ impl<'f> Walker<'f> {
         let send_overhead = time_or("send_overhead", base.send_overhead)?;
         let recv_overhead = time_or("recv_overhead", base.recv_overhead)?;
         let gap = time_or("gap", base.gap)?;
-        let gap_per_byte = match (table.get("bandwidth"), table.get("gap_per_byte")) {
-            (Some(_), Some(_)) => {
-                return Err(MachineError::Conflict {
-                    file: self.file.into(),
-                    key: key("bandwidth"),
-                    other: key("gap_per_byte"),
-                });
-            }
-            (Some(bandwidth), None) => {
-                1.0 / self.positive_bandwidth(&key("bandwidth"), bandwidth)?
-            }
-            (None, Some(gap_per_byte)) => self.time(&key("gap_per_byte"), gap_per_byte)?,
-            (None, None) => base.gap_per_byte,
-        };
+        let gap_per_byte = self
+            .gap_per_byte(section, table)?
+            .unwrap_or(base.gap_per_byte);
         Ok(Segment {
             from,
             params: LogGpParams {
@@ -900,17 +906,14 @@ fn not_increasing(from: u64, previous: u64) -> String {
     )
 }
 
-fn validate_channel(
-    channel: &ChannelParams,
-    section: &str,
-    file: &str,
-) -> Result<(), MachineError> {
+/// The LogGP times of a channel or segment are finite and not negative.
+fn validate_times(params: &LogGpParams, section: &str, file: &str) -> Result<(), MachineError> {
     let times = [
-        ("latency", channel.latency),
-        ("send_overhead", channel.send_overhead),
-        ("recv_overhead", channel.recv_overhead),
-        ("gap", channel.gap),
-        ("gap_per_byte", channel.gap_per_byte),
+        ("latency", params.latency),
+        ("send_overhead", params.send_overhead),
+        ("recv_overhead", params.recv_overhead),
+        ("gap", params.gap),
+        ("gap_per_byte", params.gap_per_byte),
     ];
     for (name, seconds) in times {
         if !(seconds >= 0.0 && seconds.is_finite()) {
@@ -921,25 +924,18 @@ fn validate_channel(
             });
         }
     }
+    Ok(())
+}
+
+fn validate_channel(
+    channel: &ChannelParams,
+    section: &str,
+    file: &str,
+) -> Result<(), MachineError> {
+    validate_times(&channel.base(), section, file)?;
     for (index, segment) in channel.segments.iter().enumerate() {
         let section = format!("{section}.segments[{index}]");
-        let params = &segment.params;
-        let times = [
-            ("latency", params.latency),
-            ("send_overhead", params.send_overhead),
-            ("recv_overhead", params.recv_overhead),
-            ("gap", params.gap),
-            ("gap_per_byte", params.gap_per_byte),
-        ];
-        for (name, seconds) in times {
-            if !(seconds >= 0.0 && seconds.is_finite()) {
-                return Err(MachineError::OutOfRange {
-                    file: file.into(),
-                    key: join(&section, name),
-                    reason: format!("must be a non-negative, finite time, got {seconds} s"),
-                });
-            }
-        }
+        validate_times(&segment.params, &section, file)?;
         let previous = index
             .checked_sub(1)
             .and_then(|i| channel.segments.get(i))

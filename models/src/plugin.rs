@@ -132,11 +132,7 @@ impl PluginMachine {
     /// Reads a plugin machine file and loads its plugin.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, MachineError> {
         let path = path.as_ref();
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| MachineError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let (file, text) = config::read_file(path)?;
         Self::from_toml_str(&text, &file, &base_dir(path))
     }
 
