@@ -28,7 +28,7 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
 /// among the first `2r` ranks (r = p - pof2) the even ones send their vector
 /// to the odd right neighbour, which combines it and stands for both.
 /// Returns the new rank, `None` for the ranks that drop out.
-fn fold_in(s: &mut Sched, rank: u64, rem: u64, n: u64) -> Option<u64> {
+pub(super) fn fold_in(s: &mut Sched, rank: u64, rem: u64, n: u64) -> Option<u64> {
     if rank < 2 * rem {
         if is_even(rank) {
             s.send(rank + 1, n);
@@ -91,30 +91,10 @@ fn mpich_rabenseifner(c: &Ctx, n: u64) -> Vec<Step> {
     let cnts = |lo: i64, hi: i64| mpich_block_sum(n, pof2, lo, hi);
     let mut s = Sched::new();
     if let Some(nr) = fold_in(&mut s, rank, rem, n) {
-        let (mut send_idx, mut recv_idx, mut last_idx) = (0i64, 0i64, pof2 as i64);
-        let mut mask = 1u64;
-        while mask < pof2 {
-            let nd = nr ^ mask;
-            let dst = unfolded(nd, rem);
-            let half = (pof2 / (mask * 2)) as i64;
-            let (send_cnt, recv_cnt);
-            if nr < nd {
-                send_idx = recv_idx + half;
-                send_cnt = cnts(send_idx, last_idx);
-                recv_cnt = cnts(recv_idx, send_idx);
-            } else {
-                recv_idx = send_idx + half;
-                send_cnt = cnts(send_idx, recv_idx);
-                recv_cnt = cnts(recv_idx, last_idx);
-            }
-            s.sendrecv(dst, send_cnt, dst, recv_cnt, recv_cnt);
-            send_idx = recv_idx;
-            mask <<= 1;
-            if mask < pof2 {
-                last_idx = recv_idx + (pof2 / mask) as i64;
-            }
-        }
-        mask >>= 1;
+        let (mut send_idx, mut last_idx) =
+            super::reduce::halving_reduce_scatter(&mut s, nr, pof2, n, |nd| unfolded(nd, rem));
+        let mut recv_idx: i64;
+        let mut mask = pof2 >> 1;
         while mask > 0 {
             let nd = nr ^ mask;
             let dst = unfolded(nd, rem);

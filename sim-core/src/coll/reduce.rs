@@ -97,6 +97,47 @@ fn in_order_binary(c: &Ctx, n: u64) -> Result<Vec<Step>, String> {
     Ok(s.finish())
 }
 
+/// The recursive-halving reduce-scatter of MPICH's Rabenseifner reduce and
+/// allreduce (the first loop of `MPIR_Reduce_intra_reduce_scatter_gather`
+/// and `MPIR_Allreduce_intra_reduce_scatter_allgather`): new rank `nr` of
+/// `pof2` exchanges with `nr ^ mask` (actual rank `real(nd)`), halving its
+/// block range each step and combining what it receives. Returns
+/// `(send_idx, last_idx)` for the gather or allgather that follows (MPICH's
+/// `recv_idx` then equals `send_idx`).
+pub(super) fn halving_reduce_scatter(
+    s: &mut Sched,
+    nr: u64,
+    pof2: u64,
+    n: u64,
+    real: impl Fn(u64) -> u64,
+) -> (i64, i64) {
+    let cnts = |lo: i64, hi: i64| mpich_block_sum(n, pof2, lo, hi);
+    let (mut send_idx, mut recv_idx, mut last_idx) = (0i64, 0i64, pof2 as i64);
+    let mut mask = 1u64;
+    while mask < pof2 {
+        let nd = nr ^ mask;
+        let dst = real(nd);
+        let half = (pof2 / (mask * 2)) as i64;
+        let (send_cnt, recv_cnt);
+        if nr < nd {
+            send_idx = recv_idx + half;
+            send_cnt = cnts(send_idx, last_idx);
+            recv_cnt = cnts(recv_idx, send_idx);
+        } else {
+            recv_idx = send_idx + half;
+            send_cnt = cnts(send_idx, recv_idx);
+            recv_cnt = cnts(recv_idx, last_idx);
+        }
+        s.sendrecv(dst, send_cnt, dst, recv_cnt, recv_cnt);
+        send_idx = recv_idx;
+        mask <<= 1;
+        if mask < pof2 {
+            last_idx = recv_idx + (pof2 / mask) as i64;
+        }
+    }
+    (send_idx, last_idx)
+}
+
 /// Sum of the blocks `lo..hi` (clipped to `0..pof2`) of `count` split in
 /// `pof2` blocks as MPICH's Rabenseifner does (`cnts[i] = count / pof2`, the
 /// first `count % pof2` one larger).
@@ -135,31 +176,11 @@ fn mpich_rabenseifner(c: &Ctx, n: u64) -> Vec<Step> {
     } else {
         Some(rank - rem)
     };
-    let (mut send_idx, mut recv_idx, mut last_idx) = (0i64, 0i64, pof2i);
-    if let Some(nr) = newrank {
-        let mut mask = 1u64;
-        while mask < pof2 {
-            let nd = nr ^ mask;
-            let dst = real(nd);
-            let half = (pof2 / (mask * 2)) as i64;
-            let (send_cnt, recv_cnt);
-            if nr < nd {
-                send_idx = recv_idx + half;
-                send_cnt = cnts(send_idx, last_idx);
-                recv_cnt = cnts(recv_idx, send_idx);
-            } else {
-                recv_idx = send_idx + half;
-                send_cnt = cnts(send_idx, recv_idx);
-                recv_cnt = cnts(recv_idx, last_idx);
-            }
-            s.sendrecv(dst, send_cnt, dst, recv_cnt, recv_cnt);
-            send_idx = recv_idx;
-            mask <<= 1;
-            if mask < pof2 {
-                last_idx = recv_idx + (pof2 / mask) as i64;
-            }
-        }
-    }
+    let (mut send_idx, mut last_idx) = match newrank {
+        Some(nr) => halving_reduce_scatter(&mut s, nr, pof2, n, real),
+        None => (0i64, pof2i),
+    };
+    let mut recv_idx: i64;
     let newroot = if root < 2 * rem {
         if is_odd(root) {
             if rank == root {

@@ -37,17 +37,7 @@ fn recursive_halving(s: &mut Sched, c: &Ctx, counts: &Blocks) {
     let total = counts.total();
     let pof2 = pof2_floor(p);
     let rem = p - pof2;
-    let tmp_rank = if rank < 2 * rem {
-        if is_even(rank) {
-            s.send(rank + 1, total);
-            None
-        } else {
-            s.recv(rank - 1, total, total);
-            Some(rank / 2)
-        }
-    } else {
-        Some(rank - rem)
-    };
+    let tmp_rank = super::allreduce::fold_in(s, rank, rem, total);
     if let Some(tr) = tmp_rank {
         // The blocks of the power of two: new rank i < r stands for ranks
         // 2i and 2i+1, the others for rank i + r.
@@ -165,17 +155,7 @@ fn butterfly(s: &mut Sched, c: &Ctx, counts: &Blocks) {
         let hi = if hi < rem { hi * 2 + 1 } else { hi + rem };
         counts.range(lo, hi + 1)
     };
-    let vrank = if rank < 2 * rem {
-        if is_even(rank) {
-            s.send(rank + 1, total);
-            None
-        } else {
-            s.recv(rank - 1, total, total);
-            Some(rank / 2)
-        }
-    } else {
-        Some(rank - rem)
-    };
+    let vrank = super::allreduce::fold_in(s, rank, rem, total);
     match vrank {
         Some(v) => {
             let mut nblocks = pof2;
