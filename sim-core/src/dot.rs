@@ -383,18 +383,6 @@ pub fn stmt_to_string(s: &Stmt, program: &Program, func: &Function) -> String {
     out
 }
 
-fn stmt_line(s: &Stmt) -> u32 {
-    match s {
-        Stmt::Assign { span, .. }
-        | Stmt::AssignIndex { span, .. }
-        | Stmt::Compute { span, .. }
-        | Stmt::Copy { span, .. }
-        | Stmt::Print { span, .. }
-        | Stmt::Call { span, .. }
-        | Stmt::Comm { span, .. } => span.line,
-    }
-}
-
 /// Escapes text for a double-quoted DOT string.
 fn dot_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -420,7 +408,7 @@ fn block_label(program: &Program, func: &Function, index: usize, block: &Block) 
     for s in &block.stmts {
         let mut text = String::new();
         write_stmt(&mut text, s, &names);
-        let _ = write!(label, "{}: {}\\l", stmt_line(s), dot_escape(&text));
+        let _ = write!(label, "{}: {}\\l", s.span().line, dot_escape(&text));
     }
     match &block.term {
         Terminator::Goto(_) => {}

@@ -475,6 +475,21 @@ pub enum StatusField {
     Bytes,
 }
 
+impl Stmt {
+    /// The statement's source span.
+    pub fn span(&self) -> Span {
+        match self {
+            Stmt::Assign { span, .. }
+            | Stmt::AssignIndex { span, .. }
+            | Stmt::Compute { span, .. }
+            | Stmt::Copy { span, .. }
+            | Stmt::Print { span, .. }
+            | Stmt::Call { span, .. }
+            | Stmt::Comm { span, .. } => *span,
+        }
+    }
+}
+
 impl Program {
     pub fn function(&self, id: FuncId) -> &Function {
         &self.functions[id as usize]

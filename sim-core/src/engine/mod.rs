@@ -1074,7 +1074,7 @@ impl<'a> Engine<'a> {
         let func = self.program.function(f.func);
         let block = &func.cfg[f.block];
         Some(match block.stmts.get(f.stmt as usize) {
-            Some(s) => stmt_span(s),
+            Some(s) => s.span(),
             None => match &block.term {
                 Terminator::Branch { span, .. } | Terminator::Return { span, .. } => *span,
                 Terminator::Goto(_) => block.span,
@@ -1187,18 +1187,6 @@ fn comm_name(op: &CommOp) -> &'static str {
         CommOp::Collective(a) => a.kind.name(),
         CommOp::CommSplit { .. } => "comm_split",
         CommOp::CommDup(_) => "comm_dup",
-    }
-}
-
-pub fn stmt_span(s: &Stmt) -> Span {
-    match s {
-        Stmt::Assign { span, .. }
-        | Stmt::AssignIndex { span, .. }
-        | Stmt::Compute { span, .. }
-        | Stmt::Copy { span, .. }
-        | Stmt::Print { span, .. }
-        | Stmt::Call { span, .. }
-        | Stmt::Comm { span, .. } => *span,
     }
 }
 
