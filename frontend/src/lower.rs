@@ -342,14 +342,7 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
         match item {
             Item::Param { name, value, span } => {
                 if let Some(first) = param_spans.get(&name.name) {
-                    errors.push(
-                        Diagnostic::new(
-                            format!("param `{}` is declared twice", name.name),
-                            name.span,
-                        )
-                        .with_label("declared again here")
-                        .with_secondary(*first, "first declared here"),
-                    );
+                    errors.push(declared_twice("param", name, *first));
                     continue;
                 }
                 param_spans.insert(name.name.clone(), name.span);
@@ -365,14 +358,7 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
                 span,
             } => {
                 if let Some(first) = g.kernels.get(&name.name) {
-                    errors.push(
-                        Diagnostic::new(
-                            format!("kernel `{}` is declared twice", name.name),
-                            name.span,
-                        )
-                        .with_label("declared again here")
-                        .with_secondary(first.span, "first declared here"),
-                    );
+                    errors.push(declared_twice("kernel", name, first.span));
                     continue;
                 }
                 check_param_names(params, errors);
@@ -407,14 +393,7 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
                     continue;
                 }
                 if let Some(first) = g.fns.get(&name.name) {
-                    errors.push(
-                        Diagnostic::new(
-                            format!("function `{}` is declared twice", name.name),
-                            name.span,
-                        )
-                        .with_label("declared again here")
-                        .with_secondary(first.span, "first declared here"),
-                    );
+                    errors.push(declared_twice("function", name, first.span));
                     continue;
                 }
                 check_param_names(params, errors);
@@ -495,14 +474,20 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
     }
 }
 
+/// "`what` `name` is declared twice", pointing at both declarations.
+fn declared_twice(what: &str, name: &Ident, first: Span) -> Diagnostic {
+    Diagnostic::new(
+        format!("{what} `{}` is declared twice", name.name),
+        name.span,
+    )
+    .with_label("declared again here")
+    .with_secondary(first, "first declared here")
+}
+
 fn check_param_names(params: &[Ident], errors: &mut Vec<Diagnostic>) {
     for (i, p) in params.iter().enumerate() {
         if let Some(first) = params[..i].iter().find(|q| q.name == p.name) {
-            errors.push(
-                Diagnostic::new(format!("parameter `{}` is declared twice", p.name), p.span)
-                    .with_label("declared again here")
-                    .with_secondary(first.span, "first declared here"),
-            );
+            errors.push(declared_twice("parameter", p, first.span));
         }
     }
 }
@@ -930,6 +915,22 @@ impl<'g, 'e> FnCx<'g, 'e> {
         });
     }
 
+    /// "cannot assign to undeclared variable", with `help` and the closest
+    /// visible name.
+    fn undeclared_target(&self, name: &Ident, help: String) -> Diagnostic {
+        let mut d = Diagnostic::new(
+            format!("cannot assign to undeclared variable `{}`", name.name),
+            name.span,
+        )
+        .with_label("not declared")
+        .with_note(help);
+        let candidates = self.visible_names();
+        if let Some(s) = suggest(&name.name, candidates.iter().map(String::as_str)) {
+            d = d.with_note(format!("help: did you mean `{s}`?"));
+        }
+        d
+    }
+
     fn assign(&mut self, name: &Ident, op: Option<BinOp>, value: &ast::Expr, span: Span) {
         let Some(dst) = self.lookup_local(&name.name) else {
             let d = if self.g.param_index.contains_key(&name.name) {
@@ -940,17 +941,10 @@ impl<'g, 'e> FnCx<'g, 'e> {
                         name.name
                     ))
             } else {
-                let mut d = Diagnostic::new(
-                    format!("cannot assign to undeclared variable `{}`", name.name),
-                    name.span,
+                self.undeclared_target(
+                    name,
+                    format!("help: declare it with `let {} = ...`", name.name),
                 )
-                .with_label("not declared")
-                .with_note(format!("help: declare it with `let {} = ...`", name.name));
-                let candidates = self.visible_names();
-                if let Some(s) = suggest(&name.name, candidates.iter().map(String::as_str)) {
-                    d = d.with_note(format!("help: did you mean `{s}`?"));
-                }
-                d
             };
             self.error(d);
             // Still check the value.
@@ -1001,20 +995,13 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     name.name
                 ))
             } else {
-                let mut d = Diagnostic::new(
-                    format!("cannot assign to undeclared variable `{}`", name.name),
-                    name.span,
+                self.undeclared_target(
+                    name,
+                    format!(
+                        "help: declare it with `let {} = array(n, 0)` or `let {} = [...]`",
+                        name.name, name.name
+                    ),
                 )
-                .with_label("not declared")
-                .with_note(format!(
-                    "help: declare it with `let {} = array(n, 0)` or `let {} = [...]`",
-                    name.name, name.name
-                ));
-                let candidates = self.visible_names();
-                if let Some(s) = suggest(&name.name, candidates.iter().map(String::as_str)) {
-                    d = d.with_note(format!("help: did you mean `{s}`?"));
-                }
-                d
             };
             self.error(d);
             // Still check the indices and the value.
