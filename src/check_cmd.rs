@@ -169,19 +169,13 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         eprintln!("error: {e}");
         return Ok(1);
     }
-    let mut machine = match &args.machine {
-        None => AnyMachine::builtin_default(),
-        Some(p) => match AnyMachine::load(p) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(1);
-            }
-        },
+    let mut machine = match crate::load_machine(args.machine.as_deref(), args.ppn) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(1);
+        }
     };
-    if let Some(p) = args.ppn {
-        machine = machine.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
-    }
     let cfg = SimConfig {
         ranks: args.ranks,
         max_events: args.max_events,

@@ -191,15 +191,22 @@ fn cmd_graph(file: &Path) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn load_machine(file: Option<&Path>) -> Result<AnyMachine, String> {
-    match file {
-        None => Ok(AnyMachine::builtin_default()),
-        Some(path) => AnyMachine::load(path).map_err(|e| e.to_string()),
+/// The machine of a file (the built-in one without), with `--ppn` applied.
+pub(crate) fn load_machine(file: Option<&Path>, ppn: Option<u32>) -> Result<AnyMachine, String> {
+    let machine = match file {
+        None => AnyMachine::builtin_default(),
+        Some(path) => AnyMachine::load(path).map_err(|e| e.to_string())?,
+    };
+    match ppn {
+        None => Ok(machine),
+        Some(p) => machine
+            .with_ranks_per_node(p)
+            .map_err(|e| format!("--ppn {p}: {e}")),
     }
 }
 
 fn cmd_machine(file: Option<&Path>) -> anyhow::Result<Outcome> {
-    match load_machine(file) {
+    match load_machine(file, None) {
         Ok(m) => {
             out(&format!("{}\n", m.describe()));
             Ok(Outcome::Ok)
@@ -238,22 +245,13 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("error: {e}");
         return Ok(Outcome::InputError);
     }
-    let mut machine = match load_machine(args.machine.as_deref()) {
+    let mut machine = match load_machine(args.machine.as_deref(), args.ppn) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(Outcome::InputError);
         }
     };
-    if let Some(p) = args.ppn {
-        machine = match machine.with_ranks_per_node(p) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("error: --ppn {p}: {e}");
-                return Ok(Outcome::InputError);
-            }
-        };
-    }
     if args.ranks == 0 {
         eprintln!("error: --ranks must be at least 1");
         return Ok(Outcome::InputError);

@@ -197,13 +197,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
         .map_err(|d| anyhow::anyhow!("{}", d.render(&file, &source)))?;
     let user: Vec<(String, String)> =
         crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
-    let mut machine = match &args.machine {
-        None => AnyMachine::builtin_default(),
-        Some(p) => AnyMachine::load(p).map_err(|e| anyhow::anyhow!("{e}"))?,
-    };
-    if let Some(p) = args.ppn {
-        machine = machine.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
-    }
+    let mut machine =
+        crate::load_machine(args.machine.as_deref(), args.ppn).map_err(anyhow::Error::msg)?;
     frontend::apply_param_overrides(&mut base, &user).map_err(|e| anyhow::anyhow!("{e}"))?;
     let has_active_param = base.params.iter().any(|p| p.name == "active");
     let column = match args.column.as_str() {
@@ -261,19 +256,28 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
     let mut all: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
     let overall_median = median(&mut all);
     let overall_max = all.iter().copied().fold(0.0, f64::max);
-    if args.format == "json" {
-        let mut per_group = Vec::new();
-        for &(active, total) in groups.keys() {
+    // Per (active, total) group: points, median and maximum |error|.
+    let per_group: Vec<(u32, u32, usize, f64, f64)> = groups
+        .keys()
+        .map(|&(active, total)| {
             let mut e: Vec<f64> = rows
                 .iter()
                 .filter(|r| r.active == active && r.total == total)
                 .map(|r| r.error.abs())
                 .collect();
             let max = e.iter().copied().fold(0.0, f64::max);
-            per_group.push(serde_json::json!({
-                "active": active, "total": total, "median_abs_error": median(&mut e), "max_abs_error": max,
-            }));
-        }
+            (active, total, e.len(), median(&mut e), max)
+        })
+        .collect();
+    if args.format == "json" {
+        let per_group: Vec<serde_json::Value> = per_group
+            .iter()
+            .map(|&(active, total, _, median, max)| {
+                serde_json::json!({
+                    "active": active, "total": total, "median_abs_error": median, "max_abs_error": max,
+                })
+            })
+            .collect();
         let v = serde_json::json!({
             "program": file,
             "machine": machine.name(),
@@ -312,18 +316,11 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
         );
     }
     let _ = writeln!(out);
-    for &(active, total) in groups.keys() {
-        let mut e: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.active == active && r.total == total)
-            .map(|r| r.error.abs())
-            .collect();
-        let max = e.iter().copied().fold(0.0, f64::max);
+    for &(active, total, points, median, max) in &per_group {
         let _ = writeln!(
             out,
-            "{active} of {total}: {} points, median |error| {:.1}%, max |error| {:.1}%",
-            e.len(),
-            median(&mut e) * 100.0,
+            "{active} of {total}: {points} points, median |error| {:.1}%, max |error| {:.1}%",
+            median * 100.0,
             max * 100.0
         );
     }
