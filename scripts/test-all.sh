@@ -13,6 +13,29 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
     rustup component add rustfmt clippy
 fi
 
+# System packages the end-to-end tests use: MPICH (mpicc, mpirun) for the
+# real MPI runs of emitted programs and the calibration loop, SimGrid
+# (smpicc) to check that emitted C builds for SMPI, a C compiler for native
+# kernels, Chromium (headless) for the report page, tmux for the live
+# monitor, DejaVu fonts for PNG charts.
+missing=()
+command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+command -v mpicc >/dev/null 2>&1 || missing+=(mpich libmpich-dev)
+command -v smpicc >/dev/null 2>&1 || missing+=(simgrid)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+fc-list 2>/dev/null | grep -qi dejavu || missing+=(fonts-dejavu-core fontconfig)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    "${as_root[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# With these set, a test that needs one of the tools fails instead of
+# skipping when it is missing.
+export PARSIM_REQUIRE_MPI=1 PARSIM_REQUIRE_CHROMIUM=1 PARSIM_REQUIRE_TMUX=1
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --all-targets --locked

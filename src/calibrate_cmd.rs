@@ -23,13 +23,31 @@ enum CalibrateCommand {
     /// Fit the network (and shared-memory) parameters of a machine from
     /// ping-pong tables: IMB/PMB or OSU output, or CSV.
     Net(Box<NetArgs>),
+    /// Time the native kernels of a skeleton on this machine (the ParJava
+    /// block measurement) and write blocks.toml for `run --blocks`.
+    Blocks(Box<crate::calibrate_blocks::BlocksArgs>),
 }
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct NetArgs {
     /// The inter-node table: IMB/PMB text output, osu_latency or osu_bw
     /// output, or CSV with a bytes column and a time column in µs.
-    input: PathBuf,
+    /// Without it, --run measures the network.
+    #[arg(required_unless_present = "run")]
+    input: Option<PathBuf>,
+    /// Measure the network instead of reading a table: build parsim's
+    /// ping-pong/ping-ping benchmark with --mpicc and run it with this
+    /// launcher, placed on two nodes (e.g. "srun -N 2 -n 2", "mpirun -np 2
+    /// -ppn 1 -hosts a,b"). The raw output is kept next to the machine file.
+    #[arg(long, value_name = "LAUNCHER", conflicts_with = "input")]
+    run: Option<String>,
+    /// Measure the shared-memory channel the same way: two ranks on one node
+    /// (e.g. "mpirun -np 2").
+    #[arg(long, value_name = "LAUNCHER", conflicts_with = "shm")]
+    shm_run: Option<String>,
+    /// The MPI compiler wrapper for --run and --shm-run.
+    #[arg(long, default_value = "mpicc")]
+    mpicc: String,
     /// Input format.
     #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "osu-latency", "osu-bw", "csv"])]
     format: String,
@@ -111,9 +129,10 @@ struct NetArgs {
     /// The latency for an osu_bw table (which cannot measure it).
     #[arg(long)]
     latency: Option<String>,
-    /// node.memcpy, the copy bandwidth of one rank.
-    #[arg(long, default_value = "1 GB/s")]
-    memcpy: String,
+    /// node.memcpy, the copy bandwidth of one rank (default: measured by
+    /// --run / --shm-run, else 1 GB/s).
+    #[arg(long)]
+    memcpy: Option<String>,
     /// node.cpu_rate.
     #[arg(long, default_value_t = 1.0)]
     cpu_rate: f64,
@@ -126,6 +145,7 @@ struct NetArgs {
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
     match &args.command {
         CalibrateCommand::Net(net) => run_net(net),
+        CalibrateCommand::Blocks(b) => crate::calibrate_blocks::run(b),
     }
 }
 
@@ -190,8 +210,22 @@ fn read_table(path: &Path, options: &InputOptions) -> anyhow::Result<Table> {
     calibrate::parse_table(&text, options).with_context(|| format!("{}", path.display()))
 }
 
+/// Where a measured table is kept: next to the machine file (or in the
+/// current directory), `<stem>.<level>.netbench.txt`.
+fn bench_path(args: &NetArgs, level: &str) -> PathBuf {
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("machine.toml"));
+    let stem = args.name.clone().unwrap_or_else(|| {
+        out.file_stem()
+            .map_or("machine".into(), |s| s.to_string_lossy().into_owned())
+    });
+    out.with_file_name(format!("{stem}.{level}.netbench.txt"))
+}
+
 /// Quotes a command-line word for a POSIX shell when it needs it.
-fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
@@ -206,16 +240,32 @@ fn shell_word(word: &str) -> String {
 /// Today's date (UTC), or that of `SOURCE_DATE_EPOCH` for reproducible
 /// output, as YYYY-MM-DD.
 fn today() -> String {
-    let seconds = std::env::var("SOURCE_DATE_EPOCH")
+    let (y, m, d) = civil_from_days(unix_now().div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Now (or `SOURCE_DATE_EPOCH`), UTC, as ISO 8601 `YYYY-MM-DDTHH:MM:SSZ`.
+pub(crate) fn utc_timestamp() -> String {
+    let t = unix_now();
+    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
+    let s = t.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+fn unix_now() -> i64 {
+    std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.trim().parse::<i64>().ok())
         .unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
-        });
-    let (y, m, d) = civil_from_days(seconds.div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
+        })
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
@@ -264,8 +314,49 @@ fn channel_options(
 }
 
 fn run_net(args: &NetArgs) -> anyhow::Result<()> {
-    let memcpy = parse_bandwidth(&args.memcpy)
-        .map_err(|e| anyhow::anyhow!("--memcpy `{}`: {e}", args.memcpy))?;
+    // Measured tables are saved and then read like given ones.
+    let mut args = args.clone();
+    let mut measured_memcpy: Option<(f64, String)> = None;
+    let mut duplex_note: Option<String> = None;
+    if let Some(launcher) = &args.run {
+        let m =
+            crate::calibrate_run::measure(launcher, &args.mpicc, &bench_path(&args, "network"))?;
+        if args.duplex.is_none() {
+            args.duplex = Some(m.duplex.to_owned());
+        }
+        duplex_note = Some(m.duplex_note.clone());
+        measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
+        args.input = Some(m.table);
+        args.format = "imb".into();
+        args.benchmark = "PingPong".into();
+    }
+    if let Some(launcher) = &args.shm_run {
+        let m = crate::calibrate_run::measure(launcher, &args.mpicc, &bench_path(&args, "shm"))?;
+        if measured_memcpy.is_none() {
+            measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
+        }
+        args.shm = Some(m.table);
+        args.shm_format = "imb".into();
+    }
+    let args = &args;
+    let input = args
+        .input
+        .clone()
+        .context("give a table to fit, or --run LAUNCHER to measure one")?;
+    let (memcpy, memcpy_origin) = match (&args.memcpy, &measured_memcpy) {
+        (Some(text), _) => (
+            parse_bandwidth(text).map_err(|e| anyhow::anyhow!("--memcpy `{text}`: {e}"))?,
+            format!("memcpy {text} as given on the command line"),
+        ),
+        (None, Some((b, launcher))) => (
+            *b,
+            format!(
+                "memcpy {:.4e} B/s measured by the benchmark (`{launcher}`)",
+                b
+            ),
+        ),
+        (None, None) => (1e9, "memcpy 1 GB/s by default (not measured)".to_owned()),
+    };
     let input_options = InputOptions {
         format: format_of(&args.format)?,
         benchmark: Some(args.benchmark.clone()),
@@ -274,7 +365,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         time_col: args.time_col.clone(),
         filters: filters(&args.filters, "--where")?,
     };
-    let table = read_table(&args.input, &input_options)?;
+    let table = read_table(&input, &input_options)?;
     let network_options = channel_options(
         args,
         args.overhead.as_deref(),
@@ -283,7 +374,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         "--eager-limit",
     )?;
     let network = calibrate::calibrate_channel(&table, &network_options)
-        .with_context(|| format!("{}: fit", args.input.display()))?;
+        .with_context(|| format!("{}: fit", input.display()))?;
 
     let mut shm_table = None;
     let shm: Option<ChannelFit> = match &args.shm {
@@ -327,7 +418,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     let _ = writeln!(
         report,
         "network: {} ({}, {}, {} points)",
-        args.input.display(),
+        input.display(),
         table.format,
         table.origin,
         table.points.len()
@@ -351,7 +442,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         .map(|w| shell_word(&w))
         .collect();
     let name = args.name.clone().unwrap_or_else(|| {
-        args.input
+        input
             .file_stem()
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
     });
@@ -364,7 +455,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         format!("  {}", command.join(" ")),
         format!(
             "Network table: {} ({}; {}; {} points).",
-            args.input.display(),
+            input.display(),
             table.format,
             table.origin,
             table.points.len()
@@ -379,15 +470,18 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             t.points.len()
         ));
     }
+    if let Some(note) = &duplex_note {
+        header.push(note.clone());
+    }
     header.push(format!(
-        "Node: cpu_rate {} and memcpy {} as given on the command line (not fitted).",
-        args.cpu_rate, args.memcpy
+        "Node: cpu_rate {} as given on the command line (not fitted); {memcpy_origin}.",
+        args.cpu_rate
     ));
     header.extend(args.notes.iter().cloned());
     let description = args.description.clone().unwrap_or_else(|| {
         format!(
             "fitted by parsim calibrate net from {}",
-            args.input
+            input
                 .file_name()
                 .map_or(String::new(), |s| s.to_string_lossy().into_owned())
         )

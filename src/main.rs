@@ -5,11 +5,19 @@
 //! 2 usage error, 3 deadlock found, 4 program error at run time
 //! (invalid rank, truncation, runaway program, ...).
 
+mod calibrate_blocks;
 mod calibrate_cmd;
+mod calibrate_run;
+mod chart;
 mod check_cmd;
+mod emit_c;
+mod monitor;
+mod rank_charts;
 mod report;
+mod report_cmd;
 mod sweep_cmd;
 mod validate_cmd;
+mod validate_run;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,6 +62,13 @@ enum Command {
     Sweep(Box<sweep_cmd::SweepArgs>),
     /// Compare a benchmark skeleton's simulated table with a measured one.
     Validate(Box<validate_cmd::ValidateArgs>),
+    /// Write one self-contained HTML page about a run: summary, per-rank
+    /// breakdown, critical path, scaling plot, heat map, timeline.
+    Report(Box<report_cmd::ReportArgs>),
+    /// Translate a skeleton into one self-contained C MPI program.
+    EmitC(emit_c::EmitArgs),
+    /// Build a real MPI executable from a skeleton (mpicc or smpicc).
+    BuildMpi(Box<emit_c::BuildArgs>),
 }
 
 #[derive(clap::Args)]
@@ -82,6 +97,11 @@ struct RunArgs {
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
+    /// A live view of the ranks in the terminal (ParJava's monitor): green
+    /// computing, yellow communicating, red waiting; p or space pauses, q
+    /// quits. Without a terminal the run goes on without it.
+    #[arg(long)]
+    monitor: bool,
     /// Stop a runaway program after this many events.
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
@@ -104,8 +124,14 @@ struct RunArgs {
     critical_path: bool,
     /// Write the communication matrix: CSV (source, destination, messages,
     /// bytes, seconds) and an SVG heat map next to it (FILE with .svg).
+    /// Given FILE.svg or FILE.png, the heat map is written there (as PNG
+    /// for .png) and the CSV next to it.
     #[arg(long, value_name = "FILE.csv")]
     comm_matrix: Option<PathBuf>,
+    /// Kernel times measured by `parsim calibrate blocks` (blocks.toml):
+    /// they replace the kernels' cost formulas.
+    #[arg(long, value_name = "BLOCKS.toml")]
+    blocks: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -131,9 +157,12 @@ fn main() -> ExitCode {
         Command::Graph { file } => cmd_graph(&file),
         Command::Machine { file } => cmd_machine(file.as_deref()),
         Command::Calibrate(args) => calibrate_cmd::run(&args).map(|()| Outcome::Ok),
-        Command::Validate(args) => validate_cmd::run(&args).map(|()| Outcome::Ok),
+        Command::Validate(args) => validate_cmd::run(&args).map(Outcome::Code),
         Command::Check(args) => check_cmd::run(&args).map(Outcome::Code),
         Command::Sweep(args) => sweep_cmd::run(&args).map(|()| Outcome::Ok),
+        Command::Report(args) => report_cmd::run(&args),
+        Command::EmitC(args) => emit_c::run_emit(&args),
+        Command::BuildMpi(args) => emit_c::run_build(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -218,6 +247,90 @@ fn cmd_machine(file: Option<&Path>) -> anyhow::Result<Outcome> {
     }
 }
 
+/// Reads, compiles and applies `--param` overrides; diagnostics go into the
+/// error.
+pub(crate) fn load_program(
+    file: &Path,
+    params: &[String],
+) -> anyhow::Result<sim_core::ir::Program> {
+    let source = read_source(file)?;
+    let name = file.display().to_string();
+    let mut program = frontend::compile(&name, &source)
+        .map_err(|d| anyhow::anyhow!("{}", d.render(&name, &source)))?;
+    let overrides = parse_overrides(params).map_err(anyhow::Error::msg)?;
+    frontend::apply_param_overrides(&mut program, &overrides)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(program)
+}
+
+/// Writes a file whole or not at all: into a unique temporary name next to
+/// it, then renamed over it.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The calibrated kernel times of a blocks file, for `SimConfig`, and the
+/// same objects to ask afterwards how far they extrapolated.
+pub(crate) type Blocks = (
+    Vec<(String, std::sync::Arc<dyn sim_core::kernels::KernelTime>)>,
+    Vec<std::sync::Arc<calibrate::blocks::file::CalibratedKernel>>,
+);
+
+/// `ranks_on_node`: how many ranks of the run share a node (picks the
+/// times measured with that many copies at once).
+pub(crate) fn load_blocks(path: &Path, ranks_on_node: u32) -> anyhow::Result<Blocks> {
+    let file = calibrate::blocks::file::BlocksFile::read(path)?;
+    let kernels: Vec<_> = file
+        .kernel_times(ranks_on_node)
+        .into_iter()
+        .map(std::sync::Arc::new)
+        .collect();
+    let times = kernels
+        .iter()
+        .map(|k| {
+            let t: std::sync::Arc<dyn sim_core::kernels::KernelTime> = k.clone();
+            (k.name.clone(), t)
+        })
+        .collect();
+    Ok((times, kernels))
+}
+
+/// Warns (stderr) about kernels whose calibrated time was extrapolated more
+/// than 2x beyond the measured range of work.
+pub(crate) fn warn_extrapolation(
+    kernels: &[std::sync::Arc<calibrate::blocks::file::CalibratedKernel>],
+    blocks: &Path,
+) {
+    for k in kernels {
+        if let Some(e) = k.extrapolation(2.0) {
+            let side = if e.work > e.measured.1 {
+                "above the largest"
+            } else {
+                "below the smallest"
+            };
+            eprintln!(
+                "warning: kernel `{}` was called with work {:.4e} (product of its arguments), {:.1}x {side} measured in {} ({:.4e} .. {:.4e}); its time is extrapolated by the fit {}: calibrate with this run's parameters for a trustworthy prediction",
+                e.kernel,
+                e.work,
+                e.factor,
+                blocks.display(),
+                e.measured.0,
+                e.measured.1,
+                e.formula
+            );
+        }
+    }
+}
+
 pub(crate) fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
     params
         .iter()
@@ -228,36 +341,83 @@ pub(crate) fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>
         .collect()
 }
 
+/// What `run` and `report` simulate: the source, the program with its
+/// `--param` overrides applied, and the machine with `--ppn`.
+pub(crate) struct RunInput {
+    pub source: String,
+    pub name: String,
+    pub program: sim_core::ir::Program,
+    pub overrides: Vec<(String, String)>,
+    pub machine: AnyMachine,
+}
+
+/// Reads, compiles and loads a run's inputs; an input error is printed and
+/// comes back as the outcome to exit with.
+pub(crate) fn prepare_run(
+    file: &Path,
+    params: &[String],
+    machine: Option<&Path>,
+    ppn: Option<u32>,
+    ranks: u32,
+) -> anyhow::Result<Result<RunInput, Outcome>> {
+    let source = read_source(file)?;
+    let name = file.display().to_string();
+    let Some(mut program) = compile(file, &source) else {
+        return Ok(Err(Outcome::InputError));
+    };
+    let checked = parse_overrides(params).and_then(|overrides| {
+        frontend::apply_param_overrides(&mut program, &overrides).map_err(|e| e.to_string())?;
+        let machine = load_machine(machine, ppn)?;
+        if ranks == 0 {
+            return Err("--ranks must be at least 1".to_owned());
+        }
+        Ok((overrides, machine))
+    });
+    match checked {
+        Ok((overrides, machine)) => Ok(Ok(RunInput {
+            source,
+            name,
+            program,
+            overrides,
+            machine,
+        })),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(Err(Outcome::InputError))
+        }
+    }
+}
+
 fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
-    let source = read_source(&args.file)?;
-    let name = args.file.display().to_string();
-    let Some(mut program) = compile(&args.file, &source) else {
-        return Ok(Outcome::InputError);
+    let RunInput {
+        source,
+        name,
+        program,
+        mut machine,
+        ..
+    } = match prepare_run(
+        &args.file,
+        &args.params,
+        args.machine.as_deref(),
+        args.ppn,
+        args.ranks,
+    )? {
+        Ok(input) => input,
+        Err(outcome) => return Ok(outcome),
     };
-    let overrides = match parse_overrides(&args.params) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(Outcome::InputError);
-        }
+    let (kernel_times, calibrated) = match &args.blocks {
+        None => (Vec::new(), Vec::new()),
+        Some(path) => match load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(Outcome::InputError);
+            }
+        },
     };
-    if let Err(e) = frontend::apply_param_overrides(&mut program, &overrides) {
-        eprintln!("error: {e}");
-        return Ok(Outcome::InputError);
-    }
-    let mut machine = match load_machine(args.machine.as_deref(), args.ppn) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(Outcome::InputError);
-        }
-    };
-    if args.ranks == 0 {
-        eprintln!("error: --ranks must be at least 1");
-        return Ok(Outcome::InputError);
-    }
     let cfg = SimConfig {
         ranks: args.ranks,
+        kernel_times,
         max_events: args.max_events,
         max_sim_time: args.max_sim_time,
         trace_limit: if args.trace.is_some() || args.critical_path {
@@ -269,9 +429,16 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         ..SimConfig::default()
     };
     let json = args.format == Format::Json;
+    let mut monitor = if args.monitor {
+        monitor::Monitor::start()
+    } else {
+        None
+    };
+    // The monitor has the screen: `print` output waits until it is closed.
+    let buffered = json || monitor.is_some();
     let mut printed: Vec<PrintLine> = Vec::new();
     let mut sink = |line: PrintLine| {
-        if json {
+        if buffered {
             printed.push(line);
         } else {
             out(&format!("[{}] {}\n", line.rank, line.text));
@@ -284,6 +451,10 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let mut last_shown = start;
     let mut shown = false;
     let mut progress = |p: &sim_core::engine::Progress| {
+        if let Some(m) = monitor.as_mut() {
+            m.update(p);
+            return;
+        }
         let now = Instant::now();
         if !show_progress || now.duration_since(last_shown).as_secs_f64() < 0.2 {
             return;
@@ -307,18 +478,19 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         // Erase the progress line (ANSI "erase line"; stderr is a terminal).
         eprint!("\r\x1b[2K");
     }
+    if monitor.take().is_some() && !json {
+        for line in printed.drain(..) {
+            out(&format!("[{}] {}\n", line.rank, line.text));
+        }
+    }
     let wall = start.elapsed().as_secs_f64();
+    if let Some(path) = &args.blocks {
+        warn_extrapolation(&calibrated, path);
+    }
     match result {
         Ok(rep) => {
-            if let Some(v) = machine.violation() {
-                eprintln!(
-                    "error: the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
-                    v.library,
-                    machine.violations(),
-                    v.call,
-                    v.problem,
-                    v.replacement
-                );
+            if let Some(e) = plugin_violation(&machine) {
+                eprintln!("error: {e}");
                 return Ok(Outcome::InputError);
             }
             if args.stats {
@@ -343,11 +515,17 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 ));
             }
             if let Some(path) = &args.comm_matrix {
-                std::fs::write(path, report::matrix_csv(&rep))
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-                let svg = path.with_extension("svg");
-                std::fs::write(&svg, report::matrix_svg(&rep, args.ranks, &name))
-                    .with_context(|| format!("cannot write {}", svg.display()))?;
+                let picture = path.extension().is_some_and(|e| {
+                    e.eq_ignore_ascii_case("svg") || e.eq_ignore_ascii_case("png")
+                });
+                let (csv, image) = if picture {
+                    (path.with_extension("csv"), path.clone())
+                } else {
+                    (path.clone(), path.with_extension("svg"))
+                };
+                std::fs::write(&csv, report::matrix_csv(&rep))
+                    .with_context(|| format!("cannot write {}", csv.display()))?;
+                chart::write_picture(&image, &report::matrix_svg(&rep, args.ranks, &name))?;
             }
             if let Some(path) = &args.trace {
                 let text = report::chrome_trace(&rep, args.ranks, &name);
@@ -372,13 +550,31 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             if args.stats {
                 eprintln!("stats: stopped after {wall:.3} s wall");
             }
-            let outcome = match &e {
-                SimError::Deadlock { .. } => Outcome::Deadlock,
-                SimError::KernelWithoutCost { .. } | SimError::Config(_) => Outcome::InputError,
-                SimError::Runtime { .. } | SimError::Runaway { .. } => Outcome::RuntimeError,
-            };
             eprint!("{}", report::sim_error(&e, &name, &source));
-            Ok(outcome)
+            Ok(sim_outcome(&e))
         }
     }
+}
+
+/// The exit code of a simulation that failed.
+fn sim_outcome(e: &SimError) -> Outcome {
+    match e {
+        SimError::Deadlock { .. } => Outcome::Deadlock,
+        SimError::KernelWithoutCost { .. } | SimError::Config(_) => Outcome::InputError,
+        SimError::Runtime { .. } | SimError::Runaway { .. } => Outcome::RuntimeError,
+    }
+}
+
+/// A plugin model that returned invalid times makes the prediction
+/// untrustworthy: the message to stop with.
+fn plugin_violation(machine: &AnyMachine) -> Option<String> {
+    let v = machine.violation()?;
+    Some(format!(
+        "the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
+        v.library,
+        machine.violations(),
+        v.call,
+        v.problem,
+        v.replacement
+    ))
 }

@@ -514,6 +514,7 @@ pub fn chrome_trace(rep: &SimReport, ranks: u32, file: &str) -> String {
                 what,
                 comm,
                 line,
+                ..
             } => {
                 events.push(json!({
                     "name": what,
@@ -573,16 +574,16 @@ pub fn matrix_svg(rep: &SimReport, ranks: u32, file: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
-        size + 200.0,
-        size + 110.0
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#,
+        w = size + 200.0,
+        h = size + 110.0
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let title = format!("bytes sent, source (down) to destination (across): {file}, {n} ranks");
     let _ = writeln!(
         out,
         r#"<text x="10" y="20" font-size="14">{}</text>"#,
-        title.replace('&', "&amp;").replace('<', "&lt;")
+        crate::chart::escape(&title)
     );
     let _ = writeln!(
         out,
@@ -670,6 +671,7 @@ pub struct PathStep {
 /// its intervals; where a communication interval ended because a message
 /// arrived that was sent after the interval began, continue on the sender
 /// at the moment it sent. Needs the timeline (`SimConfig::trace_limit`).
+/// The timeline is indexed per rank first, so a step costs a binary search.
 pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
     use sim_core::engine::TraceEvent;
     let Some((mut rank, _)) = rep
@@ -681,6 +683,47 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
     else {
         return Vec::new();
     };
+    let n = rep.ranks.len();
+    // Per rank: intervals (start, end, what, comm, line) by end, then start;
+    // messages received (received, sent, source) by arrival. Stable sorts
+    // keep the timeline's order among equals.
+    type Iv<'a> = (f64, f64, &'a String, bool, u32);
+    let mut intervals: Vec<Vec<Iv>> = vec![Vec::new(); n];
+    let mut incoming: Vec<Vec<(f64, f64, u32)>> = vec![Vec::new(); n];
+    for e in &rep.trace {
+        match e {
+            TraceEvent::Interval {
+                rank,
+                start,
+                end,
+                what,
+                comm,
+                line,
+                ..
+            } => {
+                if let Some(v) = intervals.get_mut(*rank as usize) {
+                    v.push((*start, *end, what, *comm, *line));
+                }
+            }
+            TraceEvent::Message {
+                src,
+                dst,
+                sent,
+                received,
+                ..
+            } => {
+                if let Some(v) = incoming.get_mut(*dst as usize) {
+                    v.push((*received, *sent, *src));
+                }
+            }
+        }
+    }
+    for v in &mut intervals {
+        v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
+    }
+    for v in &mut incoming {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
     let mut t = rep.ranks[rank as usize].finish;
     let mut path = Vec::new();
     let eps = 1e-15;
@@ -689,23 +732,13 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
         if t <= eps {
             break;
         }
-        // The last interval of this rank that ends by t.
-        let interval = rep
-            .trace
-            .iter()
-            .filter_map(|e| match e {
-                TraceEvent::Interval {
-                    rank: r,
-                    start,
-                    end,
-                    what,
-                    comm,
-                    line,
-                } if *r == rank && *end <= t + eps => Some((*start, *end, what, *comm, *line)),
-                _ => None,
-            })
-            .max_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
-        let Some((start, end, what, comm, line)) = interval else {
+        // The last interval of this rank that ends by t and takes time
+        // before t (one of no length at t would hold the walk in place).
+        let list = &intervals[rank as usize];
+        let ended = list.partition_point(|iv| iv.1 <= t + eps);
+        let Some(&(start, end, what, comm, line)) =
+            list[..ended].iter().rev().find(|iv| iv.0 < t - eps)
+        else {
             break;
         };
         if end < t - eps {
@@ -720,27 +753,14 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
         if comm {
             // The message that released it: received in the interval, sent
             // after it began, the latest such.
-            let release = rep
-                .trace
+            let msgs = &incoming[rank as usize];
+            let arrived = msgs.partition_point(|m| m.0 <= end + eps);
+            let release = msgs[..arrived]
                 .iter()
-                .filter_map(|e| match e {
-                    TraceEvent::Message {
-                        src,
-                        dst,
-                        sent,
-                        received,
-                        ..
-                    } if *dst == rank
-                        && *received <= end + eps
-                        && *received >= start - eps
-                        && *sent > start + eps =>
-                    {
-                        Some((*src, *sent, *received))
-                    }
-                    _ => None,
-                })
-                .max_by(|a, b| a.2.total_cmp(&b.2));
-            if let Some((src, sent, _)) = release {
+                .rev()
+                .take_while(|m| m.0 >= start - eps)
+                .find(|m| m.1 > start + eps);
+            if let Some(&(_, sent, src)) = release {
                 path.push(PathStep {
                     rank,
                     what: format!("{what}: waits for rank {src}'s message"),
@@ -765,9 +785,9 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
     path
 }
 
-/// The critical path as text, earliest first, with consecutive steps of one
-/// rank and operation merged.
-pub fn critical_path_text(path: &[PathStep], file: &str) -> String {
+/// The critical path earliest first, with consecutive steps of one rank
+/// and operation merged.
+pub fn merge_path(path: &[PathStep]) -> Vec<PathStep> {
     let mut merged: Vec<PathStep> = Vec::new();
     for s in path.iter().rev() {
         match merged.last_mut() {
@@ -775,6 +795,13 @@ pub fn critical_path_text(path: &[PathStep], file: &str) -> String {
             _ => merged.push(s.clone()),
         }
     }
+    merged
+}
+
+/// The critical path as text, earliest first, with consecutive steps of one
+/// rank and operation merged.
+pub fn critical_path_text(path: &[PathStep], file: &str) -> String {
+    let merged = merge_path(path);
     let mut out =
         String::from("critical path (what determines the predicted time), earliest first:\n");
     for s in merged.iter().take(200) {

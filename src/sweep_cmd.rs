@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{Context, bail};
 use models::AnyMachine;
 use sim_core::engine::{PrintLine, SimConfig};
+use sim_core::ir::Program;
+
+use crate::chart::{escape, tick_labels};
 
 /// The built-in machine as a file, for `--set` on the default machine
 /// (the models crate tests that the two agree).
@@ -37,22 +40,30 @@ pub struct SweepArgs {
     /// Ranks per node (overrides the machine files').
     #[arg(long)]
     ppn: Option<u32>,
-    /// Weak scaling: the problem grows with the ranks (as in heat.mpl), so
-    /// efficiency is T(first) / T(p) and speedup the scaled speedup.
-    #[arg(long)]
-    weak: bool,
-    /// Parallel efficiency below which a curve has stopped scaling.
-    #[arg(long, default_value_t = 0.5)]
-    efficiency: f64,
-    /// Simulations run at once (default: the number of cores).
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Write an SVG chart of time, speedup and efficiency.
+    #[command(flatten)]
+    study: StudyOptions,
+    /// Write a chart of time, speedup and efficiency: SVG, or PNG when the
+    /// name ends in `.png`.
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
+}
+
+/// How a study derives and runs its points (`sweep`, `report --sweep`).
+#[derive(clap::Args, Clone, Copy)]
+pub struct StudyOptions {
+    /// Weak scaling: the problem grows with the ranks (as in heat.mpl), so
+    /// efficiency is T(first) / T(p) and speedup the scaled speedup.
+    #[arg(long)]
+    pub weak: bool,
+    /// Parallel efficiency below which a curve has stopped scaling.
+    #[arg(long, default_value_t = 0.5)]
+    pub efficiency: f64,
+    /// Simulations run at once (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
 }
 
 /// Parses `1,2,4,...,64`.
@@ -112,7 +123,7 @@ pub fn parse_ranks(spec: &str) -> anyhow::Result<Vec<u32>> {
 }
 
 /// One curve: a machine (with what-if settings applied).
-struct Curve {
+pub struct Curve {
     label: String,
     toml: String,
     base_dir: PathBuf,
@@ -141,16 +152,18 @@ fn set_key(table: &mut toml::Table, key: &str, value: &str) -> anyhow::Result<()
     Ok(())
 }
 
-fn curves(args: &SweepArgs) -> anyhow::Result<Vec<Curve>> {
+/// The curves of a study: one per machine file (the built-in machine
+/// without any) and combination of `--set` values.
+pub fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<Curve>> {
     let mut bases: Vec<(String, String, PathBuf)> = Vec::new();
-    if args.machines.is_empty() {
+    if machines.is_empty() {
         bases.push((
             "default".to_owned(),
             DEFAULT_MACHINE.to_owned(),
             PathBuf::from("."),
         ));
     }
-    for m in &args.machines {
+    for m in machines {
         let text =
             std::fs::read_to_string(m).with_context(|| format!("cannot read {}", m.display()))?;
         let label = m
@@ -164,7 +177,7 @@ fn curves(args: &SweepArgs) -> anyhow::Result<Vec<Curve>> {
     }
     // All combinations of the --set values.
     let mut settings: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for s in &args.sets {
+    for s in sets {
         let (key, values) = s
             .split_once('=')
             .with_context(|| format!("--set expects KEY=V1,V2, got `{s}`"))?;
@@ -204,21 +217,34 @@ fn curves(args: &SweepArgs) -> anyhow::Result<Vec<Curve>> {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-struct Point {
-    ranks: u32,
-    seconds: f64,
-    speedup: f64,
-    efficiency: f64,
+pub struct Point {
+    pub ranks: u32,
+    pub seconds: f64,
+    pub speedup: f64,
+    pub efficiency: f64,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-struct Series {
-    label: String,
-    points: Vec<Point>,
+pub struct Series {
+    pub label: String,
+    pub points: Vec<Point>,
     /// The rank count after which time stops falling or efficiency drops
     /// below the threshold (`None`: it scales over the whole range).
-    limit: Option<u32>,
-    limit_reason: Option<String>,
+    pub limit: Option<u32>,
+    pub limit_reason: Option<String>,
+}
+
+/// A scaling study: a program (params applied) over rank counts and curves.
+pub struct Study<'a> {
+    pub program: &'a Program,
+    /// The program's file name and text, for error messages.
+    pub file: &'a str,
+    pub source: &'a str,
+    pub ranks: &'a [u32],
+    pub curves: &'a [Curve],
+    /// Ranks per node (overrides the machine files').
+    pub ppn: Option<u32>,
+    pub options: StudyOptions,
 }
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
@@ -231,133 +257,18 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let overrides = crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
     frontend::apply_param_overrides(&mut program, &overrides)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let curves = curves(args)?;
-    // Check every machine before starting.
-    let mut machines = Vec::new();
-    for c in &curves {
-        let mut m = AnyMachine::from_toml_str(&c.toml, &c.label, &c.base_dir)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        if let Some(p) = args.ppn {
-            m = m.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
-        }
-        machines.push(m);
-    }
-    // The jobs, run by a pool of threads; results land in their slot.
-    let jobs: Vec<(usize, u32)> = (0..curves.len())
-        .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
-        .collect();
-    let results: Mutex<Vec<Option<Result<f64, String>>>> = Mutex::new(vec![None; jobs.len()]);
-    let next = AtomicUsize::new(0);
-    let workers = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    std::thread::scope(|s| {
-        for _ in 0..workers.min(jobs.len()) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(c, r)) = jobs.get(i) else { break };
-                    let mut m = match AnyMachine::from_toml_str(
-                        &curves[c].toml,
-                        &curves[c].label,
-                        &curves[c].base_dir,
-                    ) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            results
-                                .lock()
-                                .map(|mut v| v[i] = Some(Err(e.to_string())))
-                                .ok();
-                            continue;
-                        }
-                    };
-                    if let Some(p) = args.ppn
-                        && let Ok(m2) = m.with_ranks_per_node(p)
-                    {
-                        m = m2;
-                    }
-                    let mut sink = |_: PrintLine| {};
-                    let cfg = SimConfig {
-                        ranks: r,
-                        ..SimConfig::default()
-                    };
-                    let out = sim_core::simulate(&program, &mut m, cfg, &mut sink)
-                        .map(|rep| rep.predicted_seconds)
-                        .map_err(|e| crate::report::sim_error(&e, &file, &source));
-                    results.lock().map(|mut v| v[i] = Some(out)).ok();
-                }
-            });
-        }
-    });
-    drop(machines);
-    let results = results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a simulation thread panicked"))?;
-    let mut series = Vec::new();
-    for (c, curve) in curves.iter().enumerate() {
-        let mut points = Vec::new();
-        for (k, &r) in ranks.iter().enumerate() {
-            let i = c * ranks.len() + k;
-            match &results[i] {
-                Some(Ok(t)) => points.push((r, *t)),
-                Some(Err(e)) => bail!("{} on {r} ranks:\n{e}", curve.label),
-                None => bail!("{} on {r} ranks: not run", curve.label),
-            }
-        }
-        let (r0, t0) = points[0];
-        let pts: Vec<Point> = points
-            .iter()
-            .map(|&(r, t)| {
-                let ratio = if t > 0.0 { t0 / t } else { f64::NAN };
-                let scale = f64::from(r) / f64::from(r0);
-                if args.weak {
-                    // Gustafson: the work grows with p, so the scaled
-                    // speedup is p/p0 * T(p0)/T(p) and efficiency T(p0)/T(p).
-                    Point {
-                        ranks: r,
-                        seconds: t,
-                        speedup: scale * ratio,
-                        efficiency: ratio,
-                    }
-                } else {
-                    Point {
-                        ranks: r,
-                        seconds: t,
-                        speedup: ratio,
-                        efficiency: ratio / scale,
-                    }
-                }
-            })
-            .collect();
-        let mut limit = None;
-        let mut reason = None;
-        for w in pts.windows(2) {
-            if !args.weak && w[1].seconds >= w[0].seconds {
-                limit = Some(w[0].ranks);
-                reason = Some(format!("time stops falling after {} ranks", w[0].ranks));
-                break;
-            }
-            if w[1].efficiency < args.efficiency {
-                limit = Some(w[0].ranks);
-                reason = Some(format!(
-                    "parallel efficiency falls below {:.0}% after {} ranks",
-                    args.efficiency * 100.0,
-                    w[0].ranks
-                ));
-                break;
-            }
-        }
-        series.push(Series {
-            label: curve.label.clone(),
-            points: pts,
-            limit,
-            limit_reason: reason,
-        });
-    }
+    let curves = curves(&args.machines, &args.sets)?;
+    let series = run_study(&Study {
+        program: &program,
+        file: &file,
+        source: &source,
+        ranks: &ranks,
+        curves: &curves,
+        ppn: args.ppn,
+        options: args.study,
+    })?;
     if let Some(p) = &args.plot {
-        std::fs::write(p, svg(&series, &file))
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        crate::chart::write_picture(p, &svg(&series, &file))?;
     }
     if args.format == "json" {
         crate::out(&format!(
@@ -392,7 +303,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
                 let _ = writeln!(
                     out,
                     "scales over the whole range (efficiency stays above {:.0}%)\n",
-                    args.efficiency * 100.0
+                    args.study.efficiency * 100.0
                 );
             }
         }
@@ -404,12 +315,157 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs a study's simulations on a pool of threads and derives speedup,
+/// efficiency and the scalability limit of each curve.
+pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
+    let Study {
+        program,
+        file,
+        source,
+        ranks,
+        curves,
+        ppn,
+        options:
+            StudyOptions {
+                weak,
+                efficiency,
+                jobs: max_workers,
+            },
+    } = *study;
+    if ranks.is_empty() {
+        bail!("a scaling study needs at least one rank count");
+    }
+    // Check every machine before starting.
+    let mut machines = Vec::new();
+    for c in curves {
+        let mut m = AnyMachine::from_toml_str(&c.toml, &c.label, &c.base_dir)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(p) = ppn {
+            m = m.with_ranks_per_node(p).map_err(anyhow::Error::msg)?;
+        }
+        machines.push(m);
+    }
+    // The jobs, run by a pool of threads; results land in their slot.
+    let jobs: Vec<(usize, u32)> = (0..curves.len())
+        .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
+        .collect();
+    let results: Mutex<Vec<Option<Result<f64, String>>>> = Mutex::new(vec![None; jobs.len()]);
+    let next = AtomicUsize::new(0);
+    let workers = max_workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(jobs.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(c, r)) = jobs.get(i) else { break };
+                    let mut m = match AnyMachine::from_toml_str(
+                        &curves[c].toml,
+                        &curves[c].label,
+                        &curves[c].base_dir,
+                    ) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            results
+                                .lock()
+                                .map(|mut v| v[i] = Some(Err(e.to_string())))
+                                .ok();
+                            continue;
+                        }
+                    };
+                    if let Some(p) = ppn
+                        && let Ok(m2) = m.with_ranks_per_node(p)
+                    {
+                        m = m2;
+                    }
+                    let mut sink = |_: PrintLine| {};
+                    let cfg = SimConfig {
+                        ranks: r,
+                        ..SimConfig::default()
+                    };
+                    let out = sim_core::simulate(program, &mut m, cfg, &mut sink)
+                        .map(|rep| rep.predicted_seconds)
+                        .map_err(|e| crate::report::sim_error(&e, file, source));
+                    results.lock().map(|mut v| v[i] = Some(out)).ok();
+                }
+            });
+        }
+    });
+    drop(machines);
+    let results = results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a simulation thread panicked"))?;
+    let mut series = Vec::new();
+    for (c, curve) in curves.iter().enumerate() {
+        let mut points = Vec::new();
+        for (k, &r) in ranks.iter().enumerate() {
+            let i = c * ranks.len() + k;
+            match &results[i] {
+                Some(Ok(t)) => points.push((r, *t)),
+                Some(Err(e)) => bail!("{} on {r} ranks:\n{e}", curve.label),
+                None => bail!("{} on {r} ranks: not run", curve.label),
+            }
+        }
+        let (r0, t0) = points[0];
+        let pts: Vec<Point> = points
+            .iter()
+            .map(|&(r, t)| {
+                let ratio = if t > 0.0 { t0 / t } else { f64::NAN };
+                let scale = f64::from(r) / f64::from(r0);
+                if weak {
+                    // Gustafson: the work grows with p, so the scaled
+                    // speedup is p/p0 * T(p0)/T(p) and efficiency T(p0)/T(p).
+                    Point {
+                        ranks: r,
+                        seconds: t,
+                        speedup: scale * ratio,
+                        efficiency: ratio,
+                    }
+                } else {
+                    Point {
+                        ranks: r,
+                        seconds: t,
+                        speedup: ratio,
+                        efficiency: ratio / scale,
+                    }
+                }
+            })
+            .collect();
+        let mut limit = None;
+        let mut reason = None;
+        for w in pts.windows(2) {
+            if !weak && w[1].seconds >= w[0].seconds {
+                limit = Some(w[0].ranks);
+                reason = Some(format!("time stops falling after {} ranks", w[0].ranks));
+                break;
+            }
+            if w[1].efficiency < efficiency {
+                limit = Some(w[0].ranks);
+                reason = Some(format!(
+                    "parallel efficiency falls below {:.0}% after {} ranks",
+                    efficiency * 100.0,
+                    w[0].ranks
+                ));
+                break;
+            }
+        }
+        series.push(Series {
+            label: curve.label.clone(),
+            points: pts,
+            limit,
+            limit_reason: reason,
+        });
+    }
+    Ok(series)
+}
+
 /// A chart panel: its title, the value it plots, and whether the axis is logarithmic.
 type Panel = (&'static str, fn(&Point) -> f64, bool);
 
 /// Three panels (time on log axes, speedup, efficiency) against ranks on a
 /// log2 axis, one coloured curve per series.
-fn svg(series: &[Series], title: &str) -> String {
+pub fn svg(series: &[Series], title: &str) -> String {
     const W: f64 = 360.0;
     const H: f64 = 260.0;
     const M: f64 = 55.0;
@@ -427,8 +483,8 @@ fn svg(series: &[Series], title: &str) -> String {
     let legend_h = 22.0 * series.len() as f64;
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{}" font-family="sans-serif" font-size="12">"#,
-        H + 60.0 + legend_h
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{h}" viewBox="0 0 {total_w} {h}" font-family="sans-serif" font-size="12">"#,
+        h = H + 60.0 + legend_h
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -508,20 +564,23 @@ fn svg(series: &[Series], title: &str) -> String {
             );
             r *= 2.0;
         }
-        for j in 0..=4 {
-            let v = if *log {
-                10f64.powf(lo.log10() + (hi.log10() - lo.log10()) * f64::from(j) / 4.0)
-            } else {
-                lo + (hi - lo) * f64::from(j) / 4.0
-            };
-            let y = fy(v);
+        let ticks: Vec<f64> = (0..=4)
+            .map(|j| {
+                if *log {
+                    10f64.powf(lo.log10() + (hi.log10() - lo.log10()) * f64::from(j) / 4.0)
+                } else {
+                    lo + (hi - lo) * f64::from(j) / 4.0
+                }
+            })
+            .collect();
+        for (v, label) in ticks.iter().zip(tick_labels(&ticks)) {
+            let y = fy(*v);
             let _ = writeln!(
                 out,
-                r#"<line x1="{}" y1="{y}" x2="{M}" y2="{y}" stroke="black"/><text x="{}" y="{}" text-anchor="end" font-size="10">{}</text>"#,
+                r#"<line x1="{}" y1="{y}" x2="{M}" y2="{y}" stroke="black"/><text x="{}" y="{}" text-anchor="end" font-size="10">{label}</text>"#,
                 M - 4.0,
                 M - 6.0,
                 y + 3.0,
-                short(v)
             );
         }
         for (si, s) in series.iter().enumerate() {
@@ -563,30 +622,6 @@ fn svg(series: &[Series], title: &str) -> String {
     }
     out.push_str("</svg>\n");
     out
-}
-
-/// A tick label with 3 significant digits.
-fn short(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    if v.abs() >= 1e5 || v.abs() < 1e-3 {
-        return format!("{v:.2e}");
-    }
-    let digits = (2 - v.abs().log10().floor() as i32).max(0) as usize;
-    let t = format!("{v:.digits$}");
-    if t.contains('.') {
-        t.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        t
-    }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use models::AnyMachine;
@@ -23,9 +23,10 @@ pub struct ValidateArgs {
     /// The benchmark skeleton (e.g. examples/imb/alltoall.mpl).
     program: PathBuf,
     /// The measured table: CSV with a time column in µs and optionally
-    /// `bytes`, active-process and total-process columns.
-    #[arg(long)]
-    table: PathBuf,
+    /// `bytes`, active-process and total-process columns. Or --run: real
+    /// runs of the program.
+    #[arg(long, required_unless_present = "run", conflicts_with = "run")]
+    table: Option<PathBuf>,
     /// Machine description (TOML); default: the built-in machine.
     #[arg(long, short)]
     machine: Option<PathBuf>,
@@ -55,6 +56,8 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
+    #[command(flatten)]
+    real: crate::validate_run::RunModeArgs,
 }
 
 /// One measured point.
@@ -77,14 +80,14 @@ struct Row {
     error: f64,
 }
 
-fn read_table(args: &ValidateArgs) -> anyhow::Result<(Vec<Point>, bool)> {
-    let text = std::fs::read_to_string(&args.table)
-        .with_context(|| format!("cannot read {}", args.table.display()))?;
+fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, bool)> {
+    let text = std::fs::read_to_string(table)
+        .with_context(|| format!("cannot read {}", table.display()))?;
     let mut lines = text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
     let Some(header) = lines.next() else {
-        bail!("{}: the table is empty", args.table.display())
+        bail!("{}: the table is empty", table.display())
     };
     let cols: Vec<String> = header.split(',').map(|c| c.trim().to_owned()).collect();
     let find = |name: &str| cols.iter().position(|c| c == name);
@@ -92,7 +95,7 @@ fn read_table(args: &ValidateArgs) -> anyhow::Result<(Vec<Point>, bool)> {
         Some(c) => find(c).with_context(|| {
             format!(
                 "{}: no column `{c}` (columns: {})",
-                args.table.display(),
+                table.display(),
                 cols.join(", ")
             )
         })?,
@@ -102,7 +105,7 @@ fn read_table(args: &ValidateArgs) -> anyhow::Result<(Vec<Point>, bool)> {
             .with_context(|| {
                 format!(
                     "{}: no time column (name it with --time-col)",
-                    args.table.display()
+                    table.display()
                 )
             })?,
     };
@@ -116,16 +119,12 @@ fn read_table(args: &ValidateArgs) -> anyhow::Result<(Vec<Point>, bool)> {
             cells
                 .get(ix)
                 .copied()
-                .with_context(|| format!("{}: row {} is short", args.table.display(), i + 2))
+                .with_context(|| format!("{}: row {} is short", table.display(), i + 2))
         };
         let num = |ix: usize| -> anyhow::Result<f64> {
             let c = cell(ix)?;
             c.parse::<f64>().with_context(|| {
-                format!(
-                    "{}: row {}: `{c}` is not a number",
-                    args.table.display(),
-                    i + 2
-                )
+                format!("{}: row {}: `{c}` is not a number", table.display(), i + 2)
             })
         };
         points.push(Point {
@@ -188,8 +187,23 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
-    let (points, has_bytes) = read_table(args)?;
+/// Exit status: 0, or 5 when run mode's `--max-median-error` is exceeded.
+pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
+    if args.real.run.is_some() {
+        return crate::validate_run::run(&crate::validate_run::RunMode {
+            program: &args.program,
+            machine: args.machine.as_deref(),
+            ppn: args.ppn,
+            params: &args.params,
+            json: args.format == "json",
+            args: &args.real,
+        });
+    }
+    let table = args
+        .table
+        .as_deref()
+        .context("give --table MEASURED.csv, or --run LAUNCHER to measure")?;
+    let (points, has_bytes) = read_table(args, table)?;
     let file = args.program.display().to_string();
     let source = std::fs::read_to_string(&args.program)
         .with_context(|| format!("cannot read {}", args.program.display()))?;
@@ -288,7 +302,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
             "max_abs_error": overall_max,
         });
         crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
-        return Ok(());
+        return Ok(0);
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -296,7 +310,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
         "program: {file}\nmachine: {}\ncompared: simulated {} against {}\n",
         machine.name(),
         args.column,
-        args.table.display()
+        table.display()
     );
     let _ = writeln!(
         out,
@@ -332,5 +346,5 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<()> {
         overall_max * 100.0
     );
     crate::out(&out);
-    Ok(())
+    Ok(0)
 }

@@ -17,11 +17,16 @@
 //! The whole crate never panics on bad input: every failure is an error
 //! value with a lowercase message.
 
+pub mod blocks;
 pub mod channel;
 pub mod fit;
 pub mod input;
 pub mod machine;
 pub mod report;
+
+/// The C source of the ping-pong/ping-ping benchmark that `parsim calibrate
+/// net --run` builds with mpicc and runs; it prints IMB's text format.
+pub const NET_BENCHMARK_C: &str = include_str!("netbench.c");
 
 pub use channel::{
     AlltoallError, ChannelError, ChannelFit, ChannelOptions, ChannelSegment, EagerLimit,

@@ -73,6 +73,12 @@ impl AnyMachine {
     }
 
     /// The machine's name.
+    /// Ranks placed on one node (1 for a plugin model, which places ranks
+    /// itself).
+    pub fn ranks_per_node(&self) -> u32 {
+        self.as_loggp().map_or(1, LogGpMachine::ranks_per_node)
+    }
+
     pub fn name(&self) -> &str {
         match self {
             Self::LogGp(machine) => machine.name(),

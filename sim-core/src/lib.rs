@@ -8,6 +8,7 @@ pub mod dot;
 pub mod engine;
 pub mod fold;
 pub mod ir;
+pub mod kernels;
 pub mod model;
 pub mod queue;
 pub mod value;

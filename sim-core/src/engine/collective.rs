@@ -53,8 +53,10 @@ pub(super) struct CollExec {
     me: u32,
     root: u32,
     op_kind: ReduceOp,
-    /// When the call started (timelines) and its line.
+    /// When the call started (timelines) and its line, and the rank's
+    /// compute + comm time then.
     started: f64,
+    busy_before: f64,
     line: u32,
 }
 
@@ -115,13 +117,16 @@ impl<'a> Engine<'a> {
             }
             if exec.pos == exec.steps.len() {
                 if self.cfg.trace_limit > 0 {
+                    let lp = &self.lps[lpi];
+                    let busy = lp.stats.busy() - exec.busy_before;
                     let ev = TraceEvent::Interval {
                         rank: id,
                         start: exec.started,
-                        end: self.lps[lpi].clock,
+                        end: lp.clock,
                         what: exec.op.name().to_owned(),
                         comm: true,
                         line: exec.line,
+                        wait: (lp.clock - exec.started - busy).max(0.0),
                     };
                     self.trace_push(ev);
                 }
@@ -176,6 +181,7 @@ impl<'a> Engine<'a> {
 
     fn start_collective(&mut self, id: u32, op: &'a CommOp, span: Span) -> RunResult<CollExec> {
         let started = self.lps[id as usize].clock;
+        let busy_before = self.lps[id as usize].stats.busy();
         let (cop, comm_expr, root_expr, bytes_expr): (
             CollOp,
             Option<&Expr>,
@@ -423,6 +429,7 @@ impl<'a> Engine<'a> {
             root,
             op_kind,
             started,
+            busy_before,
             line: span.line,
         })
     }

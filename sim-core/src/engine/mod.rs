@@ -24,6 +24,7 @@
 //!   queued or running).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use smallvec::{SmallVec, smallvec};
 
@@ -36,6 +37,7 @@ use comms::Comms;
 use crate::ir::{
     BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, SendMode, Slot, Span, Stmt, Terminator,
 };
+use crate::kernels::{KernelProfile, KernelTime, ProfileRecorder};
 use crate::model::{Machine, MessageKind};
 use crate::queue::EventQueue;
 use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
@@ -62,6 +64,14 @@ pub struct SimConfig {
     /// Record messages, bytes and time per (source, destination) pair
     /// (`SimReport::comm_matrix`).
     pub comm_matrix: bool,
+    /// Calibrated kernel times by kernel name (`parsim run --blocks`); they
+    /// take precedence over a kernel's `cost`. Names the program does not
+    /// declare are ignored.
+    pub kernel_times: Vec<(String, Arc<dyn KernelTime>)>,
+    /// Record every kernel call's arguments (`SimReport::kernel_profile`).
+    /// Kernels with neither a cost nor a calibrated time cost 0 s in such a
+    /// run instead of being an error: a profile run finds out what to time.
+    pub kernel_profile: bool,
 }
 
 /// Traffic between one pair of ranks.
@@ -77,7 +87,10 @@ pub struct PairTraffic {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceEvent {
     /// Rank `rank` was busy from `start` to `end` (seconds) in `what`
-    /// (a kernel's name, or a communication operation) at source `line`.
+    /// (a kernel's name, or a communication operation) at source `line`;
+    /// `wait` seconds of a communication interval were spent blocked (on
+    /// partners, messages or a busy NIC), the rest in CPU overheads (and a
+    /// collective's reductions). 0 for compute.
     Interval {
         rank: u32,
         start: f64,
@@ -85,6 +98,7 @@ pub enum TraceEvent {
         what: String,
         comm: bool,
         line: u32,
+        wait: f64,
     },
     /// A message from `src` (sent at `sent`) to `dst` (matched at `received`).
     Message {
@@ -129,22 +143,54 @@ impl Default for SimConfig {
             forced_wildcards: Vec::new(),
             trace_limit: 0,
             comm_matrix: false,
+            kernel_times: Vec::new(),
+            kernel_profile: false,
         }
     }
 }
 
 /// How far a simulation has got (for progress displays).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Progress {
+#[derive(Clone, Copy)]
+pub struct Progress<'a> {
     pub events: u64,
     /// The current model time, seconds.
     pub sim_time: f64,
     pub finished: u32,
     pub ranks: u32,
+    /// The LPs, read only by [`Progress::rank_states`].
+    lps: &'a [Lp],
+}
+
+/// What a rank is doing at the current model time (`parsim run --monitor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankState {
+    /// Running its own code (its clock is at or ahead of model time).
+    Computing,
+    /// Inside a communication call and not blocked: in its CPU overheads.
+    Communicating,
+    /// Blocked on partners, messages or a busy NIC.
+    Waiting,
+    Finished,
+}
+
+impl Progress<'_> {
+    /// Each rank's state, into `out` (cleared first). A pass over all LPs:
+    /// the engine pays nothing for it unless a display asks.
+    pub fn rank_states(&self, out: &mut Vec<RankState>) {
+        out.clear();
+        out.extend(self.lps.iter().map(|lp| match lp.state {
+            LpState::Finished => RankState::Finished,
+            LpState::Blocked => RankState::Waiting,
+            LpState::Ready if lp.wait.is_some() || lp.coll.is_some() || lp.probing.is_some() => {
+                RankState::Communicating
+            }
+            LpState::Ready => RankState::Computing,
+        }));
+    }
 }
 
 /// Events between two progress reports.
-const PROGRESS_EVERY: u64 = 1 << 20;
+const PROGRESS_EVERY: u64 = 1 << 18;
 
 /// Blocks an LP may execute in one slice before it yields (so that a loop
 /// without communication still counts events and meets `max_events`).
@@ -166,9 +212,14 @@ impl RankStats {
     pub fn wait(&self) -> f64 {
         (self.finish - self.compute - self.comm).max(0.0)
     }
+
+    /// Time computing or in communication overheads so far.
+    pub fn busy(&self) -> f64 {
+        self.compute + self.comm
+    }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SimReport {
     /// The maximum over ranks of the finish time.
     pub predicted_seconds: f64,
@@ -187,6 +238,9 @@ pub struct SimReport {
     /// (source, destination, traffic), sorted, with `SimConfig::comm_matrix`
     /// (point-to-point and collective messages alike).
     pub comm_matrix: Vec<(u32, u32, PairTraffic)>,
+    /// Kernel calls by argument tuple (with `SimConfig::kernel_profile`),
+    /// in kernel declaration order.
+    pub kernel_profile: Vec<KernelProfile>,
 }
 
 /// Something a finished program left incomplete (`parsim check` reports it).
@@ -391,8 +445,10 @@ struct WaitSet {
     any: bool,
     /// `waitany`: per entry of `reqs`, its variable and argument index.
     any_slots: Vec<(Slot, usize)>,
-    /// When the statement started (timelines), its name and line.
+    /// When the statement started (timelines), its name and line, and the
+    /// rank's compute + comm time then (the rest of its span is waiting).
     started: f64,
+    busy_before: f64,
     what: &'static str,
     line: u32,
 }
@@ -471,7 +527,14 @@ pub struct Engine<'a> {
     machine: &'a mut dyn Machine,
     cfg: SimConfig,
     params: Vec<Value>,
-    kernel_costs: Vec<Option<f64>>,
+    /// Per kernel: its calibrated time, if `SimConfig::kernel_times` has one.
+    kernel_times: Vec<Option<Arc<dyn KernelTime>>>,
+    /// `kernel_profile`: the calls so far.
+    profile: Option<ProfileRecorder>,
+    /// With calibrated kernels: per rank, bit k set once the rank has called
+    /// kernel k (k < 64), so a first call can cost its measured first-call
+    /// time. Empty without calibrated kernels.
+    kernels_called: Vec<u64>,
     lps: Vec<Lp>,
     queue: EventQueue,
     /// Recycled wait sets (no allocation per blocking call).
@@ -532,8 +595,27 @@ impl<'a> Engine<'a> {
             )));
         }
         let params = eval_params(program, cfg.ranks)?;
-        let kernel_costs = vec![None; program.kernels.len()];
-        check_kernel_costs(program, &kernel_costs)?;
+        let kernel_times: Vec<Option<Arc<dyn KernelTime>>> = program
+            .kernels
+            .iter()
+            .map(|k| {
+                cfg.kernel_times
+                    .iter()
+                    .find(|(name, _)| *name == k.name)
+                    .map(|(_, t)| Arc::clone(t))
+            })
+            .collect();
+        if !cfg.kernel_profile {
+            check_kernel_costs(program, &kernel_times)?;
+        }
+        let profile = cfg
+            .kernel_profile
+            .then(|| ProfileRecorder::new(program.kernels.len()));
+        let kernels_called = if kernel_times.iter().any(Option::is_some) {
+            vec![0; cfg.ranks as usize]
+        } else {
+            Vec::new()
+        };
         machine.reset(cfg.ranks);
         let main = program.function(program.main);
         let lps = (0..cfg.ranks)
@@ -566,7 +648,9 @@ impl<'a> Engine<'a> {
             machine,
             cfg,
             params,
-            kernel_costs,
+            kernel_times,
+            profile,
+            kernels_called,
             lps,
             queue: EventQueue::new(),
             ready_now: VecDeque::new(),
@@ -632,6 +716,7 @@ impl<'a> Engine<'a> {
                     sim_time: time,
                     finished: self.finished,
                     ranks: self.cfg.ranks,
+                    lps: &self.lps,
                 });
             }
             self.now = time;
@@ -684,8 +769,14 @@ impl<'a> Engine<'a> {
             .map(|((s, d), t)| (s, d, t))
             .collect();
         comm_matrix.sort_by_key(|&(s, d, _)| (s, d));
+        let kernel_profile = self
+            .profile
+            .take()
+            .map(|p| p.finish(self.program))
+            .unwrap_or_default();
         Ok(SimReport {
             comm_matrix,
+            kernel_profile,
             trace,
             trace_truncated: self.trace_truncated,
             predicted_seconds,
@@ -937,8 +1028,29 @@ impl<'a> Engine<'a> {
                     vals.push(self.eval_in(id, a, *span)?);
                 }
                 let vals: &[Value] = &vals;
-                let nominal = match (self.kernel_costs[*kernel as usize], &k.cost) {
-                    (Some(t), _) => t,
+                if let Some(p) = &mut self.profile {
+                    p.record(*kernel as usize, vals);
+                }
+                let nominal = match (&self.kernel_times[*kernel as usize], &k.cost) {
+                    (Some(t), _) => {
+                        let first = match self.kernels_called.get_mut(id as usize) {
+                            Some(bits) if *kernel < 64 => {
+                                let bit = 1u64 << *kernel;
+                                let first = *bits & bit == 0;
+                                *bits |= bit;
+                                first
+                            }
+                            _ => false,
+                        };
+                        t.seconds(vals, first)
+                    }
+                    .map_err(|m| {
+                        self.rt(
+                            id,
+                            *span,
+                            format!("calibrated time of kernel `{}`: {m}", k.name),
+                        )
+                    })?,
                     (None, Some(cost)) => {
                         let cx = EvalCx {
                             locals: vals,
@@ -963,6 +1075,7 @@ impl<'a> Engine<'a> {
                             )
                         })?
                     }
+                    (None, None) if self.profile.is_some() => 0.0,
                     (None, None) => {
                         return Err(SimError::KernelWithoutCost {
                             kernel: k.name.clone(),
@@ -988,6 +1101,7 @@ impl<'a> Engine<'a> {
                         what,
                         comm: false,
                         line: span.line,
+                        wait: 0.0,
                     });
                 }
                 Ok(Flow::Continue)
@@ -1192,18 +1306,17 @@ fn comm_name(op: &CommOp) -> &'static str {
 
 /// Every `compute` of a kernel without a cost (and without a calibrated
 /// time) is an error before the simulation starts.
-fn check_kernel_costs(program: &Program, calibrated: &[Option<f64>]) -> RunResult<()> {
+fn check_kernel_costs(
+    program: &Program,
+    calibrated: &[Option<Arc<dyn KernelTime>>],
+) -> RunResult<()> {
     for f in &program.functions {
         for b in f.cfg.node_weights() {
             for s in &b.stmts {
                 if let Stmt::Compute { kernel, span, .. } = s {
                     let k = &program.kernels[*kernel as usize];
                     if k.cost.is_none()
-                        && calibrated
-                            .get(*kernel as usize)
-                            .copied()
-                            .flatten()
-                            .is_none()
+                        && calibrated.get(*kernel as usize).is_none_or(Option::is_none)
                     {
                         return Err(SimError::KernelWithoutCost {
                             kernel: k.name.clone(),
@@ -1256,7 +1369,7 @@ pub fn simulate(
     Engine::new(&specialized, machine, cfg, output)?.run()
 }
 
-/// [`simulate`], calling `progress` every million events or so.
+/// [`simulate`], calling `progress` every quarter million events or so.
 pub fn simulate_with_progress(
     program: &Program,
     machine: &mut dyn Machine,

@@ -33,6 +33,7 @@ impl<'a> Engine<'a> {
             return self.try_complete_wait(id, dst);
         }
         let started = self.lps[lpi].clock;
+        let busy_before = self.lps[lpi].stats.busy();
         let mut ws = self.free_waitsets.pop().unwrap_or_default();
         match op {
             CommOp::Isend(a, mode) => {
@@ -172,6 +173,7 @@ impl<'a> Engine<'a> {
             }
         }
         ws.started = started;
+        ws.busy_before = busy_before;
         ws.what = super::comm_name(op);
         ws.line = span.line;
         self.lps[lpi].wait = Some(ws);
@@ -415,6 +417,7 @@ impl<'a> Engine<'a> {
             lp.clock = t;
             lp.stats.comm += comm;
             if self.cfg.trace_limit > 0 && !ws.what.is_empty() {
+                let busy = lp.stats.busy() - ws.busy_before;
                 let ev = TraceEvent::Interval {
                     rank: id,
                     start: ws.started,
@@ -422,6 +425,7 @@ impl<'a> Engine<'a> {
                     what: ws.what.to_owned(),
                     comm: true,
                     line: ws.line,
+                    wait: (t - ws.started - busy).max(0.0),
                 };
                 self.trace_push(ev);
             }

@@ -1,0 +1,465 @@
+//! `blocks.toml`: measured kernel times and their fitted costs, and the
+//! simulator's view of them ([`CalibratedKernel`]).
+//!
+//! ```toml
+//! [calibration]            # where and how the times were measured
+//! program = "examples/heat.mpl"
+//! ranks = [2]
+//! host = "node17"
+//! cpu = "Intel(R) Xeon(R) ..."
+//! compiler = "cc (Debian 12.2.0-14) 12.2.0"
+//! cflags = "-O2"
+//! date = "2026-11-22T05:00:00Z"
+//! concurrent = [1, 2]      # copies timed at once (levels)
+//! ...
+//! [[kernel]]
+//! name = "stencil"
+//! params = ["rows", "cols"]
+//! formula = "1.2e-6 + 3.1e-9·rows·cols"   # for people; `model` is what counts
+//! model = { terms = ["1", "P"], coefficients = [1.2e-6, 3.1e-9], ... }
+//! [[kernel.point]]
+//! args = [1000, 1000]
+//! seconds = 3.1e-3         # trimmed mean per call
+//! ci95 = [3.08e-3, 3.12e-3]
+//! ...
+//! ```
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use sim_core::kernels::KernelTime;
+use sim_core::value::Value;
+
+use super::BlocksError;
+use super::fit::{KernelModel, product};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlocksFile {
+    pub calibration: CalibrationInfo,
+    #[serde(rename = "kernel", default)]
+    pub kernels: Vec<KernelEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationInfo {
+    /// The skeleton profiled, its rank count and `--param`s.
+    pub program: String,
+    pub ranks: Vec<u32>,
+    #[serde(default)]
+    pub params: Vec<String>,
+    /// The kernel library timed (source or shared library).
+    pub library: String,
+    pub host: String,
+    pub cpu: String,
+    pub compiler: String,
+    pub cflags: String,
+    /// UTC, ISO 8601.
+    pub date: String,
+    /// The levels of `--concurrent`: copies of each kernel timed at once.
+    pub concurrent: Vec<u32>,
+    /// The timer's own cost, subtracted from every sample, seconds.
+    pub timer_overhead: f64,
+    pub target_rse: f64,
+    /// Measuring time per argument tuple, seconds.
+    pub budget: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelEntry {
+    pub name: String,
+    pub params: Vec<String>,
+    /// Copies of the kernel that ran at once while these times were
+    /// measured: the ranks sharing one node's memory and caches.
+    #[serde(default = "one")]
+    pub concurrent: u32,
+    /// The fitted model as a formula (informational).
+    #[serde(default)]
+    pub formula: String,
+    pub model: Option<KernelModel>,
+    #[serde(rename = "point", default)]
+    pub points: Vec<PointEntry>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointEntry {
+    pub args: Vec<i64>,
+    /// Seconds per call (the trimmed mean).
+    pub seconds: f64,
+    pub median: f64,
+    pub ci95: [f64; 2],
+    pub rse: f64,
+    pub samples: u64,
+    pub trimmed: u64,
+    /// Calls per sample.
+    pub batch: u64,
+    pub first_call: f64,
+    pub warmup: f64,
+    /// How often the profile run made this call (all ranks).
+    pub calls: u64,
+}
+
+impl BlocksFile {
+    pub fn to_toml(&self) -> Result<String, BlocksError> {
+        let body = toml::to_string(self)
+            .map_err(|e| BlocksError::Invalid(format!("cannot write blocks file: {e}")))?;
+        Ok(format!(
+            "# Kernel times measured by `parsim calibrate blocks` (see [calibration]).\n\
+             # `seconds` is the trimmed mean per call; `model` is the fitted cost used\n\
+             # for arguments not measured (terms: 1, P = product of the arguments, or\n\
+             # a parameter). Use with `parsim run --blocks FILE`.\n\n{body}"
+        ))
+    }
+
+    pub fn parse(text: &str, origin: &str) -> Result<BlocksFile, BlocksError> {
+        let f: BlocksFile = toml::from_str(text)
+            .map_err(|e| BlocksError::Invalid(format!("{origin}: {}", e.to_string().trim_end())))?;
+        for k in &f.kernels {
+            for (i, p) in k.points.iter().enumerate() {
+                let at = format!("{origin}: kernel `{}`, point {}", k.name, i + 1);
+                if p.args.len() != k.params.len() {
+                    return Err(BlocksError::Invalid(format!(
+                        "{at}: `args` has {} values but the kernel has {} parameters",
+                        p.args.len(),
+                        k.params.len()
+                    )));
+                }
+                if !(p.seconds.is_finite() && p.seconds >= 0.0) {
+                    return Err(BlocksError::Invalid(format!(
+                        "{at}: `seconds` is {}; it must be finite and not negative",
+                        p.seconds
+                    )));
+                }
+            }
+            if let Some(m) = &k.model {
+                let at = format!("{origin}: kernel `{}`, `model`", k.name);
+                if m.terms.len() != m.coefficients.len() {
+                    return Err(BlocksError::Invalid(format!(
+                        "{at}: {} terms but {} coefficients",
+                        m.terms.len(),
+                        m.coefficients.len()
+                    )));
+                }
+                if let Some(c) = m.coefficients.iter().find(|c| !c.is_finite()) {
+                    return Err(BlocksError::Invalid(format!(
+                        "{at}: coefficient {c} is not finite"
+                    )));
+                }
+                let probe = vec![1.0; k.params.len()];
+                m.eval(&k.params, &probe)
+                    .map_err(|e| BlocksError::Invalid(format!("{at}: {e}")))?;
+            }
+            if k.model.is_none() && k.points.is_empty() {
+                return Err(BlocksError::Invalid(format!(
+                    "{origin}: kernel `{}` has neither a `model` nor a `point`",
+                    k.name
+                )));
+            }
+        }
+        Ok(f)
+    }
+
+    pub fn read(path: &Path) -> Result<BlocksFile, BlocksError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BlocksError::Io(format!("{}: {e}", path.display())))?;
+        BlocksFile::parse(&text, &path.display().to_string())
+    }
+
+    /// One [`CalibratedKernel`] per kernel of the file, for runs with
+    /// `ranks_on_node` ranks sharing a node: of each kernel's entries, the
+    /// one timed with the most copies at once not above `ranks_on_node`
+    /// (the fewest copies if all are above).
+    pub fn kernel_times(&self, ranks_on_node: u32) -> Vec<CalibratedKernel> {
+        let mut chosen: Vec<&KernelEntry> = Vec::new();
+        for k in &self.kernels {
+            match chosen.iter_mut().find(|c| c.name == k.name) {
+                None => chosen.push(k),
+                Some(c) => {
+                    let fits = |e: &KernelEntry| e.concurrent <= ranks_on_node;
+                    let better = match (fits(c), fits(k)) {
+                        (true, true) => k.concurrent > c.concurrent,
+                        (false, true) => true,
+                        (true, false) => false,
+                        (false, false) => k.concurrent < c.concurrent,
+                    };
+                    if better {
+                        *c = k;
+                    }
+                }
+            }
+        }
+        chosen.into_iter().map(CalibratedKernel::new).collect()
+    }
+}
+
+/// A kernel's calibrated time: the measured time for a measured argument
+/// tuple, else the fitted model. Remembers how far it had to extrapolate.
+#[derive(Debug)]
+pub struct CalibratedKernel {
+    pub name: String,
+    params: Vec<String>,
+    /// Measured tuples: (seconds, first-call seconds).
+    exact: HashMap<Vec<i64>, (f64, f64)>,
+    model: Option<KernelModel>,
+    /// The measured range of work (product of the arguments).
+    work_range: (f64, f64),
+    /// The largest factor by which a call's work lay outside `work_range`
+    /// (f64 bits; positive floats order like their bits), and its work.
+    worst_factor: AtomicU64,
+    worst_work: AtomicU64,
+    /// Calls answered by the model rather than a measurement.
+    modelled_calls: AtomicU64,
+}
+
+/// How far a run went beyond a kernel's measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extrapolation {
+    pub kernel: String,
+    /// Work (product of the arguments) of the farthest call, and the
+    /// measured range.
+    pub work: f64,
+    pub measured: (f64, f64),
+    /// `work / max` or `min / work`, > 1.
+    pub factor: f64,
+    pub formula: String,
+}
+
+impl CalibratedKernel {
+    pub fn new(k: &KernelEntry) -> CalibratedKernel {
+        let works: Vec<f64> = k
+            .points
+            .iter()
+            .map(|p| product(&p.args.iter().map(|&a| a as f64).collect::<Vec<_>>()))
+            .collect();
+        CalibratedKernel {
+            name: k.name.clone(),
+            params: k.params.clone(),
+            exact: k
+                .points
+                .iter()
+                .map(|p| (p.args.clone(), (p.seconds, p.first_call)))
+                .collect(),
+            model: k.model.clone(),
+            work_range: (
+                works.iter().copied().fold(f64::INFINITY, f64::min),
+                works.iter().copied().fold(0.0, f64::max),
+            ),
+            worst_factor: AtomicU64::new(1.0f64.to_bits()),
+            worst_work: AtomicU64::new(0),
+            modelled_calls: AtomicU64::new(0),
+        }
+    }
+
+    /// The farthest extrapolation of the run so far, if any call's work was
+    /// more than `threshold` times outside the measured range.
+    pub fn extrapolation(&self, threshold: f64) -> Option<Extrapolation> {
+        let factor = f64::from_bits(self.worst_factor.load(Ordering::Relaxed));
+        (factor > threshold).then(|| Extrapolation {
+            kernel: self.name.clone(),
+            work: f64::from_bits(self.worst_work.load(Ordering::Relaxed)),
+            measured: self.work_range,
+            factor,
+            formula: self
+                .model
+                .as_ref()
+                .map_or_else(String::new, |m| m.formula(&self.params)),
+        })
+    }
+
+    pub fn modelled_calls(&self) -> u64 {
+        self.modelled_calls.load(Ordering::Relaxed)
+    }
+}
+
+impl KernelTime for CalibratedKernel {
+    /// A measured tuple costs its measured time, and its measured first-call
+    /// time on a rank's first call of the kernel (allocation, first touch,
+    /// cold caches: the real program pays it once per rank). Other tuples
+    /// cost the fitted model's time, first call or not.
+    fn seconds(&self, args: &[Value], first_call: bool) -> Result<f64, String> {
+        if args.len() != self.params.len() {
+            return Err(format!(
+                "the calibration has {} parameters ({}), the call {} arguments",
+                self.params.len(),
+                self.params.join(", "),
+                args.len()
+            ));
+        }
+        let mut ints: Vec<i64> = Vec::with_capacity(args.len());
+        let mut floats: Vec<f64> = Vec::with_capacity(args.len());
+        for a in args {
+            match *a {
+                Value::Int(i) => {
+                    ints.push(i);
+                    floats.push(i as f64);
+                }
+                Value::Float(f) => floats.push(f),
+                ref other => {
+                    return Err(format!(
+                        "an argument is {}, not a number",
+                        other.type_name()
+                    ));
+                }
+            }
+        }
+        if ints.len() == args.len()
+            && let Some(&(t, first)) = self.exact.get(&ints)
+        {
+            return Ok(if first_call && first.is_finite() {
+                first
+            } else {
+                t
+            });
+        }
+        let model = self.model.as_ref().ok_or_else(|| {
+            format!(
+                "no measurement for these arguments ({}) and no fitted model: \
+                 calibrate again with this run's parameters",
+                floats
+                    .iter()
+                    .map(|f| f.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        self.modelled_calls.fetch_add(1, Ordering::Relaxed);
+        let w = product(&floats);
+        let (lo, hi) = self.work_range;
+        let factor = if w > hi && hi > 0.0 {
+            w / hi
+        } else if w < lo && w > 0.0 {
+            lo / w
+        } else {
+            1.0
+        };
+        if factor > 1.0 {
+            let prev = self
+                .worst_factor
+                .fetch_max(factor.to_bits(), Ordering::Relaxed);
+            if factor.to_bits() > prev {
+                self.worst_work.store(w.to_bits(), Ordering::Relaxed);
+            }
+        }
+        model.eval(&self.params, &floats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    const FILE: &str = r#"
+[calibration]
+program = "heat.mpl"
+ranks = [2]
+library = "kernels.c"
+host = "h"
+cpu = "c"
+compiler = "cc"
+cflags = "-O2"
+date = "2026-11-22T00:00:00Z"
+concurrent = [1, 2]
+timer_overhead = 2e-8
+target_rse = 0.005
+budget = 1.0
+
+[[kernel]]
+name = "stencil"
+params = ["rows", "cols"]
+model = { terms = ["1", "P"], coefficients = [1e-6, 2e-9], max_rel_error = 0.01, loo_rel_error = 0.02 }
+
+[[kernel.point]]
+args = [100, 100]
+seconds = 2.5e-5
+median = 2.5e-5
+ci95 = [2.4e-5, 2.6e-5]
+rse = 0.01
+samples = 10
+trimmed = 0
+batch = 1
+first_call = 1e-4
+warmup = 3e-5
+calls = 20
+"#;
+
+    #[test]
+    fn measured_tuples_win_and_others_use_the_model() {
+        let f = BlocksFile::parse(FILE, "b.toml").expect("valid file");
+        let k = &f.kernel_times(1)[0];
+        let t = k
+            .seconds(&[Value::Int(100), Value::Int(100)], false)
+            .expect("measured");
+        assert_relative_eq!(t, 2.5e-5);
+        let t = k
+            .seconds(&[Value::Int(1000), Value::Int(100)], false)
+            .expect("modelled");
+        assert_relative_eq!(t, 1e-6 + 2e-9 * 1e5);
+        let e = k.extrapolation(2.0).expect("10x beyond the measured work");
+        assert_relative_eq!(e.factor, 10.0);
+        assert!(k.extrapolation(20.0).is_none());
+        assert!(k.seconds(&[Value::Int(1)], false).is_err());
+        // a rank's first call of a measured tuple costs the first-call time
+        let t = k
+            .seconds(&[Value::Int(100), Value::Int(100)], true)
+            .expect("measured");
+        assert_relative_eq!(t, 1e-4);
+    }
+
+    #[test]
+    fn the_concurrency_level_of_the_run_is_chosen() {
+        let two = FILE.replace("seconds = 2.5e-5", "seconds = 4e-5").replace(
+            "name = \"stencil\"\n",
+            "name = \"stencil\"\nconcurrent = 2\n",
+        );
+        let both = format!(
+            "{FILE}\n{}",
+            &two[two.find("[[kernel]]").expect("a kernel")..]
+        );
+        let f = BlocksFile::parse(&both, "b.toml").expect("valid file");
+        assert_eq!(f.kernels.len(), 2);
+        let at = |ranks_on_node| {
+            f.kernel_times(ranks_on_node)[0]
+                .seconds(&[Value::Int(100), Value::Int(100)], false)
+                .expect("measured")
+        };
+        assert_relative_eq!(at(1), 2.5e-5);
+        assert_relative_eq!(at(2), 4e-5);
+        assert_relative_eq!(at(16), 4e-5);
+    }
+
+    #[test]
+    fn a_round_trip_keeps_everything() {
+        let f = BlocksFile::parse(FILE, "b.toml").expect("valid file");
+        let text = f.to_toml().expect("serialisable");
+        assert_eq!(BlocksFile::parse(&text, "again").expect("valid again"), f);
+    }
+
+    #[test]
+    fn errors_name_the_kernel_and_key() {
+        let bad = FILE.replace("args = [100, 100]", "args = [100]");
+        let e = BlocksFile::parse(&bad, "b.toml").expect_err("wrong arity");
+        assert!(
+            e.to_string().contains("kernel `stencil`, point 1: `args`"),
+            "{e}"
+        );
+        let bad = FILE.replace("seconds = 2.5e-5", "seconds = -1.0");
+        let e = BlocksFile::parse(&bad, "b.toml").expect_err("negative");
+        assert!(e.to_string().contains("`seconds` is -1"), "{e}");
+        let bad = FILE.replace("terms = [\"1\", \"P\"]", "terms = [\"1\", \"depth\"]");
+        let e = BlocksFile::parse(&bad, "b.toml").expect_err("unknown term");
+        assert!(e.to_string().contains("unknown term `depth`"), "{e}");
+        let bad = FILE.replace("cflags", "flags");
+        let e = BlocksFile::parse(&bad, "b.toml").expect_err("unknown key");
+        assert!(e.to_string().contains("flags"), "{e}");
+    }
+}

@@ -1,0 +1,330 @@
+//! A cost per kernel for arguments that were not measured.
+//!
+//! A kernel's loops do work proportional to the product of its extents (a
+//! stencil over rows x cols), plus per-call and per-row overheads. The
+//! candidate models, over the measured (arguments, seconds) points:
+//! - `t = b·P` (one point: the rate of the one measurement), P = Π args;
+//! - `t = a + b·P` (a call overhead plus the work);
+//! - `t = a + b·P + Σ c_i·x_i` (plus per-extent overheads, such as a loop
+//!   over rows), with enough points.
+//!
+//! Each is fitted by least squares on relative error (weights 1/t², so
+//! short and long calls count alike), and the one with the smallest
+//! leave-one-out relative error is kept (with fewer than 4 points:
+//! `a + b·P`), so a model earns its extra terms only by predicting points
+//! it did not see. A model with a negative coefficient (every term is a
+//! cost) or a negative time anywhere in the measured range is rejected;
+//! `t = b·P` always remains.
+
+use serde::{Deserialize, Serialize};
+
+/// A fitted kernel cost: `Σ coef_k · term_k(args)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelModel {
+    /// The terms, as text: "1", "P" (the product of all arguments), or a
+    /// parameter name.
+    pub terms: Vec<String>,
+    pub coefficients: Vec<f64>,
+    /// The largest relative error over the measured points.
+    pub max_rel_error: f64,
+    /// The leave-one-out relative error (NaN with too few points).
+    pub loo_rel_error: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Term {
+    One,
+    Product,
+    Arg(usize),
+}
+
+impl Term {
+    fn eval(self, args: &[f64]) -> f64 {
+        match self {
+            Term::One => 1.0,
+            Term::Product => product(args),
+            Term::Arg(i) => args.get(i).copied().unwrap_or(0.0),
+        }
+    }
+    fn name(self, params: &[String]) -> String {
+        match self {
+            Term::One => "1".into(),
+            Term::Product => "P".into(),
+            Term::Arg(i) => params.get(i).cloned().unwrap_or_else(|| format!("arg{i}")),
+        }
+    }
+    fn parse(s: &str, params: &[String]) -> Option<Term> {
+        match s {
+            "1" => Some(Term::One),
+            "P" => Some(Term::Product),
+            _ => params.iter().position(|p| p == s).map(Term::Arg),
+        }
+    }
+}
+
+/// The work measure: the product of the arguments (1 for none), each taken
+/// as at least 0.
+pub fn product(args: &[f64]) -> f64 {
+    args.iter().map(|a| a.max(0.0)).product()
+}
+
+impl KernelModel {
+    /// Seconds for `args` (never negative).
+    pub fn eval(&self, params: &[String], args: &[f64]) -> Result<f64, String> {
+        let mut t = 0.0;
+        for (term, c) in self.terms.iter().zip(&self.coefficients) {
+            let term = Term::parse(term, params)
+                .ok_or_else(|| format!("unknown term `{term}` in the kernel's model"))?;
+            t += c * term.eval(args);
+        }
+        Ok(t.max(0.0))
+    }
+
+    /// The model as a formula, e.g. `1.2e-6 + 3.1e-9·rows·cols`.
+    pub fn formula(&self, params: &[String]) -> String {
+        let p = if params.is_empty() {
+            "1".to_owned()
+        } else {
+            params.join("·")
+        };
+        self.terms
+            .iter()
+            .zip(&self.coefficients)
+            .map(|(t, c)| match t.as_str() {
+                "1" => format!("{c:.4e}"),
+                "P" => format!("{c:.4e}·{p}"),
+                name => format!("{c:.4e}·{name}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+}
+
+/// Fits a model to `points` (arguments, seconds). `None` without points.
+pub fn fit(params: &[String], points: &[(Vec<f64>, f64)]) -> Option<KernelModel> {
+    let points: Vec<&(Vec<f64>, f64)> = points
+        .iter()
+        .filter(|(_, t)| t.is_finite() && *t > 0.0)
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let k = params.len();
+    let mut candidates: Vec<Vec<Term>> = vec![vec![Term::Product]];
+    if points.len() >= 2 {
+        candidates.push(vec![Term::One, Term::Product]);
+    }
+    if k >= 1 && points.len() >= k + 3 {
+        let mut t = vec![Term::One, Term::Product];
+        t.extend((0..k).map(Term::Arg));
+        candidates.push(t);
+    }
+    let lo: Vec<f64> = (0..k)
+        .map(|i| points.iter().map(|p| p.0[i]).fold(f64::INFINITY, f64::min))
+        .collect();
+    let hi: Vec<f64> = (0..k)
+        .map(|i| {
+            points
+                .iter()
+                .map(|p| p.0[i])
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    let mut best: Option<(f64, KernelModel)> = None;
+    for terms in candidates {
+        let Some(coef) = solve(&terms, &points) else {
+            continue;
+        };
+        // Every term is a cost that cannot be negative (a call overhead, a
+        // time per element, per row): a negative coefficient is the fit
+        // bending to noise or to a cache step, and extrapolates badly.
+        if coef.iter().any(|c| *c < 0.0) {
+            continue;
+        }
+        // Negative anywhere in the measured box (checked at its corners and
+        // at the points) is unphysical.
+        let eval = |a: &[f64]| {
+            terms
+                .iter()
+                .zip(&coef)
+                .map(|(t, c)| c * t.eval(a))
+                .sum::<f64>()
+        };
+        let corners_ok = (0..(1usize << k.min(10))).all(|mask| {
+            let a: Vec<f64> = (0..k)
+                .map(|i| if mask >> i & 1 == 1 { hi[i] } else { lo[i] })
+                .collect();
+            eval(&a) >= 0.0
+        });
+        if !corners_ok || points.iter().any(|(a, _)| eval(a) < 0.0) {
+            continue;
+        }
+        let max_rel = points
+            .iter()
+            .map(|(a, t)| ((eval(a) - t) / t).abs())
+            .fold(0.0, f64::max);
+        let loo = loo_error(&terms, &points);
+        // With fewer than 4 points the cross-validation says little: prefer
+        // `a + b·P`, the physical default.
+        let score = if points.len() < 4 {
+            match terms.len() {
+                2 => 0.0,
+                1 => 1.0,
+                _ => 2.0,
+            }
+        } else {
+            loo
+        };
+        let model = KernelModel {
+            terms: terms.iter().map(|t| t.name(params)).collect(),
+            coefficients: coef,
+            max_rel_error: max_rel,
+            loo_rel_error: loo,
+        };
+        if best.as_ref().is_none_or(|(s, _)| score < *s) {
+            best = Some((score, model));
+        }
+    }
+    best.map(|(_, m)| m)
+}
+
+/// Least squares on relative error: minimise Σ ((Σ c_k x_k − t) / t)².
+fn solve(terms: &[Term], points: &[&(Vec<f64>, f64)]) -> Option<Vec<f64>> {
+    let m = terms.len();
+    if points.len() < m {
+        return None;
+    }
+    // Normal equations of the weighted problem (rows scaled by 1/t).
+    let mut ata = vec![vec![0.0; m]; m];
+    let mut atb = vec![0.0; m];
+    for (a, t) in points {
+        let row: Vec<f64> = terms.iter().map(|x| x.eval(a) / t).collect();
+        for i in 0..m {
+            atb[i] += row[i];
+            for j in 0..m {
+                ata[i][j] += row[i] * row[j];
+            }
+        }
+    }
+    gauss(ata, atb)
+}
+
+/// Gaussian elimination with partial pivoting; `None` if singular.
+fn gauss(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    let scale = a
+        .iter()
+        .flatten()
+        .fold(0.0f64, |m, x| m.max(x.abs()))
+        .max(f64::MIN_POSITIVE);
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() <= 1e-12 * scale {
+            return None;
+        }
+        a.swap(col, piv);
+        b.swap(col, piv);
+        let (top, rest) = a.split_at_mut(col + 1);
+        let pivot = &top[col];
+        for (r, row) in rest.iter_mut().enumerate() {
+            let f = row[col] / pivot[col];
+            for (x, p) in row[col..].iter_mut().zip(&pivot[col..]) {
+                *x -= f * p;
+            }
+            b[col + 1 + r] -= f * b[col];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for r in (0..n).rev() {
+        let s: f64 = (r + 1..n).map(|c| a[r][c] * x[c]).sum();
+        x[r] = (b[r] - s) / a[r][r];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// Root mean square relative error of predicting each point from a fit to
+/// the others (NaN when a fit without one point is impossible).
+fn loo_error(terms: &[Term], points: &[&(Vec<f64>, f64)]) -> f64 {
+    if points.len() <= terms.len() {
+        return f64::NAN;
+    }
+    let mut sum = 0.0;
+    for skip in 0..points.len() {
+        let rest: Vec<&(Vec<f64>, f64)> = points
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != skip)
+            .map(|(_, p)| *p)
+            .collect();
+        let Some(c) = solve(terms, &rest) else {
+            return f64::NAN;
+        };
+        let (a, t) = points[skip];
+        let p: f64 = terms.iter().zip(&c).map(|(x, c)| c * x.eval(a)).sum();
+        sum += ((p - t) / t).powi(2);
+    }
+    (sum / points.len() as f64).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    fn params() -> Vec<String> {
+        vec!["rows".into(), "cols".into()]
+    }
+
+    #[test]
+    fn an_exact_affine_law_is_recovered() {
+        let pts: Vec<(Vec<f64>, f64)> = [(100.0, 100.0), (200.0, 200.0), (400.0, 100.0)]
+            .iter()
+            .map(|&(r, c)| (vec![r, c], 2e-6 + 3e-9 * r * c))
+            .collect();
+        let m = fit(&params(), &pts).expect("three points fit");
+        assert_eq!(m.terms, ["1", "P"]);
+        assert_relative_eq!(m.coefficients[0], 2e-6, max_relative = 1e-9);
+        assert_relative_eq!(m.coefficients[1], 3e-9, max_relative = 1e-9);
+        assert_relative_eq!(
+            m.eval(&params(), &[1000.0, 1000.0]).expect("known terms"),
+            2e-6 + 3e-3,
+            max_relative = 1e-9
+        );
+        assert!(m.formula(&params()).contains("rows·cols"));
+    }
+
+    #[test]
+    fn a_per_row_overhead_is_found_by_cross_validation() {
+        // t = 1e-6 + 2e-9·rows·cols + 5e-8·rows, on a grid of shapes
+        let mut pts = Vec::new();
+        for r in [10.0, 50.0, 200.0, 1000.0] {
+            for c in [10.0, 100.0, 1000.0] {
+                pts.push((vec![r, c], 1e-6 + 2e-9 * r * c + 5e-8 * r));
+            }
+        }
+        let m = fit(&params(), &pts).expect("twelve points fit");
+        assert_eq!(m.terms, ["1", "P", "rows", "cols"]);
+        assert!(m.max_rel_error < 1e-9);
+        assert_relative_eq!(m.coefficients[2], 5e-8, max_relative = 1e-6);
+    }
+
+    #[test]
+    fn a_negative_overhead_is_not_accepted() {
+        // superlinear growth (a cache step) would give a < 0 for a + b·P
+        let pts: Vec<(Vec<f64>, f64)> = [(100.0, 1e-5), (200.0, 4.4e-5), (400.0, 1.9e-4)]
+            .iter()
+            .map(|&(n, t)| (vec![n, n], t))
+            .collect();
+        let m = fit(&params(), &pts).expect("fits");
+        assert!(m.coefficients.iter().all(|c| *c >= 0.0), "{m:?}");
+        assert_eq!(m.terms, ["P"]);
+    }
+
+    #[test]
+    fn one_point_gives_a_rate() {
+        let m = fit(&params(), &[(vec![10.0, 10.0], 1e-6)]).expect("one point fits");
+        assert_eq!(m.terms, ["P"]);
+        assert_relative_eq!(m.coefficients[0], 1e-8);
+        assert!(fit(&params(), &[]).is_none());
+    }
+}

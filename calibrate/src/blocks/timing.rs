@@ -1,0 +1,359 @@
+//! Timing one kernel call: the measuring method of `parsim calibrate blocks`.
+//!
+//! Following the sources (MPITEST, `../shared/seeds/001_fa36819c530dd5be.txt`:
+//! `t = t2 - t1 - DT`, the timer's own cost DT subtracted and the
+//! measurement repeated; MPIPerf, `../shared/seeds/000_287504472fd11026.txt`:
+//! first-call cost and cold caches are systematic errors, so they are
+//! measured apart; the ParJava paper: blocks timed by stand-alone measuring
+//! programs on the target machine):
+//! 1. DT = the median of back-to-back timer reads ([`timer_overhead`]);
+//! 2. the first call is timed alone and reported (`first_call`), then a few
+//!    warm-up calls (`warmup`), neither averaged in;
+//! 3. calls shorter than [`TimingOptions::min_sample_time`] are timed in
+//!    batches of `batch` calls, so the timer's resolution does not matter;
+//! 4. samples are taken until the relative standard error of the mean is
+//!    below the target (after at least `min_samples`), or the time budget is
+//!    spent, or `max_samples` are taken;
+//! 5. outliers (preemption, interrupts) are trimmed: samples farther than
+//!    5 scaled median absolute deviations from the median;
+//! 6. reported: the trimmed mean (the time a long run of calls takes per
+//!    call, what a prediction sums), the median, and the mean's 95%
+//!    confidence interval (Student's t).
+//!
+//! `copies > 1` runs that many copies of the kernel at once, each in its own
+//! thread with its own copy of the library's data (one library loaded per
+//! copy), so that ranks sharing a node's memory bandwidth are timed as they
+//! run. A copy that has enough samples goes on calling the kernel (without
+//! recording) until every copy has, so the load stays the same to the end.
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::library::KernelFn;
+
+#[derive(Debug, Clone)]
+pub struct TimingOptions {
+    /// Stop once the relative standard error of the mean is below this.
+    pub target_rse: f64,
+    /// Stop after this much measuring per argument tuple (per copy).
+    pub budget: Duration,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// Warm-up calls after the first call.
+    pub warmup_calls: usize,
+    /// A sample is at least this long (calls are batched to reach it).
+    pub min_sample_time: Duration,
+}
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions {
+            target_rse: 0.005,
+            budget: Duration::from_secs(1),
+            min_samples: 10,
+            max_samples: 100_000,
+            warmup_calls: 3,
+            min_sample_time: Duration::from_micros(50),
+        }
+    }
+}
+
+/// The result of timing one argument tuple.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// Seconds per call: the trimmed mean.
+    pub seconds: f64,
+    pub median: f64,
+    /// The mean's 95% confidence interval.
+    pub ci95: (f64, f64),
+    /// Relative standard error of the mean.
+    pub rse: f64,
+    /// Samples kept (over all copies), and trimmed as outliers.
+    pub samples: usize,
+    pub trimmed: usize,
+    /// Calls per sample.
+    pub batch: u64,
+    /// The first call's time (the slowest copy's): first-touch of memory,
+    /// cold caches, lazy binding.
+    pub first_call: f64,
+    /// The mean of the warm-up calls.
+    pub warmup: f64,
+    /// Copies run at once.
+    pub copies: usize,
+}
+
+/// The cost of one timer read pair (DT), seconds: the median of many.
+pub fn timer_overhead() -> f64 {
+    let mut d: Vec<f64> = (0..2001)
+        .map(|_| {
+            let t = Instant::now();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    d.sort_by(f64::total_cmp);
+    d[d.len() / 2]
+}
+
+/// Times `kernels[0]` (and the other copies at once) with `args`.
+///
+/// Invariant: `kernels` is not empty; every pointer is a loaded kernel of
+/// the ABI (the caller keeps the libraries loaded).
+pub fn time_kernel(
+    kernels: &[KernelFn],
+    args: &[i64],
+    opts: &TimingOptions,
+    timer: f64,
+) -> Measurement {
+    let copies = kernels.len().max(1);
+    let start = Barrier::new(copies);
+    let measure = Barrier::new(copies);
+    let done = AtomicUsize::new(0);
+    let nargs = i32::try_from(args.len()).unwrap_or(i32::MAX);
+    let per_copy: Vec<CopyResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = kernels
+            .iter()
+            .map(|&f| {
+                let (start, measure, done) = (&start, &measure, &done);
+                s.spawn(move || {
+                    // SAFETY (all calls below): `f` is a kernel of the ABI
+                    // (invariant of this function), `args` outlives the call
+                    // and holds `nargs` values.
+                    let call = || unsafe { f(args.as_ptr(), nargs) };
+                    start.wait();
+                    let t = Instant::now();
+                    call();
+                    let first_call = (t.elapsed().as_secs_f64() - timer).max(0.0);
+                    let mut warm = Vec::with_capacity(opts.warmup_calls);
+                    for _ in 0..opts.warmup_calls {
+                        let t = Instant::now();
+                        call();
+                        warm.push((t.elapsed().as_secs_f64() - timer).max(0.0));
+                    }
+                    let estimate = warm.iter().copied().fold(first_call, f64::min);
+                    let batch = batch_size(estimate, opts.min_sample_time.as_secs_f64());
+                    measure.wait();
+                    let began = Instant::now();
+                    let mut samples: Vec<f64> = Vec::new();
+                    let mut next_check = opts.min_samples.max(1);
+                    let mut finished = false;
+                    loop {
+                        let t = Instant::now();
+                        for _ in 0..batch {
+                            call();
+                        }
+                        let dt = (t.elapsed().as_secs_f64() - timer).max(0.0);
+                        if !finished {
+                            samples.push(dt / batch as f64);
+                            let n = samples.len();
+                            let over = began.elapsed() >= opts.budget && n >= 3;
+                            let enough = n >= next_check && {
+                                next_check = n + (n / 8).max(8);
+                                Stats::of(&samples).rse <= opts.target_rse
+                            };
+                            if enough || over || n >= opts.max_samples {
+                                finished = true;
+                                done.fetch_add(1, Ordering::AcqRel);
+                            }
+                        }
+                        if finished && done.load(Ordering::Acquire) >= copies {
+                            break;
+                        }
+                    }
+                    let warmup = if warm.is_empty() {
+                        f64::NAN
+                    } else {
+                        warm.iter().sum::<f64>() / warm.len() as f64
+                    };
+                    CopyResult {
+                        samples,
+                        first_call,
+                        warmup,
+                        batch,
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A kernel that panics cannot: it is C code; a panic here is a
+            // bug of this function, so passing it on is right.
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut all: Vec<f64> = per_copy.iter().flat_map(|c| c.samples.clone()).collect();
+    let total = all.len();
+    all.sort_by(f64::total_cmp);
+    let stats = Stats::of(&all);
+    Measurement {
+        seconds: stats.mean,
+        median: stats.median,
+        ci95: stats.ci95,
+        rse: stats.rse,
+        samples: stats.kept,
+        trimmed: total - stats.kept,
+        batch: per_copy.iter().map(|c| c.batch).max().unwrap_or(1),
+        first_call: per_copy.iter().map(|c| c.first_call).fold(0.0, f64::max),
+        warmup: per_copy.iter().map(|c| c.warmup).sum::<f64>() / per_copy.len().max(1) as f64,
+        copies,
+    }
+}
+
+struct CopyResult {
+    samples: Vec<f64>,
+    first_call: f64,
+    warmup: f64,
+    batch: u64,
+}
+
+/// Calls per sample so that a sample lasts at least `min_time`.
+fn batch_size(estimate: f64, min_time: f64) -> u64 {
+    if estimate <= 0.0 || !estimate.is_finite() {
+        return 1000;
+    }
+    // (the tiny shrink keeps an exact ratio such as 50.000000001 at 50)
+    ((min_time / estimate * (1.0 - 1e-9)).ceil() as u64).clamp(1, 1_000_000)
+}
+
+/// Trimmed statistics of samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stats {
+    pub mean: f64,
+    pub median: f64,
+    pub ci95: (f64, f64),
+    pub rse: f64,
+    pub kept: usize,
+}
+
+impl Stats {
+    /// Trims samples farther than 5 scaled MADs from the median, then the
+    /// mean, its standard error and Student's-t 95% interval.
+    pub(crate) fn of(samples: &[f64]) -> Stats {
+        let mut s: Vec<f64> = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        if s.is_empty() {
+            return Stats {
+                mean: f64::NAN,
+                median: f64::NAN,
+                ci95: (f64::NAN, f64::NAN),
+                rse: f64::INFINITY,
+                kept: 0,
+            };
+        }
+        let median = median_sorted(&s);
+        let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
+        dev.sort_by(f64::total_cmp);
+        // 1.4826 MAD estimates the standard deviation of normal data.
+        let mad = 1.4826 * median_sorted(&dev);
+        let kept: Vec<f64> = s
+            .iter()
+            .copied()
+            .filter(|x| (x - median).abs() <= 5.0 * mad)
+            .collect();
+        let n = kept.len();
+        let mean = kept.iter().sum::<f64>() / n as f64;
+        if n < 2 {
+            return Stats {
+                mean,
+                median,
+                ci95: (f64::NAN, f64::NAN),
+                rse: f64::INFINITY,
+                kept: n,
+            };
+        }
+        let var = kept.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let se = (var / n as f64).sqrt();
+        let t = student_t95(n - 1);
+        Stats {
+            mean,
+            median,
+            ci95: (mean - t * se, mean + t * se),
+            rse: if mean > 0.0 { se / mean } else { 0.0 },
+            kept: n,
+        }
+    }
+}
+
+fn median_sorted(s: &[f64]) -> f64 {
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+/// Two-sided 95% quantile of Student's t with `df` degrees of freedom
+/// (standard tables; 1.96 beyond 120).
+fn student_t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        31..=40 => 2.021,
+        41..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    #[test]
+    fn stats_trim_an_outlier_and_give_students_interval() {
+        let mut s = vec![1.0, 1.1, 0.9, 1.0, 1.05, 0.95];
+        s.push(50.0);
+        let st = Stats::of(&s);
+        assert_eq!(st.kept, 6);
+        assert_relative_eq!(st.mean, 1.0, epsilon = 1e-12);
+        assert_relative_eq!(st.median, 1.0, epsilon = 1e-12);
+        // sd of the six kept = sqrt(0.025 / 5); se = sd / sqrt(6); t(5) = 2.571
+        let se = (0.025f64 / 5.0).sqrt() / 6f64.sqrt();
+        assert_relative_eq!(st.ci95.1 - st.mean, 2.571 * se, epsilon = 1e-12);
+        assert_relative_eq!(st.rse, se, epsilon = 1e-12);
+    }
+
+    #[test]
+    fn batches_reach_the_minimum_sample_time() {
+        assert_eq!(batch_size(1e-6, 50e-6), 50);
+        assert_eq!(batch_size(1e-3, 50e-6), 1);
+        assert_eq!(batch_size(0.0, 50e-6), 1000);
+    }
+
+    unsafe extern "C" fn spin(args: *const i64, n: i32) {
+        assert_eq!(n, 1);
+        // SAFETY: the caller passes one argument.
+        let iters = unsafe { *args };
+        let mut x = 0u64;
+        for i in 0..iters {
+            x = std::hint::black_box(x.wrapping_add(i as u64));
+        }
+        std::hint::black_box(x);
+    }
+
+    #[test]
+    fn a_longer_kernel_measures_longer_and_copies_run_at_once() {
+        let opts = TimingOptions {
+            budget: Duration::from_millis(50),
+            ..TimingOptions::default()
+        };
+        let dt = timer_overhead();
+        assert!((0.0..1e-5).contains(&dt), "timer overhead {dt}");
+        let short = time_kernel(&[spin], &[10_000], &opts, dt);
+        let long = time_kernel(&[spin, spin], &[100_000], &opts, dt);
+        assert_eq!(long.copies, 2);
+        assert!(short.samples >= 3 && long.samples >= 6);
+        // ten times the work: between 5 and 20 times the time, whatever the
+        // machine's load
+        let r = long.seconds / short.seconds;
+        assert!((5.0..20.0).contains(&r), "ratio {r}");
+        assert!(long.ci95.0 <= long.seconds && long.seconds <= long.ci95.1);
+    }
+}

@@ -1,0 +1,144 @@
+/*
+ * The network benchmark of `parsim calibrate net --run LAUNCHER`: IMB's
+ * PingPong and PingPing between ranks 0 and 1, printed in IMB's own text
+ * format (so the same parser reads a real IMB run and this one), and the
+ * memory-copy bandwidth of one rank.
+ *
+ * Method (Intel MPI Benchmarks User Guide, "PingPong", "PingPing"; the
+ * MPITEST scheme t = (t2 - t1 - DT) / reps of ../shared/seeds/001):
+ *   - sizes 0, 1, 2, 4, ..., 4 MiB (IMB's default ladder);
+ *   - repetitions max(1, min(1000, 40 MiB / bytes)) per measurement (IMB's
+ *     default), after max(2, reps / 10) warm-up repetitions;
+ *   - PingPong: t = half the round trip; PingPing: both ranks send at once
+ *     (MPI_Isend + MPI_Recv + MPI_Wait), t = one exchange;
+ *   - each size is measured 5 times after a barrier and the median is
+ *     printed, which keeps a shared machine's noise out of the fit;
+ *   - ranks other than 0 and 1 wait in the barriers.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BYTES (4 << 20)
+#define TRIALS 5
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int reps_for(long bytes) {
+    long r = bytes > 0 ? (40L << 20) / bytes : 1000;
+    if (r > 1000) r = 1000;
+    if (r < 1) r = 1;
+    return (int)r;
+}
+
+/* One measurement of `reps` repetitions; seconds per repetition on rank 0. */
+static double pingpong(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < reps; i++) {
+        if (rank == 0) {
+            MPI_Send(sbuf, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(rbuf, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) / reps;
+}
+
+static double pingping(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
+    double t0 = MPI_Wtime();
+    if (rank <= 1) {
+        int peer = 1 - rank;
+        for (int i = 0; i < reps; i++) {
+            MPI_Request req;
+            MPI_Isend(sbuf, (int)bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &req);
+            MPI_Recv(rbuf, (int)bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+    }
+    return (MPI_Wtime() - t0) / reps;
+}
+
+static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank,
+                  double (*bench)(char *, char *, long, int, int), double scale) {
+    if (rank == 0) {
+        printf("#---------------------------------------------------\n");
+        printf("# Benchmarking %s\n", name);
+        printf("# #processes = 2\n");
+        if (nprocs > 2) printf("# ( %d additional processes waiting in MPI_Barrier)\n", nprocs - 2);
+        printf("#---------------------------------------------------\n");
+        printf("       #bytes #repetitions      t[usec]   Mbytes/sec\n");
+    }
+    for (long bytes = 0; bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
+        int reps = reps_for(bytes);
+        double t[TRIALS];
+        bench(sbuf, rbuf, bytes, reps / 10 > 2 ? reps / 10 : 2, rank); /* warm-up */
+        for (int k = 0; k < TRIALS; k++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t[k] = bench(sbuf, rbuf, bytes, reps, rank) * scale;
+        }
+        if (rank == 0) {
+            double usec = median(t, TRIALS) * 1e6;
+            printf("%13ld %12d %12.2f %12.2f\n", bytes, reps, usec,
+                   usec > 0 ? (double)bytes / usec : 0.0);
+        }
+    }
+    if (rank == 0) fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, nprocs;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (nprocs < 2) {
+        if (rank == 0) fprintf(stderr, "parsim netbench: needs at least 2 processes\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char *sbuf = malloc(MAX_BYTES), *rbuf = malloc(MAX_BYTES);
+    if (!sbuf || !rbuf) MPI_Abort(MPI_COMM_WORLD, 3);
+    memset(sbuf, 1, MAX_BYTES);
+    memset(rbuf, 0, MAX_BYTES);
+    char host[MPI_MAX_PROCESSOR_NAME] = "", peer[MPI_MAX_PROCESSOR_NAME] = "";
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    if (rank == 1) MPI_Send(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 9, MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Recv(peer, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("# parsim netbench: rank 0 on %s, rank 1 on %s\n", host, peer);
+    }
+    table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5);
+    table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0);
+
+    /* memcpy bandwidth of rank 0 on 4 MiB buffers (beyond most L2 caches),
+     * the median of TRIALS runs of 20 copies. */
+    if (rank == 0) {
+        double t[TRIALS];
+        memcpy(rbuf, sbuf, MAX_BYTES);
+        for (int k = 0; k < TRIALS; k++) {
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < 20; i++) {
+                sbuf[i] = (char)i;
+                memcpy(rbuf, sbuf, MAX_BYTES);
+            }
+            t[k] = (MPI_Wtime() - t0) / 20;
+        }
+        volatile char sink = rbuf[MAX_BYTES - 1];
+        (void)sink;
+        printf("# parsim netbench: memcpy %.6e bytes/s\n", (double)MAX_BYTES / median(t, TRIALS));
+    }
+    free(sbuf);
+    free(rbuf);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,137 @@
+//! Calibrated kernel times and kernel-call profiles.
+//!
+//! A skeleton's `kernel k(...) cost e` gives a time formula; a calibration
+//! (`parsim calibrate blocks`) measures the kernel's native implementation
+//! on the target machine instead. The engine asks a [`KernelTime`] for such
+//! a kernel (`SimConfig::kernel_times`); sim-core does not know where the
+//! times come from.
+//!
+//! A profile run (`SimConfig::kernel_profile`) records which kernels are
+//! called with which arguments, and how often: what a calibration must time.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::value::Value;
+
+/// The calibrated time of one kernel as a function of its arguments.
+pub trait KernelTime: Send + Sync + fmt::Debug {
+    /// Seconds of one call with `args` (the `compute` statement's argument
+    /// values, in the kernel's parameter order), on the reference CPU of the
+    /// machine model (whose `compute_seconds` still applies). `first_call`:
+    /// this is the rank's first call of the kernel (first touch of its
+    /// memory, cold caches), for kernels declared among the program's first
+    /// 64. An `Err` is a run-time error of the program at the `compute`
+    /// statement.
+    fn seconds(&self, args: &[Value], first_call: bool) -> Result<f64, String>;
+}
+
+/// One argument of a profiled kernel call: integers as they are, anything
+/// else as a float (booleans 0/1; values that are not numbers are NaN).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ProfileArg {
+    Int(i64),
+    Float(f64),
+}
+
+impl ProfileArg {
+    pub fn from_value(v: &Value) -> ProfileArg {
+        match *v {
+            Value::Int(i) => ProfileArg::Int(i),
+            Value::Float(f) => ProfileArg::Float(f),
+            Value::Bool(b) => ProfileArg::Int(i64::from(b)),
+            _ => ProfileArg::Float(f64::NAN),
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            ProfileArg::Int(i) => i as f64,
+            ProfileArg::Float(f) => f,
+        }
+    }
+
+    /// Hashable identity (floats by their bits).
+    fn key(self) -> (bool, u64) {
+        match self {
+            ProfileArg::Int(i) => (false, i as u64),
+            ProfileArg::Float(f) => (true, f.to_bits()),
+        }
+    }
+}
+
+impl fmt::Display for ProfileArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProfileArg::Int(i) => write!(f, "{i}"),
+            ProfileArg::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// The calls of one kernel with one argument tuple.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfiledCall {
+    pub args: Vec<ProfileArg>,
+    /// Calls, summed over all ranks.
+    pub count: u64,
+}
+
+/// The profile of one kernel, calls sorted by argument tuple.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelProfile {
+    pub kernel: String,
+    pub params: Vec<String>,
+    pub calls: Vec<ProfiledCall>,
+}
+
+/// Collects calls during a run (engine side).
+#[derive(Debug, Default)]
+pub(crate) struct ProfileRecorder {
+    /// Per kernel: argument tuple -> the tuple and its count.
+    by_kernel: Vec<HashMap<Vec<(bool, u64)>, ProfiledCall>>,
+}
+
+impl ProfileRecorder {
+    pub(crate) fn new(kernels: usize) -> ProfileRecorder {
+        ProfileRecorder {
+            by_kernel: (0..kernels).map(|_| HashMap::new()).collect(),
+        }
+    }
+
+    pub(crate) fn record(&mut self, kernel: usize, args: &[Value]) {
+        let args: Vec<ProfileArg> = args.iter().map(ProfileArg::from_value).collect();
+        let key: Vec<(bool, u64)> = args.iter().map(|a| a.key()).collect();
+        self.by_kernel[kernel]
+            .entry(key)
+            .or_insert(ProfiledCall { args, count: 0 })
+            .count += 1;
+    }
+
+    pub(crate) fn finish(self, program: &crate::ir::Program) -> Vec<KernelProfile> {
+        let mut out = Vec::new();
+        for (k, map) in self.by_kernel.into_iter().enumerate() {
+            if map.is_empty() {
+                continue;
+            }
+            let kernel = &program.kernels[k];
+            let mut calls: Vec<ProfiledCall> = map.into_values().collect();
+            // A total order (floats by `total_cmp`), so the profile is the
+            // same on every run whatever the hash map's order.
+            calls.sort_by(|a, b| {
+                let fa = a.args.iter().map(|x| x.as_f64());
+                let fb = b.args.iter().map(|x| x.as_f64());
+                fa.zip(fb)
+                    .map(|(x, y)| x.total_cmp(&y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or_else(|| a.args.len().cmp(&b.args.len()))
+            });
+            out.push(KernelProfile {
+                kernel: kernel.name.clone(),
+                params: kernel.params.clone(),
+                calls,
+            });
+        }
+        out
+    }
+}

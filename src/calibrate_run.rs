@@ -1,0 +1,132 @@
+//! `parsim calibrate net --run LAUNCHER`: build parsim's network benchmark
+//! (`calibrate/src/netbench.c`: IMB PingPong and PingPing, and memcpy) with
+//! mpicc, run it with the user's launcher, keep its raw output, and read
+//! what the fit needs from it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use calibrate::{InputOptions, parse_table};
+
+/// What one benchmark run gave.
+pub struct Measured {
+    /// The saved raw output (an IMB-format text file).
+    pub table: PathBuf,
+    /// Rank 0's memcpy bandwidth, bytes/s.
+    pub memcpy: Option<f64>,
+    /// "half" when a simultaneous exchange of large messages (PingPing)
+    /// takes clearly longer than one direction (PingPong), else "full".
+    pub duplex: &'static str,
+    /// How `duplex` was decided, for the machine file's header.
+    pub duplex_note: String,
+}
+
+pub fn measure(launcher: &str, mpicc: &str, save: &Path) -> anyhow::Result<Measured> {
+    let dir = std::env::temp_dir().join(format!(
+        "parsim-netbench-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    ));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let source = dir.join("netbench.c");
+    std::fs::write(&source, calibrate::NET_BENCHMARK_C)
+        .with_context(|| format!("cannot write {}", source.display()))?;
+    let binary = dir.join("netbench");
+    let out = Command::new(mpicc)
+        .arg("-O2")
+        .arg(&source)
+        .arg("-o")
+        .arg(&binary)
+        .output()
+        .with_context(|| format!("cannot run `{mpicc}` (install MPI, or give --mpicc)"))?;
+    if !out.status.success() {
+        bail!(
+            "`{mpicc} -O2 {} -o {}` failed:\n{}",
+            source.display(),
+            binary.display(),
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+    }
+    let line = format!("{launcher} {}", binary.display());
+    eprintln!("running: {line}");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .output()
+        .with_context(|| format!("cannot run `{line}`"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        bail!(
+            "`{line}` failed ({}):\n{}{}",
+            out.status,
+            stdout,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+    }
+    crate::write_atomically(save, &stdout)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("saved the benchmark's output to {}", save.display());
+
+    let table = |name: &str| {
+        parse_table(
+            &stdout,
+            &InputOptions {
+                format: Some(calibrate::Format::Imb),
+                benchmark: Some(name.to_owned()),
+                ..InputOptions::default()
+            },
+        )
+        .with_context(|| format!("{}: {name}", save.display()))
+    };
+    let pong = table("PingPong")?;
+    let ping = table("PingPing")?;
+    let (duplex, duplex_note) = duplex_of(&pong, &ping);
+    let memcpy = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# parsim netbench: memcpy "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|b| b.is_finite() && *b > 0.0);
+    Ok(Measured {
+        table: save.to_owned(),
+        memcpy,
+        duplex,
+        duplex_note: format!("Duplex ({launcher}): {duplex_note}."),
+    })
+}
+
+/// Half duplex if PingPing's time per message at the largest common size is
+/// at least 1.5 times PingPong's: with one bus for both directions, two
+/// simultaneous messages take twice as long as one (full duplex: the same).
+fn duplex_of(pong: &calibrate::Table, ping: &calibrate::Table) -> (&'static str, String) {
+    let largest = pong
+        .points
+        .iter()
+        .filter(|p| ping.points.iter().any(|q| q.bytes == p.bytes))
+        .max_by_key(|p| p.bytes);
+    let Some(p) = largest else {
+        return (
+            "full",
+            "no common sizes in PingPong and PingPing, full assumed".into(),
+        );
+    };
+    let Some(q) = ping.points.iter().find(|q| q.bytes == p.bytes) else {
+        return (
+            "full",
+            "no common sizes in PingPong and PingPing, full assumed".into(),
+        );
+    };
+    let ratio = q.seconds / p.seconds;
+    let duplex = if ratio >= 1.5 { "half" } else { "full" };
+    (
+        duplex,
+        format!(
+            "PingPing / PingPong at {} bytes = {ratio:.2} (one shared bus would give about 2; \
+             half duplex from 1.5), so {duplex}",
+            p.bytes
+        ),
+    )
+}

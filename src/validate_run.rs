@@ -1,0 +1,357 @@
+//! `parsim validate FILE --run LAUNCHER`: the check against real runs. The
+//! skeleton is built into a real MPI program (`emit-c` + mpicc, with the
+//! native kernels), run with the user's launcher for every rank count and
+//! parameter set, several times each, and predicted with the calibrated
+//! machine and kernel times; the table shows measured, predicted and the
+//! error per point, then the median and maximum absolute error.
+//!
+//! The measured time of one run is the program's own `PARSIM_RESULT` line:
+//! the maximum over ranks of the time from a barrier after `MPI_Init` to the
+//! end of the program, the same span the simulator predicts. Of the
+//! repetitions the median is compared (a shared machine's noise shows in
+//! the min..max column).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use sim_core::engine::{PrintLine, SimConfig};
+
+/// The arguments of run mode (flattened into `parsim validate`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunModeArgs {
+    /// Run the real program with this launcher; `{ranks}` is replaced by
+    /// the rank count, e.g. "mpirun -np {ranks}" or "srun -n {ranks}".
+    #[arg(long, value_name = "LAUNCHER")]
+    pub run: Option<String>,
+    /// Rank counts to run (with --run).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub np: Vec<u32>,
+    /// A parameter set, "n=256,iters=100" (repeatable; with --run): each is
+    /// run at every rank count.
+    #[arg(long = "set", value_name = "NAME=VALUE,...")]
+    pub sets: Vec<String>,
+    /// The native kernels (C file) linked into the real program.
+    #[arg(long)]
+    pub kernels: Option<PathBuf>,
+    /// Kernel times from `parsim calibrate blocks` for the prediction.
+    #[arg(long)]
+    pub blocks: Option<PathBuf>,
+    /// Runs per point.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// The MPI compiler wrapper.
+    #[arg(long, default_value = "mpicc")]
+    pub mpicc: String,
+    /// Flags for the real program (use the ones the kernels were timed with).
+    #[arg(long, default_value = "-O2")]
+    pub cflags: String,
+    /// Exit with status 5 if the median absolute error is above this
+    /// ("10%" or 0.1).
+    #[arg(long, value_name = "ERROR")]
+    pub max_median_error: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Row {
+    ranks: u32,
+    params: String,
+    runs: Vec<f64>,
+    measured: f64,
+    predicted: f64,
+    error: f64,
+}
+
+/// Everything run mode needs from `parsim validate`.
+pub struct RunMode<'a> {
+    pub program: &'a Path,
+    pub machine: Option<&'a Path>,
+    pub ppn: Option<u32>,
+    pub params: &'a [String],
+    pub json: bool,
+    pub args: &'a RunModeArgs,
+}
+
+pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
+    let args = m.args;
+    let Some(launcher) = &args.run else {
+        bail!("--run LAUNCHER is needed for a validation against real runs");
+    };
+    if !launcher.contains("{ranks}") {
+        bail!(
+            "--run `{launcher}`: say where the rank count goes with {{ranks}}, e.g. \"mpirun -np {{ranks}}\""
+        );
+    }
+    if args.np.is_empty() || args.np.contains(&0) {
+        bail!("--np: give rank counts of at least 1, e.g. --np 1,2");
+    }
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let threshold = args
+        .max_median_error
+        .as_deref()
+        .map(parse_fraction)
+        .transpose()?;
+    let sets: Vec<Vec<String>> = if args.sets.is_empty() {
+        vec![Vec::new()]
+    } else {
+        args.sets
+            .iter()
+            .map(|s| {
+                s.split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .collect()
+    };
+    for set in &sets {
+        crate::parse_overrides(set).map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+    }
+
+    // Build the real program once; parameters go on its command line.
+    let dir = std::env::temp_dir().join(format!("parsim-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let stem = m
+        .program
+        .file_stem()
+        .map_or("program".into(), |s| s.to_string_lossy().into_owned());
+    let binary = dir.join(&stem);
+    build(m.program, args, &binary)?;
+
+    let mut rows = Vec::new();
+    for set in &sets {
+        let mut params: Vec<String> = m.params.to_vec();
+        params.extend(set.iter().cloned());
+        let program = crate::load_program(m.program, &params)?;
+        for &np in &args.np {
+            let mut machine = crate::load_machine(m.machine, m.ppn).map_err(anyhow::Error::msg)?;
+            let (kernel_times, calibrated) = match &args.blocks {
+                Some(b) => crate::load_blocks(b, np.min(machine.ranks_per_node()))?,
+                None => (Vec::new(), Vec::new()),
+            };
+            let cfg = SimConfig {
+                ranks: np,
+                kernel_times,
+                ..SimConfig::default()
+            };
+            let mut sink = |_: PrintLine| {};
+            let rep = sim_core::simulate(&program, &mut machine, cfg, &mut sink)
+                .map_err(|e| anyhow::anyhow!("the prediction at {np} ranks failed: {e}"))?;
+            if let Some(b) = &args.blocks {
+                crate::warn_extrapolation(&calibrated, b);
+            }
+            let mut runs = Vec::new();
+            for _ in 0..args.repeat {
+                runs.push(run_once(launcher, np, &binary, &params)?);
+            }
+            let mut sorted = runs.clone();
+            sorted.sort_by(f64::total_cmp);
+            let measured = median_sorted(&sorted);
+            let predicted = rep.predicted_seconds;
+            let row = Row {
+                ranks: np,
+                params: params.join(" "),
+                runs,
+                measured,
+                predicted,
+                error: (predicted - measured) / measured,
+            };
+            eprintln!(
+                "  {np} ranks, {}: measured {:.6} s, predicted {:.6} s, error {:+.1}%",
+                if row.params.is_empty() {
+                    "defaults"
+                } else {
+                    &row.params
+                },
+                measured,
+                predicted,
+                row.error * 100.0
+            );
+            rows.push(row);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+    errors.sort_by(f64::total_cmp);
+    let median = median_sorted(&errors);
+    let max = errors.last().copied().unwrap_or(f64::NAN);
+    if m.json {
+        let v = serde_json::json!({
+            "program": m.program.display().to_string(),
+            "launcher": launcher,
+            "repeat": args.repeat,
+            "rows": rows,
+            "median_abs_error": median,
+            "max_abs_error": max,
+        });
+        crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+    } else {
+        crate::out(&table(m, launcher, &rows, median, max));
+    }
+    Ok(match threshold {
+        Some(t) if median.is_nan() || median > t => {
+            eprintln!(
+                "error: median |error| {:.1}% is above --max-median-error {:.1}%",
+                median * 100.0,
+                t * 100.0
+            );
+            5
+        }
+        _ => 0,
+    })
+}
+
+/// Builds the real program with `parsim build-mpi` (this same binary).
+fn build(program: &Path, args: &RunModeArgs, binary: &Path) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("cannot find the parsim executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("build-mpi").arg(program).arg("-o").arg(binary);
+    cmd.arg("--mpicc")
+        .arg(&args.mpicc)
+        .arg("--cflags")
+        .arg(&args.cflags);
+    if let Some(k) = &args.kernels {
+        cmd.arg("--kernels").arg(k);
+    }
+    let out = cmd.output().context("cannot run parsim build-mpi")?;
+    eprint!("{}", String::from_utf8_lossy(&out.stdout));
+    if !out.status.success() {
+        bail!(
+            "building the real program failed:\n{}",
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+    }
+    Ok(())
+}
+
+/// One run of the real program; its `PARSIM_RESULT` seconds.
+fn run_once(launcher: &str, np: u32, binary: &Path, params: &[String]) -> anyhow::Result<f64> {
+    let mut line = launcher.replace("{ranks}", &np.to_string());
+    line.push(' ');
+    line.push_str(&crate::calibrate_cmd::shell_word(
+        &binary.display().to_string(),
+    ));
+    for p in params {
+        line.push(' ');
+        line.push_str(&crate::calibrate_cmd::shell_word(p));
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .output()
+        .with_context(|| format!("cannot run `{line}`"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "`{line}` failed ({}):\n{}{}",
+            out.status,
+            stdout,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+    }
+    parse_result(&stdout)
+        .with_context(|| format!("`{line}` printed no PARSIM_RESULT line:\n{stdout}"))
+}
+
+/// The seconds of a `PARSIM_RESULT {...}` line.
+pub fn parse_result(stdout: &str) -> Option<f64> {
+    let json = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("PARSIM_RESULT "))?;
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    v.get("seconds")?
+        .as_f64()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+}
+
+fn median_sorted(s: &[f64]) -> f64 {
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => 0.5 * (s[n / 2 - 1] + s[n / 2]),
+    }
+}
+
+fn parse_fraction(text: &str) -> anyhow::Result<f64> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| anyhow::anyhow!("--max-median-error `{t}`: expected a percentage such as 10%"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        bail!("--max-median-error `{t}`: must be at least 0");
+    }
+    Ok(v)
+}
+
+fn table(m: &RunMode<'_>, launcher: &str, rows: &[Row], median: f64, max: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "program: {}   machine: {}   blocks: {}",
+        m.program.display(),
+        m.machine
+            .map_or("built-in".into(), |p| p.display().to_string()),
+        m.args
+            .blocks
+            .as_deref()
+            .map_or("cost formulas".into(), |p| p.display().to_string())
+    );
+    let _ = writeln!(
+        s,
+        "real runs: `{launcher}`, {} run(s) per point, median compared\n",
+        m.args.repeat
+    );
+    let _ = writeln!(
+        s,
+        "{:>5}  {:<28} {:>12} {:>25} {:>12} {:>8}",
+        "ranks", "params", "measured s", "runs min .. max", "predicted s", "error"
+    );
+    for r in rows {
+        let lo = r.runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = r.runs.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(
+            s,
+            "{:>5}  {:<28} {:>12.6} {:>12.6} .. {:<10.6} {:>12.6} {:>+7.1}%",
+            r.ranks,
+            if r.params.is_empty() {
+                "(defaults)"
+            } else {
+                &r.params
+            },
+            r.measured,
+            lo,
+            hi,
+            r.predicted,
+            r.error * 100.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{} points: median |error| {:.1}%, max |error| {:.1}%",
+        rows.len(),
+        median * 100.0,
+        max * 100.0
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_result_line_is_found_among_other_output() {
+        let out =
+            "[0] hello\nPARSIM_RESULT {\"program\":\"heat.mpl\",\"ranks\":2,\"seconds\":1.5e-02}\n";
+        assert_eq!(parse_result(out), Some(0.015));
+        assert_eq!(parse_result("nothing"), None);
+        assert_eq!(parse_result("PARSIM_RESULT {\"seconds\":-1}"), None);
+    }
+}

@@ -1,0 +1,275 @@
+//! End-to-end tests of block calibration: `parsim calibrate blocks` (profile,
+//! compile, time, fit, blocks.toml) and `parsim run --blocks`, with the
+//! native kernels of examples/kernels.c. Needs a C compiler (`cc`).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use approx::assert_relative_eq;
+
+fn parsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the parsim binary runs")
+}
+
+/// Runs parsim with `parts`, each split into words at spaces
+/// (`"run examples/heat.mpl -n 1"`); the paths used have no spaces.
+fn run(parts: &[&str]) -> Output {
+    let words: Vec<&str> = parts.iter().flat_map(|p| p.split_whitespace()).collect();
+    parsim(&words)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("blocks")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// `cc` exists, or the test is skipped (a failure under PARSIM_REQUIRE_MPI).
+fn have_cc() -> bool {
+    let ok = Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("PARSIM_REQUIRE_MPI").is_none(),
+            "no C compiler (`cc`), and PARSIM_REQUIRE_MPI is set"
+        );
+        eprintln!("skipping: no C compiler (`cc`)");
+    }
+    ok
+}
+
+fn toml_of(path: &PathBuf) -> toml::Value {
+    toml::from_str(&std::fs::read_to_string(path).expect("blocks file written"))
+        .expect("blocks file is TOML")
+}
+
+fn points(v: &toml::Value, kernel: &str, level: i64) -> Vec<toml::Value> {
+    v["kernel"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .find(|k| k["name"].as_str() == Some(kernel) && k["concurrent"].as_integer() == Some(level))
+        .unwrap_or_else(|| panic!("kernel {kernel} at level {level}"))["point"]
+        .as_array()
+        .expect("points")
+        .clone()
+}
+
+#[test]
+fn heat_is_calibrated_and_run_with_its_measured_times() {
+    if !have_cc() {
+        return;
+    }
+    let dir = temp_dir("heat");
+    let blocks = dir.join("blocks.toml");
+    let blocks_s = blocks.to_str().expect("utf-8 path");
+    let o = run(&[
+        "calibrate blocks examples/heat.mpl --ranks",
+        "1,2",
+        "--set",
+        "n=64,iters=3",
+        "--set",
+        "n=128,iters=3",
+        "--kernels examples/kernels.c --concurrent",
+        "1,2",
+        "--budget 0.05 -o",
+        blocks_s,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("compiled: cc -O2"), "{err}");
+    assert!(err.contains("stencil(128, 128)"), "{err}");
+
+    let v = toml_of(&blocks);
+    let cal = &v["calibration"];
+    assert_eq!(cal["concurrent"].as_array().map(Vec::len), Some(2));
+    assert!(cal["cpu"].as_str().is_some_and(|c| !c.is_empty()));
+    assert!(cal["compiler"].as_str().is_some_and(|c| !c.is_empty()));
+    assert!(
+        cal["timer_overhead"]
+            .as_float()
+            .is_some_and(|t| (0.0..1e-5).contains(&t))
+    );
+    for level in [1, 2] {
+        let pts = points(&v, "stencil", level);
+        assert_eq!(pts.len(), 2, "two tuples: (64, 64) and (128, 128)");
+        let t: Vec<f64> = pts
+            .iter()
+            .map(|p| p["seconds"].as_float().expect("seconds"))
+            .collect();
+        // 4x the work: between 2x and 8x the time on any machine
+        assert!((2.0..8.0).contains(&(t[1] / t[0])), "{t:?}");
+        for p in &pts {
+            let ci = p["ci95"].as_array().expect("ci95");
+            let (lo, hi) = (ci[0].as_float().expect("lo"), ci[1].as_float().expect("hi"));
+            let s = p["seconds"].as_float().expect("seconds");
+            assert!(lo <= s && s <= hi, "{p}");
+            assert!(p["samples"].as_integer().is_some_and(|n| n >= 3));
+            assert!(p["first_call"].as_float().is_some_and(|f| f > 0.0));
+        }
+        // the profile counts: 3 iterations x (1 + 2) ranks
+        assert_eq!(pts[1]["calls"].as_integer(), Some(9));
+    }
+
+    // A run uses the measured times of its tuple: the first call's on the
+    // rank's first call, then the steady one: compute = first + 9 t.
+    let p = &points(&v, "stencil", 1)[1];
+    let t128_alone = p["seconds"].as_float().expect("seconds");
+    let first_alone = p["first_call"].as_float().expect("first call");
+    let o = run(&[
+        "run examples/heat.mpl -n 1 -p n=128 -p iters=10 --blocks",
+        blocks_s,
+        "--format json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("warning"), "{}", text(&o.stderr));
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let compute = rep["ranks"][0]["compute_seconds"]
+        .as_f64()
+        .expect("compute");
+    assert_relative_eq!(compute, first_alone + 9.0 * t128_alone, max_relative = 1e-9);
+
+    // Two ranks on one node (the built-in machine has 64 per node) use the
+    // times measured with two copies at once.
+    let p = &points(&v, "stencil", 2)[1];
+    let t128_pair = p["seconds"].as_float().expect("seconds");
+    let first_pair = p["first_call"].as_float().expect("first call");
+    let o = run(&[
+        "run examples/heat.mpl -n 2 -p n=128 -p iters=10 --blocks",
+        blocks_s,
+        "--format json",
+    ]);
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let compute = rep["ranks"][1]["compute_seconds"]
+        .as_f64()
+        .expect("compute");
+    assert_relative_eq!(compute, first_pair + 9.0 * t128_pair, max_relative = 1e-9);
+
+    // Far beyond the measurements: the fit is used, and a warning says so.
+    let o = run(&[
+        "run examples/heat.mpl -n 1 -p n=1024 -p iters=2 --blocks",
+        blocks_s,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: kernel `stencil`") && err.contains("64.0x above"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_batch_job_is_written_instead_of_timing() {
+    let dir = temp_dir("job");
+    let out = dir.join("b.toml");
+    for (kind, marker, submit) in [
+        ("slurm", "#SBATCH --exclusive", "sbatch"),
+        ("pbs", "#PBS -l nodes=1:ppn=2", "qsub"),
+    ] {
+        let o = run(&[
+            "calibrate blocks examples/jacobi.mpl -n 2 --param n=1002 --kernels examples/kernels.c --concurrent",
+            "1,2",
+            "--emit-job",
+            kind,
+            "-o",
+            out.to_str().expect("utf-8 path"),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains(submit));
+        let script = std::fs::read_to_string(dir.join(format!("b.{kind}.sh"))).expect("script");
+        assert!(script.starts_with("#!/bin/bash\n"), "{script}");
+        assert!(script.contains(marker), "{script}");
+        assert!(
+            script.contains("calibrate blocks examples/jacobi.mpl --ranks 2 --param n=1002 --kernels examples/kernels.c")
+                && script.contains("--concurrent 1,2"),
+            "{script}"
+        );
+        assert!(script.contains("Bring back:"), "{script}");
+        assert!(!out.exists(), "nothing is timed");
+    }
+}
+
+#[test]
+fn wrong_libraries_and_blocks_files_are_refused_by_name() {
+    if !have_cc() {
+        return;
+    }
+    let dir = temp_dir("errors");
+    // a library for another ABI version
+    let src = dir.join("v2.c");
+    std::fs::write(
+        &src,
+        "#include <stdint.h>\nuint32_t parsim_kernel_abi_version(void) { return 2; }\n\
+         void parsim_kernel_stencil(const int64_t *a, int32_t n) { (void)a; (void)n; }\n",
+    )
+    .expect("write source");
+    let o = run(&[
+        "calibrate blocks examples/heat.mpl -n 1 --kernels",
+        src.to_str().expect("utf-8 path"),
+        "-o",
+        dir.join("b.toml").to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("built for kernel ABI version 2"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    // no version function at all
+    std::fs::write(&src, "void parsim_kernel_stencil(void) {}\n").expect("write source");
+    let o = run(&[
+        "calibrate blocks examples/heat.mpl -n 1 --kernels",
+        src.to_str().expect("utf-8 path"),
+    ]);
+    assert!(
+        text(&o.stderr).contains("no `parsim_kernel_abi_version`"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    // a kernel file that does not compile: the compiler's message is shown
+    std::fs::write(&src, "this is not C\n").expect("write source");
+    let o = run(&[
+        "calibrate blocks examples/heat.mpl -n 1 --kernels",
+        src.to_str().expect("utf-8 path"),
+    ]);
+    assert!(
+        text(&o.stderr).contains("compiling the kernels"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(text(&o.stderr).contains("error"), "{}", text(&o.stderr));
+
+    // a blocks file with a bad key
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[calibration]\nprogram = \"x\"\nranks = [1]\nlibrary = \"k\"\nhost = \"h\"\ncpu = \"c\"\n\
+         compiler = \"cc\"\ncflags = \"\"\ndate = \"d\"\nconcurrent = [1]\ntimer_overhead = 0.0\n\
+         target_rse = 0.01\nbudget = 1.0\n\n[[kernel]]\nname = \"stencil\"\nparams = [\"rows\", \"cols\"]\n\n\
+         [[kernel.point]]\nargs = [1, 2]\nseconds = \"fast\"\nmedian = 0.0\nci95 = [0.0, 0.0]\nrse = 0.0\n\
+         samples = 1\ntrimmed = 0\nbatch = 1\nfirst_call = 0.0\nwarmup = 0.0\ncalls = 1\n",
+    )
+    .expect("write blocks");
+    let o = run(&[
+        "run examples/heat.mpl -n 1 --blocks",
+        bad.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("bad.toml") && err.contains("seconds"), "{err}");
+}
