@@ -97,7 +97,8 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
     }
 
     // 2. The library, once per concurrent copy (each copy its own data).
-    let dir = scratch_dir()?;
+    let tmp = crate::tempdir::TempDir::new("blocks").map_err(anyhow::Error::msg)?;
+    let dir = tmp.path();
     let opts = CompileOptions {
         cc: args.cc.clone(),
         cflags: args.cflags.clone(),
@@ -107,7 +108,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
         .extension()
         .is_some_and(|e| e == "c" || e == "cc" || e == "cpp");
     let (lib_path, compiler) = if is_source {
-        let (lib, line) = compile(&args.kernels, &dir, &opts)?;
+        let (lib, line) = compile(&args.kernels, dir, &opts)?;
         eprintln!("compiled: {line}");
         let version = compiler_version(&args.cc).unwrap_or_else(|| args.cc.clone());
         (lib, version)
@@ -277,7 +278,6 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
     };
     let text = file.to_toml()?;
     crate::write_atomically(&args.output, &text)?;
-    let _ = std::fs::remove_dir_all(&dir);
     crate::out(&summary);
     eprintln!("wrote {}", args.output.display());
     Ok(())
@@ -346,16 +346,6 @@ fn profile(args: &BlocksArgs) -> anyhow::Result<Vec<KernelProfile>> {
         });
     }
     Ok(merged)
-}
-
-/// A fresh directory for the compiled library and its copies.
-fn scratch_dir() -> anyhow::Result<PathBuf> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!("parsim-blocks-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
 }
 
 fn seconds(s: f64) -> String {

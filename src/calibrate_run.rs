@@ -23,14 +23,8 @@ pub struct Measured {
 }
 
 pub fn measure(launcher: &str, mpicc: &str, save: &Path) -> anyhow::Result<Measured> {
-    let dir = std::env::temp_dir().join(format!(
-        "parsim-netbench-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = crate::tempdir::TempDir::new("netbench").map_err(anyhow::Error::msg)?;
+    let dir = tmp.path();
     let source = dir.join("netbench.c");
     std::fs::write(&source, calibrate::NET_BENCHMARK_C)
         .with_context(|| format!("cannot write {}", source.display()))?;
@@ -67,7 +61,6 @@ pub fn measure(launcher: &str, mpicc: &str, save: &Path) -> anyhow::Result<Measu
         );
     }
     crate::write_atomically(save, &stdout)?;
-    let _ = std::fs::remove_dir_all(&dir);
     eprintln!("saved the benchmark's output to {}", save.display());
 
     let table = |name: &str| {

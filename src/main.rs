@@ -16,6 +16,7 @@ mod rank_charts;
 mod report;
 mod report_cmd;
 mod sweep_cmd;
+mod tempdir;
 mod validate_cmd;
 mod validate_run;
 
@@ -288,7 +289,15 @@ pub(crate) type Blocks = (
 /// `ranks_on_node`: how many ranks of the run share a node (picks the
 /// times measured with that many copies at once).
 pub(crate) fn load_blocks(path: &Path, ranks_on_node: u32) -> anyhow::Result<Blocks> {
-    let file = calibrate::blocks::file::BlocksFile::read(path)?;
+    Ok(blocks_for(
+        &calibrate::blocks::file::BlocksFile::read(path)?,
+        ranks_on_node,
+    ))
+}
+
+/// The calibrated kernels of a blocks file for runs with `ranks_on_node`
+/// ranks sharing a node.
+pub(crate) fn blocks_for(file: &calibrate::blocks::file::BlocksFile, ranks_on_node: u32) -> Blocks {
     let kernels: Vec<_> = file
         .kernel_times(ranks_on_node)
         .into_iter()
@@ -301,7 +310,7 @@ pub(crate) fn load_blocks(path: &Path, ranks_on_node: u32) -> anyhow::Result<Blo
             (k.name.clone(), t)
         })
         .collect();
-    Ok((times, kernels))
+    (times, kernels)
 }
 
 /// Warns (stderr) about kernels whose calibrated time was extrapolated more
@@ -310,25 +319,27 @@ pub(crate) fn warn_extrapolation(
     kernels: &[std::sync::Arc<calibrate::blocks::file::CalibratedKernel>],
     blocks: &Path,
 ) {
-    for k in kernels {
-        if let Some(e) = k.extrapolation(2.0) {
-            let side = if e.work > e.measured.1 {
-                "above the largest"
-            } else {
-                "below the smallest"
-            };
-            eprintln!(
-                "warning: kernel `{}` was called with work {:.4e} (product of its arguments), {:.1}x {side} measured in {} ({:.4e} .. {:.4e}); its time is extrapolated by the fit {}: calibrate with this run's parameters for a trustworthy prediction",
-                e.kernel,
-                e.work,
-                e.factor,
-                blocks.display(),
-                e.measured.0,
-                e.measured.1,
-                e.formula
-            );
-        }
+    for e in kernels.iter().filter_map(|k| k.extrapolation(2.0)) {
+        warn_extrapolated(&e, blocks);
     }
+}
+
+pub(crate) fn warn_extrapolated(e: &calibrate::blocks::file::Extrapolation, blocks: &Path) {
+    let side = if e.work > e.measured.1 {
+        "above the largest"
+    } else {
+        "below the smallest"
+    };
+    eprintln!(
+        "warning: kernel `{}` was called with work {:.4e} (product of its arguments), {:.1}x {side} measured in {} ({:.4e} .. {:.4e}); its time is extrapolated by the fit {}: calibrate with this run's parameters for a trustworthy prediction",
+        e.kernel,
+        e.work,
+        e.factor,
+        blocks.display(),
+        e.measured.0,
+        e.measured.1,
+        e.formula
+    );
 }
 
 pub(crate) fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {

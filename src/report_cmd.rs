@@ -91,12 +91,17 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         .as_deref()
         .map(sweep_cmd::parse_ranks)
         .transpose()?;
+    let (kernel_times, calibrated) = match &args.study.blocks {
+        None => Default::default(),
+        Some(path) => crate::load_blocks(path, args.ranks.min(machine.ranks_per_node()))?,
+    };
     let cfg = SimConfig {
         ranks: args.ranks,
         max_events: args.max_events,
         max_sim_time: args.max_sim_time,
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,
+        kernel_times,
         ..SimConfig::default()
     };
     let mut printed: Vec<PrintLine> = Vec::new();
@@ -114,6 +119,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         }
     };
     let wall = start.elapsed().as_secs_f64();
+    if let Some(path) = &args.study.blocks {
+        crate::warn_extrapolation(&calibrated, path);
+    }
     if let Some(e) = crate::plugin_violation(&machine) {
         eprintln!("error: {e}");
         return Ok(Outcome::InputError);
@@ -134,7 +142,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
                 ranks,
                 curves: &curves,
                 ppn: args.ppn,
-                options: args.study,
+                options: args.study.clone(),
             })?)
         }
     };

@@ -52,7 +52,7 @@ pub struct SweepArgs {
 }
 
 /// How a study derives and runs its points (`sweep`, `report --sweep`).
-#[derive(clap::Args, Clone, Copy)]
+#[derive(clap::Args, Clone)]
 pub struct StudyOptions {
     /// Weak scaling: the problem grows with the ranks (as in heat.mpl), so
     /// efficiency is T(first) / T(p) and speedup the scaled speedup.
@@ -64,6 +64,10 @@ pub struct StudyOptions {
     /// Simulations run at once (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Kernel times from `parsim calibrate blocks`; each run uses the level
+    /// measured with as many copies at once as it places ranks on a node.
+    #[arg(long, value_name = "BLOCKS.toml")]
+    pub blocks: Option<std::path::PathBuf>,
 }
 
 /// Parses `1,2,4,...,64`.
@@ -265,7 +269,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         ranks: &ranks,
         curves: &curves,
         ppn: args.ppn,
-        options: args.study,
+        options: args.study.clone(),
     })?;
     if let Some(p) = &args.plot {
         crate::chart::write_picture(p, &svg(&series, &file))?;
@@ -330,8 +334,15 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                 weak,
                 efficiency,
                 jobs: max_workers,
+                ref blocks,
             },
     } = *study;
+    let blocks = blocks
+        .as_deref()
+        .map(|p| calibrate::blocks::file::BlocksFile::read(p).map(|f| (p, f)))
+        .transpose()?;
+    // The farthest extrapolation of each kernel over all runs.
+    let extrapolated: Mutex<Vec<calibrate::blocks::file::Extrapolation>> = Mutex::new(Vec::new());
     if ranks.is_empty() {
         bail!("a scaling study needs at least one rank count");
     }
@@ -380,19 +391,38 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                         m = m2;
                     }
                     let mut sink = |_: PrintLine| {};
+                    let (kernel_times, calibrated) = blocks
+                        .as_ref()
+                        .map(|(_, f)| crate::blocks_for(f, r.min(m.ranks_per_node())))
+                        .unwrap_or_default();
                     let cfg = SimConfig {
                         ranks: r,
+                        kernel_times,
                         ..SimConfig::default()
                     };
                     let out = sim_core::simulate(program, &mut m, cfg, &mut sink)
                         .map(|rep| rep.predicted_seconds)
                         .map_err(|e| crate::report::sim_error(&e, file, source));
+                    if let Ok(mut x) = extrapolated.lock() {
+                        for e in calibrated.iter().filter_map(|k| k.extrapolation(2.0)) {
+                            match x.iter_mut().find(|o| o.kernel == e.kernel) {
+                                Some(o) if o.factor < e.factor => *o = e,
+                                Some(_) => {}
+                                None => x.push(e),
+                            }
+                        }
+                    }
                     results.lock().map(|mut v| v[i] = Some(out)).ok();
                 }
             });
         }
     });
     drop(machines);
+    if let (Some((path, _)), Ok(x)) = (&blocks, extrapolated.into_inner()) {
+        for e in x {
+            crate::warn_extrapolated(&e, path);
+        }
+    }
     let results = results
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a simulation thread panicked"))?;

@@ -113,8 +113,8 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     }
 
     // Build the real program once; parameters go on its command line.
-    let dir = std::env::temp_dir().join(format!("parsim-validate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = crate::tempdir::TempDir::new("validate").map_err(anyhow::Error::msg)?;
+    let dir = tmp.path();
     let stem = m
         .program
         .file_stem()
@@ -174,7 +174,6 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
             rows.push(row);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 
     let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
     errors.sort_by(f64::total_cmp);

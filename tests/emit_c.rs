@@ -483,7 +483,7 @@ fn translation_errors_are_clear() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o.stderr).contains("was built for kernel ABI version 2"),
+        text(&o.stderr).contains("built for kernel ABI version 2"),
         "{}",
         text(&o.stderr)
     );

@@ -25,7 +25,7 @@ pub use codegen::emit;
 pub use kernels::native_kernels;
 
 /// The kernel ABI header, written next to the C file when building.
-pub const KERNEL_HEADER: &str = include_str!("../../include/parsim_kernel.h");
+pub const KERNEL_HEADER: &str = calibrate::blocks::library::KERNEL_HEADER;
 
 /// Why a program could not be translated, a kernel library not read, or a
 /// program not built. The message is complete and lowercase.
@@ -40,45 +40,17 @@ impl std::fmt::Display for EmitError {
 
 impl std::error::Error for EmitError {}
 
-/// A directory under the system's temporary directory, removed on drop.
-pub(crate) struct TempDir(std::path::PathBuf);
+/// A temporary directory, removed on drop.
+pub(crate) struct TempDir(crate::tempdir::TempDir);
 
 impl TempDir {
     pub(crate) fn new(what: &str) -> Result<TempDir, EmitError> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for _ in 0..100 {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let dir = base.join(format!("parsim-{what}-{}-{nanos}-{n}", std::process::id()));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => return Ok(TempDir(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(EmitError(format!(
-                        "cannot create a temporary directory in {}: {e}",
-                        base.display()
-                    )));
-                }
-            }
-        }
-        Err(EmitError(format!(
-            "cannot create a temporary directory in {}",
-            base.display()
-        )))
+        crate::tempdir::TempDir::new(what)
+            .map(TempDir)
+            .map_err(EmitError)
     }
 
     pub(crate) fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover temporary directory is harmless.
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
