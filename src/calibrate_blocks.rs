@@ -54,6 +54,10 @@ pub struct BlocksArgs {
     /// Measuring time per argument tuple, seconds.
     #[arg(long, default_value_t = 1.0)]
     budget: f64,
+    /// Measure each tuple at least this long, seconds, so that the
+    /// machine's interference is averaged in as a long run sees it.
+    #[arg(long, default_value_t = 0.25)]
+    min_time: f64,
     /// At most this many argument tuples per kernel (a spread over the
     /// range, and the most called ones).
     #[arg(long, default_value_t = 8)]
@@ -84,6 +88,9 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
     let copies = levels.last().copied().unwrap_or(1);
     if !(args.rse > 0.0 && args.budget > 0.0 && args.budget.is_finite()) {
         bail!("--rse and --budget must be positive");
+    }
+    if !(args.min_time >= 0.0 && args.min_time <= args.budget) {
+        bail!("--min-time must be between 0 and --budget");
     }
     let program = crate::load_program(&args.file, &args.params)?;
     if let Some(kind) = &args.emit_job {
@@ -127,13 +134,15 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
     let timing = TimingOptions {
         target_rse: args.rse,
         budget: Duration::from_secs_f64(args.budget),
+        min_time: Duration::from_secs_f64(args.min_time),
         ..TimingOptions::default()
     };
     let dt = timer_overhead();
     eprintln!(
-        "timer overhead {:.1} ns; target rse {:.2}%, budget {} s per tuple",
+        "timer overhead {:.1} ns; target rse {:.2}%, {} to {} s per tuple",
         dt * 1e9,
         args.rse * 100.0,
+        args.min_time,
         args.budget
     );
     let mut kernels = Vec::new();
@@ -273,6 +282,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
             timer_overhead: dt,
             target_rse: args.rse,
             budget: args.budget,
+            min_time: args.min_time,
         },
         kernels,
     };
@@ -419,6 +429,8 @@ fn emit_job(args: &BlocksArgs, kind: &str, program: &sim_core::ir::Program) -> a
         args.rse.to_string(),
         "--budget".into(),
         args.budget.to_string(),
+        "--min-time".into(),
+        args.min_time.to_string(),
         "--max-points".into(),
         args.max_points.to_string(),
         "-o".into(),

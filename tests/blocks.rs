@@ -85,7 +85,7 @@ fn heat_is_calibrated_and_run_with_its_measured_times() {
         "n=128,iters=3",
         "--kernels examples/kernels.c --concurrent",
         "1,2",
-        "--budget 0.05 -o",
+        "--budget 0.05 --min-time 0.01 -o",
         blocks_s,
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));

@@ -98,6 +98,8 @@ fn calibrate_build_run_and_compare_with_mpich() {
         "1,2",
         "--budget",
         "0.2",
+        "--min-time",
+        "0.1",
         "-o",
         &blocks,
     ]);

@@ -64,8 +64,11 @@ pub struct CalibrationInfo {
     /// The timer's own cost, subtracted from every sample, seconds.
     pub timer_overhead: f64,
     pub target_rse: f64,
-    /// Measuring time per argument tuple, seconds.
+    /// Measuring time per argument tuple, seconds: at most `budget`, at
+    /// least `min_time`.
     pub budget: f64,
+    #[serde(default)]
+    pub min_time: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
