@@ -296,20 +296,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
 /// The kernel calls of every (parameter set, rank count) profile run,
 /// merged: counts of equal tuples added.
 fn profile(args: &BlocksArgs) -> anyhow::Result<Vec<KernelProfile>> {
-    let sets: Vec<Vec<String>> = if args.sets.is_empty() {
-        vec![Vec::new()]
-    } else {
-        args.sets
-            .iter()
-            .map(|s| {
-                s.split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .collect()
-    };
+    let sets = crate::param_sets(&args.sets);
     let mut merged: Vec<KernelProfile> = Vec::new();
     for set in &sets {
         let params: Vec<String> = args.params.iter().chain(set).cloned().collect();

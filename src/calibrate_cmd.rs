@@ -191,17 +191,39 @@ fn eager_flag(flag: &str, text: &str) -> anyhow::Result<EagerLimit> {
     }
 }
 
-fn tolerance_flag(text: &str) -> anyhow::Result<f64> {
+/// A non-negative fraction written as a percentage ("5%") or a number
+/// (0.05); `flag` names the option in errors.
+pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
     let text = text.trim();
     let value = match text.strip_suffix('%') {
         Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
         None => text.parse::<f64>(),
     }
-    .map_err(|_| anyhow::anyhow!("--tolerance `{text}`: expected a percentage such as 5%"))?;
+    .map_err(|_| anyhow::anyhow!("{flag} `{text}`: expected a percentage such as 5%"))?;
     if !(value.is_finite() && value >= 0.0) {
-        bail!("--tolerance `{text}`: must be at least 0");
+        bail!("{flag} `{text}`: must be at least 0");
     }
     Ok(value)
+}
+
+/// Runs a command line with `sh -c`; its stdout, or an error with both
+/// outputs when it fails.
+pub(crate) fn run_shell(line: &str) -> anyhow::Result<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .output()
+        .with_context(|| format!("cannot run `{line}`"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        bail!(
+            "`{line}` failed ({}):\n{}{}",
+            out.status,
+            stdout,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+    }
+    Ok(stdout)
 }
 
 fn read_table(path: &Path, options: &InputOptions) -> anyhow::Result<Table> {
@@ -302,7 +324,7 @@ fn channel_options(
         control_bytes: size_flag("--control-bytes", &args.control_bytes)?,
         fit: FitOptions {
             max_segments: args.max_segments,
-            tolerance: tolerance_flag(&args.tolerance)?,
+            tolerance: fraction_flag("--tolerance", &args.tolerance)?,
             breaks: Vec::new(),
         },
         latency: args
@@ -543,9 +565,9 @@ mod tests {
 
     #[test]
     fn tolerances() {
-        assert!((tolerance_flag("5%").expect("ok") - 0.05).abs() < 1e-15);
-        assert!((tolerance_flag("0.1").expect("ok") - 0.1).abs() < 1e-15);
-        assert!(tolerance_flag("-1%").is_err());
-        assert!(tolerance_flag("x").is_err());
+        assert!((fraction_flag("--tolerance", "5%").expect("ok") - 0.05).abs() < 1e-15);
+        assert!((fraction_flag("--tolerance", "0.1").expect("ok") - 0.1).abs() < 1e-15);
+        assert!(fraction_flag("--tolerance", "-1%").is_err());
+        assert!(fraction_flag("--tolerance", "x").is_err());
     }
 }

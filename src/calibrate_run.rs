@@ -46,20 +46,7 @@ pub fn measure(launcher: &str, mpicc: &str, save: &Path) -> anyhow::Result<Measu
     }
     let line = format!("{launcher} {}", binary.display());
     eprintln!("running: {line}");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(&line)
-        .output()
-        .with_context(|| format!("cannot run `{line}`"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        bail!(
-            "`{line}` failed ({}):\n{}{}",
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        );
-    }
+    let stdout = crate::calibrate_cmd::run_shell(&line)?;
     crate::write_atomically(save, &stdout)?;
     eprintln!("saved the benchmark's output to {}", save.display());
 

@@ -342,6 +342,23 @@ pub(crate) fn warn_extrapolated(e: &calibrate::blocks::file::Extrapolation, bloc
     );
 }
 
+/// `--set` values ("n=256,iters=100"), each a list of NAME=VALUE words;
+/// one empty set without any.
+pub(crate) fn param_sets(sets: &[String]) -> Vec<Vec<String>> {
+    if sets.is_empty() {
+        return vec![Vec::new()];
+    }
+    sets.iter()
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
 pub(crate) fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
     params
         .iter()

@@ -92,22 +92,9 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     let threshold = args
         .max_median_error
         .as_deref()
-        .map(parse_fraction)
+        .map(|t| crate::calibrate_cmd::fraction_flag("--max-median-error", t))
         .transpose()?;
-    let sets: Vec<Vec<String>> = if args.sets.is_empty() {
-        vec![Vec::new()]
-    } else {
-        args.sets
-            .iter()
-            .map(|s| {
-                s.split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .collect()
-    };
+    let sets = crate::param_sets(&args.sets);
     for set in &sets {
         crate::parse_overrides(set).map_err(|e| anyhow::anyhow!("--set: {e}"))?;
     }
@@ -239,20 +226,7 @@ fn run_once(launcher: &str, np: u32, binary: &Path, params: &[String]) -> anyhow
         line.push(' ');
         line.push_str(&crate::calibrate_cmd::shell_word(p));
     }
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(&line)
-        .output()
-        .with_context(|| format!("cannot run `{line}`"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        bail!(
-            "`{line}` failed ({}):\n{}{}",
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        );
-    }
+    let stdout = crate::calibrate_cmd::run_shell(&line)?;
     parse_result(&stdout)
         .with_context(|| format!("`{line}` printed no PARSIM_RESULT line:\n{stdout}"))
 }
@@ -274,19 +248,6 @@ fn median_sorted(s: &[f64]) -> f64 {
         n if n % 2 == 1 => s[n / 2],
         n => 0.5 * (s[n / 2 - 1] + s[n / 2]),
     }
-}
-
-fn parse_fraction(text: &str) -> anyhow::Result<f64> {
-    let t = text.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| anyhow::anyhow!("--max-median-error `{t}`: expected a percentage such as 10%"))?;
-    if !(v.is_finite() && v >= 0.0) {
-        bail!("--max-median-error `{t}`: must be at least 0");
-    }
-    Ok(v)
 }
 
 fn table(m: &RunMode<'_>, launcher: &str, rows: &[Row], median: f64, max: f64) -> String {
