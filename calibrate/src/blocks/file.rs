@@ -145,6 +145,14 @@ impl BlocksFile {
             }
             if let Some(m) = &k.model {
                 let at = format!("{origin}: kernel `{}`, `model`", k.name);
+                if m.segments.iter().any(|g| {
+                    !(g.from.is_finite() && g.to >= g.from && g.a.is_finite() && g.b.is_finite())
+                }) || m.segments.windows(2).any(|w| w[0].to >= w[1].from)
+                {
+                    return Err(BlocksError::Invalid(format!(
+                        "{at}: `segments` must be finite and sorted by `from`"
+                    )));
+                }
                 if m.terms.len() != m.coefficients.len() {
                     return Err(BlocksError::Invalid(format!(
                         "{at}: {} terms but {} coefficients",

@@ -8,6 +8,11 @@
 //! - `t = a + b·P + Σ c_i·x_i` (plus per-extent overheads, such as a loop
 //!   over rows), with enough points.
 //!
+//! - `t = a_k + b_k·P` piecewise in P, with breakpoints found from the data
+//!   (the network fit's dynamic programming, [`crate::fit`]): a kernel's
+//!   time per element steps up where its working set leaves a cache level,
+//!   so one line cannot follow it over a wide range of sizes.
+//!
 //! Each is fitted by least squares on relative error (weights 1/t², so
 //! short and long calls count alike), and the one with the smallest
 //! leave-one-out relative error is kept (with fewer than 4 points:
@@ -18,17 +23,61 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A fitted kernel cost: `Σ coef_k · term_k(args)`.
+/// A fitted kernel cost: `Σ coef_k · term_k(args)`, or, with `segments`,
+/// piecewise `a + b·P`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelModel {
     /// The terms, as text: "1", "P" (the product of all arguments), or a
-    /// parameter name.
+    /// parameter name. Empty for a piecewise model.
+    #[serde(default)]
     pub terms: Vec<String>,
+    #[serde(default)]
     pub coefficients: Vec<f64>,
+    /// A piecewise model in P: segment k is fitted to the measured points
+    /// with work `from..=to`; between two segments the time is interpolated
+    /// linearly from the end of one to the start of the next, below the
+    /// first and above the last their lines are extended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<WorkSegment>,
     /// The largest relative error over the measured points.
     pub max_rel_error: f64,
     /// The leave-one-out relative error (NaN with too few points).
     pub loo_rel_error: f64,
+}
+
+/// One piece of a piecewise model: `t = a + b·P` over work `from..=to`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkSegment {
+    pub from: f64,
+    pub to: f64,
+    pub a: f64,
+    pub b: f64,
+}
+
+impl WorkSegment {
+    fn at(&self, w: f64) -> f64 {
+        self.a + self.b * w
+    }
+}
+
+/// The time of a piecewise model (segments sorted by work) at work `w`.
+fn piecewise_at(segments: &[WorkSegment], w: f64) -> f64 {
+    let Some(last) = segments.last() else {
+        return 0.0;
+    };
+    for (k, s) in segments.iter().enumerate() {
+        if w <= s.to {
+            return match k.checked_sub(1).map(|j| &segments[j]) {
+                // in the gap after the previous segment
+                Some(p) if w < s.from => {
+                    let (t0, t1) = (p.at(p.to), s.at(s.from));
+                    t0 + (t1 - t0) * (w - p.to) / (s.from - p.to)
+                }
+                _ => s.at(w),
+            };
+        }
+    }
+    last.at(w)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +120,9 @@ pub fn product(args: &[f64]) -> f64 {
 impl KernelModel {
     /// Seconds for `args` (never negative).
     pub fn eval(&self, params: &[String], args: &[f64]) -> Result<f64, String> {
+        if !self.segments.is_empty() {
+            return Ok(piecewise_at(&self.segments, product(args)).max(0.0));
+        }
         let mut t = 0.0;
         for (term, c) in self.terms.iter().zip(&self.coefficients) {
             let term = Term::parse(term, params)
@@ -87,6 +139,19 @@ impl KernelModel {
         } else {
             params.join("·")
         };
+        if !self.segments.is_empty() {
+            return self
+                .segments
+                .iter()
+                .map(|s| {
+                    format!(
+                        "[{p} in {:.3e}..{:.3e}: {:.4e} + {:.4e}·{p}]",
+                        s.from, s.to, s.a, s.b
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
         self.terms
             .iter()
             .zip(&self.coefficients)
@@ -178,6 +243,7 @@ pub fn fit(params: &[String], points: &[(Vec<f64>, f64)]) -> Option<KernelModel>
         let model = KernelModel {
             terms: terms.iter().map(|t| t.name(params)).collect(),
             coefficients: coef,
+            segments: Vec::new(),
             max_rel_error: max_rel,
             loo_rel_error: loo,
         };
@@ -185,7 +251,101 @@ pub fn fit(params: &[String], points: &[(Vec<f64>, f64)]) -> Option<KernelModel>
             best = Some((score, model));
         }
     }
+    // Piecewise in P, with 4 points or more: kept only if it predicts
+    // left-out points better than every single formula.
+    if points.len() >= 4
+        && let Some(segments) = piecewise(&points)
+    {
+        let loo = loo_piecewise(&points);
+        if loo.is_finite() && best.as_ref().is_none_or(|(s, _)| loo < *s) {
+            let eval = |a: &[f64]| piecewise_at(&segments, product(a));
+            let max_rel = points
+                .iter()
+                .map(|(a, t)| ((eval(a) - t) / t).abs())
+                .fold(0.0, f64::max);
+            best = Some((
+                loo,
+                KernelModel {
+                    terms: Vec::new(),
+                    coefficients: Vec::new(),
+                    segments,
+                    max_rel_error: max_rel,
+                    loo_rel_error: loo,
+                },
+            ));
+        }
+    }
     best.map(|(_, m)| m)
+}
+
+/// The piecewise fit of (P, t): points of equal work merged (their mean
+/// time), at most half as many segments as points (at most 4), intercepts
+/// at least 0, the fewest segments within 5% (the network fit's method).
+fn piecewise(points: &[&(Vec<f64>, f64)]) -> Option<Vec<WorkSegment>> {
+    let mut by_work: Vec<(u64, f64, u32)> = Vec::new();
+    for (a, t) in points {
+        let w = product(a);
+        if !(w.is_finite() && w < 1.8e19) {
+            return None;
+        }
+        let w = w.round() as u64;
+        match by_work.iter_mut().find(|e| e.0 == w) {
+            Some(e) => {
+                e.1 += t;
+                e.2 += 1;
+            }
+            None => by_work.push((w, *t, 1)),
+        }
+    }
+    by_work.sort_by_key(|e| e.0);
+    let pts: Vec<crate::input::Point> = by_work
+        .iter()
+        .map(|&(w, t, n)| crate::input::Point {
+            bytes: w,
+            seconds: t / f64::from(n),
+        })
+        .collect();
+    let options = crate::fit::FitOptions {
+        max_segments: (pts.len() / 2).clamp(1, 4),
+        tolerance: 0.05,
+        breaks: Vec::new(),
+    };
+    let fit = crate::fit::fit_piecewise(&pts, &options, |_| 0.0).ok()?;
+    let segments: Vec<WorkSegment> = fit
+        .segments
+        .iter()
+        .map(|s| WorkSegment {
+            from: pts[s.first].bytes as f64,
+            to: pts[s.last].bytes as f64,
+            a: s.line.a,
+            b: s.line.b,
+        })
+        .collect();
+    segments
+        .iter()
+        .all(|s| s.a >= 0.0 && s.b >= 0.0 && s.a.is_finite() && s.b.is_finite())
+        .then_some(segments)
+}
+
+/// Leave-one-out relative error of the piecewise fit (RMS), NaN when a
+/// fit without one point is impossible.
+fn loo_piecewise(points: &[&(Vec<f64>, f64)]) -> f64 {
+    let mut sum = 0.0;
+    for skip in 0..points.len() {
+        let rest: Vec<&(Vec<f64>, f64)> = points
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != skip)
+            .map(|(_, p)| *p)
+            .collect();
+        let Some(segments) = piecewise(&rest) else {
+            return f64::NAN;
+        };
+        let (a, t) = points[skip];
+        let p = piecewise_at(&segments, product(a));
+        sum += ((p - t) / t).powi(2);
+    }
+    (sum / points.len() as f64).sqrt()
 }
 
 /// Least squares on relative error: minimise Σ ((Σ c_k x_k − t) / t)².
@@ -318,6 +478,28 @@ mod tests {
         let m = fit(&params(), &pts).expect("fits");
         assert!(m.coefficients.iter().all(|c| *c >= 0.0), "{m:?}");
         assert_eq!(m.terms, ["P"]);
+    }
+
+    #[test]
+    fn a_cache_step_is_followed_piecewise() {
+        // 1 ns per element in cache, 3 ns beyond 1e6 elements
+        let n = [1e4, 3e4, 1e5, 3e5, 1e6, 3e6, 1e7, 3e7];
+        let pts: Vec<(Vec<f64>, f64)> = n
+            .iter()
+            .map(|&w: &f64| {
+                let t = if w < 1e6 { 1e-9 * w } else { 3e-9 * w - 2e-3 };
+                (vec![w], t)
+            })
+            .collect();
+        let p = vec!["elems".to_owned()];
+        let m = fit(&p, &pts).expect("fits");
+        assert!(m.segments.len() >= 2, "{m:?}");
+        assert!(m.max_rel_error < 0.05, "{m:?}");
+        // between the measured points, on the right piece
+        let t = m.eval(&p, &[2e6]).expect("evaluates");
+        assert_relative_eq!(t, 3e-9 * 2e6 - 2e-3, max_relative = 0.1);
+        let t = m.eval(&p, &[2e5]).expect("evaluates");
+        assert_relative_eq!(t, 2e-4, max_relative = 0.02);
     }
 
     #[test]
