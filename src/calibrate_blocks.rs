@@ -214,6 +214,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
                 first_call: m.first_call,
                 warmup: m.warmup,
                 calls: call.count,
+                quantiles: m.quantiles,
             });
         }
         let data: Vec<(Vec<f64>, f64)> = points

@@ -133,6 +133,12 @@ struct RunArgs {
     /// they replace the kernels' cost formulas.
     #[arg(long, value_name = "BLOCKS.toml")]
     blocks: Option<PathBuf>,
+    /// With --blocks: draw each kernel call's time from its measured
+    /// distribution (one deterministic stream per rank from SEED, default 1)
+    /// instead of charging the mean, so that ranks waiting for each other pay
+    /// for the slowest, as on a real machine.
+    #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1")]
+    noise: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -443,9 +449,14 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
         },
     };
+    if args.noise.is_some() && args.blocks.is_none() {
+        eprintln!("error: --noise draws calibrated kernel times: it needs --blocks");
+        return Ok(Outcome::InputError);
+    }
     let cfg = SimConfig {
         ranks: args.ranks,
         kernel_times,
+        noise_seed: args.noise,
         max_events: args.max_events,
         max_sim_time: args.max_sim_time,
         trace_limit: if args.trace.is_some() || args.critical_path {

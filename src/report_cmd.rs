@@ -102,6 +102,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,
         kernel_times,
+        noise_seed: args.study.noise,
         ..SimConfig::default()
     };
     let mut printed: Vec<PrintLine> = Vec::new();

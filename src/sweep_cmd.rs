@@ -68,6 +68,10 @@ pub struct StudyOptions {
     /// measured with as many copies at once as it places ranks on a node.
     #[arg(long, value_name = "BLOCKS.toml")]
     pub blocks: Option<std::path::PathBuf>,
+    /// With --blocks: draw kernel times from their measured distributions
+    /// (seeded, deterministic; see `run --noise`).
+    #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1", requires = "blocks")]
+    pub noise: Option<u64>,
 }
 
 /// Parses `1,2,4,...,64`.
@@ -335,6 +339,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                 efficiency,
                 jobs: max_workers,
                 ref blocks,
+                noise,
             },
     } = *study;
     let blocks = blocks
@@ -398,6 +403,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                     let cfg = SimConfig {
                         ranks: r,
                         kernel_times,
+                        noise_seed: noise,
                         ..SimConfig::default()
                     };
                     let out = sim_core::simulate(program, &mut m, cfg, &mut sink)

@@ -41,6 +41,10 @@ pub struct RunModeArgs {
     /// Runs per point.
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
+    /// Predict with kernel times drawn from their measured distributions
+    /// (see `run --noise`; needs --blocks).
+    #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1", requires = "blocks")]
+    pub noise: Option<u64>,
     /// The MPI compiler wrapper.
     #[arg(long, default_value = "mpicc")]
     pub mpicc: String,
@@ -123,6 +127,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
             let cfg = SimConfig {
                 ranks: np,
                 kernel_times,
+                noise_seed: args.noise,
                 ..SimConfig::default()
             };
             let mut sink = |_: PrintLine| {};

@@ -158,6 +158,35 @@ fn heat_is_calibrated_and_run_with_its_measured_times() {
         .expect("compute");
     assert_relative_eq!(compute, first_pair + 9.0 * t128_pair, max_relative = 1e-9);
 
+    // --noise: every call's time drawn from the measured distribution, one
+    // stream per rank from the seed: reproducible, seed-dependent, and two
+    // ranks that wait for each other every step pay for the slower one, so
+    // the prediction is not below the one with mean times.
+    let predict = |extra: &[&str]| -> f64 {
+        let mut parts = vec![
+            "run examples/heat.mpl -n 2 -p n=128 -p iters=300 --format json --blocks",
+            blocks_s,
+        ];
+        parts.extend_from_slice(extra);
+        let o = run(&parts);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let rep: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        rep["predicted_seconds"].as_f64().expect("predicted")
+    };
+    let mean = predict(&[]);
+    let noisy = predict(&["--noise"]);
+    assert_eq!(noisy.to_bits(), predict(&["--noise", "1"]).to_bits());
+    assert_ne!(noisy.to_bits(), predict(&["--noise", "2"]).to_bits());
+    assert_ne!(noisy.to_bits(), mean.to_bits());
+    assert!(noisy >= 0.99 * mean, "noisy {noisy} against mean {mean}");
+    let o = run(&["run examples/heat.mpl -n 1 --noise"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("needs --blocks"),
+        "{}",
+        text(&o.stderr)
+    );
+
     // Far beyond the measurements: the fit is used, and a warning says so.
     let o = run(&[
         "run examples/heat.mpl -n 1 -p n=1024 -p iters=2 --blocks",

@@ -129,6 +129,7 @@ fn calibrate_build_run_and_compare_with_mpich() {
         "3",
         "--format",
         "json",
+        "--noise",
     ]);
     let o = parsim(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));

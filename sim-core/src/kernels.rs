@@ -18,12 +18,49 @@ use crate::value::Value;
 pub trait KernelTime: Send + Sync + fmt::Debug {
     /// Seconds of one call with `args` (the `compute` statement's argument
     /// values, in the kernel's parameter order), on the reference CPU of the
-    /// machine model (whose `compute_seconds` still applies). `first_call`:
-    /// this is the rank's first call of the kernel (first touch of its
-    /// memory, cold caches), for kernels declared among the program's first
-    /// 64. An `Err` is a run-time error of the program at the `compute`
-    /// statement.
-    fn seconds(&self, args: &[Value], first_call: bool) -> Result<f64, String>;
+    /// machine model (whose `compute_seconds` still applies). An `Err` is a
+    /// run-time error of the program at the `compute` statement.
+    fn seconds(&self, args: &[Value], call: KernelCall) -> Result<f64, String>;
+}
+
+/// What the engine knows about one kernel call besides its arguments.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelCall {
+    /// The rank's first call of the kernel (first touch of its memory, cold
+    /// caches), for kernels declared among the program's first 64.
+    pub first: bool,
+    /// With `SimConfig::noise_seed`: a uniform variate in [0, 1) from the
+    /// rank's own stream, to draw this call's time from its measured
+    /// distribution. `None`: the mean time.
+    pub uniform: Option<f64>,
+}
+
+/// A deterministic stream of uniform variates per rank (SplitMix64, Steele,
+/// Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA
+/// 2014): the same seed gives the same run, bit for bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NoiseStream(u64);
+
+impl NoiseStream {
+    pub(crate) fn new(seed: u64, rank: u32) -> NoiseStream {
+        // Decorrelate the ranks' streams by mixing the rank into the seed.
+        let mut s = NoiseStream(seed ^ u64::from(rank).wrapping_mul(0xD1B5_4A32_D192_ED03));
+        s.next_u64();
+        s
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1), 53 random bits.
+    pub(crate) fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+    }
 }
 
 /// One argument of a profiled kernel call: integers as they are, anything
@@ -133,5 +170,24 @@ impl ProfileRecorder {
             });
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_streams_are_reproducible_uniform_and_distinct_per_rank() {
+        let mut a = NoiseStream::new(7, 0);
+        let mut b = NoiseStream::new(7, 0);
+        let mut c = NoiseStream::new(7, 1);
+        let xs: Vec<f64> = (0..10_000).map(|_| a.uniform()).collect();
+        let ys: Vec<f64> = (0..10_000).map(|_| b.uniform()).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(xs[0], c.uniform());
+        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        assert!((mean - 0.5).abs() < 0.01, "{mean}");
     }
 }

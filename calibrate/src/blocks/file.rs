@@ -29,7 +29,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
-use sim_core::kernels::KernelTime;
+use sim_core::kernels::{KernelCall, KernelTime};
 use sim_core::value::Value;
 
 use super::BlocksError;
@@ -109,6 +109,10 @@ pub struct PointEntry {
     pub warmup: f64,
     /// How often the profile run made this call (all ranks).
     pub calls: u64,
+    /// The distribution of one call's time, outliers included, at the
+    /// probabilities of `timing::QUANTILE_P` (for `run --noise`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quantiles: Vec<f64>,
 }
 
 impl BlocksFile {
@@ -214,12 +218,52 @@ impl BlocksFile {
 
 /// A kernel's calibrated time: the measured time for a measured argument
 /// tuple, else the fitted model. Remembers how far it had to extrapolate.
+#[derive(Debug, Clone)]
+struct Measured {
+    seconds: f64,
+    first_call: f64,
+    quantiles: Vec<f64>,
+}
+
+impl Measured {
+    fn of(p: &PointEntry) -> Measured {
+        Measured {
+            seconds: p.seconds,
+            first_call: p.first_call,
+            quantiles: p.quantiles.clone(),
+        }
+    }
+
+    /// The time at probability `u` of the measured distribution (linear
+    /// between the stored quantiles, clamped at their ends); the mean
+    /// without a distribution.
+    fn draw(&self, u: f64) -> f64 {
+        let q = &self.quantiles;
+        let p = &super::timing::QUANTILE_P;
+        if q.len() != p.len() || q.iter().any(|x| !x.is_finite()) {
+            return self.seconds;
+        }
+        if u <= p[0] {
+            return q[0];
+        }
+        for k in 1..p.len() {
+            if u <= p[k] {
+                return q[k - 1] + (q[k] - q[k - 1]) * (u - p[k - 1]) / (p[k] - p[k - 1]);
+            }
+        }
+        q[q.len() - 1]
+    }
+}
+
 #[derive(Debug)]
 pub struct CalibratedKernel {
     pub name: String,
     params: Vec<String>,
-    /// Measured tuples: (seconds, first-call seconds).
-    exact: HashMap<Vec<i64>, (f64, f64)>,
+    /// Measured tuples: their times.
+    exact: HashMap<Vec<i64>, Measured>,
+    /// (work, the measured tuple) sorted by work: the nearest measurement
+    /// gives the relative spread of a modelled tuple's time.
+    by_work: Vec<(f64, Measured)>,
     model: Option<KernelModel>,
     /// The measured range of work (product of the arguments).
     work_range: (f64, f64),
@@ -257,8 +301,18 @@ impl CalibratedKernel {
             exact: k
                 .points
                 .iter()
-                .map(|p| (p.args.clone(), (p.seconds, p.first_call)))
+                .map(|p| (p.args.clone(), Measured::of(p)))
                 .collect(),
+            by_work: {
+                let mut v: Vec<(f64, Measured)> = k
+                    .points
+                    .iter()
+                    .zip(&works)
+                    .map(|(p, &w)| (w, Measured::of(p)))
+                    .collect();
+                v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                v
+            },
             model: k.model.clone(),
             work_range: (
                 works.iter().copied().fold(f64::INFINITY, f64::min),
@@ -295,8 +349,11 @@ impl KernelTime for CalibratedKernel {
     /// A measured tuple costs its measured time, and its measured first-call
     /// time on a rank's first call of the kernel (allocation, first touch,
     /// cold caches: the real program pays it once per rank). Other tuples
-    /// cost the fitted model's time, first call or not.
-    fn seconds(&self, args: &[Value], first_call: bool) -> Result<f64, String> {
+    /// cost the fitted model's time, first call or not. With a uniform
+    /// variate (`run --noise`) a measured tuple's time is drawn from its
+    /// measured distribution, and a modelled one is scaled by the relative
+    /// spread of the measurement nearest in work.
+    fn seconds(&self, args: &[Value], call: KernelCall) -> Result<f64, String> {
         if args.len() != self.params.len() {
             return Err(format!(
                 "the calibration has {} parameters ({}), the call {} arguments",
@@ -323,12 +380,14 @@ impl KernelTime for CalibratedKernel {
             }
         }
         if ints.len() == args.len()
-            && let Some(&(t, first)) = self.exact.get(&ints)
+            && let Some(m) = self.exact.get(&ints)
         {
-            return Ok(if first_call && first.is_finite() {
-                first
-            } else {
-                t
+            return Ok(match call {
+                KernelCall { first: true, .. } if m.first_call.is_finite() => m.first_call,
+                KernelCall {
+                    uniform: Some(u), ..
+                } => m.draw(u),
+                _ => m.seconds,
             });
         }
         let model = self.model.as_ref().ok_or_else(|| {
@@ -360,7 +419,21 @@ impl KernelTime for CalibratedKernel {
                 self.worst_work.store(w.to_bits(), Ordering::Relaxed);
             }
         }
-        model.eval(&self.params, &floats)
+        let t = model.eval(&self.params, &floats)?;
+        Ok(match call.uniform {
+            Some(u) => {
+                // the measurement nearest in work (log scale)
+                let near = self.by_work.iter().min_by(|a, b| {
+                    let d = |x: f64| (x.max(1.0).ln() - w.max(1.0).ln()).abs();
+                    d(a.0).total_cmp(&d(b.0))
+                });
+                match near {
+                    Some((_, m)) if m.seconds > 0.0 => t * m.draw(u) / m.seconds,
+                    _ => t,
+                }
+            }
+            None => t,
+        })
     }
 }
 
@@ -408,20 +481,47 @@ calls = 20
         let f = BlocksFile::parse(FILE, "b.toml").expect("valid file");
         let k = &f.kernel_times(1)[0];
         let t = k
-            .seconds(&[Value::Int(100), Value::Int(100)], false)
+            .seconds(
+                &[Value::Int(100), Value::Int(100)],
+                KernelCall {
+                    first: false,
+                    uniform: None,
+                },
+            )
             .expect("measured");
         assert_relative_eq!(t, 2.5e-5);
         let t = k
-            .seconds(&[Value::Int(1000), Value::Int(100)], false)
+            .seconds(
+                &[Value::Int(1000), Value::Int(100)],
+                KernelCall {
+                    first: false,
+                    uniform: None,
+                },
+            )
             .expect("modelled");
         assert_relative_eq!(t, 1e-6 + 2e-9 * 1e5);
         let e = k.extrapolation(2.0).expect("10x beyond the measured work");
         assert_relative_eq!(e.factor, 10.0);
         assert!(k.extrapolation(20.0).is_none());
-        assert!(k.seconds(&[Value::Int(1)], false).is_err());
+        assert!(
+            k.seconds(
+                &[Value::Int(1)],
+                KernelCall {
+                    first: false,
+                    uniform: None
+                }
+            )
+            .is_err()
+        );
         // a rank's first call of a measured tuple costs the first-call time
         let t = k
-            .seconds(&[Value::Int(100), Value::Int(100)], true)
+            .seconds(
+                &[Value::Int(100), Value::Int(100)],
+                KernelCall {
+                    first: true,
+                    uniform: None,
+                },
+            )
             .expect("measured");
         assert_relative_eq!(t, 1e-4);
     }
@@ -440,7 +540,13 @@ calls = 20
         assert_eq!(f.kernels.len(), 2);
         let at = |ranks_on_node| {
             f.kernel_times(ranks_on_node)[0]
-                .seconds(&[Value::Int(100), Value::Int(100)], false)
+                .seconds(
+                    &[Value::Int(100), Value::Int(100)],
+                    KernelCall {
+                        first: false,
+                        uniform: None,
+                    },
+                )
                 .expect("measured")
         };
         assert_relative_eq!(at(1), 2.5e-5);

@@ -91,6 +91,29 @@ pub struct Measurement {
     pub warmup: f64,
     /// Copies run at once.
     pub copies: usize,
+    /// The distribution of one sample's time, outliers included (they are
+    /// real for a run too): its quantiles at [`QUANTILE_P`].
+    pub quantiles: Vec<f64>,
+}
+
+/// The probabilities at which a measurement's distribution is kept.
+pub const QUANTILE_P: [f64; 11] = [
+    0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999,
+];
+
+/// The quantile at probability `p` of sorted samples (linear between order
+/// statistics, Hyndman and Fan's type 7).
+pub fn quantile_sorted(s: &[f64], p: f64) -> f64 {
+    match s.len() {
+        0 => f64::NAN,
+        1 => s[0],
+        n => {
+            let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+            let lo = h.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            s[lo] + (h - lo as f64) * (s[hi] - s[lo])
+        }
+    }
 }
 
 /// The cost of one timer read pair (DT), seconds: the median of many.
@@ -207,6 +230,10 @@ pub fn time_kernel(
         first_call: per_copy.iter().map(|c| c.first_call).fold(0.0, f64::max),
         warmup: per_copy.iter().map(|c| c.warmup).sum::<f64>() / per_copy.len().max(1) as f64,
         copies,
+        quantiles: QUANTILE_P
+            .iter()
+            .map(|&p| quantile_sorted(&all, p))
+            .collect(),
     }
 }
 
@@ -346,6 +373,15 @@ mod tests {
         let st = Stats::of(&s);
         assert_eq!(st.kept, 100);
         assert_relative_eq!(st.mean, 1.0401, epsilon = 1e-4);
+    }
+
+    #[test]
+    fn quantiles_interpolate_between_order_statistics() {
+        let s = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_relative_eq!(quantile_sorted(&s, 0.5), 3.0);
+        assert_relative_eq!(quantile_sorted(&s, 0.1), 1.4);
+        assert_relative_eq!(quantile_sorted(&s, 1.0), 5.0);
+        assert!(quantile_sorted(&[], 0.5).is_nan());
     }
 
     #[test]

@@ -37,7 +37,7 @@ use comms::Comms;
 use crate::ir::{
     BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, SendMode, Slot, Span, Stmt, Terminator,
 };
-use crate::kernels::{KernelProfile, KernelTime, ProfileRecorder};
+use crate::kernels::{KernelCall, KernelProfile, KernelTime, NoiseStream, ProfileRecorder};
 use crate::model::{Machine, MessageKind};
 use crate::queue::EventQueue;
 use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
@@ -68,6 +68,11 @@ pub struct SimConfig {
     /// take precedence over a kernel's `cost`. Names the program does not
     /// declare are ignored.
     pub kernel_times: Vec<(String, Arc<dyn KernelTime>)>,
+    /// Draw every calibrated kernel call's time from its measured
+    /// distribution, with one deterministic stream per rank from this seed
+    /// (`KernelCall::uniform`); `None`: every call costs the mean. Kernels
+    /// with cost formulas are not affected.
+    pub noise_seed: Option<u64>,
     /// Record every kernel call's arguments (`SimReport::kernel_profile`).
     /// Kernels with neither a cost nor a calibrated time cost 0 s in such a
     /// run instead of being an error: a profile run finds out what to time.
@@ -144,6 +149,7 @@ impl Default for SimConfig {
             trace_limit: 0,
             comm_matrix: false,
             kernel_times: Vec::new(),
+            noise_seed: None,
             kernel_profile: false,
         }
     }
@@ -535,6 +541,8 @@ pub struct Engine<'a> {
     /// kernel k (k < 64), so a first call can cost its measured first-call
     /// time. Empty without calibrated kernels.
     kernels_called: Vec<u64>,
+    /// With `noise_seed` and calibrated kernels: each rank's stream.
+    noise: Vec<NoiseStream>,
     lps: Vec<Lp>,
     queue: EventQueue,
     /// Recycled wait sets (no allocation per blocking call).
@@ -611,10 +619,15 @@ impl<'a> Engine<'a> {
         let profile = cfg
             .kernel_profile
             .then(|| ProfileRecorder::new(program.kernels.len()));
-        let kernels_called = if kernel_times.iter().any(Option::is_some) {
+        let calibrated = kernel_times.iter().any(Option::is_some);
+        let kernels_called = if calibrated {
             vec![0; cfg.ranks as usize]
         } else {
             Vec::new()
+        };
+        let noise = match cfg.noise_seed {
+            Some(seed) if calibrated => (0..cfg.ranks).map(|r| NoiseStream::new(seed, r)).collect(),
+            _ => Vec::new(),
         };
         machine.reset(cfg.ranks);
         let main = program.function(program.main);
@@ -651,6 +664,7 @@ impl<'a> Engine<'a> {
             kernel_times,
             profile,
             kernels_called,
+            noise,
             lps,
             queue: EventQueue::new(),
             ready_now: VecDeque::new(),
@@ -1042,7 +1056,8 @@ impl<'a> Engine<'a> {
                             }
                             _ => false,
                         };
-                        t.seconds(vals, first)
+                        let uniform = self.noise.get_mut(id as usize).map(NoiseStream::uniform);
+                        t.seconds(vals, KernelCall { first, uniform })
                     }
                     .map_err(|m| {
                         self.rt(
