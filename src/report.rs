@@ -231,7 +231,7 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
             out.push_str(&snippet(file, source, *span));
             let _ = writeln!(
                 out,
-                "  = help: give it a cost formula in seconds, e.g. `kernel {kernel}(n) cost 2.0e-9 * n`"
+                "  = help: give it a cost formula in seconds, e.g. `kernel {kernel}(n) cost 2.0e-9 * n`,\n          or time its native implementation with `parsim calibrate blocks` and run with `--blocks blocks.toml`"
             );
         }
         SimError::Config(m) => {
