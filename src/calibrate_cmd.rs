@@ -279,6 +279,15 @@ pub(crate) fn utc_timestamp() -> String {
     )
 }
 
+/// Now (or `SOURCE_DATE_EPOCH`), UTC, as Paraver's header writes it:
+/// `dd/mm/yyyy at hh:mm`.
+pub(crate) fn paraver_date() -> String {
+    let t = unix_now();
+    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
+    let s = t.rem_euclid(86_400);
+    format!("{d:02}/{m:02}/{y:04} at {:02}:{:02}", s / 3600, s / 60 % 60)
+}
+
 fn unix_now() -> i64 {
     std::env::var("SOURCE_DATE_EPOCH")
         .ok()

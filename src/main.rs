@@ -12,6 +12,7 @@ mod chart;
 mod check_cmd;
 mod emit_c;
 mod monitor;
+mod paraver;
 mod rank_charts;
 mod report;
 mod report_cmd;
@@ -112,9 +113,10 @@ struct RunArgs {
     /// Show every rank in the text report, not groups of ranks.
     #[arg(long)]
     all_ranks: bool,
-    /// Write a timeline in Chrome trace-event format (opens in Perfetto
-    /// and chrome://tracing): a track per rank, message arrows.
-    #[arg(long, value_name = "FILE.json")]
+    /// Write a timeline: FILE.json in Chrome trace-event format (opens in
+    /// Perfetto and chrome://tracing: a track per rank, message arrows), or
+    /// FILE.prv as a Paraver trace (with FILE.pcf and FILE.row).
+    #[arg(long, value_name = "FILE.json|FILE.prv")]
     trace: Option<PathBuf>,
     /// At most this many timeline events (the rest is cut, and said so).
     #[arg(long, default_value_t = 1_000_000)]
@@ -567,9 +569,22 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 chart::write_picture(&image, &report::matrix_svg(&rep, args.ranks, &name))?;
             }
             if let Some(path) = &args.trace {
-                let text = report::chrome_trace(&rep, args.ranks, &name);
-                std::fs::write(path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
+                if path.extension().is_some_and(|e| e == "prv") {
+                    let (prv, pcf, row) =
+                        paraver::trace(&rep, args.ranks, &name, &calibrate_cmd::paraver_date());
+                    for (p, text) in [
+                        (path.clone(), prv),
+                        (path.with_extension("pcf"), pcf),
+                        (path.with_extension("row"), row),
+                    ] {
+                        std::fs::write(&p, text)
+                            .with_context(|| format!("cannot write {}", p.display()))?;
+                    }
+                } else {
+                    let text = report::chrome_trace(&rep, args.ranks, &name);
+                    std::fs::write(path, text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                }
                 if rep.trace_truncated {
                     eprintln!(
                         "warning: the timeline was cut at {} events (--trace-limit)",
