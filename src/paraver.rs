@@ -106,7 +106,7 @@ pub fn trace(rep: &SimReport, ranks: u32, file: &str, date: &str) -> (String, St
             }
         }
     }
-    records.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    records.sort_by_key(|r| (r.0, r.1));
     let end = ns(rep.predicted_seconds).max(records.last().map_or(0, |r| r.0));
     let n = ranks.max(1);
     let mut prv = String::new();
