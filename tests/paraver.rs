@@ -76,7 +76,7 @@ fn heat_as_a_paraver_trace() {
                     running[task as usize - 1] += f[6] - f[5];
                 }
             }
-            2 => assert!(f.len() >= 8 && f.len() % 2 == 0, "{line}"),
+            2 => assert!(f.len() >= 8 && f.len().is_multiple_of(2), "{line}"),
             3 => {
                 assert_eq!(f.len(), 15, "{line}");
                 assert_eq!(f[5], f[6], "logical = physical send: {line}");
