@@ -21,7 +21,7 @@ fi
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v mpicc >/dev/null 2>&1 || missing+=(mpich libmpich-dev)
-command -v smpicc >/dev/null 2>&1 || missing+=(simgrid)
+command -v smpicc >/dev/null 2>&1 || missing+=(libsimgrid-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 fc-list 2>/dev/null | grep -qi dejavu || missing+=(fonts-dejavu-core fontconfig)
@@ -30,7 +30,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     as_root=()
     [ "$(id -u)" -eq 0 ] || as_root=(sudo)
     "${as_root[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 # With these set, a test that needs one of the tools fails instead of
 # skipping when it is missing.
