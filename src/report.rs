@@ -613,9 +613,17 @@ pub fn matrix_svg(rep: &SimReport, ranks: u32, file: &str) -> String {
             );
         }
     }
-    for k in 0..=4u32 {
-        let r = (f64::from(n) * f64::from(k) / 4.0).round() as u32;
-        let p = f64::from(k) / 4.0 * size;
+    // Rank labels every `step` ranks (1, 2 or 5 times a power of ten, at
+    // most about 16 labels), at the middle of the rank's cell, or of the
+    // block of ranks that holds it.
+    let step = [1u64, 2, 5]
+        .iter()
+        .flat_map(|&m| (0..10).map(move |e| m * 10u64.pow(e)))
+        .filter(|&s| u64::from(n).div_ceil(s) <= 16)
+        .min()
+        .map_or(n, |s| u32::try_from(s).unwrap_or(n));
+    for r in (0..n).step_by(step.max(1) as usize) {
+        let p = (f64::from(r / block) + 0.5) * c;
         let _ = writeln!(
             out,
             r#"<text x="{}" y="{}" text-anchor="middle" font-size="10">{r}</text>"#,

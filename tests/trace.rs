@@ -74,3 +74,49 @@ fn heat_timeline_has_the_intervals_and_arrows_of_the_run() {
         4
     );
 }
+
+#[test]
+fn waitany_has_its_interval_from_post_to_the_first_completion() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let src = dir.join("waitany_trace.mpl");
+    // rank 0 waits for two receives; rank 1 sends after 1 ms of compute
+    std::fs::write(
+        &src,
+        "kernel k() cost 1.0e-3\n\
+         if rank == 0 {\n\
+             let a = irecv(from: 1, bytes: 8, tag: 1)\n\
+             let b = irecv(from: 1, bytes: 8, tag: 2)\n\
+             let i = waitany(a, b)\n\
+             let j = waitany(a, b)\n\
+         } else {\n\
+             compute k()\n\
+             send(to: 0, bytes: 8, tag: 2)\n\
+             send(to: 0, bytes: 8, tag: 1)\n\
+         }\n",
+    )
+    .expect("source written");
+    let out = dir.join("waitany.trace.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+        .args(["run", "--ranks", "2"])
+        .arg(&src)
+        .arg("--trace")
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
+    let waits: Vec<&serde_json::Value> = v["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "waitany")
+        .collect();
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    // the first one waits for rank 1's 1 ms of compute
+    assert!(
+        waits[0]["tid"] == 0 && waits[0]["dur"].as_f64().expect("dur") >= 1000.0,
+        "{waits:?}"
+    );
+    assert_eq!(waits[0]["args"]["line"], 5);
+}

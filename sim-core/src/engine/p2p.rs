@@ -346,6 +346,25 @@ impl<'a> Engine<'a> {
     }
 
     /// Completes the LP's wait set if it is satisfied; otherwise blocks.
+    /// The timeline interval of a finished blocking call (with a timeline):
+    /// from its start to `end`, the part not spent in overheads as waiting.
+    fn trace_wait(&mut self, id: u32, ws: &WaitSet, end: f64) {
+        if self.cfg.trace_limit == 0 || ws.what.is_empty() {
+            return;
+        }
+        let busy = self.lps[id as usize].stats.busy() - ws.busy_before;
+        let ev = TraceEvent::Interval {
+            rank: id,
+            start: ws.started,
+            end,
+            what: ws.what.to_owned(),
+            comm: true,
+            line: ws.line,
+            wait: (end - ws.started - busy).max(0.0),
+        };
+        self.trace_push(ev);
+    }
+
     pub(super) fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> RunResult<Flow> {
         let lpi = id as usize;
         let Some(ws) = self.lps[lpi].wait.as_ref() else {
@@ -378,6 +397,8 @@ impl<'a> Engine<'a> {
             lp.pending.retain(|p| *p != r);
             lp.clock = lp.clock.max(ready) + o;
             lp.stats.comm += o;
+            let end = lp.clock;
+            self.trace_wait(id, &ws, end);
             self.set_local(id, slot, Value::Null);
             if let Some(d) = dst {
                 self.set_local(id, d, Value::Int(index as i64));
@@ -416,19 +437,7 @@ impl<'a> Engine<'a> {
             }
             lp.clock = t;
             lp.stats.comm += comm;
-            if self.cfg.trace_limit > 0 && !ws.what.is_empty() {
-                let busy = lp.stats.busy() - ws.busy_before;
-                let ev = TraceEvent::Interval {
-                    rank: id,
-                    start: ws.started,
-                    end: t,
-                    what: ws.what.to_owned(),
-                    comm: true,
-                    line: ws.line,
-                    wait: (t - ws.started - busy).max(0.0),
-                };
-                self.trace_push(ev);
-            }
+            self.trace_wait(id, &ws, t);
             for s in &ws.null_slots {
                 self.set_local(id, *s, Value::Null);
             }
