@@ -21,7 +21,8 @@ pub struct CalibrateArgs {
 #[derive(Subcommand)]
 enum CalibrateCommand {
     /// Fit the network (and shared-memory) parameters of a machine from
-    /// ping-pong tables: IMB/PMB or OSU output, or CSV.
+    /// ping-pong tables (IMB/PMB or OSU output, or CSV), or measure them
+    /// with --run / --shm-run.
     Net(Box<NetArgs>),
     /// Time the native kernels of a skeleton on this machine (the ParJava
     /// block measurement) and write blocks.toml for `run --blocks`.

@@ -55,14 +55,17 @@ enum Command {
         /// Machine description (TOML); the built-in default when omitted.
         file: Option<PathBuf>,
     },
-    /// Fit a machine file from benchmark tables (`calibrate net`).
+    /// Calibrate on the target machine: the network (`calibrate net`, from
+    /// benchmark tables or by running a benchmark) and the kernels
+    /// (`calibrate blocks`).
     Calibrate(calibrate_cmd::CalibrateArgs),
     /// Find deadlocks and MPI usage errors (also under zero buffering).
     Check(Box<check_cmd::CheckArgs>),
     /// A scaling study: predicted time, speedup and efficiency over rank
     /// counts, machines and what-if settings.
     Sweep(Box<sweep_cmd::SweepArgs>),
-    /// Compare a benchmark skeleton's simulated table with a measured one.
+    /// Compare predictions with reality: a benchmark skeleton's table with
+    /// a measured one (--table), or real runs of the skeleton (--run).
     Validate(Box<validate_cmd::ValidateArgs>),
     /// Write one self-contained HTML page about a run: summary, per-rank
     /// breakdown, critical path, scaling plot, heat map, timeline.
