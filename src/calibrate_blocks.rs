@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use calibrate::blocks::file::{BlocksFile, CalibrationInfo, KernelEntry, PointEntry};
 use calibrate::blocks::library::{CompileOptions, KernelLibrary, compile, compiler_version};
-use calibrate::blocks::timing::{TimingOptions, time_kernel, timer_overhead};
+use calibrate::blocks::timing::{Before, TimingOptions, time_kernel, timer_overhead};
 use calibrate::blocks::{fit, integer_args, select_points};
 use sim_core::engine::{PrintLine, SimConfig};
 use sim_core::kernels::KernelProfile;
@@ -66,6 +66,11 @@ pub struct BlocksArgs {
     /// on time).
     #[arg(long, short)]
     machine: Option<PathBuf>,
+    /// Time every call alone, repeated, instead of after the call that
+    /// precedes it in the program (which leaves the caches as the call
+    /// meets them).
+    #[arg(long)]
+    isolated: bool,
     /// Write the times here.
     #[arg(long, short, default_value = "blocks.toml")]
     output: PathBuf,
@@ -185,15 +190,44 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
         for &i in &chosen {
             let call = &prof.calls[i];
             let ints = integer_args(&prof.kernel, &prof.params, &call.args)?;
-            let m = time_kernel(fns, &ints, &timing, dt);
+            // In sequence: after the call that precedes it in the program
+            // (when that is another call with a native version).
+            let pre = match &call.predecessor {
+                Some((k, a)) if !args.isolated && !(*k == prof.kernel && *a == call.args) => {
+                    let fns: Vec<_> = libraries.iter().filter_map(|l| l.kernel(k)).collect();
+                    let params = program
+                        .kernels
+                        .iter()
+                        .find(|d| d.name == *k)
+                        .map_or(Vec::new(), |d| d.params.clone());
+                    match integer_args(k, &params, a) {
+                        Ok(ints) if fns.len() == libraries.len() => Some((k.clone(), fns, ints)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let before = pre.as_ref().map(|(_, f, a)| Before {
+                kernels: &f[..level as usize],
+                args: a,
+            });
+            let m = time_kernel(fns, &ints, before, &timing, dt);
+            let after = pre.as_ref().map_or(String::new(), |(k, _, a)| {
+                format!("{k}({})", a.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+            });
             let shown = ints
                 .iter()
                 .map(i64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ");
             eprintln!(
-                "  {}({shown}): {} ± {:.2}% ({} samples of {} call{}, {} trimmed; first call {})",
+                "  {}({shown}){}: {} ± {:.2}% ({} samples of {} call{}, {} trimmed; first call {})",
                 prof.kernel,
+                if after.is_empty() {
+                    String::new()
+                } else {
+                    format!(" after {after}")
+                },
                 seconds(m.seconds),
                 m.rse * 100.0,
                 m.samples,
@@ -215,6 +249,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
                 warmup: m.warmup,
                 calls: call.count,
                 quantiles: m.quantiles,
+                after,
             });
         }
         let data: Vec<(Vec<f64>, f64)> = points
@@ -399,6 +434,9 @@ fn emit_job(args: &BlocksArgs, kind: &str, program: &sim_core::ir::Program) -> a
     for p in &args.sets {
         cmd.push("--set".into());
         cmd.push(shell_word(p));
+    }
+    if args.isolated {
+        cmd.push("--isolated".into());
     }
     cmd.extend([
         "--kernels".into(),

@@ -112,6 +112,10 @@ pub struct ProfiledCall {
     pub args: Vec<ProfileArg>,
     /// Calls, summed over all ranks.
     pub count: u64,
+    /// The kernel call that most often came just before these on the same
+    /// rank (its kernel's name and arguments): the state of the caches a
+    /// call meets. `None` when it came first on every rank.
+    pub predecessor: Option<(String, Vec<ProfileArg>)>,
 }
 
 /// The profile of one kernel, calls sorted by argument tuple.
@@ -122,27 +126,52 @@ pub struct KernelProfile {
     pub calls: Vec<ProfiledCall>,
 }
 
+type ArgKey = Vec<(bool, u64)>;
+
+/// One tuple's calls while recording: the tuple, its count, and the counts
+/// of its predecessors (kernel, argument key) with their arguments.
+#[derive(Debug)]
+struct Entry {
+    args: Vec<ProfileArg>,
+    count: u64,
+    before: HashMap<(usize, ArgKey), (Vec<ProfileArg>, u64)>,
+}
+
 /// Collects calls during a run (engine side).
 #[derive(Debug, Default)]
 pub(crate) struct ProfileRecorder {
-    /// Per kernel: argument tuple -> the tuple and its count.
-    by_kernel: Vec<HashMap<Vec<(bool, u64)>, ProfiledCall>>,
+    /// Per kernel: argument tuple -> its calls.
+    by_kernel: Vec<HashMap<ArgKey, Entry>>,
+    /// Per rank: its last kernel call (kernel, key, arguments).
+    last: HashMap<u32, (usize, ArgKey, Vec<ProfileArg>)>,
 }
 
 impl ProfileRecorder {
     pub(crate) fn new(kernels: usize) -> ProfileRecorder {
         ProfileRecorder {
             by_kernel: (0..kernels).map(|_| HashMap::new()).collect(),
+            last: HashMap::new(),
         }
     }
 
-    pub(crate) fn record(&mut self, kernel: usize, args: &[Value]) {
+    pub(crate) fn record(&mut self, rank: u32, kernel: usize, args: &[Value]) {
         let args: Vec<ProfileArg> = args.iter().map(ProfileArg::from_value).collect();
-        let key: Vec<(bool, u64)> = args.iter().map(|a| a.key()).collect();
-        self.by_kernel[kernel]
-            .entry(key)
-            .or_insert(ProfiledCall { args, count: 0 })
-            .count += 1;
+        let key: ArgKey = args.iter().map(|a| a.key()).collect();
+        let e = self.by_kernel[kernel]
+            .entry(key.clone())
+            .or_insert_with(|| Entry {
+                args: args.clone(),
+                count: 0,
+                before: HashMap::new(),
+            });
+        e.count += 1;
+        if let Some((k, pkey, pargs)) = self.last.get(&rank) {
+            e.before
+                .entry((*k, pkey.clone()))
+                .or_insert_with(|| (pargs.clone(), 0))
+                .1 += 1;
+        }
+        self.last.insert(rank, (kernel, key, args));
     }
 
     pub(crate) fn finish(self, program: &crate::ir::Program) -> Vec<KernelProfile> {
@@ -152,7 +181,25 @@ impl ProfileRecorder {
                 continue;
             }
             let kernel = &program.kernels[k];
-            let mut calls: Vec<ProfiledCall> = map.into_values().collect();
+            let mut calls: Vec<ProfiledCall> = map
+                .into_values()
+                .map(|e| {
+                    // the most frequent predecessor; ties by kernel index
+                    // and arguments, so the profile is deterministic
+                    let predecessor = e
+                        .before
+                        .into_iter()
+                        .max_by(|a, b| {
+                            a.1.1.cmp(&b.1.1).then_with(|| b.0.cmp(&a.0))
+                        })
+                        .map(|((k, _), (args, _))| (program.kernels[k].name.clone(), args));
+                    ProfiledCall {
+                        args: e.args,
+                        count: e.count,
+                        predecessor,
+                    }
+                })
+                .collect();
             // A total order (floats by `total_cmp`), so the profile is the
             // same on every run whatever the hash map's order.
             calls.sort_by(|a, b| {

@@ -19,16 +19,15 @@ net=(--set m=512,n=512,iters=1200 --set m=1024,n=1024,iters=300 --set m=2048,n=2
     --name dev-machine \
     --description "this development machine: 2 vCPUs (Intel Xeon), MPICH 4 from Debian, shared memory only" \
     -o $D/machine.toml > $D/calibrate-net.txt
+# Per program: time its kernels, then at once run it for real and compare
+# (the machine is a VM whose speed drifts over minutes: calibrate close to
+# the runs), with mean kernel times and with --noise, each with its own
+# real runs.
 for prog in heat jacobi net; do
     declare -n sets=$prog
     "$P" calibrate blocks examples/$prog.mpl --ranks 1,2 "${sets[@]}" \
         --kernels examples/kernels.c --concurrent 1,2 --min-time 1 --budget 2 \
         -o $D/blocks-$prog.toml 2> $D/calibrate-blocks-$prog.txt
-done
-# Twice: kernel calls charged their mean time, and drawn from their
-# measured distributions (--noise); each with its own real runs.
-for prog in heat jacobi net; do
-    declare -n sets=$prog
     "$P" validate examples/$prog.mpl --run "mpirun -np {ranks}" --np 1,2 "${sets[@]}" \
         --kernels examples/kernels.c --blocks $D/blocks-$prog.toml --machine $D/machine.toml \
         --repeat "$REPEAT" | tee $D/validate-$prog.txt

@@ -113,6 +113,10 @@ pub struct PointEntry {
     /// probabilities of `timing::QUANTILE_P` (for `run --noise`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quantiles: Vec<f64>,
+    /// The call made (untimed) before every timed one: the call that most
+    /// often precedes this one in the program. Empty: timed repeated alone.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub after: String,
 }
 
 impl BlocksFile {

@@ -109,6 +109,7 @@ mod tests {
         ProfiledCall {
             args: vec![ProfileArg::Int(a)],
             count,
+            predecessor: None,
         }
     }
 

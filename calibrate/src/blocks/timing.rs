@@ -9,6 +9,10 @@
 //! 1. DT = the median of back-to-back timer reads ([`timer_overhead`]);
 //! 2. the first call is timed alone and reported (`first_call`), then a few
 //!    warm-up calls (`warmup`), neither averaged in;
+//! 2b. with a predecessor ([`Before`], the call that precedes this one in
+//!    the program), every warm-up and timed call follows an untimed call of
+//!    it, so the call meets the caches as the program leaves them (calls
+//!    are then timed one at a time);
 //! 3. calls shorter than [`TimingOptions::min_sample_time`] are timed in
 //!    batches of `batch` calls, so the timer's resolution does not matter;
 //! 4. samples are taken for at least `min_time` (interference comes and
@@ -128,13 +132,26 @@ pub fn timer_overhead() -> f64 {
     d[d.len() / 2]
 }
 
-/// Times `kernels[0]` (and the other copies at once) with `args`.
+/// A kernel call to make, untimed, before every timed call: the program's
+/// predecessor of the timed call, so that the call meets the caches as the
+/// program leaves them. One function per copy (from that copy's library).
+#[derive(Debug, Clone, Copy)]
+pub struct Before<'a> {
+    pub kernels: &'a [KernelFn],
+    pub args: &'a [i64],
+}
+
+/// Times `kernels[0]` (and the other copies at once) with `args`; with
+/// `before`, every timed call follows an untimed call of that kernel (then
+/// calls are timed one at a time).
 ///
-/// Invariant: `kernels` is not empty; every pointer is a loaded kernel of
-/// the ABI (the caller keeps the libraries loaded).
+/// Invariant: `kernels` is not empty, `before.kernels` (if any) has as many
+/// entries; every pointer is a loaded kernel of the ABI (the caller keeps
+/// the libraries loaded).
 pub fn time_kernel(
     kernels: &[KernelFn],
     args: &[i64],
+    before: Option<Before<'_>>,
     opts: &TimingOptions,
     timer: f64,
 ) -> Measurement {
@@ -146,31 +163,48 @@ pub fn time_kernel(
     let per_copy: Vec<CopyResult> = std::thread::scope(|s| {
         let handles: Vec<_> = kernels
             .iter()
-            .map(|&f| {
+            .enumerate()
+            .map(|(copy, &f)| {
                 let (start, measure, done) = (&start, &measure, &done);
+                let pre = before.and_then(|b| Some((*b.kernels.get(copy)?, b.args)));
                 s.spawn(move || {
-                    // SAFETY (all calls below): `f` is a kernel of the ABI
-                    // (invariant of this function), `args` outlives the call
-                    // and holds `nargs` values.
+                    // SAFETY (all calls below): `f` and `p` are kernels of
+                    // the ABI (invariant of this function), their argument
+                    // slices outlive the calls and hold as many values as
+                    // passed.
                     let call = || unsafe { f(args.as_ptr(), nargs) };
+                    let precede = || {
+                        if let Some((p, pargs)) = pre {
+                            let n = i32::try_from(pargs.len()).unwrap_or(i32::MAX);
+                            unsafe { p(pargs.as_ptr(), n) }
+                        }
+                    };
                     start.wait();
+                    // The first call alone, as the program's first call of
+                    // the kernel meets memory it has not touched yet.
                     let t = Instant::now();
                     call();
                     let first_call = (t.elapsed().as_secs_f64() - timer).max(0.0);
                     let mut warm = Vec::with_capacity(opts.warmup_calls);
                     for _ in 0..opts.warmup_calls {
+                        precede();
                         let t = Instant::now();
                         call();
                         warm.push((t.elapsed().as_secs_f64() - timer).max(0.0));
                     }
                     let estimate = warm.iter().copied().fold(first_call, f64::min);
-                    let batch = batch_size(estimate, opts.min_sample_time.as_secs_f64());
+                    let batch = if pre.is_some() {
+                        1
+                    } else {
+                        batch_size(estimate, opts.min_sample_time.as_secs_f64())
+                    };
                     measure.wait();
                     let began = Instant::now();
                     let mut samples: Vec<f64> = Vec::new();
                     let mut next_check = opts.min_samples.max(1);
                     let mut finished = false;
                     loop {
+                        precede();
                         let t = Instant::now();
                         for _ in 0..batch {
                             call();
@@ -411,8 +445,8 @@ mod tests {
         };
         let dt = timer_overhead();
         assert!((0.0..1e-5).contains(&dt), "timer overhead {dt}");
-        let short = time_kernel(&[spin], &[10_000], &opts, dt);
-        let long = time_kernel(&[spin, spin], &[100_000], &opts, dt);
+        let short = time_kernel(&[spin], &[10_000], None, &opts, dt);
+        let long = time_kernel(&[spin, spin], &[100_000], None, &opts, dt);
         assert_eq!(long.copies, 2);
         assert!(short.samples >= 3 && long.samples >= 6);
         // ten times the work: between 5 and 20 times the time, whatever the
@@ -420,5 +454,14 @@ mod tests {
         let r = long.seconds / short.seconds;
         assert!((5.0..20.0).contains(&r), "ratio {r}");
         assert!(long.ci95.0 <= long.seconds && long.seconds <= long.ci95.1);
+        // after a longer untimed call, a call still measures its own time
+        let pre = Before {
+            kernels: &[spin],
+            args: &[100_000],
+        };
+        let after = time_kernel(&[spin], &[10_000], Some(pre), &opts, dt);
+        assert_eq!(after.batch, 1);
+        let r = after.seconds / short.seconds;
+        assert!((0.5..2.0).contains(&r), "ratio {r}");
     }
 }

@@ -1043,7 +1043,7 @@ impl<'a> Engine<'a> {
                 }
                 let vals: &[Value] = &vals;
                 if let Some(p) = &mut self.profile {
-                    p.record(*kernel as usize, vals);
+                    p.record(id, *kernel as usize, vals);
                 }
                 let nominal = match (&self.kernel_times[*kernel as usize], &k.cost) {
                     (Some(t), _) => {
