@@ -193,7 +193,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
             // In sequence: after the call that precedes it in the program
             // (when that is another call with a native version).
             let pre = match &call.predecessor {
-                Some((k, a)) if !args.isolated && !(*k == prof.kernel && *a == call.args) => {
+                Some((k, a)) if !(args.isolated || (*k == prof.kernel && *a == call.args)) => {
                     let fns: Vec<_> = libraries.iter().filter_map(|l| l.kernel(k)).collect();
                     let params = program
                         .kernels
@@ -213,7 +213,10 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
             });
             let m = time_kernel(fns, &ints, before, &timing, dt);
             let after = pre.as_ref().map_or(String::new(), |(k, _, a)| {
-                format!("{k}({})", a.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+                format!(
+                    "{k}({})",
+                    a.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                )
             });
             let shown = ints
                 .iter()

@@ -302,3 +302,39 @@ fn wrong_libraries_and_blocks_files_are_refused_by_name() {
     let err = text(&o.stderr);
     assert!(err.contains("bad.toml") && err.contains("seconds"), "{err}");
 }
+
+#[test]
+fn calls_are_timed_after_their_predecessor_in_the_program() {
+    if !have_cc() {
+        return;
+    }
+    let dir = temp_dir("sequence");
+    for (isolated, name) in [(false, "seq.toml"), (true, "alone.toml")] {
+        let out = dir.join(name);
+        let mut parts = vec![
+            "calibrate blocks examples/jacobi.mpl -n 2 --set n=130,iters=4",
+            "--kernels examples/kernels.c --budget 0.05 --min-time 0.01 -o",
+            out.to_str().expect("utf-8 path"),
+        ];
+        if isolated {
+            parts.push("--isolated");
+        }
+        let o = run(&parts);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v = toml_of(&out);
+        // the rows of a rank: (130 - 2) / 2 = 64, columns 128
+        let relax = points(&v, "relax", 1);
+        let copyback = points(&v, "copyback", 1);
+        let after = |p: &toml::Value| p.get("after").and_then(|a| a.as_str()).map(str::to_owned);
+        if isolated {
+            assert_eq!(after(&relax[0]), None);
+            assert_eq!(after(&copyback[0]), None);
+        } else {
+            // relax follows copyback of the previous iteration, copyback
+            // follows relax
+            assert_eq!(after(&relax[0]).as_deref(), Some("copyback(64, 128)"));
+            assert_eq!(after(&copyback[0]).as_deref(), Some("relax(64, 128)"));
+            assert!(text(&o.stderr).contains("relax(64, 128) after copyback(64, 128)"));
+        }
+    }
+}

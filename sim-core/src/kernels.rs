@@ -189,9 +189,7 @@ impl ProfileRecorder {
                     let predecessor = e
                         .before
                         .into_iter()
-                        .max_by(|a, b| {
-                            a.1.1.cmp(&b.1.1).then_with(|| b.0.cmp(&a.0))
-                        })
+                        .max_by(|a, b| a.1.1.cmp(&b.1.1).then_with(|| b.0.cmp(&a.0)))
                         .map(|((k, _), (args, _))| (program.kernels[k].name.clone(), args));
                     ProfiledCall {
                         args: e.args,

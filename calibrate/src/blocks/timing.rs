@@ -8,11 +8,11 @@
 //! programs on the target machine):
 //! 1. DT = the median of back-to-back timer reads ([`timer_overhead`]);
 //! 2. the first call is timed alone and reported (`first_call`), then a few
-//!    warm-up calls (`warmup`), neither averaged in;
-//! 2b. with a predecessor ([`Before`], the call that precedes this one in
-//!    the program), every warm-up and timed call follows an untimed call of
-//!    it, so the call meets the caches as the program leaves them (calls
-//!    are then timed one at a time);
+//!    warm-up calls (`warmup`), neither averaged in; with a predecessor
+//!    ([`Before`], the call that precedes this one in the program), every
+//!    warm-up and timed call follows an untimed call of it, so the call
+//!    meets the caches as the program leaves them (calls are then timed one
+//!    at a time);
 //! 3. calls shorter than [`TimingOptions::min_sample_time`] are timed in
 //!    batches of `batch` calls, so the timer's resolution does not matter;
 //! 4. samples are taken for at least `min_time` (interference comes and
