@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use calibrate::blocks::file::{BlocksFile, CalibrationInfo, KernelEntry, PointEntry};
+use calibrate::blocks::file::{BlocksFile, CalibrationInfo, CopyEntry, KernelEntry, PointEntry};
 use calibrate::blocks::library::{CompileOptions, KernelLibrary, compile, compiler_version};
 use calibrate::blocks::timing::{Before, TimingOptions, time_kernel, timer_overhead};
 use calibrate::blocks::{fit, integer_args, select_points};
@@ -251,6 +251,14 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
                 first_call: m.first_call,
                 warmup: m.warmup,
                 calls: call.count,
+                copies: m
+                    .per_copy
+                    .iter()
+                    .map(|c| CopyEntry {
+                        seconds: c.seconds,
+                        quantiles: c.quantiles.clone(),
+                    })
+                    .collect(),
                 quantiles: m.quantiles,
                 after,
             });

@@ -26,6 +26,8 @@ pub trait KernelTime: Send + Sync + fmt::Debug {
 /// What the engine knows about one kernel call besides its arguments.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KernelCall {
+    /// The calling rank (world), for times measured per core.
+    pub rank: u32,
     /// The rank's first call of the kernel (first touch of its memory, cold
     /// caches), for kernels declared among the program's first 64.
     pub first: bool,

@@ -117,6 +117,18 @@ pub struct PointEntry {
     /// often precedes this one in the program. Empty: timed repeated alone.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub after: String,
+    /// With several copies at once: each copy's trimmed mean and quantiles
+    /// (rank r of a run takes copy r mod K).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<CopyEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopyEntry {
+    pub seconds: f64,
+    #[serde(default)]
+    pub quantiles: Vec<f64>,
 }
 
 impl BlocksFile {
@@ -224,20 +236,50 @@ impl BlocksFile {
 /// tuple, else the fitted model. Remembers how far it had to extrapolate.
 #[derive(Debug, Clone)]
 struct Measured {
-    seconds: f64,
+    /// All copies' samples together.
+    pooled: Dist,
     first_call: f64,
-    quantiles: Vec<f64>,
+    /// Each copy's own, when several ran at once: rank r takes copy
+    /// r mod K (ranks sharing a node run on different cores, and the
+    /// slower core sets the pace of ranks that wait for each other).
+    per_copy: Vec<Dist>,
 }
 
 impl Measured {
     fn of(p: &PointEntry) -> Measured {
         Measured {
-            seconds: p.seconds,
+            pooled: Dist {
+                seconds: p.seconds,
+                quantiles: p.quantiles.clone(),
+            },
             first_call: p.first_call,
-            quantiles: p.quantiles.clone(),
+            per_copy: p
+                .copies
+                .iter()
+                .map(|c| Dist {
+                    seconds: c.seconds,
+                    quantiles: c.quantiles.clone(),
+                })
+                .collect(),
         }
     }
 
+    fn dist(&self, rank: u32) -> &Dist {
+        match self.per_copy.len() {
+            0 => &self.pooled,
+            n => &self.per_copy[rank as usize % n],
+        }
+    }
+}
+
+/// A mean time and the quantiles of its distribution.
+#[derive(Debug, Clone)]
+struct Dist {
+    seconds: f64,
+    quantiles: Vec<f64>,
+}
+
+impl Dist {
     /// The time at probability `u` of the measured distribution (linear
     /// between the stored quantiles, clamped at their ends); the mean
     /// without a distribution.
@@ -386,12 +428,13 @@ impl KernelTime for CalibratedKernel {
         if ints.len() == args.len()
             && let Some(m) = self.exact.get(&ints)
         {
+            let d = m.dist(call.rank);
             return Ok(match call {
                 KernelCall { first: true, .. } if m.first_call.is_finite() => m.first_call,
                 KernelCall {
                     uniform: Some(u), ..
-                } => m.draw(u),
-                _ => m.seconds,
+                } => d.draw(u),
+                _ => d.seconds,
             });
         }
         let model = self.model.as_ref().ok_or_else(|| {
@@ -424,19 +467,22 @@ impl KernelTime for CalibratedKernel {
             }
         }
         let t = model.eval(&self.params, &floats)?;
-        Ok(match call.uniform {
-            Some(u) => {
-                // the measurement nearest in work (log scale)
-                let near = self.by_work.iter().min_by(|a, b| {
-                    let d = |x: f64| (x.max(1.0).ln() - w.max(1.0).ln()).abs();
-                    d(a.0).total_cmp(&d(b.0))
-                });
-                match near {
-                    Some((_, m)) if m.seconds > 0.0 => t * m.draw(u) / m.seconds,
-                    _ => t,
-                }
+        // The measurement nearest in work (log scale) lends its spread: this
+        // rank's copy against all copies, and the draw under noise.
+        let near = self.by_work.iter().min_by(|a, b| {
+            let d = |x: f64| (x.max(1.0).ln() - w.max(1.0).ln()).abs();
+            d(a.0).total_cmp(&d(b.0))
+        });
+        Ok(match near {
+            Some((_, m)) if m.pooled.seconds > 0.0 => {
+                let d = m.dist(call.rank);
+                let own = match call.uniform {
+                    Some(u) => d.draw(u),
+                    None => d.seconds,
+                };
+                t * own / m.pooled.seconds
             }
-            None => t,
+            _ => t,
         })
     }
 }
@@ -488,6 +534,7 @@ calls = 20
             .seconds(
                 &[Value::Int(100), Value::Int(100)],
                 KernelCall {
+                    rank: 0,
                     first: false,
                     uniform: None,
                 },
@@ -498,6 +545,7 @@ calls = 20
             .seconds(
                 &[Value::Int(1000), Value::Int(100)],
                 KernelCall {
+                    rank: 0,
                     first: false,
                     uniform: None,
                 },
@@ -511,6 +559,7 @@ calls = 20
             k.seconds(
                 &[Value::Int(1)],
                 KernelCall {
+                    rank: 0,
                     first: false,
                     uniform: None
                 }
@@ -522,6 +571,7 @@ calls = 20
             .seconds(
                 &[Value::Int(100), Value::Int(100)],
                 KernelCall {
+                    rank: 0,
                     first: true,
                     uniform: None,
                 },
@@ -547,6 +597,7 @@ calls = 20
                 .seconds(
                     &[Value::Int(100), Value::Int(100)],
                     KernelCall {
+                        rank: 0,
                         first: false,
                         uniform: None,
                     },
@@ -556,6 +607,35 @@ calls = 20
         assert_relative_eq!(at(1), 2.5e-5);
         assert_relative_eq!(at(2), 4e-5);
         assert_relative_eq!(at(16), 4e-5);
+    }
+
+    #[test]
+    fn each_rank_takes_its_copy_of_a_concurrent_measurement() {
+        let two = FILE.replace(
+            "calls = 20\n",
+            "calls = 20\n\n[[kernel.point.copies]]\nseconds = 2e-5\n\n[[kernel.point.copies]]\nseconds = 3e-5\n",
+        );
+        let f = BlocksFile::parse(&two, "b.toml").expect("valid file");
+        let k = &f.kernel_times(1)[0];
+        let at = |rank, args: [i64; 2]| {
+            let call = KernelCall {
+                rank,
+                first: false,
+                uniform: None,
+            };
+            k.seconds(&[Value::Int(args[0]), Value::Int(args[1])], call)
+                .expect("a time")
+        };
+        assert_relative_eq!(at(0, [100, 100]), 2e-5);
+        assert_relative_eq!(at(1, [100, 100]), 3e-5);
+        assert_relative_eq!(at(2, [100, 100]), 2e-5);
+        // a modelled tuple is scaled by the copy's share of the pooled mean
+        let pooled = 1e-6 + 2e-9 * 1e5;
+        assert_relative_eq!(
+            at(1, [1000, 100]),
+            pooled * 3e-5 / 2.5e-5,
+            max_relative = 1e-12
+        );
     }
 
     #[test]

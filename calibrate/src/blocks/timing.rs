@@ -98,6 +98,19 @@ pub struct Measurement {
     /// The distribution of one sample's time, outliers included (they are
     /// real for a run too): its quantiles at [`QUANTILE_P`].
     pub quantiles: Vec<f64>,
+    /// With more than one copy: each copy's own trimmed mean and quantiles.
+    /// Copies running at once on different cores do not run equally fast
+    /// (a core shared with other work, a different share of the memory
+    /// bandwidth), and in a program whose ranks wait for each other the
+    /// slower one sets the pace.
+    pub per_copy: Vec<CopyStats>,
+}
+
+/// One copy's times (see [`Measurement::per_copy`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CopyStats {
+    pub seconds: f64,
+    pub quantiles: Vec<f64>,
 }
 
 /// The probabilities at which a measurement's distribution is kept.
@@ -268,6 +281,21 @@ pub fn time_kernel(
             .iter()
             .map(|&p| quantile_sorted(&all, p))
             .collect(),
+        per_copy: if per_copy.len() > 1 {
+            per_copy
+                .iter()
+                .map(|c| {
+                    let mut s = c.samples.clone();
+                    s.sort_by(f64::total_cmp);
+                    CopyStats {
+                        seconds: Stats::of(&s).mean,
+                        quantiles: QUANTILE_P.iter().map(|&p| quantile_sorted(&s, p)).collect(),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -1057,7 +1057,14 @@ impl<'a> Engine<'a> {
                             _ => false,
                         };
                         let uniform = self.noise.get_mut(id as usize).map(NoiseStream::uniform);
-                        t.seconds(vals, KernelCall { first, uniform })
+                        t.seconds(
+                            vals,
+                            KernelCall {
+                                rank: id,
+                                first,
+                                uniform,
+                            },
+                        )
                     }
                     .map_err(|m| {
                         self.rt(
