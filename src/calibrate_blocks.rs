@@ -98,6 +98,9 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
         bail!("--min-time must be between 0 and --budget");
     }
     let program = crate::load_program(&args.file, &args.params)?;
+    if args.emit_job.is_none() && !args.kernels.is_file() {
+        bail!("--kernels {}: no such file", args.kernels.display());
+    }
     if let Some(kind) = &args.emit_job {
         return emit_job(args, kind, &program);
     }
