@@ -34,6 +34,10 @@ pub struct CheckArgs {
     /// Ranks per node for this run (overrides the machine file's).
     #[arg(long)]
     ppn: Option<u32>,
+    /// Kernel times from `parsim calibrate blocks` (for kernels without a
+    /// cost formula, and for timing as measured).
+    #[arg(long, value_name = "BLOCKS.toml")]
+    blocks: Option<PathBuf>,
     /// Override a `param`: --param name=value (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
@@ -176,10 +180,21 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
+    let kernel_times = match &args.blocks {
+        None => Vec::new(),
+        Some(path) => match crate::load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
+            Ok((times, _)) => times,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(1);
+            }
+        },
+    };
     let cfg = SimConfig {
         ranks: args.ranks,
         max_events: args.max_events,
         record_wildcards: true,
+        kernel_times,
         ..SimConfig::default()
     };
     let mut sink = |_: PrintLine| {};

@@ -340,3 +340,50 @@ fn calls_are_timed_after_their_predecessor_in_the_program() {
         }
     }
 }
+
+#[test]
+fn a_kernel_without_cost_runs_and_checks_with_its_calibrated_time() {
+    if !have_cc() {
+        return;
+    }
+    let dir = temp_dir("nocost");
+    let src = dir.join("nocost.mpl");
+    std::fs::write(
+        &src,
+        "kernel stencil(rows, cols)\n\
+         for it in 0 .. 3 {\n\
+             compute stencil(64, 64)\n\
+             if rank > 0 { sendrecv(to: rank - 1, from: rank - 1, bytes: 512) }\n\
+             if rank < size - 1 { sendrecv(to: rank + 1, from: rank + 1, bytes: 512) }\n\
+         }\n",
+    )
+    .expect("source written");
+    let src_s = src.to_str().expect("utf-8 path");
+    let blocks = dir.join("b.toml");
+    let blocks_s = blocks.to_str().expect("utf-8 path");
+    // without a time: an input error that says how to give one
+    let o = run(&["run", src_s, "-n 2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("parsim calibrate blocks"),
+        "{}",
+        text(&o.stderr)
+    );
+    // the profile run charges it nothing, then its native version is timed
+    let o = run(&[
+        "calibrate blocks",
+        src_s,
+        "-n 2 --kernels examples/kernels.c --budget 0.05 --min-time 0.01 -o",
+        blocks_s,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run(&["run", src_s, "-n 2 --blocks", blocks_s]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run(&["check", src_s, "-n 2 --blocks", blocks_s]);
+    assert!(o.status.success(), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("no problems found"),
+        "{}",
+        text(&o.stdout)
+    );
+}
