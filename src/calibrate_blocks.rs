@@ -383,14 +383,8 @@ fn profile(args: &BlocksArgs) -> anyhow::Result<Vec<KernelProfile>> {
         }
     }
     for m in &mut merged {
-        m.calls.sort_by(|a, b| {
-            a.args
-                .iter()
-                .zip(&b.args)
-                .map(|(x, y)| x.as_f64().total_cmp(&y.as_f64()))
-                .find(|o| o.is_ne())
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        m.calls
+            .sort_by(|a, b| sim_core::kernels::cmp_args(&a.args, &b.args));
     }
     Ok(merged)
 }

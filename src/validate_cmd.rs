@@ -175,7 +175,8 @@ fn simulate(
         .collect())
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median (sorts `v`); NaN when empty.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {

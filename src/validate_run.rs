@@ -140,9 +140,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
             for _ in 0..args.repeat {
                 runs.push(run_once(launcher, np, &binary, &params)?);
             }
-            let mut sorted = runs.clone();
-            sorted.sort_by(f64::total_cmp);
-            let measured = median_sorted(&sorted);
+            let measured = crate::validate_cmd::median(&mut runs.clone());
             let predicted = rep.predicted_seconds;
             let row = Row {
                 ranks: np,
@@ -168,8 +166,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     }
 
     let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
-    errors.sort_by(f64::total_cmp);
-    let median = median_sorted(&errors);
+    let median = crate::validate_cmd::median(&mut errors);
     let max = errors.last().copied().unwrap_or(f64::NAN);
     if m.json {
         let v = serde_json::json!({
@@ -245,14 +242,6 @@ pub fn parse_result(stdout: &str) -> Option<f64> {
     v.get("seconds")?
         .as_f64()
         .filter(|s| s.is_finite() && *s >= 0.0)
-}
-
-fn median_sorted(s: &[f64]) -> f64 {
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => 0.5 * (s[n / 2 - 1] + s[n / 2]),
-    }
 }
 
 fn table(m: &RunMode<'_>, launcher: &str, rows: &[Row], median: f64, max: f64) -> String {

@@ -108,6 +108,17 @@ impl fmt::Display for ProfileArg {
     }
 }
 
+/// A total order of argument tuples (by value, floats by `total_cmp`, then
+/// by length), so that a profile is the same on every run whatever the
+/// order its calls were collected in.
+pub fn cmp_args(a: &[ProfileArg], b: &[ProfileArg]) -> std::cmp::Ordering {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.as_f64().total_cmp(&y.as_f64()))
+        .find(|o| o.is_ne())
+        .unwrap_or_else(|| a.len().cmp(&b.len()))
+}
+
 /// The calls of one kernel with one argument tuple.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfiledCall {
@@ -200,16 +211,7 @@ impl ProfileRecorder {
                     }
                 })
                 .collect();
-            // A total order (floats by `total_cmp`), so the profile is the
-            // same on every run whatever the hash map's order.
-            calls.sort_by(|a, b| {
-                let fa = a.args.iter().map(|x| x.as_f64());
-                let fb = b.args.iter().map(|x| x.as_f64());
-                fa.zip(fb)
-                    .map(|(x, y)| x.total_cmp(&y))
-                    .find(|o| o.is_ne())
-                    .unwrap_or_else(|| a.args.len().cmp(&b.args.len()))
-            });
+            calls.sort_by(|a, b| cmp_args(&a.args, &b.args));
             out.push(KernelProfile {
                 kernel: kernel.name.clone(),
                 params: kernel.params.clone(),

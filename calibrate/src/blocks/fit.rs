@@ -330,6 +330,18 @@ fn piecewise(points: &[&(Vec<f64>, f64)]) -> Option<Vec<WorkSegment>> {
 /// Leave-one-out relative error of the piecewise fit (RMS), NaN when a
 /// fit without one point is impossible.
 fn loo_piecewise(points: &[&(Vec<f64>, f64)]) -> f64 {
+    leave_one_out(points, |rest, a| {
+        piecewise(rest).map(|segments| piecewise_at(&segments, product(a)))
+    })
+}
+
+/// Root mean square relative error of predicting each point with
+/// `predict(the other points, its arguments)`; NaN when a prediction
+/// without one point is impossible.
+fn leave_one_out(
+    points: &[&(Vec<f64>, f64)],
+    predict: impl Fn(&[&(Vec<f64>, f64)], &[f64]) -> Option<f64>,
+) -> f64 {
     let mut sum = 0.0;
     for skip in 0..points.len() {
         let rest: Vec<&(Vec<f64>, f64)> = points
@@ -338,11 +350,10 @@ fn loo_piecewise(points: &[&(Vec<f64>, f64)]) -> f64 {
             .filter(|&(i, _)| i != skip)
             .map(|(_, p)| *p)
             .collect();
-        let Some(segments) = piecewise(&rest) else {
+        let (a, t) = points[skip];
+        let Some(p) = predict(&rest, a) else {
             return f64::NAN;
         };
-        let (a, t) = points[skip];
-        let p = piecewise_at(&segments, product(a));
         sum += ((p - t) / t).powi(2);
     }
     (sum / points.len() as f64).sqrt()
@@ -408,22 +419,9 @@ fn loo_error(terms: &[Term], points: &[&(Vec<f64>, f64)]) -> f64 {
     if points.len() <= terms.len() {
         return f64::NAN;
     }
-    let mut sum = 0.0;
-    for skip in 0..points.len() {
-        let rest: Vec<&(Vec<f64>, f64)> = points
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != skip)
-            .map(|(_, p)| *p)
-            .collect();
-        let Some(c) = solve(terms, &rest) else {
-            return f64::NAN;
-        };
-        let (a, t) = points[skip];
-        let p: f64 = terms.iter().zip(&c).map(|(x, c)| c * x.eval(a)).sum();
-        sum += ((p - t) / t).powi(2);
-    }
-    (sum / points.len() as f64).sqrt()
+    leave_one_out(points, |rest, a| {
+        solve(terms, rest).map(|c| terms.iter().zip(&c).map(|(x, c)| c * x.eval(a)).sum())
+    })
 }
 
 #[cfg(test)]

@@ -341,7 +341,7 @@ impl Stats {
                 kept: 0,
             };
         }
-        let median = median_sorted(&s);
+        let median = quantile_sorted(&s, 0.5);
         let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
         dev.sort_by(f64::total_cmp);
         // 1.4826 MAD estimates the standard deviation of normal data. Its
@@ -350,7 +350,7 @@ impl Stats {
         // tight clusters a few percent apart (frequency steps, a neighbour's
         // load), all of them real; only gross outliers (a preemption, an
         // interrupt storm) are cut.
-        let mad = (1.4826 * median_sorted(&dev)).max(0.05 * median.abs());
+        let mad = (1.4826 * quantile_sorted(&dev, 0.5)).max(0.05 * median.abs());
         let kept: Vec<f64> = s
             .iter()
             .copied()
@@ -377,15 +377,6 @@ impl Stats {
             rse: if mean > 0.0 { se / mean } else { 0.0 },
             kept: n,
         }
-    }
-}
-
-fn median_sorted(s: &[f64]) -> f64 {
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
     }
 }
 
