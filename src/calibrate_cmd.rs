@@ -350,9 +350,13 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
     let mut duplex_note: Option<String> = None;
-    if let Some(launcher) = &args.run {
-        let m =
-            crate::calibrate_run::measure(launcher, &args.mpicc, &bench_path(&args, "network"))?;
+    let bench = if args.run.is_some() || args.shm_run.is_some() {
+        Some(crate::calibrate_run::Bench::build(&args.mpicc)?)
+    } else {
+        None
+    };
+    if let (Some(launcher), Some(bench)) = (&args.run, &bench) {
+        let m = bench.measure(launcher, &bench_path(&args, "network"))?;
         if args.duplex.is_none() {
             args.duplex = Some(m.duplex.to_owned());
         }
@@ -362,8 +366,8 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         args.format = "imb".into();
         args.benchmark = "PingPong".into();
     }
-    if let Some(launcher) = &args.shm_run {
-        let m = crate::calibrate_run::measure(launcher, &args.mpicc, &bench_path(&args, "shm"))?;
+    if let (Some(launcher), Some(bench)) = (&args.shm_run, &bench) {
+        let m = bench.measure(launcher, &bench_path(&args, "shm"))?;
         if measured_memcpy.is_none() {
             measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
         }

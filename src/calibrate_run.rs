@@ -22,9 +22,28 @@ pub struct Measured {
     pub duplex_note: String,
 }
 
-pub fn measure(launcher: &str, mpicc: &str, save: &Path) -> anyhow::Result<Measured> {
-    let tmp = crate::tempdir::TempDir::new("netbench").map_err(anyhow::Error::msg)?;
-    let dir = tmp.path();
+/// The benchmark, built once for every launcher it runs with.
+pub struct Bench {
+    binary: PathBuf,
+    // Invariant: holds `binary`; removed when the benchmark is dropped.
+    _dir: crate::tempdir::TempDir,
+}
+
+impl Bench {
+    /// Compiles the benchmark with `mpicc`.
+    pub fn build(mpicc: &str) -> anyhow::Result<Bench> {
+        let tmp = crate::tempdir::TempDir::new("netbench").map_err(anyhow::Error::msg)?;
+        let binary = compile(tmp.path(), mpicc)?;
+        Ok(Bench { binary, _dir: tmp })
+    }
+
+    /// Runs it with `launcher`, saves the output to `save` and reads it.
+    pub fn measure(&self, launcher: &str, save: &Path) -> anyhow::Result<Measured> {
+        measure(&self.binary, launcher, save)
+    }
+}
+
+fn compile(dir: &Path, mpicc: &str) -> anyhow::Result<PathBuf> {
     let source = dir.join("netbench.c");
     std::fs::write(&source, calibrate::NET_BENCHMARK_C)
         .with_context(|| format!("cannot write {}", source.display()))?;
@@ -44,6 +63,10 @@ pub fn measure(launcher: &str, mpicc: &str, save: &Path) -> anyhow::Result<Measu
             String::from_utf8_lossy(&out.stderr).trim_end()
         );
     }
+    Ok(binary)
+}
+
+fn measure(binary: &Path, launcher: &str, save: &Path) -> anyhow::Result<Measured> {
     let line = format!("{launcher} {}", binary.display());
     eprintln!("running: {line}");
     let stdout = crate::calibrate_cmd::run_shell(&line)?;
