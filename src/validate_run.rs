@@ -13,7 +13,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, bail};
 use sim_core::engine::{PrintLine, SimConfig};
@@ -194,26 +193,19 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     })
 }
 
-/// Builds the real program with `parsim build-mpi` (this same binary).
+/// Builds the real program as `parsim build-mpi` does; its parameters are
+/// given on its command line at each run.
 fn build(program: &Path, args: &RunModeArgs, binary: &Path) -> anyhow::Result<()> {
-    let exe = std::env::current_exe().context("cannot find the parsim executable")?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("build-mpi").arg(program).arg("-o").arg(binary);
-    cmd.arg("--mpicc")
-        .arg(&args.mpicc)
-        .arg("--cflags")
-        .arg(&args.cflags);
-    if let Some(k) = &args.kernels {
-        cmd.arg("--kernels").arg(k);
-    }
-    let out = cmd.output().context("cannot run parsim build-mpi")?;
-    eprint!("{}", String::from_utf8_lossy(&out.stdout));
-    if !out.status.success() {
-        bail!(
-            "building the real program failed:\n{}",
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        );
-    }
+    let ir = crate::load_program(program, &[])?;
+    let opts = crate::emit_c::BuildOptions {
+        kernels: args.kernels.as_deref(),
+        output: binary,
+        mpicc: &args.mpicc,
+        cflags: &args.cflags,
+    };
+    let name = crate::emit_c::program_name(program);
+    crate::emit_c::build(&ir, &name, &opts, &mut |cmd| eprintln!("{cmd}"))
+        .with_context(|| format!("building the real program {}", program.display()))?;
     Ok(())
 }
 

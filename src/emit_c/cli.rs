@@ -42,7 +42,8 @@ pub struct BuildArgs {
 }
 
 /// What `PARSIM_RESULT` calls the program: the file's name.
-fn program_name(file: &Path) -> String {
+/// The name the C program reports in `PARSIM_RESULT`: the file's name.
+pub(crate) fn program_name(file: &Path) -> String {
     file.file_name().map_or_else(
         || file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

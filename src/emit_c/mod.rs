@@ -20,7 +20,7 @@ mod codegen;
 mod kernels;
 
 pub use build::{BuildOptions, build};
-pub(crate) use cli::{BuildArgs, EmitArgs, run_build, run_emit};
+pub(crate) use cli::{BuildArgs, EmitArgs, program_name, run_build, run_emit};
 pub use codegen::emit;
 pub use kernels::native_kernels;
 
