@@ -23,6 +23,7 @@
 #![deny(unsafe_code)] // except in `plugin::ffi`, with its safety argument
 
 mod any;
+mod busy;
 mod config;
 mod error;
 mod machine;

@@ -5,28 +5,47 @@ use std::path::Path;
 
 use sim_core::model::{Machine, MessageKind, Transfer};
 
+use crate::busy::Intervals;
 use crate::config::{self, MachineSpec};
 use crate::error::MachineError;
 use crate::params::{ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement};
 use crate::units::{format_bandwidth, format_size, format_time};
 
 /// A "free at" timeline: the time from which the resource can take the next
-/// message. A NIC (or memory channel) has a transmit and a receive timeline
-/// in full duplex, one shared timeline in half duplex.
+/// message. A NIC (or memory channel) has a transmit and a receive timeline;
+/// in half duplex the two directions also reserve their byte intervals
+/// ([`HalfDuplex`]) so that they never overlap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Timeline {
-    /// The transmit side of a node's NIC, shared by all its ranks; in half
-    /// duplex also its receive side.
+    /// The transmit side of a node's NIC, shared by all its ranks.
     NicTx(u32),
-    /// The receive side of a node's NIC (full duplex).
+    /// The receive side of a node's NIC.
     NicRx(u32),
     /// The shared-memory channel of one sending rank (full duplex).
     ShmTx(u32),
     /// The shared-memory channel of one receiving rank (full duplex).
     ShmRx(u32),
-    /// The memory channel of a node, shared by all shared-memory messages
-    /// of its ranks both ways (half duplex).
-    ShmNode(u32),
+    /// The sending side of a node's memory channel, shared by all its ranks
+    /// (half duplex).
+    ShmNodeTx(u32),
+    /// The receiving side of a node's memory channel (half duplex).
+    ShmNodeRx(u32),
+}
+
+/// Which half-duplex channel of a node: its NIC or its memory channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Channel {
+    Nic(u32),
+    Shm(u32),
+}
+
+/// The byte intervals a half-duplex channel has reserved, per direction.
+#[derive(Debug, Clone, Default)]
+struct HalfDuplex {
+    /// Bytes leaving the node.
+    tx: Intervals,
+    /// Bytes arriving at the node.
+    rx: Intervals,
 }
 
 /// A machine in the LogGP model with ParJava's MTU fragmentation, in either
@@ -36,9 +55,10 @@ enum Timeline {
 ///
 /// Static parameters come from a [`MachineSpec`]; the dynamic state is a set
 /// of "free at" timelines (see [`Machine::transfer`] below): per node NIC a
-/// transmit and a receive one (one in half duplex), and in the SMP model per
-/// rank a shared-memory send and receive one (full duplex) or per node one
-/// (half duplex): `O(nodes + ranks)` `f64`s.
+/// transmit and a receive one, and in the SMP model per rank a shared-memory
+/// send and receive one (full duplex) or per node two (half duplex):
+/// `O(nodes + ranks)` `f64`s. A half-duplex channel also keeps the byte
+/// intervals of its transfers still in flight, per direction.
 #[derive(Debug, Clone)]
 pub struct LogGpMachine {
     spec: MachineSpec,
@@ -48,19 +68,29 @@ pub struct LogGpMachine {
     nodes: u32,
     /// Per node: [`Timeline::NicTx`].
     nic_tx: Vec<f64>,
-    /// Per node, full-duplex network only: [`Timeline::NicRx`].
+    /// Per node: [`Timeline::NicRx`].
     nic_rx: Vec<f64>,
     /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmTx`].
     shm_tx: Vec<f64>,
     /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmRx`].
     shm_rx: Vec<f64>,
     /// Per node, SMP model with half-duplex `[shm]` only:
-    /// [`Timeline::ShmNode`].
-    shm_node: Vec<f64>,
+    /// [`Timeline::ShmNodeTx`].
+    shm_node_tx: Vec<f64>,
+    /// Per node, SMP model with half-duplex `[shm]` only:
+    /// [`Timeline::ShmNodeRx`].
+    shm_node_rx: Vec<f64>,
+    /// Per node, half-duplex network only: the NIC's byte intervals.
+    nic_busy: Vec<HalfDuplex>,
+    /// Per node, SMP model with half-duplex `[shm]` only: the memory
+    /// channel's byte intervals.
+    shm_busy: Vec<HalfDuplex>,
     /// Timelines outside the ranges `reset` sized for (an engine that sends
     /// from a rank it did not announce); kept apart so that a stray large
     /// rank number never allocates a huge vector.
     overflow: HashMap<Timeline, f64>,
+    /// Byte intervals outside the ranges `reset` sized for, as `overflow`.
+    overflow_busy: HashMap<Channel, HalfDuplex>,
 }
 
 /// The file name errors carry for a spec built in code ([`LogGpMachine::new`]).
@@ -117,8 +147,12 @@ impl LogGpMachine {
             nic_rx: Vec::new(),
             shm_tx: Vec::new(),
             shm_rx: Vec::new(),
-            shm_node: Vec::new(),
+            shm_node_tx: Vec::new(),
+            shm_node_rx: Vec::new(),
+            nic_busy: Vec::new(),
+            shm_busy: Vec::new(),
             overflow: HashMap::new(),
+            overflow_busy: HashMap::new(),
         };
         machine.reset(0);
         machine
@@ -334,24 +368,51 @@ impl LogGpMachine {
         text
     }
 
-    /// The (transmit, receive) timelines of a message from `src` to `dst`;
-    /// the same timeline twice when they are one variable (half duplex on
-    /// one node).
-    fn timelines(&self, src: u32, dst: u32, shm: bool) -> (Timeline, Timeline) {
+    /// The (transmit, receive) timelines of a message from `src` to `dst`,
+    /// and for a half-duplex channel the (sending, receiving) channels whose
+    /// byte intervals the message must respect.
+    fn timelines(
+        &self,
+        src: u32,
+        dst: u32,
+        shm: bool,
+    ) -> (Timeline, Timeline, Option<(Channel, Channel)>) {
+        let (from, to) = (self.node_of(src), self.node_of(dst));
         if shm {
             match self.spec.shm.as_ref().map(|shm| shm.duplex) {
                 Some(Duplex::Half) => (
-                    Timeline::ShmNode(self.node_of(src)),
-                    Timeline::ShmNode(self.node_of(dst)),
+                    Timeline::ShmNodeTx(from),
+                    Timeline::ShmNodeRx(to),
+                    Some((Channel::Shm(from), Channel::Shm(to))),
                 ),
-                Some(Duplex::Full) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst)),
+                Some(Duplex::Full) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst), None),
             }
         } else {
-            let (from, to) = (self.node_of(src), self.node_of(dst));
-            match self.spec.network.duplex {
-                Duplex::Half => (Timeline::NicTx(from), Timeline::NicTx(to)),
-                Duplex::Full => (Timeline::NicTx(from), Timeline::NicRx(to)),
-            }
+            let half = match self.spec.network.duplex {
+                Duplex::Half => Some((Channel::Nic(from), Channel::Nic(to))),
+                Duplex::Full => None,
+            };
+            (Timeline::NicTx(from), Timeline::NicRx(to), half)
+        }
+    }
+
+    fn busy(&self, channel: Channel) -> Option<&HalfDuplex> {
+        let (all, node) = match channel {
+            Channel::Nic(node) => (&self.nic_busy, node),
+            Channel::Shm(node) => (&self.shm_busy, node),
+        };
+        all.get(node as usize)
+            .or_else(|| self.overflow_busy.get(&channel))
+    }
+
+    fn busy_mut(&mut self, channel: Channel) -> &mut HalfDuplex {
+        let (all, node) = match channel {
+            Channel::Nic(node) => (&mut self.nic_busy, node),
+            Channel::Shm(node) => (&mut self.shm_busy, node),
+        };
+        match all.get_mut(node as usize) {
+            Some(busy) => busy,
+            None => self.overflow_busy.entry(channel).or_default(),
         }
     }
 
@@ -361,7 +422,8 @@ impl LogGpMachine {
             Timeline::NicRx(node) => (&self.nic_rx, node),
             Timeline::ShmTx(rank) => (&self.shm_tx, rank),
             Timeline::ShmRx(rank) => (&self.shm_rx, rank),
-            Timeline::ShmNode(node) => (&self.shm_node, node),
+            Timeline::ShmNodeTx(node) => (&self.shm_node_tx, node),
+            Timeline::ShmNodeRx(node) => (&self.shm_node_rx, node),
         }
     }
 
@@ -379,14 +441,15 @@ impl LogGpMachine {
     }
 
     /// Moves `timeline`'s free time to `to` if that is later: timelines
-    /// never go back, also when transmit and receive are one variable.
+    /// never go back.
     fn occupy_until(&mut self, timeline: Timeline, to: f64) {
         let (slots, index) = match timeline {
             Timeline::NicTx(node) => (&mut self.nic_tx, node),
             Timeline::NicRx(node) => (&mut self.nic_rx, node),
             Timeline::ShmTx(rank) => (&mut self.shm_tx, rank),
             Timeline::ShmRx(rank) => (&mut self.shm_rx, rank),
-            Timeline::ShmNode(node) => (&mut self.shm_node, node),
+            Timeline::ShmNodeTx(node) => (&mut self.shm_node_tx, node),
+            Timeline::ShmNodeRx(node) => (&mut self.shm_node_rx, node),
         };
         let slot = match slots.get_mut(index as usize) {
             Some(slot) => slot,
@@ -515,17 +578,22 @@ impl Machine for LogGpMachine {
     ///
     /// The timelines: for the network, `tx_free` is the transmit timeline of
     /// `src`'s node's NIC (shared by its `ranks_per_node` ranks) and
-    /// `rx_free` the receive timeline of `dst`'s node's NIC; with
-    /// `duplex = "half"` a NIC has one timeline for both (sending and
-    /// receiving serialise, as on a 32-bit/33 MHz PCI bus, where one bus
-    /// master at a time moves data, 132 MB/s for both directions together:
-    /// PCI Local Bus Specification 2.2, chapter 3, arbitration). For shared
+    /// `rx_free` the receive timeline of `dst`'s node's NIC. For shared
     /// memory, full duplex: `src`'s send and `dst`'s receive timelines (per
-    /// rank, as before receive serialisation); half duplex: one timeline per
-    /// node, so every shared-memory message of a node, both ways, waits for
-    /// the previous one to have arrived. Updates only ever move a timeline
-    /// later (`max`), which matters when transmit and receive are the same
-    /// variable (half duplex, or a rank sending to its own node).
+    /// rank); half duplex: per node, shared by its ranks.
+    ///
+    /// Half duplex (`duplex = "half"`): a channel moves bytes one way at a
+    /// time, as a 32-bit/33 MHz PCI bus, where one bus master at a time
+    /// moves data, 132 MB/s for both directions together (PCI Local Bus
+    /// Specification 2.2, chapter 3, arbitration). The bytes a message sends
+    /// cross `src`'s node's channel during the last `W` of its send phase,
+    /// `[start + P − L − W, start + P − L]`, and `dst`'s during
+    /// `[arrival − W, arrival]`; a transfer moves `start` (and then
+    /// `arrival`) to the earliest time its bytes overlap no bytes going the
+    /// other way through the same channel. Only bytes conflict: the
+    /// latency `L` and the overheads are not channel time, so two small
+    /// messages crossing each other are not delayed (LogGP has no term for
+    /// it), while two large ones take about `2·n·G`.
     ///
     /// A "free at" timeline is an approximation of a reservation calendar:
     /// it reserves intervals in call order, first come first served, so a
@@ -533,16 +601,17 @@ impl Machine for LogGpMachine {
     /// call's reserved interval (`[arrival − W, arrival]` lies in the
     /// future of `ready`) still queues behind it. Calls come in
     /// nondecreasing `ready` order (the trait's contract), which keeps the
-    /// error to those gaps.
+    /// error to those gaps. The half-duplex byte intervals are a calendar:
+    /// a transfer fits between the other direction's reservations.
     ///
     /// Per pair, arrivals never decrease (the trait's non-overtaking
     /// contract): a pair always uses the same receive timeline, a timeline
     /// only moves later, and every transfer leaves it at least at its
     /// arrival; so a later transfer of the pair has
-    /// `arrival' >= rx_free + W' >= arrival`. (This holds across segments
-    /// too, where the sender-side argument `start' >= start + P − L`,
-    /// `P' >= L'` alone would not: a small message after a large one can
-    /// have a smaller `L`.)
+    /// `arrival' >= rx_free + W' >= arrival` (the half-duplex search only
+    /// moves `arrival'` later). This holds across segments too, where the
+    /// sender-side argument `start' >= start + P − L`, `P' >= L'` alone
+    /// would not: a small message after a large one can have a smaller `L`.
     fn transfer(
         &mut self,
         src: u32,
@@ -558,12 +627,38 @@ impl Machine for LogGpMachine {
         let (before_last, last) = params.post_split(bytes);
         let post = before_last + last;
         let wire = params.wire_time(bytes);
-        let (tx, rx) = self.timelines(src, dst, shm);
+        let (tx, rx, half) = self.timelines(src, dst, shm);
+        // Where the bytes lie in the send phase `[start, start + P − L]`:
+        // its last `W` (`P − L >= W`, every packet costs at least its m·G;
+        // the max guards the rounding).
+        let lead = (post - latency - wire).max(0.0);
 
-        let start = ready.max(self.free_at(tx));
-        let arrival = (start + post).max(self.free_at(rx) + wire);
+        let mut start = ready.max(self.free_at(tx));
+        if let Some((from, _)) = half {
+            if let Some(busy) = self.busy(from) {
+                start = busy.rx.earliest(start, lead, wire);
+            }
+        }
+        let mut arrival = (start + post).max(self.free_at(rx) + wire);
+        if let Some((_, to)) = half {
+            if let Some(busy) = self.busy(to) {
+                arrival = busy.tx.earliest(arrival, -wire, wire);
+            }
+        }
         self.occupy_until(tx, start + gap.max(post - latency));
         self.occupy_until(rx, arrival);
+        if let Some((from, to)) = half {
+            // Transfers come in nondecreasing `ready` order and no request
+            // begins before its `ready`: older intervals are done with.
+            let sending = self.busy_mut(from);
+            sending.tx.forget_before(ready);
+            sending.rx.forget_before(ready);
+            sending.tx.reserve(start + lead, start + lead + wire);
+            let receiving = self.busy_mut(to);
+            receiving.tx.forget_before(ready);
+            receiving.rx.forget_before(ready);
+            receiving.rx.reserve(arrival - wire, arrival);
+        }
         let cpu_free = match kind {
             MessageKind::Eager | MessageKind::RendezvousRts | MessageKind::RendezvousCts => {
                 start + before_last + send_overhead
@@ -577,16 +672,17 @@ impl Machine for LogGpMachine {
     }
 
     /// Clears every timeline and sizes the state for `ranks` ranks:
-    /// `ceil(ranks / p)` NICs (one or two timelines each) and, in the SMP
-    /// model with shared memory, two timelines per rank (full duplex) or one
-    /// per node (half duplex).
+    /// `ceil(ranks / p)` NICs (two timelines each, and byte intervals in
+    /// half duplex) and, in the SMP model with shared memory, two timelines
+    /// per rank (full duplex) or per node (half duplex, with byte
+    /// intervals).
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.ranks_per_node()).max(1);
         let nodes = self.nodes as usize;
-        let nic_rx = match self.spec.network.duplex {
-            Duplex::Full => nodes,
-            Duplex::Half => 0,
+        let nic_half = match self.spec.network.duplex {
+            Duplex::Full => 0,
+            Duplex::Half => nodes,
         };
         let (shm_ranks, shm_nodes) = match (&self.spec.shm, self.spec.model) {
             (Some(shm), CommModel::Smp) => match shm.duplex {
@@ -597,15 +693,28 @@ impl Machine for LogGpMachine {
         };
         for (timelines, len) in [
             (&mut self.nic_tx, nodes),
-            (&mut self.nic_rx, nic_rx),
+            (&mut self.nic_rx, nodes),
             (&mut self.shm_tx, shm_ranks),
             (&mut self.shm_rx, shm_ranks),
-            (&mut self.shm_node, shm_nodes),
+            (&mut self.shm_node_tx, shm_nodes),
+            (&mut self.shm_node_rx, shm_nodes),
         ] {
             timelines.clear();
             timelines.resize(len, f64::NEG_INFINITY);
         }
+        for (busy, len) in [
+            (&mut self.nic_busy, nic_half),
+            (&mut self.shm_busy, shm_nodes),
+        ] {
+            busy.truncate(len);
+            for channel in busy.iter_mut() {
+                channel.tx.clear();
+                channel.rx.clear();
+            }
+            busy.resize_with(len, HalfDuplex::default);
+        }
         self.overflow.clear();
+        self.overflow_busy.clear();
     }
 }
 

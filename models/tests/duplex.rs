@@ -1,7 +1,7 @@
-//! Contention inside a node: the NIC's transmit and receive timelines (full
-//! duplex) or one shared timeline (half duplex), NIC sharing between the
-//! ranks of a node, receiver-side serialisation, and the shared-memory
-//! channel of a node.
+//! Contention inside a node: the NIC's transmit and receive timelines, the
+//! byte intervals of a half-duplex channel (the two directions' bytes never
+//! overlap), NIC sharing between the ranks of a node, receiver-side
+//! serialisation, and the shared-memory channel of a node.
 
 use approx::assert_relative_eq;
 use models::{Duplex, LogGpMachine};
@@ -102,31 +102,62 @@ fn exchange_half_duplex_one_is_later_by_about_n_g() {
     let mut m = machine(1, "half", "full", 2);
     let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     assert_transfer(a, OS, post(N));
-    // Node 1's one timeline is busy receiving until a's arrival, so b starts
-    // then: start = post(n), arrival = max(start + post(n), free[0] + W) =
-    // 2·post(n) (node 0's timeline is free from o_s + n·G on).
+    // a's bytes cross node 1's channel during [o_s + L, post(n)]; b's would
+    // leave node 1 during [o_s, o_s + n·G], which overlaps, so b starts once
+    // they fit after: start + o_s = post(n), start = L + n·G; its bytes then
+    // reach node 0 during [2·post(n) − o_s − n·G, 2·post(n) − o_s], after
+    // a's left it.
     let b = m.transfer(1, 0, N, MessageKind::Eager, 0.0);
-    assert_transfer(b, post(N) + OS, 2.0 * post(N));
-    // Later by post(n) = n·G + o_s + L, about n·G (10 ms) for a large n.
+    assert_transfer(b, post(N), 2.0 * post(N) - OS);
+    // Later by L + n·G, about n·G (10 ms) for a large n.
     let later = b.arrival - a.arrival;
-    assert_relative_eq!(later, N as f64 * G + OS + L, max_relative = 1e-12);
+    assert_relative_eq!(later, N as f64 * G + L, max_relative = 1e-12);
     assert_relative_eq!(later, N as f64 * G, max_relative = 1e-3);
+}
+
+#[test]
+fn half_duplex_exchange_of_small_messages_is_symmetric() {
+    // Only bytes share the channel: two 0-byte messages crossing each other
+    // both take o_s + L (LogGP), whichever the machine computes first.
+    let mut m = machine(1, "half", "full", 2);
+    let a = m.transfer(0, 1, 0, MessageKind::Eager, 0.0);
+    let b = m.transfer(1, 0, 0, MessageKind::Eager, 0.0);
+    assert_transfer(a, OS, post(0));
+    assert_transfer(b, OS, post(0));
+    // 100 bytes each way (1 us of bytes) do not overlap either: each
+    // channel sends during [o_s, o_s + 1 us] and receives from o_s + L on.
+    let a = m.transfer(0, 1, 100, MessageKind::Eager, 20.0 * US);
+    let b = m.transfer(1, 0, 100, MessageKind::Eager, 20.0 * US);
+    assert_transfer(a, 20.0 * US + OS, 20.0 * US + post(100));
+    assert_transfer(b, 20.0 * US + OS, 20.0 * US + post(100));
 }
 
 #[test]
 fn half_duplex_receiving_holds_back_sending() {
     let mut m = machine(1, "half", "full", 3);
-    // Rank 1 receives a large message from rank 0 ...
+    // Rank 1 receives a large message from rank 0: its bytes cross node 1's
+    // channel during [o_s + L, post(n)] = [6 us, 10.006 ms].
     let incoming = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
-    // ... and wants to send a small one to rank 2 meanwhile: it waits for
-    // the incoming bytes to have crossed its NIC.
-    let outgoing = m.transfer(1, 2, 0, MessageKind::Eager, 1.0 * US);
-    assert_transfer(outgoing, incoming.arrival + OS, incoming.arrival + OS + L);
-    // In full duplex it would not.
+    // A 0-byte message whose send phase ends before that goes through.
+    let early = m.transfer(1, 2, 0, MessageKind::Eager, 1.0 * US);
+    assert_transfer(early, 2.0 * US, 7.0 * US);
+    // 1000 bytes (10 us of bytes) sent at 3 us would leave during
+    // [4 us, 14 us]: they wait until the incoming bytes have crossed,
+    // start = post(n) − o_s.
+    let outgoing = m.transfer(1, 2, 1000, MessageKind::Eager, 3.0 * US);
+    let start = incoming.arrival - OS;
+    assert_transfer(outgoing, start + OS, start + post(1000));
+    // A 0-byte message whose send phase ends inside the incoming bytes
+    // waits for them too.
+    let mut m = machine(1, "half", "full", 3);
+    let incoming = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
+    let late = m.transfer(1, 2, 0, MessageKind::Eager, 7.0 * US);
+    assert_transfer(late, incoming.arrival, incoming.arrival + L);
+    // In full duplex neither would.
     let mut m = machine(1, "full", "full", 3);
     m.transfer(0, 1, N, MessageKind::Eager, 0.0);
-    let outgoing = m.transfer(1, 2, 0, MessageKind::Eager, 1.0 * US);
-    assert_transfer(outgoing, 2.0 * US, 7.0 * US);
+    let outgoing = m.transfer(1, 2, 1000, MessageKind::Eager, 3.0 * US);
+    assert_transfer(outgoing, 4.0 * US, 3.0 * US + post(1000));
 }
 
 #[test]
@@ -181,9 +212,12 @@ fn shm_half_duplex_serialises_the_node() {
     assert!(m.uses_shm(0, 1));
     let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     assert_transfer(a, 0.5 * US, shm_post(N));
-    // One memory channel per node: b starts when a has arrived.
+    // One memory channel per node: b's send phase begins once a's has
+    // ended (the node's sending side, o_s + n·G), and its bytes once a's
+    // have arrived: start = shm_post(n) − o_s, so the CPU is free at
+    // shm_post(n) and b arrives at 2·shm_post(n) − o_s.
     let b = m.transfer(1, 0, N, MessageKind::Eager, 0.0);
-    assert_transfer(b, shm_post(N) + 0.5 * US, 2.0 * shm_post(N));
+    assert_transfer(b, shm_post(N), 2.0 * shm_post(N) - 0.5 * US);
     // The other node's channel is free.
     let c = m.transfer(2, 3, N, MessageKind::Eager, 0.0);
     assert_transfer(c, 0.5 * US, shm_post(N));
