@@ -47,6 +47,11 @@ pub struct CheckArgs {
     /// Stop a runaway program after this many events.
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
+    /// Stop a rank that runs this many basic blocks in a row without its
+    /// model time advancing and without communicating (a loop that never
+    /// ends and costs nothing).
+    #[arg(long, default_value_t = 100_000_000)]
+    max_zero_time_blocks: u64,
     /// Re-run with each alternative match of racing ANY_SOURCE receives
     /// forced (as ISP and DAMPI do), at most N runs (default 16).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
@@ -193,6 +198,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let cfg = SimConfig {
         ranks: args.ranks,
         max_events: args.max_events,
+        max_zero_time_blocks: args.max_zero_time_blocks,
         record_wildcards: true,
         kernel_times,
         ..SimConfig::default()

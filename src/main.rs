@@ -113,6 +113,11 @@ struct RunArgs {
     /// Stop a runaway program once model time passes this many seconds.
     #[arg(long, default_value_t = 1.0e7)]
     max_sim_time: f64,
+    /// Stop a rank that runs this many basic blocks in a row without its
+    /// model time advancing and without communicating (a loop that never
+    /// ends and costs nothing).
+    #[arg(long, default_value_t = 100_000_000)]
+    max_zero_time_blocks: u64,
     /// Show every rank in the text report, not groups of ranks.
     #[arg(long)]
     all_ranks: bool,
@@ -463,6 +468,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         kernel_times,
         noise_seed: args.noise,
         max_events: args.max_events,
+        max_zero_time_blocks: args.max_zero_time_blocks,
         max_sim_time: args.max_sim_time,
         trace_limit: if args.trace.is_some() || args.critical_path {
             args.trace_limit.max(1)

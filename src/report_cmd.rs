@@ -59,6 +59,11 @@ pub struct ReportArgs {
     /// Stop a runaway program once model time passes this many seconds.
     #[arg(long, default_value_t = 1.0e7)]
     max_sim_time: f64,
+    /// Stop a rank that runs this many basic blocks in a row without its
+    /// model time advancing and without communicating (a loop that never
+    /// ends and costs nothing).
+    #[arg(long, default_value_t = 100_000_000)]
+    max_zero_time_blocks: u64,
 }
 
 /// Lines of `print` output shown on the page.
@@ -98,6 +103,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let cfg = SimConfig {
         ranks: args.ranks,
         max_events: args.max_events,
+        max_zero_time_blocks: args.max_zero_time_blocks,
         max_sim_time: args.max_sim_time,
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,

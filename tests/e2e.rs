@@ -372,6 +372,65 @@ fn runaway_loop_is_stopped() {
 }
 
 #[test]
+fn loop_that_cannot_change_is_proven_infinite() {
+    // A forgotten increment: the loop costs time, so neither the event nor
+    // the model-time limit would stop it soon; its state repeats exactly.
+    let prog = temp_file(
+        "forgot.mpl",
+        "kernel work() cost 1e-3\nlet i = 0\nwhile i < 10 {\n  compute work()\n  print(i)\n}\n",
+    );
+    let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2"]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = stderr(&o);
+    assert!(err.contains("loops forever"), "{err}");
+    assert!(err.contains("forgot.mpl:3"), "{err}");
+}
+
+#[test]
+fn zero_time_loop_meets_its_budget() {
+    // The state changes (x grows) and no time passes.
+    let prog = temp_file("counter.mpl", "let x = 0\nwhile true { x = x + 1 }\n");
+    let o = parsim(&[
+        "run",
+        prog.to_str().expect("utf-8"),
+        "--ranks",
+        "1",
+        "--max-zero-time-blocks",
+        "100000",
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = stderr(&o);
+    assert!(err.contains("without its model time advancing"), "{err}");
+    assert!(err.contains("counter.mpl:2"), "{err}");
+}
+
+#[test]
+fn loops_that_wait_for_time_or_messages_are_not_runaways() {
+    // Same state at every pass, but each pass reads the clock or tests a
+    // request, so the loop can end; and a zero-time loop under the budget.
+    let prog = temp_file(
+        "waiting.mpl",
+        "kernel work() cost 1e-6\nkernel poll() cost 1e-7\n\
+         while wtime() < 0.01 { compute work() }\n\
+         let s = 0\nfor k in 0 .. 10000 { s += k }\n\
+         if rank == 0 {\n  let t = wtime()\n  while wtime() < t + 0.01 { compute work() }\n  send(to: 1, bytes: 8)\n\
+         } else {\n  let r = irecv(from: 0, bytes: 8)\n  while !test(r) { compute poll() }\n}\n\
+         print(s)\n",
+    );
+    let o = parsim(&[
+        "run",
+        prog.to_str().expect("utf-8"),
+        "--ranks",
+        "2",
+        "--max-zero-time-blocks",
+        "100000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("[1] 49995000"), "{out}");
+}
+
+#[test]
 fn input_errors_exit_1() {
     let prog = temp_file("syntax.mpl", "let x = (1 +\n");
     let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2"]);

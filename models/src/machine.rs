@@ -39,6 +39,19 @@ enum Channel {
     Shm(u32),
 }
 
+/// The byte intervals of a machine's half-duplex channels.
+#[derive(Debug, Clone, Default)]
+struct Calendars {
+    /// Per node, half-duplex network only: the NIC's byte intervals.
+    nic: Vec<HalfDuplex>,
+    /// Per node, SMP model with half-duplex `[shm]` only: the memory
+    /// channel's byte intervals.
+    shm: Vec<HalfDuplex>,
+    /// Byte intervals outside the ranges `reset` sized for, as
+    /// `LogGpMachine::overflow`.
+    overflow: HashMap<Channel, HalfDuplex>,
+}
+
 /// The byte intervals a half-duplex channel has reserved, per direction.
 #[derive(Debug, Clone, Default)]
 struct HalfDuplex {
@@ -80,17 +93,13 @@ pub struct LogGpMachine {
     /// Per node, SMP model with half-duplex `[shm]` only:
     /// [`Timeline::ShmNodeRx`].
     shm_node_rx: Vec<f64>,
-    /// Per node, half-duplex network only: the NIC's byte intervals.
-    nic_busy: Vec<HalfDuplex>,
-    /// Per node, SMP model with half-duplex `[shm]` only: the memory
-    /// channel's byte intervals.
-    shm_busy: Vec<HalfDuplex>,
     /// Timelines outside the ranges `reset` sized for (an engine that sends
     /// from a rank it did not announce); kept apart so that a stray large
     /// rank number never allocates a huge vector.
     overflow: HashMap<Timeline, f64>,
-    /// Byte intervals outside the ranges `reset` sized for, as `overflow`.
-    overflow_busy: HashMap<Channel, HalfDuplex>,
+    /// The byte intervals of half-duplex channels (boxed: most machines
+    /// are full duplex).
+    busy: Box<Calendars>,
 }
 
 /// The file name errors carry for a spec built in code ([`LogGpMachine::new`]).
@@ -149,10 +158,8 @@ impl LogGpMachine {
             shm_rx: Vec::new(),
             shm_node_tx: Vec::new(),
             shm_node_rx: Vec::new(),
-            nic_busy: Vec::new(),
-            shm_busy: Vec::new(),
             overflow: HashMap::new(),
-            overflow_busy: HashMap::new(),
+            busy: Box::default(),
         };
         machine.reset(0);
         machine
@@ -398,21 +405,22 @@ impl LogGpMachine {
 
     fn busy(&self, channel: Channel) -> Option<&HalfDuplex> {
         let (all, node) = match channel {
-            Channel::Nic(node) => (&self.nic_busy, node),
-            Channel::Shm(node) => (&self.shm_busy, node),
+            Channel::Nic(node) => (&self.busy.nic, node),
+            Channel::Shm(node) => (&self.busy.shm, node),
         };
         all.get(node as usize)
-            .or_else(|| self.overflow_busy.get(&channel))
+            .or_else(|| self.busy.overflow.get(&channel))
     }
 
     fn busy_mut(&mut self, channel: Channel) -> &mut HalfDuplex {
+        let calendars = &mut *self.busy;
         let (all, node) = match channel {
-            Channel::Nic(node) => (&mut self.nic_busy, node),
-            Channel::Shm(node) => (&mut self.shm_busy, node),
+            Channel::Nic(node) => (&mut calendars.nic, node),
+            Channel::Shm(node) => (&mut calendars.shm, node),
         };
         match all.get_mut(node as usize) {
             Some(busy) => busy,
-            None => self.overflow_busy.entry(channel).or_default(),
+            None => calendars.overflow.entry(channel).or_default(),
         }
     }
 
@@ -634,16 +642,16 @@ impl Machine for LogGpMachine {
         let lead = (post - latency - wire).max(0.0);
 
         let mut start = ready.max(self.free_at(tx));
-        if let Some((from, _)) = half {
-            if let Some(busy) = self.busy(from) {
-                start = busy.rx.earliest(start, lead, wire);
-            }
+        if let Some((from, _)) = half
+            && let Some(busy) = self.busy(from)
+        {
+            start = busy.rx.earliest(start, lead, wire);
         }
         let mut arrival = (start + post).max(self.free_at(rx) + wire);
-        if let Some((_, to)) = half {
-            if let Some(busy) = self.busy(to) {
-                arrival = busy.tx.earliest(arrival, -wire, wire);
-            }
+        if let Some((_, to)) = half
+            && let Some(busy) = self.busy(to)
+        {
+            arrival = busy.tx.earliest(arrival, -wire, wire);
         }
         self.occupy_until(tx, start + gap.max(post - latency));
         self.occupy_until(rx, arrival);
@@ -702,9 +710,10 @@ impl Machine for LogGpMachine {
             timelines.clear();
             timelines.resize(len, f64::NEG_INFINITY);
         }
+        let calendars = &mut *self.busy;
         for (busy, len) in [
-            (&mut self.nic_busy, nic_half),
-            (&mut self.shm_busy, shm_nodes),
+            (&mut calendars.nic, nic_half),
+            (&mut calendars.shm, shm_nodes),
         ] {
             busy.truncate(len);
             for channel in busy.iter_mut() {
@@ -714,7 +723,7 @@ impl Machine for LogGpMachine {
             busy.resize_with(len, HalfDuplex::default);
         }
         self.overflow.clear();
-        self.overflow_busy.clear();
+        calendars.overflow.clear();
     }
 }
 

@@ -24,6 +24,7 @@
 //!   queued or running).
 
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use smallvec::{SmallVec, smallvec};
@@ -35,7 +36,8 @@ mod p2p;
 use comms::Comms;
 
 use crate::ir::{
-    BlockId, CommOp, Expr, MsgArgs, PrintArg, Program, SendMode, Slot, Span, Stmt, Terminator,
+    Block, BlockId, CommOp, Expr, FuncId, MsgArgs, PrintArg, Program, SendMode, Slot, Span, Stmt,
+    Terminator,
 };
 use crate::kernels::{KernelCall, KernelProfile, KernelTime, NoiseStream, ProfileRecorder};
 use crate::model::{Machine, MessageKind};
@@ -50,6 +52,12 @@ pub struct SimConfig {
     pub max_events: u64,
     /// Stop with [`SimError::Runaway`] once model time passes this.
     pub max_sim_time: f64,
+    /// Stop with [`SimError::Runaway`] when one rank has run this many
+    /// basic blocks in a row without its clock advancing and without
+    /// communicating or reading `wtime()` (a loop that costs nothing and
+    /// never ends would otherwise run until `max_events`, which at 4096
+    /// blocks per event takes days).
+    pub max_zero_time_blocks: u64,
     /// Maximum call depth of user functions.
     pub max_call_depth: usize,
     /// Record, for every ANY_SOURCE receive, which other senders could have
@@ -143,6 +151,7 @@ impl Default for SimConfig {
             ranks: 1,
             max_events: 2_000_000_000,
             max_sim_time: 1.0e7,
+            max_zero_time_blocks: 100_000_000,
             max_call_depth: 10_000,
             record_wildcards: false,
             forced_wildcards: Vec::new(),
@@ -519,7 +528,50 @@ struct Lp {
     /// a resume event at another time is stale and ignored.
     wake_at: f64,
     stats: RankStats,
+    /// Blocks run since the last one that communicated or read `wtime()`.
+    quiet_blocks: u32,
+    /// Set once `quiet_blocks` reaches [`SLICE_BLOCKS`]; dropped when the
+    /// LP communicates or reads `wtime()`. See [`Watch`].
+    watch: Option<Box<Watch>>,
 }
+
+/// The runaway-loop detector of one LP that keeps running without
+/// communicating or reading the clock (the only ways its variables can
+/// learn anything from outside: expressions read locals, params, `rank`,
+/// `size`, communicators and `wtime()`).
+///
+/// - **A proof of an infinite loop.** `snapshot` is the LP's whole
+///   interpreter state (frames: positions and variables) at a block's
+///   terminator. If the LP comes back to the same terminator with the same
+///   state, having only run blocks that neither communicate nor read
+///   `wtime()` ([`Engine::observes`]), it will repeat that stretch forever:
+///   every block is a function of that state. Compared exactly (floats by
+///   their bits). Checked at the first [`WATCH_PASSES`] passes through the
+///   snapshot's terminator; the snapshot is retaken every [`SLICE_BLOCKS`]
+///   quiet blocks once it is used up or [`WATCH_AGE`] such periods old, so
+///   cycles of up to that many passes through one point are found.
+/// - **A budget.** `idle_blocks` counts the blocks run since the clock last
+///   moved; a loop whose state keeps changing (a counter) and that costs
+///   nothing is stopped at [`SimConfig::max_zero_time_blocks`].
+#[derive(Debug)]
+struct Watch {
+    snapshot: Option<SmallVec<[Frame; 1]>>,
+    /// Passes through the snapshot's terminator compared so far.
+    passes: u32,
+    /// Periods of [`SLICE_BLOCKS`] quiet blocks since the snapshot was
+    /// taken.
+    age: u32,
+    clock: f64,
+    idle_blocks: u64,
+}
+
+/// Passes through a snapshot's terminator compared before it is retaken.
+const WATCH_PASSES: u32 = 8;
+/// Slices after which a snapshot that has not been passed again is retaken.
+const WATCH_AGE: u32 = 4;
+/// No snapshot of states with more values than this (variables plus array
+/// elements): comparing them would cost more than the loop.
+const WATCH_MAX_VALUES: usize = 4096;
 
 enum Flow {
     Continue,
@@ -530,6 +582,9 @@ enum Flow {
 /// The simulation of one program on one machine.
 pub struct Engine<'a> {
     program: &'a Program,
+    /// Per function, per block index: whether the block communicates or
+    /// reads `wtime()` (see [`Watch`]).
+    observes: Vec<Vec<bool>>,
     machine: &'a mut dyn Machine,
     cfg: SimConfig,
     params: Vec<Value>,
@@ -652,12 +707,20 @@ impl<'a> Engine<'a> {
                 probing: None,
                 wake_at: f64::INFINITY,
                 stats: RankStats::default(),
+                quiet_blocks: 0,
+                watch: None,
             })
             .collect();
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
+        let observes = program
+            .functions
+            .iter()
+            .map(|f| f.cfg.node_weights().map(block_observes).collect())
+            .collect();
         Ok(Engine {
             program,
+            observes,
             machine,
             cfg,
             params,
@@ -876,8 +939,9 @@ impl<'a> Engine<'a> {
             let Some(frame) = self.lps[lpi].frames.last() else {
                 return Ok(());
             };
-            let func = program.function(frame.func);
-            let block = &func.cfg[frame.block];
+            let (func_id, block_id) = (frame.func, frame.block);
+            let func = program.function(func_id);
+            let block = &func.cfg[block_id];
             let stmt_ix = frame.stmt as usize;
             if let Some(stmt) = block.stmts.get(stmt_ix) {
                 match self.exec_stmt(id, stmt)? {
@@ -910,6 +974,7 @@ impl<'a> Engine<'a> {
                 self.push(t, EventKind::Resume(id));
                 return Ok(());
             }
+            self.watch_step(id, func_id, block_id)?;
             let next = match &block.term {
                 Terminator::Goto(b) => Some(*b),
                 Terminator::Branch {
@@ -951,6 +1016,98 @@ impl<'a> Engine<'a> {
                     f.stmt = 0;
                 }
             }
+        }
+    }
+
+    /// The runaway-loop detector's step at a block's terminator, just
+    /// before it runs (see [`Watch`]).
+    #[inline]
+    fn watch_step(&mut self, id: u32, func: FuncId, block: BlockId) -> RunResult<()> {
+        let observes = self.observes[func as usize][block.index()];
+        let lp = &mut self.lps[id as usize];
+        if observes {
+            lp.quiet_blocks = 0;
+            lp.watch = None;
+            return Ok(());
+        }
+        lp.quiet_blocks = lp.quiet_blocks.wrapping_add(1);
+        if let Some(w) = lp.watch.as_deref_mut()
+            && let Some(snapshot) = &w.snapshot
+            && snapshot.len() == lp.frames.len()
+            && snapshot
+                .last()
+                .is_some_and(|f| f.func == func && f.block == block)
+        {
+            if same_frames(&lp.frames, snapshot) {
+                return Err(self.infinite_loop(id));
+            }
+            w.passes += 1;
+            if w.passes >= WATCH_PASSES {
+                w.snapshot = None;
+            }
+        }
+        if lp.quiet_blocks.is_multiple_of(SLICE_BLOCKS) {
+            self.watch_tick(id)?;
+        }
+        Ok(())
+    }
+
+    /// Every [`SLICE_BLOCKS`] quiet blocks: the zero-time budget, and a new
+    /// snapshot when the old one is used up or old.
+    fn watch_tick(&mut self, id: u32) -> RunResult<()> {
+        let max = self.cfg.max_zero_time_blocks;
+        let lp = &mut self.lps[id as usize];
+        let clock = lp.clock;
+        let w = lp.watch.get_or_insert_with(|| {
+            Box::new(Watch {
+                snapshot: None,
+                passes: 0,
+                age: 0,
+                clock,
+                idle_blocks: 0,
+            })
+        });
+        if w.clock == clock {
+            w.idle_blocks += u64::from(SLICE_BLOCKS);
+        } else {
+            w.clock = clock;
+            w.idle_blocks = 0;
+        }
+        if w.idle_blocks >= max {
+            let reason = format!(
+                "rank {id} ran {} basic blocks without its model time advancing and \
+                 without communicating (--max-zero-time-blocks): a loop that never ends?",
+                w.idle_blocks
+            );
+            return Err(self.runaway_at(id, reason));
+        }
+        w.age += 1;
+        if w.snapshot.is_none() || w.age > WATCH_AGE {
+            w.snapshot = (state_size(&lp.frames, WATCH_MAX_VALUES) <= WATCH_MAX_VALUES)
+                .then(|| lp.frames.clone());
+            w.passes = 0;
+            w.age = 0;
+        }
+        Ok(())
+    }
+
+    /// A proven infinite loop of rank `id` (see [`Watch`]).
+    fn infinite_loop(&self, id: u32) -> SimError {
+        let reason = format!(
+            "rank {id} loops forever: it came back to the same point of a loop with \
+             every variable unchanged, and the loop neither communicates nor reads wtime(), \
+             so nothing can change"
+        );
+        self.runaway_at(id, reason)
+    }
+
+    /// A runaway error that points at rank `id` only.
+    fn runaway_at(&self, id: u32, reason: String) -> SimError {
+        SimError::Runaway {
+            reason,
+            events: self.events,
+            time: self.lps[id as usize].clock,
+            positions: self.position(id).map(|s| (id, s)).into_iter().collect(),
         }
     }
 
@@ -1405,6 +1562,107 @@ pub fn simulate_with_progress(
     let mut engine = Engine::new(&specialized, machine, cfg, output)?;
     engine.progress = Some(progress);
     engine.run()
+}
+
+/// Whether a block can learn anything from outside its LP: a communication
+/// statement, or `wtime()` anywhere in its statements or terminator.
+fn block_observes(block: &Block) -> bool {
+    let stmt = |s: &Stmt| match s {
+        Stmt::Comm { .. } => true,
+        Stmt::Assign { value, .. } => reads_clock(value),
+        Stmt::AssignIndex { index, value, .. } => reads_clock(index) || reads_clock(value),
+        Stmt::Compute { args, .. } | Stmt::Call { args, .. } => args.iter().any(reads_clock),
+        Stmt::Copy { bytes, .. } => reads_clock(bytes),
+        Stmt::Print { args, .. } => args.iter().any(|a| match a {
+            PrintArg::Expr(e) => reads_clock(e),
+            PrintArg::Str(_) => false,
+        }),
+    };
+    block.stmts.iter().any(stmt)
+        || match &block.term {
+            Terminator::Goto(_) => false,
+            Terminator::Branch { cond, .. } => reads_clock(cond),
+            Terminator::Return { value, .. } => value.as_ref().is_some_and(reads_clock),
+        }
+}
+
+fn reads_clock(e: &Expr) -> bool {
+    match e {
+        Expr::Wtime => true,
+        Expr::Const(_)
+        | Expr::Bool(_)
+        | Expr::Null
+        | Expr::Any
+        | Expr::World
+        | Expr::Local(_)
+        | Expr::Param(_)
+        | Expr::Rank
+        | Expr::Size => false,
+        Expr::RankIn(x) | Expr::SizeIn(x) | Expr::Unary(_, x) | Expr::Field(x, _) => reads_clock(x),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+            reads_clock(a) || reads_clock(b)
+        }
+        Expr::Array(items) | Expr::Builtin(_, items) => items.iter().any(reads_clock),
+    }
+}
+
+/// The same interpreter state: positions, return slots and variables, floats
+/// compared by their bits (so `0.0` and `-0.0` differ, and a NaN equals
+/// itself), arrays by identity first.
+fn same_frames(a: &[Frame], b: &[Frame]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.func == y.func
+                && x.block == y.block
+                && x.stmt == y.stmt
+                && x.ret_dst == y.ret_dst
+                && x.locals.len() == y.locals.len()
+                && x.locals
+                    .iter()
+                    .zip(&y.locals)
+                    .all(|(u, v)| same_value(u, v))
+        })
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Array(x), Value::Array(y)) => {
+            Rc::ptr_eq(x, y)
+                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(u, v)| same_value(u, v)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The number of values in `frames` (variables plus array elements), up to
+/// a little past `limit`.
+fn state_size(frames: &[Frame], limit: usize) -> usize {
+    fn value_size(v: &Value, budget: usize) -> usize {
+        match v {
+            Value::Array(items) => {
+                let mut n = 1;
+                for item in items.iter() {
+                    if n > budget {
+                        break;
+                    }
+                    n += value_size(item, budget - n);
+                }
+                n
+            }
+            _ => 1,
+        }
+    }
+    let mut n = 0;
+    for frame in frames {
+        for v in &frame.locals {
+            if n > limit {
+                return n;
+            }
+            n += value_size(v, limit - n);
+        }
+    }
+    n
 }
 
 #[cfg(test)]
