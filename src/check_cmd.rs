@@ -44,7 +44,8 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
-    /// Stop a runaway program after this many events.
+    /// Stop a runaway program after this many events plus communication
+    /// calls (zero-byte collectives make no events).
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
     /// Stop a rank that runs this many basic blocks in a row without its

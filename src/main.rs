@@ -107,7 +107,8 @@ struct RunArgs {
     /// quits. Without a terminal the run goes on without it.
     #[arg(long)]
     monitor: bool,
-    /// Stop a runaway program after this many events.
+    /// Stop a runaway program after this many events plus communication
+    /// calls (zero-byte collectives make no events).
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
     /// Stop a runaway program once model time passes this many seconds.

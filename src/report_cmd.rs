@@ -53,7 +53,8 @@ pub struct ReportArgs {
     /// path and the timeline; the rest is cut, and the page says so).
     #[arg(long, default_value_t = 1_000_000)]
     trace_limit: usize,
-    /// Stop a runaway program after this many events.
+    /// Stop a runaway program after this many events plus communication
+    /// calls (zero-byte collectives make no events).
     #[arg(long, default_value_t = 2_000_000_000)]
     max_events: u64,
     /// Stop a runaway program once model time passes this many seconds.

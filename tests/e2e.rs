@@ -431,6 +431,28 @@ fn loops_that_wait_for_time_or_messages_are_not_runaways() {
 }
 
 #[test]
+fn loop_of_calls_that_make_no_events_meets_max_events() {
+    // A zero-byte broadcast completes at once and makes no event; the
+    // budget counts the calls too.
+    let prog = temp_file(
+        "stuck.mpl",
+        "let b = 0\nwhile b <= 1024 {\n  bcast(root: 0, bytes: b)\n  b = b * 2\n}\n",
+    );
+    let o = parsim(&[
+        "run",
+        prog.to_str().expect("utf-8"),
+        "--ranks",
+        "4",
+        "--max-events",
+        "100000",
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = stderr(&o);
+    assert!(err.contains("communication calls"), "{err}");
+    assert!(err.contains("stuck.mpl:2"), "{err}");
+}
+
+#[test]
 fn input_errors_exit_1() {
     let prog = temp_file("syntax.mpl", "let x = (1 +\n");
     let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2"]);

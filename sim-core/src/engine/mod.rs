@@ -48,7 +48,10 @@ use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
 #[derive(Debug, Clone)]
 pub struct SimConfig {
     pub ranks: u32,
-    /// Stop with [`SimError::Runaway`] after this many events.
+    /// Stop with [`SimError::Runaway`] after this many events plus
+    /// communication calls (a call that completes at once, such as a
+    /// zero-byte collective, makes no event, and a loop of them would
+    /// otherwise never meet the limit).
     pub max_events: u64,
     /// Stop with [`SimError::Runaway`] once model time passes this.
     pub max_sim_time: f64,
@@ -616,6 +619,8 @@ pub struct Engine<'a> {
     reqs: Vec<Request>,
     free_reqs: Vec<u32>,
     events: u64,
+    /// Communication statements executed (for `max_events`).
+    comm_calls: u64,
     messages: u64,
     bytes: u64,
     output: &'a mut dyn FnMut(PrintLine),
@@ -739,6 +744,7 @@ impl<'a> Engine<'a> {
             reqs: Vec::new(),
             free_reqs: Vec::new(),
             events: 0,
+            comm_calls: 0,
             messages: 0,
             bytes: 0,
             output,
@@ -797,10 +803,10 @@ impl<'a> Engine<'a> {
                 });
             }
             self.now = time;
-            if self.events > self.cfg.max_events {
+            if self.events.saturating_add(self.comm_calls) > self.cfg.max_events {
                 return Err(self.runaway(format!(
-                    "stopped after {} events (--max-events)",
-                    self.cfg.max_events
+                    "stopped after {} events and {} communication calls (--max-events {} counts both)",
+                    self.events, self.comm_calls, self.cfg.max_events
                 )));
             }
             if time > self.cfg.max_sim_time {
@@ -1354,6 +1360,7 @@ impl<'a> Engine<'a> {
                 if self.lps[id as usize].clock > self.now {
                     return Ok(Flow::Yield);
                 }
+                self.comm_calls += 1;
                 self.exec_comm(id, op, *dst, *span)
             }
         }
