@@ -40,6 +40,8 @@ struct NetArgs {
     /// ping-pong/ping-ping benchmark with --mpicc and run it with this
     /// launcher, placed on two nodes (e.g. "srun -N 2 -n 2", "mpirun -np 2
     /// -ppn 1 -hosts a,b"). The raw output is kept next to the machine file.
+    /// The benchmark is built under $TMPDIR: for ranks on other nodes, point
+    /// it at a shared filesystem.
     #[arg(long, value_name = "LAUNCHER", conflicts_with = "input")]
     run: Option<String>,
     /// Measure the shared-memory channel the same way: two ranks on one node

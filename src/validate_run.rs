@@ -22,6 +22,8 @@ use sim_core::engine::{PrintLine, SimConfig};
 pub struct RunModeArgs {
     /// Run the real program with this launcher; `{ranks}` is replaced by
     /// the rank count, e.g. "mpirun -np {ranks}" or "srun -n {ranks}".
+    /// The program is built under $TMPDIR: for ranks on other nodes, point
+    /// it at a shared filesystem.
     #[arg(long, value_name = "LAUNCHER")]
     pub run: Option<String>,
     /// Rank counts to run (with --run).
