@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use sim_core::kernels::{KernelCall, KernelTime};
 use sim_core::value::Value;
+use smallvec::SmallVec;
 
 use super::BlocksError;
 use super::fit::{KernelModel, product};
@@ -408,8 +409,9 @@ impl KernelTime for CalibratedKernel {
                 args.len()
             ));
         }
-        let mut ints: Vec<i64> = Vec::with_capacity(args.len());
-        let mut floats: Vec<f64> = Vec::with_capacity(args.len());
+        // Inline up to 8 arguments: no allocation per call.
+        let mut ints: SmallVec<[i64; 8]> = SmallVec::new();
+        let mut floats: SmallVec<[f64; 8]> = SmallVec::new();
         for a in args {
             match *a {
                 Value::Int(i) => {
@@ -426,7 +428,7 @@ impl KernelTime for CalibratedKernel {
             }
         }
         if ints.len() == args.len()
-            && let Some(m) = self.exact.get(&ints)
+            && let Some(m) = self.exact.get(ints.as_slice())
         {
             let d = m.dist(call.rank);
             return Ok(match call {
