@@ -271,6 +271,14 @@ pub(crate) fn load_program(
     file: &Path,
     params: &[String],
 ) -> anyhow::Result<sim_core::ir::Program> {
+    load_program_and_source(file, params).map(|(program, _)| program)
+}
+
+/// [`load_program`], keeping the source text for rendering run-time errors.
+pub(crate) fn load_program_and_source(
+    file: &Path,
+    params: &[String],
+) -> anyhow::Result<(sim_core::ir::Program, String)> {
     let source = read_source(file)?;
     let name = file.display().to_string();
     let mut program = frontend::compile(&name, &source)
@@ -278,7 +286,7 @@ pub(crate) fn load_program(
     let overrides = parse_overrides(params).map_err(anyhow::Error::msg)?;
     frontend::apply_param_overrides(&mut program, &overrides)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(program)
+    Ok((program, source))
 }
 
 /// Writes a file whole or not at all: into a unique temporary name next to

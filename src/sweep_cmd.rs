@@ -258,13 +258,7 @@ pub struct Study<'a> {
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let ranks = parse_ranks(&args.ranks)?;
     let file = args.file.display().to_string();
-    let source =
-        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {file}"))?;
-    let mut program = frontend::compile(&file, &source)
-        .map_err(|d| anyhow::anyhow!("{}", d.render(&file, &source)))?;
-    let overrides = crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
-    frontend::apply_param_overrides(&mut program, &overrides)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (program, source) = crate::load_program_and_source(&args.file, &args.params)?;
     let curves = curves(&args.machines, &args.sets)?;
     let series = run_study(&Study {
         program: &program,

@@ -206,15 +206,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         .context("give --table MEASURED.csv, or --run LAUNCHER to measure")?;
     let (points, has_bytes) = read_table(args, table)?;
     let file = args.program.display().to_string();
-    let source = std::fs::read_to_string(&args.program)
-        .with_context(|| format!("cannot read {}", args.program.display()))?;
-    let mut base = frontend::compile(&file, &source)
-        .map_err(|d| anyhow::anyhow!("{}", d.render(&file, &source)))?;
-    let user: Vec<(String, String)> =
-        crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
+    let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
     let mut machine =
         crate::load_machine(args.machine.as_deref(), args.ppn).map_err(anyhow::Error::msg)?;
-    frontend::apply_param_overrides(&mut base, &user).map_err(|e| anyhow::anyhow!("{e}"))?;
     let has_active_param = base.params.iter().any(|p| p.name == "active");
     let column = match args.column.as_str() {
         "t_min" => 0,
