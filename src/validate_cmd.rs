@@ -22,9 +22,11 @@ use sim_core::engine::{PrintLine, SimConfig};
 pub struct ValidateArgs {
     /// The benchmark skeleton (e.g. examples/imb/alltoall.mpl).
     program: PathBuf,
-    /// The measured table: CSV with a time column in µs and optionally
-    /// `bytes`, active-process and total-process columns. Or --run: real
-    /// runs of the program.
+    /// The measured table: IMB-MPI1 or PMB text output as the benchmark
+    /// prints it (every process-count block is compared; "k active of N"
+    /// from its "additional processes waiting" line), or CSV with a time
+    /// column in µs and optionally `bytes`, active-process and
+    /// total-process columns. Or --run: real runs of the program.
     #[arg(long, required_unless_present = "run", conflicts_with = "run")]
     table: Option<PathBuf>,
     /// Machine description (TOML); default: the built-in machine.
@@ -34,10 +36,15 @@ pub struct ValidateArgs {
     /// `mpirun -ppn`).
     #[arg(long)]
     ppn: Option<u32>,
-    /// The measured time column (default: the first column whose name
-    /// contains "usec" or "t_").
+    /// The measured time column (CSV default: the first column whose name
+    /// contains "usec" or "t_"; IMB default: the one --column names,
+    /// e.g. `t_avg[usec]`, else `t[usec]`).
     #[arg(long)]
     time_col: Option<String>,
+    /// IMB output: the benchmark to compare (default: the one named like the
+    /// program's file, e.g. Alltoall for alltoall.mpl, or the only one).
+    #[arg(long)]
+    benchmark: Option<String>,
     /// The column with the number of active processes (default: `active_procs`).
     #[arg(long, default_value = "active_procs")]
     active_col: String,
@@ -80,9 +87,14 @@ struct Row {
     error: f64,
 }
 
-fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, bool)> {
+/// The measured points, whether they have message sizes, and what they
+/// were read as.
+fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, bool, String)> {
     let text = std::fs::read_to_string(table)
         .with_context(|| format!("cannot read {}", table.display()))?;
+    if calibrate::Format::detect(&text) == Some(calibrate::Format::Imb) {
+        return read_imb(args, table, &text);
+    }
     let mut lines = text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
@@ -134,7 +146,117 @@ fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, 
             usec: num(time)?,
         });
     }
-    Ok((points, bytes.is_some()))
+    let origin = format!("{}, column {}", table.display(), cols[time]);
+    Ok((points, bytes.is_some(), origin))
+}
+
+/// IMB-MPI1 / PMB text output: the blocks of one benchmark.
+fn read_imb(
+    args: &ValidateArgs,
+    table: &Path,
+    text: &str,
+) -> anyhow::Result<(Vec<Point>, bool, String)> {
+    let path = table.display();
+    let blocks = calibrate::imb_blocks(text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+    let mut names: Vec<&str> = Vec::new();
+    for name in blocks.iter().filter_map(|b| b.benchmark.as_deref()) {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            names.push(name);
+        }
+    }
+    let stem = args
+        .program
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let wanted: Option<String> = match &args.benchmark {
+        Some(b) => Some(b.clone()),
+        None => match names.as_slice() {
+            [] => None,
+            [only] => Some((*only).to_owned()),
+            _ => Some(
+                names
+                    .iter()
+                    .find(|n| n.eq_ignore_ascii_case(&stem))
+                    .map(|n| (*n).to_owned())
+                    .with_context(|| {
+                        format!(
+                            "{path}: several benchmarks ({}); choose one with --benchmark",
+                            names.join(", ")
+                        )
+                    })?,
+            ),
+        },
+    };
+    let chosen: Vec<&calibrate::ImbBlock> = blocks
+        .iter()
+        .filter(|b| match (&wanted, &b.benchmark) {
+            (Some(w), Some(name)) => name.eq_ignore_ascii_case(w),
+            _ => true,
+        })
+        .filter(|b| !b.columns.is_empty())
+        .collect();
+    let name = wanted.unwrap_or_else(|| stem.clone());
+    if chosen.is_empty() {
+        bail!(
+            "{path}: no table for benchmark {name} (the file has: {})",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
+    let want_col = match &args.time_col {
+        Some(c) => vec![c.clone()],
+        None => vec![format!("{}[usec]", args.column), "t[usec]".to_owned()],
+    };
+    let mut points = Vec::new();
+    let mut has_bytes = true;
+    let mut used_col = String::new();
+    for block in &chosen {
+        let time = want_col
+            .iter()
+            .find_map(|w| block.columns.iter().position(|c| c.eq_ignore_ascii_case(w)))
+            .with_context(|| {
+                format!(
+                    "{path}: benchmark {name} has no column {} (columns: {}; give --time-col)",
+                    want_col.join(" or "),
+                    block.columns.join(" ")
+                )
+            })?;
+        used_col.clone_from(&block.columns[time]);
+        let bytes = block.columns.first().is_some_and(|c| c == "#bytes");
+        has_bytes &= bytes;
+        let active = block.processes.unwrap_or(args.ranks);
+        for (line, cells) in &block.rows {
+            let num = |ix: usize| -> anyhow::Result<f64> {
+                let c = cells.get(ix).with_context(|| {
+                    format!(
+                        "{path}:{line}: expected {} columns ({})",
+                        block.columns.len(),
+                        block.columns.join(" ")
+                    )
+                })?;
+                c.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .with_context(|| format!("{path}:{line}: `{c}` is not a number"))
+            };
+            let usec = num(time)?;
+            if usec <= 0.0 {
+                bail!("{path}:{line}: the time must be positive");
+            }
+            points.push(Point {
+                active: Some(active),
+                total: Some(active + block.waiting),
+                bytes: if bytes { Some(num(0)? as u64) } else { None },
+                usec,
+            });
+        }
+    }
+    let origin = format!("{path}, IMB benchmark {name}, column {used_col}");
+    Ok((points, has_bytes, origin))
 }
 
 /// Runs the program and returns rank-0's (or the first printing rank's)
@@ -204,7 +326,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         .table
         .as_deref()
         .context("give --table MEASURED.csv, or --run LAUNCHER to measure")?;
-    let (points, has_bytes) = read_table(args, table)?;
+    let (points, has_bytes, origin) = read_table(args, table)?;
     let file = args.program.display().to_string();
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
     let mut machine =
@@ -291,6 +413,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
             "program": file,
             "machine": machine.name(),
             "column": args.column,
+            "measured": origin,
             "rows": rows,
             "groups": per_group,
             "median_abs_error": overall_median,
@@ -302,10 +425,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "program: {file}\nmachine: {}\ncompared: simulated {} against {}\n",
+        "program: {file}\nmachine: {}\ncompared: simulated {} against {origin}\n",
         machine.name(),
         args.column,
-        table.display()
     );
     let _ = writeln!(
         out,

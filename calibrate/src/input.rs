@@ -334,16 +334,30 @@ fn parse_positive(token: &str, what: &str, line: usize) -> Result<f64, InputErro
 
 // ---------------------------------------------------------------- IMB / PMB
 
-/// A `# #processes = N` block of a benchmark section: its first line and
-/// its process count (as written).
-struct ImbBlock {
-    processes: Option<String>,
-    start: usize,
-    end: usize,
+/// One process-count block of an IMB/PMB benchmark section, its table as
+/// printed: IMB repeats `# Benchmarking NAME` for every process count, and
+/// text before the first `#processes` line of a section belongs to its
+/// first block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImbBlock {
+    /// The benchmark's name as written (`PingPong`, `Alltoall`); `None` for
+    /// a table cut out by hand without its `# Benchmarking` line.
+    pub benchmark: Option<String>,
+    /// `# #processes = N` (PMB: `# ( #processes = N )`).
+    pub processes: Option<u32>,
+    /// `# ( K additional processes waiting in MPI_Barrier)`: the ranks of
+    /// the run that are not in the benchmark's group ("k active of N").
+    pub waiting: u32,
+    /// The table header's columns, e.g. `#bytes #repetitions t[usec]
+    /// Mbytes/sec`, or `#repetitions t_min[usec] ...` for Barrier; empty
+    /// when the block has no table.
+    pub columns: Vec<String>,
+    /// The rows: 1-based line number and the whitespace-separated cells.
+    pub rows: Vec<(usize, Vec<String>)>,
 }
 
 /// The process count of a `# #processes = 2` / `# ( #processes = 2 )` line.
-fn imb_processes(comment: &str) -> Option<String> {
+fn imb_processes(comment: &str) -> Option<u32> {
     let rest = comment.split("#processes").nth(1)?;
     let rest = rest.trim_start().strip_prefix('=')?;
     let count: String = rest
@@ -351,17 +365,34 @@ fn imb_processes(comment: &str) -> Option<String> {
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
-    (!count.is_empty()).then_some(count)
+    count.parse().ok()
 }
 
-fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String), InputError> {
+/// `K` of a `# ( K additional processes waiting in MPI_Barrier)` line.
+fn imb_waiting(comment: &str) -> Option<u32> {
+    let before = comment.split("additional process").next()?;
+    if before.len() == comment.len() {
+        return None;
+    }
+    before
+        .trim()
+        .trim_start_matches('(')
+        .trim()
+        .rsplit(char::is_whitespace)
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Every block of every benchmark section of an IMB-MPI1 or PMB output, in
+/// file order. A file without `# Benchmarking` lines but with a `#bytes`
+/// table header is one block of an unnamed benchmark.
+pub fn imb_blocks(text: &str) -> Result<Vec<ImbBlock>, InputError> {
     let lines: Vec<&str> = text.lines().collect();
-    let wanted = options.benchmark.as_deref().unwrap_or("PingPong");
     // Benchmark sections: (name, first line index, end index).
-    let mut sections: Vec<(String, usize, usize)> = Vec::new();
+    let mut sections: Vec<(Option<String>, usize, usize)> = Vec::new();
     for (index, line) in lines.iter().enumerate() {
-        let trimmed = line.trim();
-        let Some(rest) = trimmed.strip_prefix('#') else {
+        let Some(rest) = line.trim().strip_prefix('#') else {
             continue;
         };
         if let Some(name) = rest.trim().strip_prefix("Benchmarking ") {
@@ -369,28 +400,88 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
                 last.2 = index;
             }
             let name = name.split_whitespace().next().unwrap_or_default();
-            sections.push((name.to_owned(), index, lines.len()));
+            sections.push((Some(name.to_owned()), index, lines.len()));
         }
     }
     if sections.is_empty() {
-        // Output of a single benchmark without the section line (cut by
-        // hand): take the whole text as one section if it has a table.
         if lines.iter().any(|line| line.trim().starts_with("#bytes")) {
-            sections.push((wanted.to_owned(), 0, lines.len()));
+            sections.push((None, 0, lines.len()));
         } else {
             return Err(InputError::NoTable(
                 "no `# Benchmarking` section and no `#bytes` table header".into(),
             ));
         }
     }
-    let matching: Vec<(String, usize, usize)> = sections
+    let mut blocks = Vec::new();
+    for (name, start, end) in sections {
+        // Block starts: the `#processes` lines, or the section's start.
+        let mut starts: Vec<(usize, Option<u32>)> = (start..end)
+            .filter_map(|index| {
+                let comment = lines[index].trim().strip_prefix('#')?;
+                imb_processes(comment).map(|count| (index, Some(count)))
+            })
+            .collect();
+        if starts.is_empty() {
+            starts.push((start, None));
+        }
+        for (k, &(block_start, processes)) in starts.iter().enumerate() {
+            let block_end = starts.get(k + 1).map_or(end, |next| next.0);
+            let mut block = ImbBlock {
+                benchmark: name.clone(),
+                processes,
+                waiting: 0,
+                columns: Vec::new(),
+                rows: Vec::new(),
+            };
+            let mut header = None;
+            for (index, line) in lines.iter().enumerate().take(block_end).skip(block_start) {
+                let trimmed = line.trim();
+                if header.is_none() {
+                    if let Some(comment) = trimmed.strip_prefix('#')
+                        && let Some(waiting) = imb_waiting(comment)
+                    {
+                        block.waiting = waiting;
+                    }
+                    if trimmed.starts_with("#bytes") || trimmed.starts_with("#repetitions") {
+                        block.columns = trimmed.split_whitespace().map(str::to_owned).collect();
+                        header = Some(index);
+                    }
+                    continue;
+                }
+                if trimmed.is_empty() {
+                    if block.rows.is_empty() {
+                        continue;
+                    }
+                    break;
+                }
+                if trimmed.starts_with('#') {
+                    break;
+                }
+                let cells = trimmed.split_whitespace().map(str::to_owned).collect();
+                block.rows.push((index + 1, cells));
+            }
+            blocks.push(block);
+        }
+    }
+    Ok(blocks)
+}
+
+fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String), InputError> {
+    let wanted = options.benchmark.as_deref().unwrap_or("PingPong");
+    let all = imb_blocks(text)?;
+    // A table without its section line is taken as the benchmark asked for.
+    let blocks: Vec<&ImbBlock> = all
         .iter()
-        .filter(|(name, _, _)| name.eq_ignore_ascii_case(wanted))
-        .cloned()
+        .filter(|block| {
+            block
+                .benchmark
+                .as_deref()
+                .is_none_or(|name| name.eq_ignore_ascii_case(wanted))
+        })
         .collect();
-    let Some(name) = matching.first().map(|(name, _, _)| name.clone()) else {
+    let Some(first) = blocks.first() else {
         let mut available: Vec<String> = Vec::new();
-        for (name, _, _) in sections {
+        for name in all.iter().filter_map(|block| block.benchmark.clone()) {
             if !available.contains(&name) {
                 available.push(name);
             }
@@ -400,61 +491,28 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
             available,
         });
     };
-    // Process-count blocks: IMB repeats `# Benchmarking NAME` for every
-    // process count; inside a section, text before the first `#processes`
-    // line belongs to that block.
-    let mut blocks: Vec<ImbBlock> = Vec::new();
-    for &(_, start, end) in &matching {
-        let first_block = blocks.len();
-        for (index, line) in lines.iter().enumerate().take(end).skip(start) {
-            if let Some(comment) = line.trim().strip_prefix('#')
-                && let Some(count) = imb_processes(comment)
-            {
-                if let Some(last) = blocks.get_mut(first_block..).and_then(<[_]>::last_mut) {
-                    last.end = index;
-                }
-                blocks.push(ImbBlock {
-                    processes: Some(count),
-                    start: index,
-                    end,
-                });
-            }
-        }
-        if blocks.len() == first_block {
-            blocks.push(ImbBlock {
-                processes: None,
-                start,
-                end,
-            });
-        }
-    }
+    let name = first.benchmark.clone().unwrap_or_else(|| wanted.to_owned());
     let block = match options.processes {
-        // Every matching section adds at least one block, and there is at
-        // least one matching section, so `blocks[0]` exists.
-        None => &blocks[0],
+        None => *first,
         Some(wanted_count) => blocks
             .iter()
-            .find(|block| block.processes.as_deref() == Some(&wanted_count.to_string()))
+            .copied()
+            .find(|block| block.processes == Some(wanted_count))
             .ok_or_else(|| InputError::NoProcessBlock {
                 benchmark: name.clone(),
                 processes: wanted_count,
                 available: blocks
                     .iter()
-                    .filter_map(|block| block.processes.clone())
+                    .filter_map(|block| block.processes.map(|p| p.to_string()))
                     .collect(),
             })?,
     };
-    let header_index = (block.start..block.end)
-        .find(|&index| lines[index].trim().starts_with("#bytes"))
-        .ok_or_else(|| {
-            InputError::NoTable(format!(
-                "benchmark {name}: no `#bytes #repetitions ...` table header"
-            ))
-        })?;
-    let columns: Vec<String> = lines[header_index]
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    if block.columns.first().map(String::as_str) != Some("#bytes") {
+        return Err(InputError::NoTable(format!(
+            "benchmark {name}: no `#bytes #repetitions ...` table header"
+        )));
+    }
+    let columns = &block.columns;
     let time_index = match &options.time_col {
         Some(col) => columns
             .iter()
@@ -473,27 +531,10 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
             })?,
     };
     let mut rows = Vec::new();
-    for (index, line) in lines
-        .iter()
-        .enumerate()
-        .take(block.end)
-        .skip(header_index + 1)
-    {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            if rows.is_empty() {
-                continue;
-            }
-            break;
-        }
-        if trimmed.starts_with('#') {
-            break;
-        }
-        let tokens: Vec<&str> = trimmed.split_whitespace().collect();
-        let line_no = index + 1;
+    for (line_no, tokens) in &block.rows {
         let (Some(bytes), Some(time)) = (tokens.first(), tokens.get(time_index)) else {
             return Err(InputError::BadRow {
-                line: line_no,
+                line: *line_no,
                 message: format!(
                     "expected {} columns ({}), got {}",
                     columns.len(),
@@ -502,11 +543,11 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
                 ),
             });
         };
-        let bytes = parse_bytes(bytes, line_no)?;
-        let usec = parse_positive(time, "the time", line_no)?;
-        rows.push((line_no, bytes, usec * 1e-6));
+        let bytes = parse_bytes(bytes, *line_no)?;
+        let usec = parse_positive(time, "the time", *line_no)?;
+        rows.push((*line_no, bytes, usec * 1e-6));
     }
-    let block_name = match &block.processes {
+    let block_name = match block.processes {
         Some(count) => format!(", {count} processes"),
         None => String::new(),
     };
@@ -843,12 +884,17 @@ mod tests {
 
     #[test]
     fn pmb_process_line() {
-        assert_eq!(imb_processes(" ( #processes = 2 ) "), Some("2".into()));
-        assert_eq!(imb_processes(" #processes = 16 "), Some("16".into()));
+        assert_eq!(imb_processes(" ( #processes = 2 ) "), Some(2));
+        assert_eq!(imb_processes(" #processes = 16 "), Some(16));
         assert_eq!(
             imb_processes(" ( 6 additional processes waiting in MPI_Barrier)"),
             None
         );
+        assert_eq!(
+            imb_waiting(" ( 6 additional processes waiting in MPI_Barrier)"),
+            Some(6)
+        );
+        assert_eq!(imb_waiting(" #processes = 16 "), None);
     }
 
     #[test]

@@ -33,5 +33,7 @@ pub use channel::{
     EagerOrigin, ErrorSummary, Overhead, PointCheck, alltoall2_to_oneway, calibrate_channel,
 };
 pub use fit::{FitError, FitOptions, Line, PiecewiseFit};
-pub use input::{Format, InputError, InputOptions, Measure, Point, Table, parse_table};
+pub use input::{
+    Format, ImbBlock, InputError, InputOptions, Measure, Point, Table, imb_blocks, parse_table,
+};
 pub use machine::{MachineDescription, WriteError, write_machine};
