@@ -139,11 +139,37 @@ fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, 
                 format!("{}: row {}: `{c}` is not a number", table.display(), i + 2)
             })
         };
+        let count = |ix: usize| -> anyhow::Result<u32> {
+            let c = cell(ix)?;
+            c.parse::<u32>().ok().filter(|&n| n >= 1).with_context(|| {
+                format!(
+                    "{}: row {}: `{c}` is not a process count (a whole number from 1)",
+                    table.display(),
+                    i + 2
+                )
+            })
+        };
+        let usec = num(time)?;
+        if !(usec.is_finite() && usec > 0.0) {
+            bail!(
+                "{}: row {}: the time must be a positive number, got {usec}",
+                table.display(),
+                i + 2
+            );
+        }
+        let size = bytes.map(&num).transpose()?;
+        if size.is_some_and(|b| !(b.is_finite() && b >= 0.0 && b.fract() == 0.0)) {
+            bail!(
+                "{}: row {}: the message size must be a whole number of bytes",
+                table.display(),
+                i + 2
+            );
+        }
         points.push(Point {
-            active: active.map(&num).transpose()?.map(|x| x as u32),
-            total: total.map(&num).transpose()?.map(|x| x as u32),
-            bytes: bytes.map(&num).transpose()?.map(|x| x as u64),
-            usec: num(time)?,
+            active: active.map(count).transpose()?,
+            total: total.map(count).transpose()?,
+            bytes: size.map(|x| x as u64),
+            usec,
         });
     }
     let origin = format!("{}, column {}", table.display(), cols[time]);
@@ -229,6 +255,15 @@ fn read_imb(
         let bytes = block.columns.first().is_some_and(|c| c == "#bytes");
         has_bytes &= bytes;
         let active = block.processes.unwrap_or(args.ranks);
+        if active == 0 {
+            bail!("{path}: benchmark {name} has a block for 0 processes");
+        }
+        let total = active.checked_add(block.waiting).with_context(|| {
+            format!(
+                "{path}: benchmark {name}: {active} processes and {} waiting is too many",
+                block.waiting
+            )
+        })?;
         for (line, cells) in &block.rows {
             let num = |ix: usize| -> anyhow::Result<f64> {
                 let c = cells.get(ix).with_context(|| {
@@ -249,7 +284,7 @@ fn read_imb(
             }
             points.push(Point {
                 active: Some(active),
-                total: Some(active + block.waiting),
+                total: Some(total),
                 bytes: if bytes { Some(num(0)? as u64) } else { None },
                 usec,
             });

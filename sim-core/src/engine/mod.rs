@@ -662,6 +662,18 @@ impl<'a> Engine<'a> {
                 cfg.ranks
             )));
         }
+        // The LP records first, and fallibly: a rank count whose records
+        // alone cannot be allocated is an input error, not an abort.
+        let mut lps: Vec<Lp> = Vec::new();
+        if lps.try_reserve_exact(cfg.ranks as usize).is_err() {
+            let gib = cfg.ranks as f64 * std::mem::size_of::<Lp>() as f64 / (1u64 << 30) as f64;
+            return Err(SimError::Config(format!(
+                "cannot allocate the state of {} ranks ({gib:.1} GiB for their records alone, \
+                 {} B per rank, before any message)",
+                cfg.ranks,
+                std::mem::size_of::<Lp>()
+            )));
+        }
         let params = eval_params(program, cfg.ranks)?;
         let kernel_times: Vec<Option<Arc<dyn KernelTime>>> = program
             .kernels
@@ -691,31 +703,29 @@ impl<'a> Engine<'a> {
         };
         machine.reset(cfg.ranks);
         let main = program.function(program.main);
-        let lps = (0..cfg.ranks)
-            .map(|_| Lp {
-                clock: 0.0,
-                state: LpState::Ready,
-                frames: smallvec![Frame {
-                    func: program.main,
-                    block: main.entry,
-                    stmt: 0,
-                    locals: smallvec![Value::Null; main.num_locals as usize],
-                    ret_dst: None,
-                }],
-                unexpected: VecDeque::new(),
-                posted: VecDeque::new(),
-                inflight: 0,
-                wildcards_posted: 0,
-                pending: Vec::new(),
-                wait: None,
-                coll: None,
-                probing: None,
-                wake_at: f64::INFINITY,
-                stats: RankStats::default(),
-                quiet_blocks: 0,
-                watch: None,
-            })
-            .collect();
+        lps.extend((0..cfg.ranks).map(|_| Lp {
+            clock: 0.0,
+            state: LpState::Ready,
+            frames: smallvec![Frame {
+                func: program.main,
+                block: main.entry,
+                stmt: 0,
+                locals: smallvec![Value::Null; main.num_locals as usize],
+                ret_dst: None,
+            }],
+            unexpected: VecDeque::new(),
+            posted: VecDeque::new(),
+            inflight: 0,
+            wildcards_posted: 0,
+            pending: Vec::new(),
+            wait: None,
+            coll: None,
+            probing: None,
+            wake_at: f64::INFINITY,
+            stats: RankStats::default(),
+            quiet_blocks: 0,
+            watch: None,
+        }));
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
         let observes = program
