@@ -150,6 +150,12 @@ struct RunArgs {
     /// for the slowest, as on a real machine.
     #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1")]
     noise: Option<u64>,
+    /// With --noise: simulate N draws (seeds SEED, SEED+1, ...; in parallel
+    /// on the cores) and report the spread of the predicted run time
+    /// (median, 5th and 95th percentiles, min, max); the report above it is
+    /// the first draw's.
+    #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=100_000))]
+    samples: Option<u32>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -472,6 +478,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("error: --noise draws calibrated kernel times: it needs --blocks");
         return Ok(Outcome::InputError);
     }
+    let kernel_times_for_draws = kernel_times.clone();
     let cfg = SimConfig {
         ranks: args.ranks,
         kernel_times,
@@ -610,11 +617,32 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     );
                 }
             }
+            let draws = match (args.samples, args.noise) {
+                (Some(n), Some(seed)) => {
+                    match noise_draws(args, &program, &kernel_times_for_draws, seed, n) {
+                        Ok(mut rest) => {
+                            rest.insert(0, (seed, rep.predicted_seconds));
+                            Some(rest)
+                        }
+                        Err(e) => {
+                            eprint!("{}", report::sim_error(&e, &name, &source));
+                            return Ok(sim_outcome(&e));
+                        }
+                    }
+                }
+                _ => None,
+            };
             if json {
-                let v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
+                let mut v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
+                if let Some(d) = &draws {
+                    v["noise_draws"] = draws_json(d);
+                }
                 out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
             } else {
                 out(&report::text(&rep, &name, machine.name(), args.all_ranks));
+                if let Some(d) = &draws {
+                    out(&draws_text(d));
+                }
             }
             Ok(Outcome::Ok)
         }
@@ -626,6 +654,96 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             Ok(sim_outcome(&e))
         }
     }
+}
+
+/// `run --samples N`: the predicted run time of draws 2..N (seeds
+/// `seed + 1 ..`), simulated in parallel, each with its own machine (loaded
+/// again: machines keep per-run state). The first error ends it.
+fn noise_draws(
+    args: &RunArgs,
+    program: &sim_core::ir::Program,
+    kernel_times: &[(String, std::sync::Arc<dyn sim_core::kernels::KernelTime>)],
+    seed: u64,
+    n: u32,
+) -> Result<Vec<(u64, f64)>, SimError> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let next = AtomicU32::new(1);
+    let results: Mutex<Vec<(u64, Result<f64, SimError>)>> = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(1, |w| w.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(n as usize - 1) {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= n {
+                        break;
+                    }
+                    let draw_seed = seed.wrapping_add(u64::from(k));
+                    let outcome = match load_machine(args.machine.as_deref(), args.ppn) {
+                        Err(e) => Err(SimError::Config(e)),
+                        Ok(mut machine) => {
+                            let cfg = SimConfig {
+                                ranks: args.ranks,
+                                kernel_times: kernel_times.to_vec(),
+                                noise_seed: Some(draw_seed),
+                                max_events: args.max_events,
+                                max_zero_time_blocks: args.max_zero_time_blocks,
+                                max_sim_time: args.max_sim_time,
+                                ..SimConfig::default()
+                            };
+                            let mut sink = |_: PrintLine| {};
+                            sim_core::simulate(program, &mut machine, cfg, &mut sink)
+                                .map(|rep| rep.predicted_seconds)
+                        }
+                    };
+                    if let Ok(mut all) = results.lock() {
+                        all.push((draw_seed, outcome));
+                    }
+                }
+            });
+        }
+    });
+    let mut all = results
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    all.sort_by_key(|(draw_seed, _)| *draw_seed);
+    all.into_iter()
+        .map(|(draw_seed, outcome)| outcome.map(|t| (draw_seed, t)))
+        .collect()
+}
+
+/// Median, 5th and 95th percentiles (type 7), min and max of the draws.
+fn draw_stats(draws: &[(u64, f64)]) -> [f64; 5] {
+    let mut t: Vec<f64> = draws.iter().map(|d| d.1).collect();
+    t.sort_by(f64::total_cmp);
+    let q = |p| calibrate::blocks::timing::quantile_sorted(&t, p);
+    [q(0.5), q(0.05), q(0.95), q(0.0), q(1.0)]
+}
+
+fn draws_text(draws: &[(u64, f64)]) -> String {
+    let [median, p5, p95, min, max] = draw_stats(draws);
+    let first = draws.first().map_or(0, |d| d.0);
+    let last = draws.last().map_or(0, |d| d.0);
+    format!(
+        "\nnoise: {} draws (seeds {first}..{last}): predicted run time median {}, \
+         90% of draws in {} .. {}, min {}, max {}\n",
+        draws.len(),
+        report::fmt_time(median),
+        report::fmt_time(p5),
+        report::fmt_time(p95),
+        report::fmt_time(min),
+        report::fmt_time(max),
+    )
+}
+
+fn draws_json(draws: &[(u64, f64)]) -> serde_json::Value {
+    let [median, p5, p95, min, max] = draw_stats(draws);
+    serde_json::json!({
+        "seeds": draws.iter().map(|d| d.0).collect::<Vec<_>>(),
+        "predicted_seconds": draws.iter().map(|d| d.1).collect::<Vec<_>>(),
+        "median": median, "p5": p5, "p95": p95, "min": min, "max": max,
+    })
 }
 
 /// The exit code of a simulation that failed.

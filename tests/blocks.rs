@@ -387,3 +387,49 @@ fn a_kernel_without_cost_runs_and_checks_with_its_calibrated_time() {
         text(&o.stdout)
     );
 }
+
+#[test]
+fn noise_samples_report_the_spread_of_the_prediction() {
+    // The committed calibration of the development machine: no compiler
+    // needed.
+    let base = "run examples/heat.mpl -n 2 -p n=512 -p iters=50 \
+                --blocks validation/dev-machine/blocks-heat.toml \
+                --machine validation/dev-machine/machine.toml --format json";
+    let o = run(&[base, "--noise 7 --samples 5"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let d = &v["noise_draws"];
+    let seeds: Vec<u64> = d["seeds"]
+        .as_array()
+        .expect("seeds")
+        .iter()
+        .filter_map(serde_json::Value::as_u64)
+        .collect();
+    assert_eq!(seeds, [7, 8, 9, 10, 11]);
+    let times: Vec<f64> = d["predicted_seconds"]
+        .as_array()
+        .expect("times")
+        .iter()
+        .filter_map(serde_json::Value::as_f64)
+        .collect();
+    assert_eq!(times.len(), 5);
+    // The report is the first draw's; every draw is the run with its seed.
+    assert_eq!(times[0], v["predicted_seconds"].as_f64().expect("time"));
+    let o = run(&[base, "--noise 9"]);
+    let single: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        times[2],
+        single["predicted_seconds"].as_f64().expect("time")
+    );
+    // Draws differ, and the statistics order them.
+    assert!(times.iter().any(|&t| t != times[0]), "{times:?}");
+    let get = |k: &str| d[k].as_f64().expect(k);
+    let (min, p5, median, p95, max) =
+        (get("min"), get("p5"), get("median"), get("p95"), get("max"));
+    assert!(min <= p5 && p5 <= median && median <= p95 && p95 <= max);
+    assert_eq!(min, times.iter().copied().fold(f64::INFINITY, f64::min));
+    assert_eq!(max, times.iter().copied().fold(0.0, f64::max));
+    // --samples needs --noise.
+    let o = run(&[base, "--samples 3"]);
+    assert_eq!(o.status.code(), Some(2));
+}
