@@ -51,7 +51,8 @@ pub struct ValidateArgs {
     /// The column with the total number of processes (default: `total_procs`).
     #[arg(long, default_value = "total_procs")]
     total_col: String,
-    /// Ranks to run when the table has no process columns.
+    /// Ranks to run when the table has no process columns (CSV without
+    /// them, OSU output).
     #[arg(long, default_value_t = 2)]
     ranks: u32,
     /// Which simulated column to compare: t_min, t_max or t_avg.
@@ -92,8 +93,20 @@ struct Row {
 fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, bool, String)> {
     let text = std::fs::read_to_string(table)
         .with_context(|| format!("cannot read {}", table.display()))?;
-    if calibrate::Format::detect(&text) == Some(calibrate::Format::Imb) {
-        return read_imb(args, table, &text);
+    let text = strip_rank_prefixes(&text);
+    match calibrate::Format::detect(&text) {
+        Some(calibrate::Format::Imb) => return read_imb(args, table, &text),
+        // IMB's Barrier table, cut out without its section line.
+        _ if text.lines().any(|l| l.trim_start().starts_with("#repetitions")) => {
+            return read_imb(args, table, &text);
+        }
+        Some(calibrate::Format::OsuLatency | calibrate::Format::OsuBw) => {
+            return read_osu(args, table, &text);
+        }
+        _ if text.lines().any(|l| l.trim_start().starts_with("# OSU ")) => {
+            return read_osu(args, table, &text);
+        }
+        _ => {}
     }
     let mut lines = text
         .lines()
@@ -174,6 +187,155 @@ fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, 
     }
     let origin = format!("{}, column {}", table.display(), cols[time]);
     Ok((points, bytes.is_some(), origin))
+}
+
+/// The output of `parsim run` or of a `build-mpi` program prefixes every
+/// line with its rank, `[0] `: dropped, so that a skeleton's own table run
+/// for real can be compared line for line. Other text is unchanged.
+fn strip_rank_prefixes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let rest = line
+            .strip_prefix('[')
+            .and_then(|r| r.split_once("] "))
+            .filter(|(rank, _)| !rank.is_empty() && rank.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(line, |(_, rest)| rest);
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+/// OSU Micro-Benchmarks output (`osu_latency`, `osu_allreduce`,
+/// `osu_barrier`, ...; with or without `-f`): a title `# OSU MPI ... Test`,
+/// a header `# Size  Avg Latency(us)  Min Latency(us) ...` (`# Avg
+/// Latency(us)` for Barrier, `# Size  Latency (us)` for osu_latency), rows.
+/// The output does not say how many processes ran: `--ranks`.
+fn read_osu(
+    args: &ValidateArgs,
+    table: &Path,
+    text: &str,
+) -> anyhow::Result<(Vec<Point>, bool, String)> {
+    let path = table.display();
+    let lines: Vec<&str> = text.lines().collect();
+    let title = lines
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix('#'))
+        .map(str::trim)
+        .find(|t| t.starts_with("OSU "))
+        .unwrap_or("OSU benchmark");
+    let Some(header_at) = lines.iter().position(|l| {
+        l.trim().strip_prefix('#').is_some_and(|rest| {
+            let rest = rest.trim_start();
+            rest.starts_with("Size") || rest.starts_with("Avg Latency")
+        })
+    }) else {
+        bail!("{path}: no OSU header line (`# Size  Avg Latency(us)` or `# Avg Latency(us)`)");
+    };
+    // Column names contain single spaces ("Avg Latency(us)"); columns are
+    // separated by two or more.
+    let header = lines[header_at].trim().trim_start_matches('#');
+    let columns: Vec<String> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if columns
+        .iter()
+        .any(|c| c.contains("Bandwidth") || c.contains("MB/s"))
+    {
+        bail!(
+            "{path}: a bandwidth table ({}); validate compares times: give a latency benchmark's output",
+            columns.join(", ")
+        );
+    }
+    let has_bytes = columns.first().is_some_and(|c| c == "Size");
+    let time = match &args.time_col {
+        Some(c) => columns.iter().position(|x| x.eq_ignore_ascii_case(c)),
+        None => {
+            let want = match args.column.as_str() {
+                "t_min" => "Min",
+                "t_max" => "Max",
+                _ => "Avg",
+            };
+            columns
+                .iter()
+                .position(|c| c.starts_with(want))
+                .or_else(|| {
+                    // osu_latency's one column: the average of rank 0's
+                    // round trips.
+                    (args.column == "t_avg")
+                        .then(|| columns.iter().position(|c| c.starts_with("Latency")))
+                        .flatten()
+                })
+        }
+    }
+    .with_context(|| {
+        format!(
+            "{path}: no column for {} (columns: {}; give --time-col, or --column)",
+            args.time_col.as_deref().unwrap_or(&args.column),
+            columns.join(", ")
+        )
+    })?;
+    let ranks = args.ranks;
+    let mut points = Vec::new();
+    for (index, line) in lines.iter().enumerate().skip(header_at + 1) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let cells: Vec<&str> = trimmed.split_whitespace().collect();
+        let line_no = index + 1;
+        // A row starts with a number; anything else (a launcher's message)
+        // ends the table.
+        if cells.first().is_none_or(|c| c.parse::<f64>().is_err()) {
+            if points.is_empty() {
+                bail!("{path}:{line_no}: expected a row of numbers after the header");
+            }
+            break;
+        }
+        let num = |ix: usize| -> anyhow::Result<f64> {
+            let c = cells.get(ix).with_context(|| {
+                format!(
+                    "{path}:{line_no}: expected {} columns ({})",
+                    columns.len(),
+                    columns.join(", ")
+                )
+            })?;
+            c.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .with_context(|| format!("{path}:{line_no}: `{c}` is not a number"))
+        };
+        let usec = num(time)?;
+        if usec <= 0.0 {
+            bail!("{path}:{line_no}: the time must be positive");
+        }
+        let bytes = if has_bytes {
+            let b = num(0)?;
+            if b.fract() != 0.0 {
+                bail!("{path}:{line_no}: the size must be a whole number of bytes");
+            }
+            Some(b as u64)
+        } else {
+            None
+        };
+        points.push(Point {
+            active: Some(ranks),
+            total: Some(ranks),
+            bytes,
+            usec,
+        });
+    }
+    if points.is_empty() {
+        bail!("{path}: the OSU table has no rows");
+    }
+    let origin = format!(
+        "{path}, {title}, column {} ({ranks} processes, from --ranks)",
+        columns[time]
+    );
+    Ok((points, has_bytes, origin))
 }
 
 /// IMB-MPI1 / PMB text output: the blocks of one benchmark.

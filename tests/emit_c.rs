@@ -206,7 +206,13 @@ fn every_skeleton_compiles_with_mpicc_wall_werror() {
     }
     let dir = work_dir("compile_all");
     let mut files = Vec::new();
-    for d in ["examples", "examples/imb", "tests/check", "tests/emit"] {
+    for d in [
+        "examples",
+        "examples/imb",
+        "examples/osu",
+        "tests/check",
+        "tests/emit",
+    ] {
         let mut found: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join(d))
             .expect("directory")
             .filter_map(|e| e.ok().map(|e| e.path()))

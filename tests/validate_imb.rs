@@ -1,7 +1,8 @@
-//! `parsim validate --table` with IMB-MPI1 / PMB text output as the
-//! benchmarks print it: benchmark and process-count blocks, "k active of N"
+//! `parsim validate --table` with benchmark output as the benchmarks print
+//! it. IMB-MPI1 / PMB: benchmark and process-count blocks, "k active of N"
 //! from the "additional processes waiting" line, Barrier's table without
-//! message sizes; the same numbers as the CSV path.
+//! message sizes; the same numbers as the CSV path. OSU: the skeletons of
+//! examples/osu against OSU-formatted tables (closed forms and round trips).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -184,4 +185,176 @@ fn pmb_text_gives_the_csv_results() {
         assert_eq!(a["median_abs_error"], b["median_abs_error"]);
         assert!(!b["rows"].as_array().expect("rows").is_empty());
     }
+}
+
+/// A machine whose one-way eager message takes exactly
+/// o_s + L + o_r + n·G = 1 + 5 + 1 us + n · 10 ns.
+const LOGGP: &str = r#"
+name = "closed-form"
+model = "hardware"
+[node]
+cpu_rate = 1
+memcpy = "10 GB/s"
+[network]
+latency = "5 us"
+send_overhead = "1 us"
+recv_overhead = "1 us"
+bandwidth = "100 MB/s"
+eager_limit = "64 MiB"
+"#;
+
+#[test]
+fn osu_latency_skeleton_is_half_a_round_trip() {
+    let machine = temp("closed-form.toml", LOGGP);
+    let o = parsim(&[
+        "run",
+        "examples/osu/latency.mpl",
+        "--ranks",
+        "2",
+        "--machine",
+        machine.to_str().expect("utf-8"),
+        "-p",
+        "max_bytes=16384",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<Vec<f64>> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] "))
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| w.parse().expect("number"))
+                .collect()
+        })
+        .collect();
+    // 0, 1, 2, 4, ..., 16384: 16 sizes; 10000 iterations up to 8 KiB, 1000 above.
+    assert_eq!(rows.len(), 16);
+    for r in &rows {
+        let n = r[0];
+        let expected = 7.0 + n * 0.01;
+        approx::assert_relative_eq!(r[4], expected, max_relative = 1e-9);
+        assert_eq!(r[1], if n > 8192.0 { 1000.0 } else { 10000.0 });
+    }
+}
+
+/// OSU's table of a run of an examples/osu skeleton: what OSU would print
+/// if the machine were exactly the model (`-f`: avg, min, max, iterations).
+fn osu_table(program: &str, ranks: &str, title: &str, full: bool, extra: &[&str]) -> String {
+    let mut args = vec!["run", program, "--ranks", ranks, "-q"];
+    args.extend_from_slice(extra);
+    let o = parsim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let mut text = format!("# OSU MPI {title} Latency Test v5.6.2\n");
+    let sized = !program.ends_with("barrier.mpl");
+    text.push_str(match (sized, full) {
+        (true, true) => {
+            "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+        }
+        (true, false) => "# Size       Avg Latency(us)\n",
+        (false, _) => "# Avg Latency(us)\n",
+    });
+    for line in out.lines().filter_map(|l| l.strip_prefix("[0] ")) {
+        if line.starts_with('#') {
+            continue;
+        }
+        let v: Vec<&str> = line.split_whitespace().collect();
+        let t = |i: usize| v[i].parse::<f64>().expect("number");
+        if sized && full {
+            text.push_str(&format!(
+                "{:<10}{:>18.4}{:>18.4}{:>18.4}{:>12}\n",
+                v[0],
+                t(4),
+                t(2),
+                t(3),
+                v[1]
+            ));
+        } else if sized {
+            text.push_str(&format!("{:<10}{:>18.4}\n", v[0], t(4)));
+        } else {
+            text.push_str(&format!("{:>18.4}\n", t(3)));
+        }
+    }
+    text
+}
+
+#[test]
+fn osu_output_round_trips_through_validate() {
+    let machine = temp("closed-form-osu.toml", LOGGP);
+    let m = machine.to_str().expect("utf-8");
+    for (program, title, full, column) in [
+        ("examples/osu/allreduce.mpl", "Allreduce", true, "t_avg"),
+        ("examples/osu/allreduce.mpl", "Allreduce", true, "t_max"),
+        ("examples/osu/bcast.mpl", "Broadcast", false, "t_avg"),
+        ("examples/osu/barrier.mpl", "Barrier", false, "t_avg"),
+    ] {
+        let extra: &[&str] = if program.ends_with("barrier.mpl") {
+            &["--machine", m]
+        } else {
+            &["--machine", m, "-p", "max_bytes=65536"]
+        };
+        let table = temp(
+            &format!("{title}-{column}.txt"),
+            &osu_table(program, "4", title, full, extra),
+        );
+        let mut args = vec![
+            "validate",
+            program,
+            "--table",
+            table.to_str().expect("utf-8"),
+            "--ranks",
+            "4",
+            "--column",
+            column,
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let v = json(&parsim(&args));
+        let rows = v["rows"].as_array().expect("rows");
+        assert!(!rows.is_empty(), "{program}");
+        // Four decimals in the table: agreement to 1e-4 us.
+        for r in rows {
+            let (m, p) = (
+                r["measured_usec"].as_f64().expect("m"),
+                r["predicted_usec"].as_f64().expect("p"),
+            );
+            assert!((m - p).abs() <= 6e-5, "{program} {column}: {m} vs {p}");
+            assert_eq!(r["active"], 4);
+        }
+        assert!(
+            v["measured"].as_str().is_some_and(|s| s.contains(title)),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn osu_7_samples_are_read_or_refused_by_name() {
+    let v = json(&parsim(&[
+        "validate",
+        "examples/osu/latency.mpl",
+        "--table",
+        "calibrate/tests/data/osu7_latency.txt",
+        "-p",
+        "max_bytes=4194304",
+        "--format",
+        "json",
+    ]));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 23);
+    assert_eq!(rows[0]["bytes"], 1);
+    assert_eq!(rows[0]["measured_usec"], 1.62);
+    assert_eq!(rows[0]["total"], 2);
+    let o = parsim(&[
+        "validate",
+        "examples/osu/latency.mpl",
+        "--table",
+        "calibrate/tests/data/osu7_bw.txt",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("a bandwidth table"), "{err}");
 }

@@ -404,7 +404,10 @@ pub fn imb_blocks(text: &str) -> Result<Vec<ImbBlock>, InputError> {
         }
     }
     if sections.is_empty() {
-        if lines.iter().any(|line| line.trim().starts_with("#bytes")) {
+        if lines.iter().any(|line| {
+            let line = line.trim();
+            line.starts_with("#bytes") || line.starts_with("#repetitions")
+        }) {
             sections.push((None, 0, lines.len()));
         } else {
             return Err(InputError::NoTable(
@@ -454,7 +457,12 @@ pub fn imb_blocks(text: &str) -> Result<Vec<ImbBlock>, InputError> {
                     }
                     break;
                 }
-                if trimmed.starts_with('#') {
+                // A comment, or text that is not a row of numbers (a
+                // launcher's or the program's own line after the table),
+                // ends the table.
+                if trimmed.starts_with('#')
+                    || !trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+                {
                     break;
                 }
                 let cells = trimmed.split_whitespace().map(str::to_owned).collect();
