@@ -97,7 +97,10 @@ fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, 
     match calibrate::Format::detect(&text) {
         Some(calibrate::Format::Imb) => return read_imb(args, table, &text),
         // IMB's Barrier table, cut out without its section line.
-        _ if text.lines().any(|l| l.trim_start().starts_with("#repetitions")) => {
+        _ if text
+            .lines()
+            .any(|l| l.trim_start().starts_with("#repetitions")) =>
+        {
             return read_imb(args, table, &text);
         }
         Some(calibrate::Format::OsuLatency | calibrate::Format::OsuBw) => {
