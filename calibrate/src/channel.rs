@@ -262,6 +262,14 @@ fn interpolate(points: &[Point], n: u64) -> f64 {
 /// (between half and twice `handshake = 2·t(c)`, the RTS and CTS a
 /// rendezvous adds, and at least 1% of t(E), above timing noise). Of the
 /// candidates, the one with the largest relative step wins.
+///
+/// A protocol switch adds a constant (the handshake) and leaves the time per
+/// byte as it was; a message outgrowing a cache changes the time per byte.
+/// So a step is not taken when the next size shows the slope grown by more
+/// than a quarter and that growth, applied from the size below E, explains
+/// at least half the step: that is a bandwidth change (seen at 1 MiB on
+/// this project's development machine, where MPICH's own protocol switch
+/// is at 16 KiB), and the piecewise fit follows it without a rendezvous.
 pub fn detect_eager_limit(points: &[Point], handshake: f64) -> Option<(u64, EagerOrigin)> {
     let mut best: Option<(u64, EagerOrigin)> = None;
     for j in 2..points.len() {
@@ -276,7 +284,11 @@ pub fn detect_eager_limit(points: &[Point], handshake: f64) -> Option<(u64, Eage
         let relative = step / pe.seconds;
         let large = relative >= 0.10;
         let handshake_like = relative >= 0.01 && step >= 0.5 * handshake && step <= 2.0 * handshake;
-        if step > 0.0 && (large || handshake_like) {
+        let bandwidth_change = points.get(j + 1).is_some_and(|next| {
+            let after = (next.seconds - pe.seconds) / (next.bytes - e) as f64;
+            after > 1.25 * slope && (after - slope) * (e - p2.bytes) as f64 >= 0.5 * step
+        });
+        if step > 0.0 && (large || handshake_like) && !bandwidth_change {
             let better = match best {
                 Some((_, EagerOrigin::Detected { relative: r, .. })) => relative > r,
                 _ => true,
@@ -706,6 +718,38 @@ mod tests {
             assert_relative_eq!(s.gap_per_byte, g, max_relative = 1e-6);
         }
         assert!(fit.summary().max < 1e-9, "{:?}", fit.summary());
+    }
+
+    #[test]
+    fn a_cache_step_is_not_an_eager_limit() {
+        // The development machine's ping-pong (MPICH, shared memory): the
+        // time per byte grows 3.4 times from 1 MiB on, with no handshake.
+        let data: Vec<(u64, f64)> = vec![
+            (65536, 3.97),
+            (131072, 6.51),
+            (262144, 10.81),
+            (524288, 19.81),
+            (1048576, 56.27),
+            (2097152, 179.38),
+            (4194304, 359.75),
+        ];
+        let t = table(&data);
+        assert_eq!(detect_eager_limit(&t.points, 0.76e-6), None);
+        // The same slope before and after plus a constant: a protocol step.
+        let stepped: Vec<(u64, f64)> = data
+            .iter()
+            .map(|&(n, _)| {
+                (
+                    n,
+                    1.0 + n as f64 * 3.43e-5 + if n >= 1 << 20 { 18.0 } else { 0.0 },
+                )
+            })
+            .collect();
+        let t = table(&stepped);
+        assert!(matches!(
+            detect_eager_limit(&t.points, 0.76e-6),
+            Some((1048576, EagerOrigin::Detected { .. }))
+        ));
     }
 
     #[test]
