@@ -24,9 +24,11 @@ pub struct ValidateArgs {
     program: PathBuf,
     /// The measured table: IMB-MPI1 or PMB text output as the benchmark
     /// prints it (every process-count block is compared; "k active of N"
-    /// from its "additional processes waiting" line), or CSV with a time
-    /// column in µs and optionally `bytes`, active-process and
-    /// total-process columns. Or --run: real runs of the program.
+    /// from its "additional processes waiting" line), OSU output (with or
+    /// without -f; the process count from --ranks), the table a skeleton
+    /// run for real printed (`build-mpi`), or CSV with a time column in µs
+    /// and optionally `bytes`, active-process and total-process columns. Or
+    /// --run: real runs of the program.
     #[arg(long, required_unless_present = "run", conflicts_with = "run")]
     table: Option<PathBuf>,
     /// Machine description (TOML); default: the built-in machine.
@@ -38,7 +40,8 @@ pub struct ValidateArgs {
     ppn: Option<u32>,
     /// The measured time column (CSV default: the first column whose name
     /// contains "usec" or "t_"; IMB default: the one --column names,
-    /// e.g. `t_avg[usec]`, else `t[usec]`).
+    /// e.g. `t_avg[usec]`, else `t[usec]`; OSU default: Avg/Min/Max
+    /// Latency as --column says).
     #[arg(long)]
     time_col: Option<String>,
     /// IMB output: the benchmark to compare (default: the one named like the
