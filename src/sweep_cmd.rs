@@ -72,6 +72,11 @@ pub struct StudyOptions {
     /// (seeded, deterministic; see `run --noise`).
     #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1", requires = "blocks")]
     pub noise: Option<u64>,
+    /// With --noise: N draws per point (seeds SEED, SEED+1, ...); the point
+    /// is their median and the range of the middle 90% of draws (5th to
+    /// 95th percentile) is reported and drawn as an error bar.
+    #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub samples: Option<u32>,
 }
 
 /// Parses `1,2,4,...,64`.
@@ -227,9 +232,13 @@ pub fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<Curve
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Point {
     pub ranks: u32,
+    /// The predicted time; with --samples the median of the draws.
     pub seconds: f64,
     pub speedup: f64,
     pub efficiency: f64,
+    /// With --samples: the 5th and 95th percentiles of the draws' times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<[f64; 2]>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -282,13 +291,15 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let mut out = String::new();
     for s in &series {
         let _ = writeln!(out, "{}: {file}", s.label);
-        let _ = writeln!(
+        let spread = s.points.iter().any(|p| p.spread.is_some());
+        let _ = write!(
             out,
             "{:>8} {:>16} {:>10} {:>11}",
             "ranks", "time (s)", "speedup", "efficiency"
         );
+        let _ = writeln!(out, "{}", if spread { "   draws 5%..95% (s)" } else { "" });
         for p in &s.points {
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "{:>8} {:>16.6} {:>10.2} {:>10.1}%",
                 p.ranks,
@@ -296,6 +307,14 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
                 p.speedup,
                 p.efficiency * 100.0
             );
+            match p.spread {
+                Some([lo, hi]) => {
+                    let _ = writeln!(out, "   {lo:.6} .. {hi:.6}");
+                }
+                None => {
+                    let _ = writeln!(out);
+                }
+            }
         }
         match &s.limit_reason {
             Some(r) => {
@@ -334,8 +353,10 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                 jobs: max_workers,
                 ref blocks,
                 noise,
+                samples,
             },
     } = *study;
+    let draws = samples.map_or(1, |n| n as usize);
     let blocks = blocks
         .as_deref()
         .map(|p| calibrate::blocks::file::BlocksFile::read(p).map(|f| (p, f)))
@@ -356,8 +377,10 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
         machines.push(m);
     }
     // The jobs, run by a pool of threads; results land in their slot.
-    let jobs: Vec<(usize, u32)> = (0..curves.len())
+    // (curve, ranks, draw): draw k uses seed `noise + k`.
+    let jobs: Vec<(usize, u32, usize)> = (0..curves.len())
         .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
+        .flat_map(|(c, r)| (0..draws).map(move |k| (c, r, k)))
         .collect();
     let results: Mutex<Vec<Option<Result<f64, String>>>> = Mutex::new(vec![None; jobs.len()]);
     let next = AtomicUsize::new(0);
@@ -369,7 +392,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(c, r)) = jobs.get(i) else { break };
+                    let Some(&(c, r, k)) = jobs.get(i) else { break };
                     let mut m = match AnyMachine::from_toml_str(
                         &curves[c].toml,
                         &curves[c].label,
@@ -397,7 +420,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                     let cfg = SimConfig {
                         ranks: r,
                         kernel_times,
-                        noise_seed: noise,
+                        noise_seed: noise.map(|seed| seed.wrapping_add(k as u64)),
                         ..SimConfig::default()
                     };
                     let out = sim_core::simulate(program, &mut m, cfg, &mut sink)
@@ -430,17 +453,24 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
     for (c, curve) in curves.iter().enumerate() {
         let mut points = Vec::new();
         for (k, &r) in ranks.iter().enumerate() {
-            let i = c * ranks.len() + k;
-            match &results[i] {
-                Some(Ok(t)) => points.push((r, *t)),
-                Some(Err(e)) => bail!("{} on {r} ranks:\n{e}", curve.label),
-                None => bail!("{} on {r} ranks: not run", curve.label),
+            let mut times = Vec::with_capacity(draws);
+            for d in 0..draws {
+                let i = (c * ranks.len() + k) * draws + d;
+                match &results[i] {
+                    Some(Ok(t)) => times.push(*t),
+                    Some(Err(e)) => bail!("{} on {r} ranks:\n{e}", curve.label),
+                    None => bail!("{} on {r} ranks: not run", curve.label),
+                }
             }
+            times.sort_by(f64::total_cmp);
+            let q = |p| calibrate::blocks::timing::quantile_sorted(&times, p);
+            let spread = samples.map(|_| [q(0.05), q(0.95)]);
+            points.push((r, q(0.5), spread));
         }
-        let (r0, t0) = points[0];
+        let (r0, t0, _) = points[0];
         let pts: Vec<Point> = points
             .iter()
-            .map(|&(r, t)| {
+            .map(|&(r, t, spread)| {
                 let ratio = if t > 0.0 { t0 / t } else { f64::NAN };
                 let scale = f64::from(r) / f64::from(r0);
                 if weak {
@@ -451,6 +481,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                         seconds: t,
                         speedup: scale * ratio,
                         efficiency: ratio,
+                        spread,
                     }
                 } else {
                     Point {
@@ -458,6 +489,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                         seconds: t,
                         speedup: ratio,
                         efficiency: ratio / scale,
+                        spread,
                     }
                 }
             })
@@ -530,9 +562,11 @@ pub fn svg(series: &[Series], title: &str) -> String {
     for (k, (name, get, log)) in panels.iter().enumerate() {
         let ox = 10.0 + k as f64 * W;
         let oy = 30.0;
+        // The time panel also spans the draws' 5-95% bars.
+        let bars = |p: &Point| if k == 0 { p.spread } else { None };
         let vals: Vec<f64> = all
             .iter()
-            .map(|p| get(p))
+            .flat_map(|p| std::iter::once(get(p)).chain(bars(p).into_iter().flatten()))
             .filter(|v| v.is_finite() && (!log || *v > 0.0))
             .collect();
         let (mut lo, mut hi) = vals
@@ -629,6 +663,17 @@ pub fn svg(series: &[Series], title: &str) -> String {
             for p in &pts {
                 if let Some((x, y)) = p.split_once(',') {
                     let _ = writeln!(out, r#"<circle cx="{x}" cy="{y}" r="3" fill="{c}"/>"#);
+                }
+            }
+            for p in &s.points {
+                if let Some([lo_t, hi_t]) = bars(p).filter(|b| b[0] > 0.0 && b[1] > 0.0) {
+                    let x = lx(f64::from(p.ranks));
+                    let _ = writeln!(
+                        out,
+                        r#"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{c}" stroke-width="1.5"/>"#,
+                        fy(lo_t),
+                        fy(hi_t)
+                    );
                 }
             }
         }

@@ -433,3 +433,37 @@ fn noise_samples_report_the_spread_of_the_prediction() {
     let o = run(&[base, "--samples 3"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn sweep_samples_give_each_point_the_spread_of_its_draws() {
+    let common = "-p n=512 -p iters=50 --blocks validation/dev-machine/blocks-heat.toml \
+                  -m validation/dev-machine/machine.toml --noise 3 --samples 5";
+    let plot = temp_dir("sweep_samples").join("sweep.svg");
+    let o = run(&[
+        "sweep examples/heat.mpl --ranks 1,2 --format json",
+        common,
+        "--plot",
+        plot.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let points = v["series"][0]["points"].as_array().expect("points");
+    assert_eq!(points.len(), 2);
+    // Each point is the median of the draws `run --samples` makes at its
+    // rank count, with the same 5% and 95% bounds.
+    for p in points {
+        let ranks = p["ranks"].as_u64().expect("ranks").to_string();
+        let o = run(&["run examples/heat.mpl --format json -n", &ranks, common]);
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let d = &r["noise_draws"];
+        assert_eq!(p["seconds"], d["median"]);
+        assert_eq!(p["spread"][0], d["p5"]);
+        assert_eq!(p["spread"][1], d["p95"]);
+    }
+    // One error bar per point in the time panel.
+    let svg = std::fs::read_to_string(&plot).expect("plot written");
+    assert_eq!(svg.matches(r#"stroke-width="1.5""#).count(), 2, "{svg}");
+    // --samples needs --noise.
+    let o = run(&["sweep examples/heat.mpl --ranks 1,2 --samples 3"]);
+    assert_eq!(o.status.code(), Some(2));
+}
