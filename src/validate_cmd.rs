@@ -223,30 +223,11 @@ fn read_osu(
     text: &str,
 ) -> anyhow::Result<(Vec<Point>, bool, String)> {
     let path = table.display();
-    let lines: Vec<&str> = text.lines().collect();
-    let title = lines
-        .iter()
-        .filter_map(|l| l.trim().strip_prefix('#'))
-        .map(str::trim)
-        .find(|t| t.starts_with("OSU "))
-        .unwrap_or("OSU benchmark");
-    let Some(header_at) = lines.iter().position(|l| {
-        l.trim().strip_prefix('#').is_some_and(|rest| {
-            let rest = rest.trim_start();
-            rest.starts_with("Size") || rest.starts_with("Avg Latency")
-        })
-    }) else {
-        bail!("{path}: no OSU header line (`# Size  Avg Latency(us)` or `# Avg Latency(us)`)");
-    };
-    // Column names contain single spaces ("Avg Latency(us)"); columns are
-    // separated by two or more.
-    let header = lines[header_at].trim().trim_start_matches('#');
-    let columns: Vec<String> = header
-        .split("  ")
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let calibrate::OsuTable {
+        title,
+        columns,
+        rows,
+    } = calibrate::osu_table(text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
     if columns
         .iter()
         .any(|c| c.contains("Bandwidth") || c.contains("MB/s"))
@@ -286,47 +267,8 @@ fn read_osu(
     })?;
     let ranks = args.ranks;
     let mut points = Vec::new();
-    for (index, line) in lines.iter().enumerate().skip(header_at + 1) {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let cells: Vec<&str> = trimmed.split_whitespace().collect();
-        let line_no = index + 1;
-        // A row starts with a number; anything else (a launcher's message)
-        // ends the table.
-        if cells.first().is_none_or(|c| c.parse::<f64>().is_err()) {
-            if points.is_empty() {
-                bail!("{path}:{line_no}: expected a row of numbers after the header");
-            }
-            break;
-        }
-        let num = |ix: usize| -> anyhow::Result<f64> {
-            let c = cells.get(ix).with_context(|| {
-                format!(
-                    "{path}:{line_no}: expected {} columns ({})",
-                    columns.len(),
-                    columns.join(", ")
-                )
-            })?;
-            c.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .with_context(|| format!("{path}:{line_no}: `{c}` is not a number"))
-        };
-        let usec = num(time)?;
-        if usec <= 0.0 {
-            bail!("{path}:{line_no}: the time must be positive");
-        }
-        let bytes = if has_bytes {
-            let b = num(0)?;
-            if b.fract() != 0.0 {
-                bail!("{path}:{line_no}: the size must be a whole number of bytes");
-            }
-            Some(b as u64)
-        } else {
-            None
-        };
+    for (line, cells) in &rows {
+        let (usec, bytes) = row_values(&path, *line, cells, &columns, time, has_bytes)?;
         points.push(Point {
             active: Some(ranks),
             total: Some(ranks),
@@ -342,6 +284,44 @@ fn read_osu(
         columns[time]
     );
     Ok((points, has_bytes, origin))
+}
+
+/// One row of an IMB or OSU table: the time in the column `time` (a
+/// positive number of µs) and, when the first column is the message size,
+/// the size (a whole number of bytes).
+fn row_values(
+    path: &impl std::fmt::Display,
+    line: usize,
+    cells: &[String],
+    columns: &[String],
+    time: usize,
+    has_bytes: bool,
+) -> anyhow::Result<(f64, Option<u64>)> {
+    let num = |ix: usize| -> anyhow::Result<f64> {
+        let c = cells.get(ix).with_context(|| {
+            format!(
+                "{path}:{line}: expected {} columns ({})",
+                columns.len(),
+                columns.join(", ")
+            )
+        })?;
+        c.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .with_context(|| format!("{path}:{line}: `{c}` is not a number"))
+    };
+    let usec = num(time)?;
+    if usec <= 0.0 {
+        bail!("{path}:{line}: the time must be positive");
+    }
+    if !has_bytes {
+        return Ok((usec, None));
+    }
+    let b = num(0)?;
+    if b.fract() != 0.0 {
+        bail!("{path}:{line}: the size must be a whole number of bytes");
+    }
+    Ok((usec, Some(b as u64)))
 }
 
 /// IMB-MPI1 / PMB text output: the blocks of one benchmark.
@@ -433,27 +413,11 @@ fn read_imb(
             )
         })?;
         for (line, cells) in &block.rows {
-            let num = |ix: usize| -> anyhow::Result<f64> {
-                let c = cells.get(ix).with_context(|| {
-                    format!(
-                        "{path}:{line}: expected {} columns ({})",
-                        block.columns.len(),
-                        block.columns.join(" ")
-                    )
-                })?;
-                c.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite() && *x >= 0.0)
-                    .with_context(|| format!("{path}:{line}: `{c}` is not a number"))
-            };
-            let usec = num(time)?;
-            if usec <= 0.0 {
-                bail!("{path}:{line}: the time must be positive");
-            }
+            let (usec, size) = row_values(&path, *line, cells, &block.columns, time, bytes)?;
             points.push(Point {
                 active: Some(active),
                 total: Some(total),
-                bytes: if bytes { Some(num(0)? as u64) } else { None },
+                bytes: size,
                 usec,
             });
         }

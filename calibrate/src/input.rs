@@ -568,47 +568,93 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
 
 // ---------------------------------------------------------------- OSU
 
-fn parse_osu(text: &str, bandwidth: bool) -> Result<(Vec<RawRow>, String), InputError> {
+/// An OSU Micro-Benchmarks table as printed: the title, the header's
+/// columns and the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OsuTable {
+    /// `OSU MPI Latency Test v7.3` (without the `#`), or `OSU benchmark`.
+    pub title: String,
+    /// The header's columns: `Size`, `Latency (us)`; `Size`, `Avg
+    /// Latency(us)`, `Min Latency(us)`, ... (`-f`); `Avg Latency(us)` for
+    /// osu_barrier, which has no sizes.
+    pub columns: Vec<String>,
+    /// The rows: 1-based line number and the whitespace-separated cells.
+    pub rows: Vec<(usize, Vec<String>)>,
+}
+
+/// Reads an OSU output: the header is the first comment starting with
+/// `Size` or `Avg Latency`; column names contain single spaces, columns are
+/// separated by two or more. Rows follow; a line that does not start with a
+/// number (a launcher's message) ends the table, and is an error before the
+/// first row.
+pub fn osu_table(text: &str) -> Result<OsuTable, InputError> {
     let lines: Vec<&str> = text.lines().collect();
     let header_index = lines
         .iter()
         .position(|line| {
-            line.trim()
-                .strip_prefix('#')
-                .is_some_and(|rest| rest.trim_start().starts_with("Size"))
+            line.trim().strip_prefix('#').is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.starts_with("Size") || rest.starts_with("Avg Latency")
+            })
         })
-        .ok_or_else(|| InputError::NoTable("no OSU `# Size ...` header line".into()))?;
+        .ok_or_else(|| {
+            InputError::NoTable(
+                "no OSU header line (`# Size  Latency (us)`, `# Avg Latency(us)`)".into(),
+            )
+        })?;
     let title = lines[..header_index]
         .iter()
         .rev()
         .filter_map(|line| line.trim().strip_prefix('#'))
         .map(str::trim)
         .find(|rest| rest.starts_with("OSU "))
-        .unwrap_or("OSU benchmark");
+        .unwrap_or("OSU benchmark")
+        .to_owned();
     let header = lines[header_index].trim();
+    let columns: Vec<String> = header
+        .trim_start_matches('#')
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
     let mut rows = Vec::new();
     for (index, line) in lines.iter().enumerate().skip(header_index + 1) {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let tokens: Vec<&str> = trimmed.split_whitespace().collect();
+        let cells: Vec<String> = trimmed.split_whitespace().map(str::to_owned).collect();
         let line_no = index + 1;
-        // A row starts with the size; anything else after the table (a
-        // launcher's message) ends it.
-        if tokens
-            .first()
-            .is_none_or(|first| !first.bytes().all(|b| b.is_ascii_digit()))
-        {
+        if cells.first().is_none_or(|c| c.parse::<f64>().is_err()) {
             if rows.is_empty() {
                 return Err(InputError::BadRow {
                     line: line_no,
-                    message: format!("expected `size value` after the header `{header}`"),
+                    message: format!("expected a row of numbers after the header `{header}`"),
                 });
             }
             break;
         }
-        let bytes = parse_bytes(tokens[0], line_no)?;
+        rows.push((line_no, cells));
+    }
+    Ok(OsuTable {
+        title,
+        columns,
+        rows,
+    })
+}
+
+fn parse_osu(text: &str, bandwidth: bool) -> Result<(Vec<RawRow>, String), InputError> {
+    let table = osu_table(text)?;
+    if table.columns.first().map(String::as_str) != Some("Size") {
+        return Err(InputError::NoTable(
+            "no OSU `# Size ...` header line".into(),
+        ));
+    }
+    let mut rows = Vec::new();
+    for (line_no, tokens) in &table.rows {
+        let line_no = *line_no;
+        let bytes = parse_bytes(&tokens[0], line_no)?;
         let Some(value) = tokens.get(1) else {
             return Err(InputError::BadRow {
                 line: line_no,
@@ -630,9 +676,9 @@ fn parse_osu(text: &str, bandwidth: bool) -> Result<(Vec<RawRow>, String), Input
         rows.push((line_no, bytes, seconds));
     }
     let origin = if bandwidth {
-        format!("{title}, MB/s as time per streamed message")
+        format!("{}, MB/s as time per streamed message", table.title)
     } else {
-        title.to_owned()
+        table.title
     };
     Ok((rows, origin))
 }
