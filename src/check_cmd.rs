@@ -44,15 +44,8 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
-    /// Stop a runaway program after this many events plus communication
-    /// calls (zero-byte collectives make no events).
-    #[arg(long, default_value_t = 2_000_000_000)]
-    max_events: u64,
-    /// Stop a rank that runs this many basic blocks in a row without its
-    /// model time advancing and without communicating (a loop that never
-    /// ends and costs nothing).
-    #[arg(long, default_value_t = 100_000_000)]
-    max_zero_time_blocks: u64,
+    #[command(flatten)]
+    limits: crate::Limits,
     /// Re-run with each alternative match of racing ANY_SOURCE receives
     /// forced (as ISP and DAMPI do), at most N runs (default 16).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
@@ -198,11 +191,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     };
     let cfg = SimConfig {
         ranks: args.ranks,
-        max_events: args.max_events,
-        max_zero_time_blocks: args.max_zero_time_blocks,
         record_wildcards: true,
         kernel_times,
-        ..SimConfig::default()
+        ..args.limits.apply(SimConfig::default())
     };
     let mut sink = |_: PrintLine| {};
     let mut findings: Vec<Finding> = Vec::new();

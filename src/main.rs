@@ -107,18 +107,8 @@ struct RunArgs {
     /// quits. Without a terminal the run goes on without it.
     #[arg(long)]
     monitor: bool,
-    /// Stop a runaway program after this many events plus communication
-    /// calls (zero-byte collectives make no events).
-    #[arg(long, default_value_t = 2_000_000_000)]
-    max_events: u64,
-    /// Stop a runaway program once model time passes this many seconds.
-    #[arg(long, default_value_t = 1.0e7)]
-    max_sim_time: f64,
-    /// Stop a rank that runs this many basic blocks in a row without its
-    /// model time advancing and without communicating (a loop that never
-    /// ends and costs nothing).
-    #[arg(long, default_value_t = 100_000_000)]
-    max_zero_time_blocks: u64,
+    #[command(flatten)]
+    limits: Limits,
     /// Show every rank in the text report, not groups of ranks.
     #[arg(long)]
     all_ranks: bool,
@@ -156,6 +146,35 @@ struct RunArgs {
     /// the first draw's.
     #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=100_000))]
     samples: Option<u32>,
+}
+
+/// The limits that stop a runaway program (`run`, `report`, `check`).
+#[derive(clap::Args, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Stop a runaway program after this many events plus communication
+    /// calls (zero-byte collectives make no events).
+    #[arg(long, default_value_t = 2_000_000_000)]
+    max_events: u64,
+    /// Stop a runaway program once model time passes this many seconds.
+    #[arg(long, default_value_t = 1.0e7)]
+    max_sim_time: f64,
+    /// Stop a rank that runs this many basic blocks in a row without its
+    /// model time advancing and without communicating (a loop that never
+    /// ends and costs nothing).
+    #[arg(long, default_value_t = 100_000_000)]
+    max_zero_time_blocks: u64,
+}
+
+impl Limits {
+    /// `cfg` with these limits.
+    pub(crate) fn apply(self, cfg: SimConfig) -> SimConfig {
+        SimConfig {
+            max_events: self.max_events,
+            max_sim_time: self.max_sim_time,
+            max_zero_time_blocks: self.max_zero_time_blocks,
+            ..cfg
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -483,16 +502,13 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         ranks: args.ranks,
         kernel_times,
         noise_seed: args.noise,
-        max_events: args.max_events,
-        max_zero_time_blocks: args.max_zero_time_blocks,
-        max_sim_time: args.max_sim_time,
         trace_limit: if args.trace.is_some() || args.critical_path {
             args.trace_limit.max(1)
         } else {
             0
         },
         comm_matrix: args.comm_matrix.is_some(),
-        ..SimConfig::default()
+        ..args.limits.apply(SimConfig::default())
     };
     let json = args.format == Format::Json;
     let mut monitor = if args.monitor {
@@ -687,10 +703,7 @@ fn noise_draws(
                                 ranks: args.ranks,
                                 kernel_times: kernel_times.to_vec(),
                                 noise_seed: Some(draw_seed),
-                                max_events: args.max_events,
-                                max_zero_time_blocks: args.max_zero_time_blocks,
-                                max_sim_time: args.max_sim_time,
-                                ..SimConfig::default()
+                                ..args.limits.apply(SimConfig::default())
                             };
                             let mut sink = |_: PrintLine| {};
                             sim_core::simulate(program, &mut machine, cfg, &mut sink)

@@ -53,18 +53,8 @@ pub struct ReportArgs {
     /// path and the timeline; the rest is cut, and the page says so).
     #[arg(long, default_value_t = 1_000_000)]
     trace_limit: usize,
-    /// Stop a runaway program after this many events plus communication
-    /// calls (zero-byte collectives make no events).
-    #[arg(long, default_value_t = 2_000_000_000)]
-    max_events: u64,
-    /// Stop a runaway program once model time passes this many seconds.
-    #[arg(long, default_value_t = 1.0e7)]
-    max_sim_time: f64,
-    /// Stop a rank that runs this many basic blocks in a row without its
-    /// model time advancing and without communicating (a loop that never
-    /// ends and costs nothing).
-    #[arg(long, default_value_t = 100_000_000)]
-    max_zero_time_blocks: u64,
+    #[command(flatten)]
+    limits: crate::Limits,
 }
 
 /// Lines of `print` output shown on the page.
@@ -103,14 +93,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     };
     let cfg = SimConfig {
         ranks: args.ranks,
-        max_events: args.max_events,
-        max_zero_time_blocks: args.max_zero_time_blocks,
-        max_sim_time: args.max_sim_time,
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,
         kernel_times,
         noise_seed: args.study.noise,
-        ..SimConfig::default()
+        ..args.limits.apply(SimConfig::default())
     };
     let mut printed: Vec<PrintLine> = Vec::new();
     let mut sink = |line: PrintLine| {
