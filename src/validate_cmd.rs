@@ -99,17 +99,7 @@ fn read_table(args: &ValidateArgs, table: &Path) -> anyhow::Result<(Vec<Point>, 
     let text = strip_rank_prefixes(&text);
     match calibrate::Format::detect(&text) {
         Some(calibrate::Format::Imb) => return read_imb(args, table, &text),
-        // IMB's Barrier table, cut out without its section line.
-        _ if text
-            .lines()
-            .any(|l| l.trim_start().starts_with("#repetitions")) =>
-        {
-            return read_imb(args, table, &text);
-        }
         Some(calibrate::Format::OsuLatency | calibrate::Format::OsuBw) => {
-            return read_osu(args, table, &text);
-        }
-        _ if text.lines().any(|l| l.trim_start().starts_with("# OSU ")) => {
             return read_osu(args, table, &text);
         }
         _ => {}

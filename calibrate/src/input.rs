@@ -73,7 +73,9 @@ impl Format {
     }
 
     /// Guesses the format of `text` from its content: an OSU title or
-    /// header, IMB's `# Benchmarking` or `#bytes` lines, or a CSV header.
+    /// header (`# Size ...`, osu_barrier's `# Avg Latency(us)`), IMB's
+    /// `# Benchmarking`, `#bytes` or (Barrier's) `#repetitions` lines, or a
+    /// CSV header.
     pub fn detect(text: &str) -> Option<Format> {
         let mut osu_title = None;
         for line in text.lines() {
@@ -83,8 +85,14 @@ impl Format {
                 if rest.starts_with("OSU ") {
                     osu_title = Some(rest);
                 }
-                if rest.starts_with("Benchmarking ") || rest.starts_with("bytes") {
+                if rest.starts_with("Benchmarking ")
+                    || rest.starts_with("bytes")
+                    || rest.starts_with("repetitions")
+                {
                     return Some(Format::Imb);
+                }
+                if rest.starts_with("Avg Latency") {
+                    return Some(Format::OsuLatency);
                 }
                 if let Some(header) = rest.strip_prefix("Size") {
                     let is_bw = header.contains("Bandwidth")
@@ -96,6 +104,11 @@ impl Format {
                     });
                 }
             }
+        }
+        // An OSU title without a header the lines above know: still OSU
+        // output (its reader then says what is missing).
+        if osu_title.is_some() {
+            return Some(Format::OsuLatency);
         }
         let first = text
             .lines()
@@ -832,6 +845,18 @@ mod tests {
         assert_eq!(
             Format::detect("#----\n# Benchmarking PingPong\n"),
             Some(Format::Imb)
+        );
+        assert_eq!(
+            Format::detect("#repetitions t_min[usec] t_max[usec] t_avg[usec]\n1000 1 1 1\n"),
+            Some(Format::Imb)
+        );
+        assert_eq!(
+            Format::detect("# OSU MPI Barrier Latency Test v5.6.2\n# Avg Latency(us)\n 2.41\n"),
+            Some(Format::OsuLatency)
+        );
+        assert_eq!(
+            Format::detect("# OSU MPI Foo Test\n1 2\n"),
+            Some(Format::OsuLatency)
         );
         assert_eq!(Format::detect("bytes,t_usec\n0,1\n"), Some(Format::Csv));
         assert_eq!(Format::detect("hello\n"), None);
