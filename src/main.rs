@@ -728,9 +728,15 @@ fn noise_draws(
 
 /// Median, 5th and 95th percentiles (type 7), min and max of the draws.
 fn draw_stats(draws: &[(u64, f64)]) -> [f64; 5] {
-    let mut t: Vec<f64> = draws.iter().map(|d| d.1).collect();
-    t.sort_by(f64::total_cmp);
-    let q = |p| calibrate::blocks::timing::quantile_sorted(&t, p);
+    spread_of(draws.iter().map(|d| d.1).collect())
+}
+
+/// The spread of noise draws' predicted times, as `run --samples` and
+/// `sweep --samples` report it: median, 5th and 95th percentiles (type 7),
+/// min and max.
+pub(crate) fn spread_of(mut times: Vec<f64>) -> [f64; 5] {
+    times.sort_by(f64::total_cmp);
+    let q = |p| calibrate::blocks::timing::quantile_sorted(&times, p);
     [q(0.5), q(0.05), q(0.95), q(0.0), q(1.0)]
 }
 

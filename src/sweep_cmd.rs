@@ -462,10 +462,8 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                     None => bail!("{} on {r} ranks: not run", curve.label),
                 }
             }
-            times.sort_by(f64::total_cmp);
-            let q = |p| calibrate::blocks::timing::quantile_sorted(&times, p);
-            let spread = samples.map(|_| [q(0.05), q(0.95)]);
-            points.push((r, q(0.5), spread));
+            let [median, p5, p95, _, _] = crate::spread_of(times);
+            points.push((r, median, samples.map(|_| [p5, p95])));
         }
         let (r0, t0, _) = points[0];
         let pts: Vec<Point> = points
