@@ -318,15 +318,8 @@ pub fn check(
                 };
                 let forced_list = forced.forced_wildcards.clone();
                 let run = sim_core::simulate(program, machine, forced, &mut sink);
-                match explored_outcome(
-                    run,
-                    &forced_list,
-                    w,
-                    file,
-                    source,
-                    &mut findings,
-                    &mut text,
-                ) {
+                match explored_outcome(run, &forced_list, w, file, source, &mut findings, &mut text)
+                {
                     Some(races_there) => {
                         clean_runs += 1;
                         deeper.push_back((forced_list, races_there));
