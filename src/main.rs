@@ -7,7 +7,6 @@
 
 mod calibrate_blocks;
 mod calibrate_cmd;
-mod calibrate_run;
 mod check_cmd;
 mod emit_c;
 mod monitor;
@@ -537,12 +536,8 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             if let Some(path) = &args.trace {
                 if path.extension().is_some_and(|e| e == "prv") {
-                    let (prv, pcf, row) = app::paraver::trace(
-                        &rep,
-                        args.ranks,
-                        &name,
-                        &calibrate_cmd::paraver_date(),
-                    );
+                    let (prv, pcf, row) =
+                        app::paraver::trace(&rep, args.ranks, &name, &app::clock::paraver_date());
                     for (p, text) in [
                         (path.clone(), prv),
                         (path.with_extension("pcf"), pcf),

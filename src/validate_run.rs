@@ -216,14 +216,12 @@ fn build(program: &Path, args: &RunModeArgs, binary: &Path) -> anyhow::Result<()
 fn run_once(launcher: &str, np: u32, binary: &Path, params: &[String]) -> anyhow::Result<f64> {
     let mut line = launcher.replace("{ranks}", &np.to_string());
     line.push(' ');
-    line.push_str(&crate::calibrate_cmd::shell_word(
-        &binary.display().to_string(),
-    ));
+    line.push_str(&app::shell::word(&binary.display().to_string()));
     for p in params {
         line.push(' ');
-        line.push_str(&crate::calibrate_cmd::shell_word(p));
+        line.push_str(&app::shell::word(p));
     }
-    let stdout = crate::calibrate_cmd::run_shell(&line)?;
+    let stdout = app::shell::run(&line)?;
     parse_result(&stdout)
         .with_context(|| format!("`{line}` printed no PARSIM_RESULT line:\n{stdout}"))
 }

@@ -32,6 +32,10 @@ pub enum Error {
     /// binary names its flag).
     #[error("{0}")]
     Setting(String),
+    /// An external tool (a compiler, an MPI launcher) is missing or failed;
+    /// the message holds its command line and output.
+    #[error("{0}")]
+    Tool(String),
     /// A picture could not be rendered (PNG output needs a system font).
     #[error("{0}")]
     Picture(String),
