@@ -3,7 +3,9 @@
 //! and chart is there, a screenshot shows the charts).
 //!
 //! Without `chromium` on PATH the browser half is skipped with a note,
-//! unless PARSIM_REQUIRE_CHROMIUM is set (CI), where that is a failure.
+//! unless CI=true or PARSIM_REQUIRE_CHROMIUM is set, where that is a failure.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,12 +35,11 @@ fn tmp(test: &str) -> PathBuf {
 
 /// Runs `parsim report` and returns the page.
 fn report(args: &[&str], html: &Path) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .arg("report")
         .args(args)
         .arg("-o")
         .arg(html)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -159,16 +160,15 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The browser, or None after a skip note (a failure when CI requires it).
+/// The browser, or None after a skip note (a failure under CI; see
+/// `support::requires`).
 fn browser() -> Option<PathBuf> {
     let found = chromium();
-    if found.is_none() {
-        assert!(
-            std::env::var_os("PARSIM_REQUIRE_CHROMIUM").is_none(),
-            "PARSIM_REQUIRE_CHROMIUM is set but chromium is not on PATH"
-        );
-        eprintln!("note: chromium not on PATH; skipping the headless browser checks");
-    }
+    support::requires(
+        "`chromium` (or `chromium-browser`) on the PATH",
+        found.is_some(),
+        "PARSIM_REQUIRE_CHROMIUM",
+    );
     found
 }
 
