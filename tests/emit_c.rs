@@ -153,7 +153,8 @@ fn mpirun(np: u32, binary: &Path, args: &[&str]) -> Output {
 }
 
 /// Every skeleton that parses (examples, the IMB suite, the checker's
-/// programs, this suite's) becomes C that `mpicc -Wall -Werror` accepts.
+/// programs, this suite's, the MPI-semantics snapshots') becomes C that
+/// `mpicc -Wall -Werror` accepts.
 #[test]
 fn every_skeleton_compiles_with_mpicc_wall_werror() {
     if !have(&["mpicc"]) {
@@ -167,6 +168,7 @@ fn every_skeleton_compiles_with_mpicc_wall_werror() {
         "examples/osu",
         "tests/check",
         "tests/emit",
+        "tests/semantics",
     ] {
         let mut found: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join(d))
             .expect("directory")
