@@ -24,15 +24,6 @@ const SECTIONS: [&str; 7] = [
     "timeline",
 ];
 
-/// A directory of this test's own (the tests run in parallel).
-fn tmp(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("report_page")
-        .join(test);
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    dir
-}
-
 /// Runs `parsim report` and returns the page.
 fn report(args: &[&str], html: &Path) -> String {
     let o = support::parsim_command()
@@ -48,8 +39,8 @@ fn report(args: &[&str], html: &Path) -> String {
 
 /// The heat example on Fast Ethernet (so that communication and waiting
 /// show) with a scaling study on two networks.
-fn heat_page(test: &str) -> (PathBuf, String) {
-    let html = tmp(test).join("heat.html");
+fn heat_page(dir: &Path) -> (PathBuf, String) {
+    let html = dir.join("heat.html");
     let text = report(
         &[
             "examples/heat.mpl",
@@ -72,8 +63,8 @@ fn heat_page(test: &str) -> (PathBuf, String) {
     (html, text)
 }
 
-fn net_page(test: &str) -> (PathBuf, String) {
-    let html = tmp(test).join("net.html");
+fn net_page(dir: &Path) -> (PathBuf, String) {
+    let html = dir.join("net.html");
     let text = report(
         &["examples/net.mpl", "--ranks", "6", "--param", "iters=5"],
         &html,
@@ -83,7 +74,8 @@ fn net_page(test: &str) -> (PathBuf, String) {
 
 #[test]
 fn the_page_is_self_contained_and_complete() {
-    let (_, heat) = heat_page("complete");
+    let dir = support::temp_dir();
+    let (_, heat) = heat_page(&dir);
     for id in SECTIONS {
         assert!(heat.contains(&format!("<section id=\"{id}\">")), "{id}");
     }
@@ -100,14 +92,14 @@ fn the_page_is_self_contained_and_complete() {
     assert!(urls.is_empty(), "external references: {urls:?}");
     assert!(!heat.contains("<link") && !heat.contains("@import") && !heat.contains(" src="));
 
-    let (_, net) = net_page("complete");
+    let (_, net) = net_page(&dir);
     assert!(net.contains("No scaling study"));
     assert_eq!(net.matches("<svg").count(), 3);
 }
 
 #[test]
 fn text_from_the_program_is_escaped() {
-    let dir = tmp("escape");
+    let dir = support::temp_dir();
     let prog = dir.join("a<b>&\"c\".mpl");
     std::fs::write(
         &prog,
@@ -127,7 +119,7 @@ fn text_from_the_program_is_escaped() {
 
 #[test]
 fn many_ranks_are_grouped_and_have_no_timeline() {
-    let dir = tmp("many");
+    let dir = support::temp_dir();
     let html = dir.join("page.html");
     let text = report(
         &[
@@ -252,13 +244,14 @@ fn check_dom(chromium: &Path, page: &Path, svgs: usize) {
 #[test]
 fn chromium_loads_the_pages_without_errors() {
     let Some(chromium) = browser() else { return };
-    let (heat, _) = heat_page("dom");
+    let dir = support::temp_dir();
+    let (heat, _) = heat_page(&dir);
     check_dom(&chromium, &heat, 4);
-    let (net, _) = net_page("dom");
+    let (net, _) = net_page(&dir);
     check_dom(&chromium, &net, 3);
 
     // The checks catch a failing script: the same page with an error.
-    let broken = tmp("dom").join("broken.html");
+    let broken = dir.join("broken.html");
     let text = std::fs::read_to_string(&net)
         .expect("page")
         .replace("</main>", "</main><script>noSuchFunction();</script>");
@@ -280,9 +273,9 @@ fn chromium_loads_the_pages_without_errors() {
 #[test]
 fn chromium_screenshot_shows_the_charts() {
     let Some(chromium) = browser() else { return };
-    let (heat, _) = heat_page("screenshot");
-    let png = tmp("screenshot").join("heat.png");
-    let _ = std::fs::remove_file(&png);
+    let dir = support::temp_dir();
+    let (heat, _) = heat_page(&dir);
+    let png = dir.join("heat.png");
     let o = headless(
         &chromium,
         &heat,
