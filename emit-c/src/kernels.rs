@@ -10,32 +10,30 @@ use std::path::Path;
 use calibrate::blocks::library::{CompileOptions, KernelLibrary, compile};
 use sim_core::ir::Program;
 
-use super::{EmitError, TempDir};
+use crate::{EmitError, temp_dir};
 
 /// The kernels of `program` that `kernels` implements: a C source (`.c`,
 /// compiled with `cc -O2 -fPIC -shared`) or a shared library (`.so`,
 /// `.dylib`) exporting `parsim_kernel_abi_version()` == 1 and
 /// `parsim_kernel_NAME` per kernel.
 pub fn native_kernels(kernels: &Path, program: &Program) -> Result<BTreeSet<String>, EmitError> {
-    let err = |e: calibrate::blocks::BlocksError| EmitError(e.to_string());
-    let dir = TempDir::new("kernels")?;
+    let dir = temp_dir("kernels")?;
     let library = match kernels.extension().and_then(|e| e.to_str()) {
         Some("c") => {
-            let (lib, _) = compile(kernels, dir.path(), &CompileOptions::default()).map_err(err)?;
-            KernelLibrary::load(&lib).map_err(err)?
+            let (lib, _) = compile(kernels, dir.path(), &CompileOptions::default())?;
+            KernelLibrary::load(&lib)?
         }
         Some("so" | "dylib") => {
             // An absolute path: `dlopen` searches the library path for a
             // bare file name.
-            let abs = std::fs::canonicalize(kernels)
-                .map_err(|e| EmitError(format!("cannot read {}: {e}", kernels.display())))?;
-            KernelLibrary::load(&abs).map_err(err)?
+            let abs = std::fs::canonicalize(kernels).map_err(|source| EmitError::Read {
+                path: kernels.to_owned(),
+                source,
+            })?;
+            KernelLibrary::load(&abs)?
         }
         _ => {
-            return Err(EmitError(format!(
-                "{}: a kernel library is a C file (.c) or a shared library (.so, .dylib)",
-                kernels.display()
-            )));
+            return Err(EmitError::NotAKernelLibrary(kernels.to_owned()));
         }
     };
     Ok(program
