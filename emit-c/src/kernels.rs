@@ -43,3 +43,19 @@ pub fn native_kernels(kernels: &Path, program: &Program) -> Result<BTreeSet<Stri
         .map(|k| k.name.clone())
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_files_are_not_kernel_libraries() {
+        let p = frontend::compile("k.mpl", "kernel k(n)\ncompute k(3)\n").expect("valid program");
+        let e = native_kernels(Path::new("notes.txt"), &p).expect_err("not a library");
+        assert!(matches!(&e, EmitError::NotAKernelLibrary(path) if path == Path::new("notes.txt")));
+        assert_eq!(
+            e.to_string(),
+            "notes.txt: a kernel library is a C file (.c) or a shared library (.so, .dylib)"
+        );
+    }
+}
