@@ -8,7 +8,7 @@
 mod calibrate_blocks;
 mod calibrate_cmd;
 mod check_cmd;
-mod emit_c;
+mod emit_c_cmd;
 mod monitor;
 mod report;
 mod report_cmd;
@@ -67,9 +67,9 @@ enum Command {
     /// breakdown, critical path, scaling plot, heat map, timeline.
     Report(Box<report_cmd::ReportArgs>),
     /// Translate a skeleton into one self-contained C MPI program.
-    EmitC(emit_c::EmitArgs),
+    EmitC(emit_c_cmd::EmitArgs),
     /// Build a real MPI executable from a skeleton (mpicc or smpicc).
-    BuildMpi(Box<emit_c::BuildArgs>),
+    BuildMpi(Box<emit_c_cmd::BuildArgs>),
 }
 
 #[derive(clap::Args)]
@@ -204,8 +204,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(&args).map(Outcome::Code),
         Command::Sweep(args) => sweep_cmd::run(&args).map(|()| Outcome::Ok),
         Command::Report(args) => report_cmd::run(&args),
-        Command::EmitC(args) => emit_c::run_emit(&args),
-        Command::BuildMpi(args) => emit_c::run_build(&args),
+        Command::EmitC(args) => emit_c_cmd::run_emit(&args),
+        Command::BuildMpi(args) => emit_c_cmd::run_build(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -200,14 +200,15 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
 /// given on its command line at each run.
 fn build(program: &Path, args: &RunModeArgs, binary: &Path) -> anyhow::Result<()> {
     let ir = crate::load_program(program, &[])?;
-    let opts = crate::emit_c::BuildOptions {
+    let opts = emit_c::BuildOptions {
         kernels: args.kernels.as_deref(),
         output: binary,
         mpicc: &args.mpicc,
         cflags: &args.cflags,
     };
-    let name = crate::emit_c::program_name(program);
-    crate::emit_c::build(&ir, &name, &opts, &mut |cmd| eprintln!("{cmd}"))
+    let name = emit_c::program_name(program);
+    emit_c::build(&ir, &name, &opts, &mut |cmd| eprintln!("{cmd}"))
+        .map_err(crate::emit_c_cmd::cli_error)
         .with_context(|| format!("building the real program {}", program.display()))?;
     Ok(())
 }
