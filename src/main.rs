@@ -13,7 +13,6 @@ mod monitor;
 mod report;
 mod report_cmd;
 mod sweep_cmd;
-mod tempdir;
 mod validate_cmd;
 mod validate_run;
 

@@ -106,7 +106,10 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     }
 
     // Build the real program once; parameters go on its command line.
-    let tmp = crate::tempdir::TempDir::new("validate").map_err(anyhow::Error::msg)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("parsim-validate-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
     let dir = tmp.path();
     let stem = m
         .program
