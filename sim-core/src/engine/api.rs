@@ -346,6 +346,6 @@ pub fn simulate_with_progress(
     let mut specialized = program.clone();
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
     let mut engine = Engine::new(&specialized, machine, cfg, output)?;
-    engine.progress = Some(progress);
+    engine.obs.report_progress(progress);
     engine.run()
 }

@@ -116,10 +116,10 @@ impl<'a> Engine<'a> {
                 exec.posted = false;
             }
             if exec.pos == exec.steps.len() {
-                if self.cfg.trace_limit > 0 {
-                    let lp = &self.lps[lpi];
+                let lp = &self.lps[lpi];
+                self.obs.trace(|| {
                     let busy = lp.stats.busy() - exec.busy_before;
-                    let ev = TraceEvent::Interval {
+                    TraceEvent::Interval {
                         rank: id,
                         start: exec.started,
                         end: lp.clock,
@@ -127,9 +127,8 @@ impl<'a> Engine<'a> {
                         comm: true,
                         line: exec.line,
                         wait: (lp.clock - exec.started - busy).max(0.0),
-                    };
-                    self.trace_push(ev);
-                }
+                    }
+                });
                 let result = self.finish_collective(id, &exec, span)?;
                 if let Some(d) = dst {
                     self.set_local(id, d, result);

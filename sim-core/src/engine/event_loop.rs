@@ -47,9 +47,7 @@ impl<'a> Engine<'a> {
         if !cfg.kernel_profile {
             check_kernel_costs(program, &kernel_times)?;
         }
-        let profile = cfg
-            .kernel_profile
-            .then(|| ProfileRecorder::new(program.kernels.len()));
+        let obs = Observers::new(&cfg, program.kernels.len());
         let calibrated = kernel_times.iter().any(Option::is_some);
         let kernels_called = if calibrated {
             vec![0; cfg.ranks as usize]
@@ -99,7 +97,6 @@ impl<'a> Engine<'a> {
             cfg,
             params,
             kernel_times,
-            profile,
             kernels_called,
             noise,
             lps,
@@ -120,12 +117,7 @@ impl<'a> Engine<'a> {
             comms: Comms::new(world),
             coll_cfg,
             instances: HashMap::new(),
-            wild_matches: Vec::new(),
-            inflight_to: HashMap::new(),
-            trace: Vec::new(),
-            trace_truncated: false,
-            pairs: HashMap::new(),
-            progress: None,
+            obs,
             finished: 0,
         })
     }
@@ -160,17 +152,7 @@ impl<'a> Engine<'a> {
         }
         while let Some((time, ev_kind)) = self.next_event() {
             self.events += 1;
-            if self.events.is_multiple_of(PROGRESS_EVERY)
-                && let Some(p) = self.progress.as_mut()
-            {
-                p(&Progress {
-                    events: self.events,
-                    sim_time: time,
-                    finished: self.finished,
-                    ranks: self.cfg.ranks,
-                    lps: &self.lps,
-                });
-            }
+            self.obs.event(self.events, time, self.finished, &self.lps);
             self.now = time;
             if self.events.saturating_add(self.comm_calls) > self.cfg.max_events {
                 return Err(self.runaway(format!(
@@ -214,40 +196,20 @@ impl<'a> Engine<'a> {
         let ranks: Vec<RankStats> = self.lps.iter().map(|lp| lp.stats).collect();
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let leftovers = self.leftovers();
-        let wildcards = std::mem::take(&mut self.wild_matches);
-        let trace = std::mem::take(&mut self.trace);
-        let mut comm_matrix: Vec<(u32, u32, PairTraffic)> = std::mem::take(&mut self.pairs)
-            .into_iter()
-            .map(|((s, d), t)| (s, d, t))
-            .collect();
-        comm_matrix.sort_by_key(|&(s, d, _)| (s, d));
-        let kernel_profile = self
-            .profile
-            .take()
-            .map(|p| p.finish(self.program))
-            .unwrap_or_default();
+        let recorded = self.obs.finish(self.program);
         Ok(SimReport {
-            comm_matrix,
-            kernel_profile,
-            trace,
-            trace_truncated: self.trace_truncated,
+            comm_matrix: recorded.comm_matrix,
+            kernel_profile: recorded.kernel_profile,
+            trace: recorded.trace,
+            trace_truncated: recorded.trace_truncated,
             predicted_seconds,
             ranks,
             messages: self.messages,
             bytes: self.bytes,
             events: self.events,
             leftovers,
-            wildcards,
+            wildcards: recorded.wildcards,
         })
-    }
-
-    /// Adds a timeline event, up to the limit.
-    pub(super) fn trace_push(&mut self, ev: TraceEvent) {
-        if self.trace.len() < self.cfg.trace_limit {
-            self.trace.push(ev);
-        } else {
-            self.trace_truncated = true;
-        }
     }
 }
 

@@ -182,9 +182,7 @@ impl<'a> Engine<'a> {
                     vals.push(self.eval_in(id, a, *span)?);
                 }
                 let vals: &[Value] = &vals;
-                if let Some(p) = &mut self.profile {
-                    p.record(id, *kernel as usize, vals);
-                }
+                self.obs.kernel_call(id, *kernel as usize, vals);
                 let nominal = match (&self.kernel_times[*kernel as usize], &k.cost) {
                     (Some(t), _) => {
                         let first = match self.kernels_called.get_mut(id as usize) {
@@ -237,7 +235,7 @@ impl<'a> Engine<'a> {
                             )
                         })?
                     }
-                    (None, None) if self.profile.is_some() => 0.0,
+                    (None, None) if self.obs.profiling() => 0.0,
                     (None, None) => {
                         return Err(SimError::KernelWithoutCost {
                             kernel: k.name.clone(),
@@ -254,18 +252,15 @@ impl<'a> Engine<'a> {
                 lp.clock += t;
                 lp.stats.compute += t;
                 let end = lp.clock;
-                if self.cfg.trace_limit > 0 {
-                    let what = format!("compute {}", k.name);
-                    self.trace_push(TraceEvent::Interval {
-                        rank: id,
-                        start,
-                        end,
-                        what,
-                        comm: false,
-                        line: span.line,
-                        wait: 0.0,
-                    });
-                }
+                self.obs.trace(|| TraceEvent::Interval {
+                    rank: id,
+                    start,
+                    end,
+                    what: format!("compute {}", k.name),
+                    comm: false,
+                    line: span.line,
+                    wait: 0.0,
+                });
                 Ok(Flow::Continue)
             }
             Stmt::Copy { bytes, span } => {

@@ -35,6 +35,7 @@ mod comms;
 mod deadlock;
 mod event_loop;
 mod interp;
+mod observe;
 mod p2p;
 mod state;
 mod watch;
@@ -42,6 +43,7 @@ mod watch;
 pub use api::*;
 use comms::Comms;
 use deadlock::comm_name;
+use observe::Observers;
 use state::*;
 use watch::*;
 
@@ -53,9 +55,6 @@ use crate::kernels::{KernelCall, KernelProfile, KernelTime, NoiseStream, Profile
 use crate::model::{Machine, MessageKind};
 use crate::queue::EventQueue;
 use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
-
-/// Events between two progress reports.
-const PROGRESS_EVERY: u64 = 1 << 18;
 
 /// Blocks an LP may execute in one slice before it yields (so that a loop
 /// without communication still counts events and meets `max_events`).
@@ -72,8 +71,6 @@ pub struct Engine<'a> {
     params: Vec<Value>,
     /// Per kernel: its calibrated time, if `SimConfig::kernel_times` has one.
     kernel_times: Vec<Option<Arc<dyn KernelTime>>>,
-    /// `kernel_profile`: the calls so far.
-    profile: Option<ProfileRecorder>,
     /// With calibrated kernels: per rank, bit k set once the rank has called
     /// kernel k (k < 64), so a first call can cost its measured first-call
     /// time. Empty without calibrated kernels.
@@ -103,20 +100,12 @@ pub struct Engine<'a> {
     messages: u64,
     bytes: u64,
     output: &'a mut dyn FnMut(PrintLine),
-    /// Called every `PROGRESS_EVERY` events (`simulate_with_progress`).
-    progress: Option<&'a mut dyn FnMut(&Progress)>,
     finished: u32,
     comms: Comms,
     coll_cfg: crate::coll::CollConfig,
-    /// `comm_matrix`: traffic per (source, destination).
-    pairs: HashMap<(u32, u32), PairTraffic>,
-    /// `trace_limit`: the timeline so far.
-    trace: Vec<TraceEvent>,
-    trace_truncated: bool,
-    /// `record_wildcards`: matched ANY_SOURCE receives, and the envelopes in
-    /// flight to each rank.
-    wild_matches: Vec<WildcardMatch>,
-    inflight_to: HashMap<u32, Vec<u32>>,
+    /// The optional recording: timeline, comm matrix, wildcard matches,
+    /// kernel profile, progress.
+    obs: Observers<'a>,
     /// Collective calls under way, by (communicator, sequence number).
     instances: HashMap<(u32, u64), collective::Instance>,
 }

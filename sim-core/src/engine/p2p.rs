@@ -349,7 +349,7 @@ impl<'a> Engine<'a> {
     /// The timeline interval of a finished blocking call (with a timeline):
     /// from its start to `end`, the part not spent in overheads as waiting.
     fn trace_wait(&mut self, id: u32, ws: &WaitSet, end: f64) {
-        if self.cfg.trace_limit == 0 || ws.what.is_empty() {
+        if !self.obs.tracing() || ws.what.is_empty() {
             return;
         }
         let busy = self.lps[id as usize].stats.busy() - ws.busy_before;
@@ -362,7 +362,7 @@ impl<'a> Engine<'a> {
             line: ws.line,
             wait: (end - ws.started - busy).max(0.0),
         };
-        self.trace_push(ev);
+        self.obs.trace(|| ev);
     }
 
     pub(super) fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> RunResult<Flow> {
@@ -554,17 +554,11 @@ impl<'a> Engine<'a> {
         if !self.try_early_match(m)? {
             let arrival = self.msgs[m as usize].arrival;
             self.lps[to as usize].inflight += 1;
-            if self.cfg.record_wildcards {
-                self.inflight_to.entry(to).or_default().push(m);
-            }
+            self.obs.in_flight(to, m);
             self.push(arrival, EventKind::Arrival(m));
         }
-        if self.cfg.comm_matrix {
-            let p = self.pairs.entry((id, to)).or_default();
-            p.messages += 1;
-            p.bytes += bytes;
-            p.seconds += tr.arrival.max(now) - now;
-        }
+        self.obs
+            .message_sent(id, to, bytes, tr.arrival.max(now) - now);
         let lp = &mut self.lps[id as usize];
         lp.clock = now + o_s;
         lp.stats.comm += o_s;
@@ -671,12 +665,7 @@ impl<'a> Engine<'a> {
     pub(super) fn on_arrival(&mut self, m: u32) -> RunResult<()> {
         let dst = self.msgs[m as usize].dst;
         self.lps[dst as usize].inflight -= 1;
-        if self.cfg.record_wildcards
-            && let Some(v) = self.inflight_to.get_mut(&dst)
-            && let Some(pos) = v.iter().position(|&x| x == m)
-        {
-            v.swap_remove(pos);
-        }
+        self.obs.arrived(dst, m);
         let lp = &self.lps[dst as usize];
         let msg = &self.msgs[m as usize];
         let hit = lp
@@ -728,9 +717,9 @@ impl<'a> Engine<'a> {
             tag: msg.tag,
             bytes: msg.bytes,
         };
-        if self.cfg.trace_limit > 0 && msg.ctx.is_multiple_of(2) {
+        if self.obs.tracing() && msg.ctx.is_multiple_of(2) {
             let received = self.now.max(msg.arrival);
-            self.trace_push(TraceEvent::Message {
+            self.obs.trace(|| TraceEvent::Message {
                 src: msg.src,
                 dst: msg.dst,
                 sent: msg.sent,
@@ -739,7 +728,7 @@ impl<'a> Engine<'a> {
             });
         }
         self.msgs[m as usize].recv_req = r;
-        if self.cfg.record_wildcards && self.reqs[r as usize].wild_nth != u32::MAX {
+        if self.obs.recording_wildcards() && self.reqs[r as usize].wild_nth != u32::MAX {
             self.record_wildcard(r, &msg);
         }
         match msg.send_req {
@@ -773,11 +762,7 @@ impl<'a> Engine<'a> {
         let owner = q.owner;
         let mut alternatives: Vec<u32> = Vec::new();
         let lp = &self.lps[owner as usize];
-        let inflight = self
-            .inflight_to
-            .get(&owner)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let inflight = self.obs.in_flight_to(owner);
         for &m in lp.unexpected.iter().chain(inflight.iter()) {
             let other = &self.msgs[m as usize];
             if other.src != msg.src && q.accepts(other) && !alternatives.contains(&other.src) {
@@ -785,7 +770,7 @@ impl<'a> Engine<'a> {
             }
         }
         alternatives.sort_unstable();
-        self.wild_matches.push(WildcardMatch {
+        self.obs.wildcard_matched(WildcardMatch {
             rank: owner,
             nth: q.wild_nth,
             span: q.span,
