@@ -135,6 +135,89 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The nominal seconds of rank `id`'s call of `kernel` with `vals`: its
+    /// calibrated time if it has one, else its cost formula (0 while
+    /// profiling a kernel without either).
+    fn kernel_seconds(
+        &mut self,
+        id: u32,
+        kernel: KernelId,
+        vals: &[Value],
+        span: Span,
+    ) -> RunResult<f64> {
+        let k = &self.program.kernels[kernel as usize];
+        let nominal = match (&self.kernel_times[kernel as usize], &k.cost) {
+            (Some(t), _) => {
+                let first = match self.kernels_called.get_mut(id as usize) {
+                    Some(bits) if kernel < 64 => {
+                        let bit = 1u64 << kernel;
+                        let first = *bits & bit == 0;
+                        *bits |= bit;
+                        first
+                    }
+                    _ => false,
+                };
+                let uniform = self.noise.get_mut(id as usize).map(NoiseStream::uniform);
+                t.seconds(
+                    vals,
+                    KernelCall {
+                        rank: id,
+                        first,
+                        uniform,
+                    },
+                )
+            }
+            .map_err(|m| {
+                self.rt(
+                    id,
+                    span,
+                    format!("calibrated time of kernel `{}`: {m}", k.name),
+                )
+            })?,
+            (None, Some(cost)) => {
+                let cx = EvalCx {
+                    locals: vals,
+                    params: &self.params,
+                    rank: id,
+                    size: self.cfg.ranks,
+                    clock: self.lps[id as usize].clock,
+                    comms: &self.comms,
+                };
+                let v = eval(cost, &cx)
+                    .map_err(|m| self.rt(id, span, format!("cost of kernel `{}`: {m}", k.name)))?;
+                v.as_f64().ok_or_else(|| {
+                    self.rt(
+                        id,
+                        span,
+                        format!(
+                            "cost of kernel `{}` must be a number, got {}",
+                            k.name,
+                            v.type_name()
+                        ),
+                    )
+                })?
+            }
+            (None, None) if self.obs.profiling() => 0.0,
+            (None, None) => {
+                return Err(SimError::KernelWithoutCost {
+                    kernel: k.name.clone(),
+                    span,
+                });
+            }
+        };
+        if !(nominal.is_finite() && nominal >= 0.0) {
+            return Err(self.rt(
+                id,
+                span,
+                format!(
+                    "cost of kernel `{}` is {nominal} s; it must be finite and not negative",
+                    k.name
+                ),
+            ));
+        }
+        Ok(nominal)
+    }
+
     pub(super) fn exec_stmt(&mut self, id: u32, stmt: &'a Stmt) -> RunResult<Flow> {
         match stmt {
             Stmt::Assign { dst, value, span } => {
@@ -183,69 +266,7 @@ impl<'a> Engine<'a> {
                 }
                 let vals: &[Value] = &vals;
                 self.obs.kernel_call(id, *kernel as usize, vals);
-                let nominal = match (&self.kernel_times[*kernel as usize], &k.cost) {
-                    (Some(t), _) => {
-                        let first = match self.kernels_called.get_mut(id as usize) {
-                            Some(bits) if *kernel < 64 => {
-                                let bit = 1u64 << *kernel;
-                                let first = *bits & bit == 0;
-                                *bits |= bit;
-                                first
-                            }
-                            _ => false,
-                        };
-                        let uniform = self.noise.get_mut(id as usize).map(NoiseStream::uniform);
-                        t.seconds(
-                            vals,
-                            KernelCall {
-                                rank: id,
-                                first,
-                                uniform,
-                            },
-                        )
-                    }
-                    .map_err(|m| {
-                        self.rt(
-                            id,
-                            *span,
-                            format!("calibrated time of kernel `{}`: {m}", k.name),
-                        )
-                    })?,
-                    (None, Some(cost)) => {
-                        let cx = EvalCx {
-                            locals: vals,
-                            params: &self.params,
-                            rank: id,
-                            size: self.cfg.ranks,
-                            clock: self.lps[id as usize].clock,
-                            comms: &self.comms,
-                        };
-                        let v = eval(cost, &cx).map_err(|m| {
-                            self.rt(id, *span, format!("cost of kernel `{}`: {m}", k.name))
-                        })?;
-                        v.as_f64().ok_or_else(|| {
-                            self.rt(
-                                id,
-                                *span,
-                                format!(
-                                    "cost of kernel `{}` must be a number, got {}",
-                                    k.name,
-                                    v.type_name()
-                                ),
-                            )
-                        })?
-                    }
-                    (None, None) if self.obs.profiling() => 0.0,
-                    (None, None) => {
-                        return Err(SimError::KernelWithoutCost {
-                            kernel: k.name.clone(),
-                            span: *span,
-                        });
-                    }
-                };
-                if !(nominal.is_finite() && nominal >= 0.0) {
-                    return Err(self.rt(id, *span, format!("cost of kernel `{}` is {nominal} s; it must be finite and not negative", k.name)));
-                }
+                let nominal = self.kernel_seconds(id, *kernel, vals, *span)?;
                 let t = self.machine.compute_seconds(id, nominal);
                 let lp = &mut self.lps[id as usize];
                 let start = lp.clock;

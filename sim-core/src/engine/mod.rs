@@ -48,8 +48,8 @@ use state::*;
 use watch::*;
 
 use crate::ir::{
-    Block, BlockId, CommOp, Expr, FuncId, MsgArgs, PrintArg, Program, SendMode, Slot, Span, Stmt,
-    Terminator,
+    Block, BlockId, CommOp, Expr, FuncId, KernelId, MsgArgs, PrintArg, Program, SendMode, Slot,
+    Span, Stmt, Terminator,
 };
 use crate::kernels::{KernelCall, KernelProfile, KernelTime, NoiseStream, ProfileRecorder};
 use crate::model::{Machine, MessageKind};

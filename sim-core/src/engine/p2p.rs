@@ -116,56 +116,12 @@ impl<'a> Engine<'a> {
             }
             CommOp::Test(slot) => {
                 self.free_waitsets.push(ws);
-                let done = match self.live_req_in(id, *slot, "test", span)? {
-                    None => true,
-                    Some(r) => {
-                        let q = &self.reqs[r.id as usize];
-                        let clock = self.lps[lpi].clock;
-                        if q.done && q.ready_at <= clock {
-                            let o = q.overhead;
-                            self.release_req(r);
-                            let lp = &mut self.lps[lpi];
-                            lp.pending.retain(|p| *p != r);
-                            lp.clock += o;
-                            lp.stats.comm += o;
-                            self.set_local(id, *slot, Value::Null);
-                            true
-                        } else {
-                            false
-                        }
-                    }
-                };
-                if let Some(d) = dst {
-                    self.set_local(id, d, Value::Bool(done));
-                }
-                return Ok(Flow::Continue);
+                return self.exec_test(id, *slot, dst, span);
             }
             CommOp::Probe(a) | CommOp::Iprobe(a) => {
                 self.free_waitsets.push(ws);
-                let env = self.resolve_probe(id, a, span)?;
-                let found = self.probe_unexpected(id, env);
                 let blocking = matches!(op, CommOp::Probe(_));
-                match (found, blocking) {
-                    (Some(st), _) => {
-                        if let Some(d) = dst {
-                            self.set_local(id, d, Value::Status(st));
-                        }
-                        self.lps[lpi].probing = None;
-                        return Ok(Flow::Continue);
-                    }
-                    (None, false) => {
-                        if let Some(d) = dst {
-                            self.set_local(id, d, Value::Null);
-                        }
-                        return Ok(Flow::Continue);
-                    }
-                    (None, true) => {
-                        // Blocks until a matching envelope arrives; then the
-                        // statement runs again and finds it.
-                        self.lps[lpi].probing = Some(Box::new(env));
-                        return Ok(Flow::Block);
-                    }
-                }
+                return self.exec_probe(id, a, blocking, dst, span);
             }
             CommOp::Collective(_) | CommOp::CommSplit { .. } | CommOp::CommDup(_) => {
                 self.free_waitsets.push(ws);
@@ -178,6 +134,70 @@ impl<'a> Engine<'a> {
         ws.line = span.line;
         self.lps[lpi].wait = Some(ws);
         self.try_complete_wait(id, dst)
+    }
+
+    /// `test(r)`: true (and `r` becomes null) once `r` is complete.
+    fn exec_test(&mut self, id: u32, slot: Slot, dst: Option<Slot>, span: Span) -> RunResult<Flow> {
+        let lpi = id as usize;
+        let done = match self.live_req_in(id, slot, "test", span)? {
+            None => true,
+            Some(r) => {
+                let q = &self.reqs[r.id as usize];
+                let clock = self.lps[lpi].clock;
+                if q.done && q.ready_at <= clock {
+                    let o = q.overhead;
+                    self.release_req(r);
+                    let lp = &mut self.lps[lpi];
+                    lp.pending.retain(|p| *p != r);
+                    lp.clock += o;
+                    lp.stats.comm += o;
+                    self.set_local(id, slot, Value::Null);
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if let Some(d) = dst {
+            self.set_local(id, d, Value::Bool(done));
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// `probe` (`blocking`) or `iprobe`: the status of a matching envelope
+    /// that has arrived; `probe` blocks until there is one.
+    fn exec_probe(
+        &mut self,
+        id: u32,
+        a: &MsgArgs,
+        blocking: bool,
+        dst: Option<Slot>,
+        span: Span,
+    ) -> RunResult<Flow> {
+        let lpi = id as usize;
+        let env = self.resolve_probe(id, a, span)?;
+        let found = self.probe_unexpected(id, env);
+        match (found, blocking) {
+            (Some(st), _) => {
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Status(st));
+                }
+                self.lps[lpi].probing = None;
+                Ok(Flow::Continue)
+            }
+            (None, false) => {
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Null);
+                }
+                Ok(Flow::Continue)
+            }
+            (None, true) => {
+                // Blocks until a matching envelope arrives; then the
+                // statement runs again and finds it.
+                self.lps[lpi].probing = Some(Box::new(env));
+                Ok(Flow::Block)
+            }
+        }
     }
 
     /// The live request in variable `slot`, `None` for null or a completed one.
