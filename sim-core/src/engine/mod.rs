@@ -1,9 +1,63 @@
 //! The deterministic event engine: one logical process (LP) per rank.
 //!
 //! Each LP is a state machine (model clock, frame stack, matching queues),
-//! not a thread. One event loop pops events in (time, sequence) order.
+//! not a thread; an idle one is a few hundred bytes in one array. A single
+//! event loop takes events in time order and runs the LP or the protocol
+//! step each one concerns. Same input, same output, bit for bit.
 //!
-//! Invariants:
+//! # Where things are
+//!
+//! - `api.rs`: the public types ([`SimConfig`], [`SimReport`], [`SimError`],
+//!   [`Progress`], [`TraceEvent`], ...) and the entry points [`simulate`]
+//!   and [`simulate_with_progress`], re-exported here.
+//! - `state.rs`: the records: events, messages, requests, wait sets, frames
+//!   and the LP.
+//! - `event_loop.rs`: setting up a run ([`Engine::new`]), the queue in
+//!   front of the event heap (`push`, `next_event`) and the loop itself
+//!   ([`Engine::run`]), which dispatches each event.
+//! - `interp.rs`: the statement interpreter (`run_lp`, `exec_stmt`).
+//! - `p2p.rs`: point-to-point posting, matching, eager and rendezvous
+//!   protocols, waits and probes; `collective.rs`: collectives and
+//!   communicator creation as point-to-point schedules; `comms.rs`: the
+//!   communicators and matching contexts.
+//! - `observe.rs`: the optional recording (timeline, comm matrix, wildcard
+//!   matches, kernel profile, progress) behind one `Observers` value.
+//! - `watch.rs`: runaway-loop detection (`Watch`).
+//! - `deadlock.rs`: where the ranks stand when a run stops: the deadlock
+//!   report, runaway positions, end-of-run leftovers.
+//!
+//! # The order of events at one model time
+//!
+//! Events are taken in time order. Among events at the same time `t`, the
+//! order is exactly this (`Engine::push`, `Engine::next_event`,
+//! [`crate::queue::EventQueue`]):
+//!
+//! 1. The event queue (a radix heap) holds every event not described in 2;
+//!    at equal times it pops them in push order (a sequence number counted
+//!    per push to the queue).
+//! 2. A `Resume` pushed for a time not after the current one (`time <=
+//!    now`) bypasses the queue: it is appended to `ready_now`, a FIFO that
+//!    `next_event` drains completely before it pops the queue again. These
+//!    are LPs made ready at the current time: woken by a completion or an
+//!    arrival handled now, an LP whose slice of `SLICE_BLOCKS` blocks
+//!    ended at its clock `== now`, and at the start every rank, in rank
+//!    order.
+//! 3. So at time `t`: the first queued event at `t` runs; then every LP that
+//!    became ready at `t` while it ran, in the order they became ready,
+//!    each run to its next yield or block, and the LPs that those make
+//!    ready, appended to the same FIFO; only then the next queued event at
+//!    `t`, and so on. A `Resume` at `t` pushed *before* the loop reached
+//!    `t` (an LP that yields because compute took its clock ahead to `t`,
+//!    a wake-up scheduled for `t` earlier) is an ordinary queued event, in
+//!    push order among the arrivals, CTSs and payloads at `t`; an arrival,
+//!    CTS or payload pushed at `t` while the loop is at `t` (a zero-time
+//!    transfer) queues behind every event at `t` already queued.
+//! 4. A `Resume` of a blocked LP at a time other than its `wake_at` is
+//!    stale (an earlier completion pre-empted it) and does nothing; nor does
+//!    one of a finished LP. Both still count as events.
+//!
+//! # Invariants
+//!
 //! - Every communication operation (and `print`) executes with
 //!   `lp.clock == now`: an LP whose clock ran ahead through compute yields
 //!   first. Hence all sends, receives and model `transfer` calls happen in
@@ -16,12 +70,16 @@
 //!   send happens at its sender's clock, a wildcard receive can never match
 //!   a message while another LP could still send one that arrives earlier:
 //!   this is ParJava's condition `min TM(m) < min T_i`, enforced by
-//!   construction rather than by polling the clocks.
+//!   construction rather than by polling the clocks. (An eager message may
+//!   be matched at send time instead, when that gives exactly the match its
+//!   arrival would: `try_early_match` in `p2p.rs`.)
 //! - For one (source, destination) pair arrivals are nondecreasing in send
-//!   order (the model's contract, see `model.rs`; ties are broken by the
-//!   event sequence, which is send order), so MPI's non-overtaking rule holds.
-//! - An LP is in the event queue at most once (`LpState::Ready` means it is
-//!   queued or running).
+//!   order (the model's contract, see `model.rs`; equal arrival times pop in
+//!   push order, which is send order), so MPI's non-overtaking rule holds.
+//! - No event is pushed for a time before the current one (the radix heap
+//!   relies on it; see `queue.rs`).
+//! - A ready LP (`LpState::Ready`) is running or has a pending `Resume`;
+//!   a blocked one is resumed only by the `Resume` at its `wake_at`.
 
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
