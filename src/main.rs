@@ -262,6 +262,10 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
     match e {
         app::Error::ParamSyntax(m) => anyhow::anyhow!("--param {m}"),
         app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        app::Error::RanksPerNode {
+            ranks_per_node,
+            reason,
+        } => anyhow::anyhow!("--ppn {ranks_per_node}: {reason}"),
         e => e.into(),
     }
 }

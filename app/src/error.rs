@@ -28,6 +28,10 @@ pub enum Error {
     /// flag).
     #[error("{0}")]
     ParamSyntax(String),
+    /// The ranks-per-node override is not possible on this machine (the
+    /// binary names its flag).
+    #[error("{ranks_per_node}: {reason}")]
+    RanksPerNode { ranks_per_node: u32, reason: String },
     /// A what-if setting of a machine key that cannot be applied (the
     /// binary names its flag).
     #[error("{0}")]
@@ -62,7 +66,11 @@ impl Error {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            Error::Compile(_) | Error::Input(_) | Error::ParamSyntax(_) | Error::Read { .. }
+            Error::Compile(_)
+                | Error::Input(_)
+                | Error::ParamSyntax(_)
+                | Error::RanksPerNode { .. }
+                | Error::Read { .. }
         )
     }
 }
