@@ -1,14 +1,10 @@
 //! `parsim calibrate net`: fit a machine file from benchmark tables (the
 //! `calibrate` crate), print the fit report and write the TOML.
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use calibrate::{
-    ChannelFit, ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, MachineDescription,
-    Overhead, Table,
-};
+use calibrate::{ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, Overhead};
 use clap::Subcommand;
 use models::units::{parse_bandwidth, parse_size, parse_time};
 
@@ -209,12 +205,6 @@ pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
     Ok(value)
 }
 
-fn read_table(path: &Path, options: &InputOptions) -> anyhow::Result<Table> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    calibrate::parse_table(&text, options).with_context(|| format!("{}", path.display()))
-}
-
 /// Where a measured table is kept: next to the machine file (or in the
 /// current directory), `<stem>.<level>.netbench.txt`.
 fn bench_path(args: &NetArgs, level: &str) -> PathBuf {
@@ -317,7 +307,6 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         time_col: args.time_col.clone(),
         filters: filters(&args.filters, "--where")?,
     };
-    let table = read_table(&input, &input_options)?;
     let network_options = channel_options(
         args,
         args.overhead.as_deref(),
@@ -325,14 +314,11 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         &args.eager_limit,
         "--eager-limit",
     )?;
-    let network = calibrate::calibrate_channel(&table, &network_options)
-        .with_context(|| format!("{}: fit", input.display()))?;
-
-    let mut shm_table = None;
-    let shm: Option<ChannelFit> = match &args.shm {
+    let shm_input = match &args.shm {
         None => None,
-        Some(path) => {
-            let options = InputOptions {
+        Some(path) => Some(app::netfit::ShmInput {
+            path: path.clone(),
+            input: InputOptions {
                 format: format_of(&args.shm_format)?,
                 benchmark: Some(if args.shm_from_alltoall2 {
                     "Alltoall".into()
@@ -343,51 +329,28 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 bytes_col: args.bytes_col.clone(),
                 time_col: args.time_col.clone(),
                 filters: filters(&args.shm_filters, "--shm-where")?,
-            };
-            let mut t = read_table(path, &options)?;
-            if args.shm_from_alltoall2 {
-                t = calibrate::alltoall2_to_oneway(&t, memcpy)
-                    .with_context(|| format!("{}", path.display()))?;
-            }
-            let options = channel_options(
+            },
+            channel: channel_options(
                 args,
                 args.shm_overhead.as_deref(),
                 "--shm-overhead",
                 &args.shm_eager_limit,
                 "--shm-eager-limit",
-            )?;
-            let fit = calibrate::calibrate_channel(&t, &options)
-                .with_context(|| format!("{}: fit", path.display()))?;
-            shm_table = Some(t);
-            Some(fit)
-        }
+            )?,
+            from_alltoall2: args.shm_from_alltoall2,
+        }),
     };
+    let fitted = app::netfit::fit(
+        &input,
+        &input_options,
+        &network_options,
+        shm_input.as_ref(),
+        memcpy,
+    )?;
     if args.shm.is_none() && args.shm_from_alltoall2 {
         bail!("--shm-from-alltoall2 needs --shm TABLE");
     }
-
-    let mut report = String::new();
-    let _ = writeln!(
-        report,
-        "network: {} ({}, {}, {} points)",
-        input.display(),
-        table.format,
-        table.origin,
-        table.points.len()
-    );
-    report.push_str(&calibrate::report::text("network", &network));
-    if let (Some(fit), Some(t), Some(path)) = (&shm, &shm_table, &args.shm) {
-        let _ = writeln!(
-            report,
-            "\nshm: {} ({}, {}, {} points)",
-            path.display(),
-            t.format,
-            t.origin,
-            t.points.len()
-        );
-        report.push_str(&calibrate::report::text("shm", fit));
-    }
-    print!("{report}");
+    print!("{}", fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())
         .chain(std::env::args().skip(1))
@@ -398,67 +361,32 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             .file_stem()
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
     });
-    let mut header = vec![
-        format!(
-            "{name}: a machine fitted by `parsim calibrate net` on {}.",
-            app::clock::today()
-        ),
-        "Reproduce (from the workspace root):".to_owned(),
-        format!("  {}", command.join(" ")),
-        format!(
-            "Network table: {} ({}; {}; {} points).",
-            input.display(),
-            table.format,
-            table.origin,
-            table.points.len()
-        ),
-    ];
-    if let (Some(t), Some(path)) = (&shm_table, &args.shm) {
-        header.push(format!(
-            "Shared-memory table: {} ({}; {}; {} points).",
-            path.display(),
-            t.format,
-            t.origin,
-            t.points.len()
-        ));
-    }
-    if let Some(note) = &duplex_note {
-        header.push(note.clone());
-    }
-    header.push(format!(
-        "Node: cpu_rate {} as given on the command line (not fitted); {memcpy_origin}.",
-        args.cpu_rate
-    ));
-    header.extend(args.notes.iter().cloned());
-    let description = args.description.clone().unwrap_or_else(|| {
-        format!(
-            "fitted by parsim calibrate net from {}",
-            input
-                .file_name()
-                .map_or(String::new(), |s| s.to_string_lossy().into_owned())
-        )
-    });
-    let toml = calibrate::write_machine(&MachineDescription {
-        name,
-        description,
-        ranks_per_node: args.ranks_per_node,
-        cpu_rate: args.cpu_rate,
-        memcpy,
-        network: &network,
-        shm: shm.as_ref(),
-        header,
-        network_duplex: args.duplex.clone(),
-        collectives: args
-            .collectives
-            .iter()
-            .map(|kv| match kv.split_once('=') {
-                Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
-                None => Err(anyhow::anyhow!(
-                    "--collective expects KEY=VALUE, got `{kv}`"
-                )),
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
-    })?;
+    let collectives = args
+        .collectives
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            None => Err(anyhow::anyhow!(
+                "--collective expects KEY=VALUE, got `{kv}`"
+            )),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let toml = fitted.machine_file(
+        &app::netfit::MachineInfo {
+            name,
+            description: args.description.clone(),
+            command,
+            ranks_per_node: args.ranks_per_node,
+            cpu_rate: args.cpu_rate,
+            memcpy,
+            memcpy_origin,
+            duplex: args.duplex.clone(),
+            duplex_note,
+            collectives,
+            notes: args.notes.clone(),
+        },
+        &app::clock::today(),
+    )?;
     // The models crate is the judge of the format; a file it refuses is
     // still written (it may predate a format feature), with a warning.
     if let Err(e) = models::LogGpMachine::from_toml_str(&toml, "<calibrated machine>") {
