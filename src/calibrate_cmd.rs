@@ -5,28 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use calibrate::{ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, Overhead};
-use clap::Subcommand;
 use models::units::{parse_bandwidth, parse_size, parse_time};
 
-#[derive(clap::Args)]
-pub struct CalibrateArgs {
-    #[command(subcommand)]
-    command: CalibrateCommand,
-}
-
-#[derive(Subcommand)]
-enum CalibrateCommand {
-    /// Fit the network (and shared-memory) parameters of a machine from
-    /// ping-pong tables (IMB/PMB or OSU output, or CSV), or measure them
-    /// with --run / --shm-run.
-    Net(Box<NetArgs>),
-    /// Time the native kernels of a skeleton on this machine (the ParJava
-    /// block measurement) and write blocks.toml for `run --blocks`.
-    Blocks(Box<crate::calibrate_blocks::BlocksArgs>),
-}
-
 #[derive(clap::Args, Clone)]
-struct NetArgs {
+pub(crate) struct NetArgs {
     /// The inter-node table: IMB/PMB text output, osu_latency or osu_bw
     /// output, or CSV with a bytes column and a time column in µs.
     /// Without it, --run measures the network.
@@ -141,13 +123,6 @@ struct NetArgs {
     notes: Vec<String>,
 }
 
-pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
-    match &args.command {
-        CalibrateCommand::Net(net) => run_net(net),
-        CalibrateCommand::Blocks(b) => crate::calibrate_blocks::run(b),
-    }
-}
-
 fn format_of(name: &str) -> anyhow::Result<Option<Format>> {
     if name == "auto" {
         return Ok(None);
@@ -190,21 +165,6 @@ fn eager_flag(flag: &str, text: &str) -> anyhow::Result<EagerLimit> {
     }
 }
 
-/// A non-negative fraction written as a percentage ("5%") or a number
-/// (0.05); `flag` names the option in errors.
-pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
-    let text = text.trim();
-    let value = match text.strip_suffix('%') {
-        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
-        None => text.parse::<f64>(),
-    }
-    .map_err(|_| anyhow::anyhow!("{flag} `{text}`: expected a percentage such as 5%"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        bail!("{flag} `{text}`: must be at least 0");
-    }
-    Ok(value)
-}
-
 /// Where a measured table is kept: next to the machine file (or in the
 /// current directory), `<stem>.<level>.netbench.txt`.
 fn bench_path(args: &NetArgs, level: &str) -> PathBuf {
@@ -236,7 +196,7 @@ fn channel_options(
         control_bytes: size_flag("--control-bytes", &args.control_bytes)?,
         fit: FitOptions {
             max_segments: args.max_segments,
-            tolerance: fraction_flag("--tolerance", &args.tolerance)?,
+            tolerance: crate::fraction_flag("--tolerance", &args.tolerance)?,
             breaks: Vec::new(),
         },
         latency: args
@@ -247,7 +207,7 @@ fn channel_options(
     })
 }
 
-fn run_net(args: &NetArgs) -> anyhow::Result<()> {
+pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     // Measured tables are saved and then read like given ones.
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
@@ -401,17 +361,4 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         None => print!("\n{toml}"),
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tolerances() {
-        assert!((fraction_flag("--tolerance", "5%").expect("ok") - 0.05).abs() < 1e-15);
-        assert!((fraction_flag("--tolerance", "0.1").expect("ok") - 0.1).abs() < 1e-15);
-        assert!(fraction_flag("--tolerance", "-1%").is_err());
-        assert!(fraction_flag("--tolerance", "x").is_err());
-    }
 }
