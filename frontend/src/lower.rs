@@ -325,6 +325,96 @@ impl Globals {
 }
 
 pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::Program {
+    let (
+        g,
+        Decls {
+            param_items,
+            kernel_items,
+            fn_items,
+            main_stmts,
+        },
+    ) = declarations(module, errors);
+
+    // Param defaults: literals and earlier params only.
+    let mut params = Vec::new();
+    for (i, (name, value, span)) in param_items.into_iter().enumerate() {
+        let mut cx = FnCx::new(&g, errors, Mode::ParamDefault(i), span);
+        let default = cx.expr(value);
+        params.push(ir::ParamDecl {
+            name: name.name.clone(),
+            default,
+            span,
+        });
+    }
+
+    // Kernel costs: the kernel's parameters are `Local(0..n)`.
+    let mut kernels = Vec::new();
+    for (name, kparams, cost, span) in kernel_items {
+        let mut cx = FnCx::new(&g, errors, Mode::KernelCost, span);
+        for p in kparams {
+            cx.declare(&p.name);
+        }
+        let cost = cost.as_ref().map(|c| cx.expr(c));
+        kernels.push(ir::Kernel {
+            name: name.name.clone(),
+            params: kparams.iter().map(|p| p.name.clone()).collect(),
+            cost,
+            span,
+        });
+    }
+
+    // Function bodies, main first.
+    let main_span = Span {
+        start: 0,
+        end: 0,
+        line: 1,
+        col: 1,
+    };
+    let mut functions = Vec::new();
+    {
+        let mut cx = FnCx::new(&g, errors, Mode::Main, main_span);
+        for s in main_stmts {
+            cx.stmt(s);
+        }
+        functions.push(cx.finish("main", Vec::new(), main_span));
+    }
+    for (name, fparams, body, span) in fn_items {
+        let mut cx = FnCx::new(&g, errors, Mode::Fn, span);
+        for p in fparams {
+            cx.declare(&p.name);
+        }
+        cx.block(body);
+        let names = fparams.iter().map(|p| p.name.clone()).collect();
+        functions.push(cx.finish(&name.name, names, span));
+    }
+
+    let program = ir::Program {
+        file: file.to_string(),
+        params,
+        kernels,
+        functions,
+        main: 0,
+    };
+    debug_assert!(
+        !errors.is_empty() || program.validate().is_ok(),
+        "lowering broke an IR invariant: {:?}",
+        program.validate()
+    );
+    program
+}
+
+/// A module's declarations in source order, split by kind.
+struct Decls<'m> {
+    param_items: Vec<(&'m Ident, &'m ast::Expr, Span)>,
+    kernel_items: Vec<(&'m Ident, &'m Vec<Ident>, &'m Option<ast::Expr>, Span)>,
+    fn_items: Vec<(&'m Ident, &'m Vec<Ident>, &'m ast::Block, Span)>,
+    main_stmts: Vec<&'m ast::Stmt>,
+}
+
+/// Collects the declarations (params, kernels, functions) and the
+/// top-level statements; a name declared twice or a redefined built-in is
+/// reported and the later declaration dropped.
+fn declarations<'m>(module: &'m Module, errors: &mut Vec<Diagnostic>) -> (Globals, Decls<'m>) {
     let mut g = Globals {
         params: Vec::new(),
         param_index: HashMap::new(),
@@ -336,8 +426,6 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
     let mut fn_items = Vec::new();
     let mut main_stmts = Vec::new();
     let mut param_spans: HashMap<String, Span> = HashMap::new();
-
-    // Collect the declarations.
     for item in &module.items {
         match item {
             Item::Param { name, value, span } => {
@@ -411,73 +499,15 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
             Item::Stmt(s) => main_stmts.push(s),
         }
     }
-
-    // Param defaults: literals and earlier params only.
-    let mut params = Vec::new();
-    for (i, (name, value, span)) in param_items.into_iter().enumerate() {
-        let mut cx = FnCx::new(&g, errors, Mode::ParamDefault(i), span);
-        let default = cx.expr(value);
-        params.push(ir::ParamDecl {
-            name: name.name.clone(),
-            default,
-            span,
-        });
-    }
-
-    // Kernel costs: the kernel's parameters are `Local(0..n)`.
-    let mut kernels = Vec::new();
-    for (name, kparams, cost, span) in kernel_items {
-        let mut cx = FnCx::new(&g, errors, Mode::KernelCost, span);
-        for p in kparams {
-            cx.declare(&p.name);
-        }
-        let cost = cost.as_ref().map(|c| cx.expr(c));
-        kernels.push(ir::Kernel {
-            name: name.name.clone(),
-            params: kparams.iter().map(|p| p.name.clone()).collect(),
-            cost,
-            span,
-        });
-    }
-
-    // Function bodies, main first.
-    let main_span = Span {
-        start: 0,
-        end: 0,
-        line: 1,
-        col: 1,
-    };
-    let mut functions = Vec::new();
-    {
-        let mut cx = FnCx::new(&g, errors, Mode::Main, main_span);
-        for s in main_stmts {
-            cx.stmt(s);
-        }
-        functions.push(cx.finish("main", Vec::new(), main_span));
-    }
-    for (name, fparams, body, span) in fn_items {
-        let mut cx = FnCx::new(&g, errors, Mode::Fn, span);
-        for p in fparams {
-            cx.declare(&p.name);
-        }
-        cx.block(body);
-        let names = fparams.iter().map(|p| p.name.clone()).collect();
-        functions.push(cx.finish(&name.name, names, span));
-    }
-
-    let program = ir::Program {
-        file: file.to_string(),
-        params,
-        kernels,
-        functions,
-        main: 0,
-    };
-    debug_assert!(
-        !errors.is_empty() || program.validate().is_ok(),
-        "lowering broke an IR invariant: {:?}",
-        program.validate()
-    );
-    program
+    (
+        g,
+        Decls {
+            param_items,
+            kernel_items,
+            fn_items,
+            main_stmts,
+        },
+    )
 }
 
 /// "`what` `name` is declared twice", pointing at both declarations.
@@ -1745,40 +1775,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
             });
         }
         match op {
-            "wait" | "test" => {
-                let [arg] = args else {
-                    let name = Ident {
-                        name: op.to_string(),
-                        span,
-                    };
-                    self.arity("operation", &name, args, span, 1, None);
-                    return None;
-                };
-                let slot = self.request_var(op, arg)?;
-                Some(if op == "wait" {
-                    CommOp::Wait(slot)
-                } else {
-                    CommOp::Test(slot)
-                })
-            }
-            "waitall" | "waitany" => {
-                if op == "waitany" && args.is_empty() {
-                    self.error(
-                        Diagnostic::new("`waitany` needs at least one request", span)
-                            .with_label("no requests given")
-                            .with_note("help: name the request variables: `waitany(r1, r2)`"),
-                    );
-                    return None;
-                }
-                let slots: Vec<Option<Slot>> =
-                    args.iter().map(|a| self.request_var(op, a)).collect();
-                let slots = slots.into_iter().collect::<Option<Vec<_>>>()?;
-                Some(if op == "waitall" {
-                    CommOp::Waitall(slots)
-                } else {
-                    CommOp::Waitany(slots)
-                })
-            }
+            "wait" | "test" | "waitall" | "waitany" => self.request_op(op, args, span),
             "recv" | "irecv" => {
                 let mut v = self.named_args(
                     op,
@@ -1821,40 +1818,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     CommOp::Iprobe(m)
                 })
             }
-            "sendrecv" => {
-                let mut v = self.named_args(
-                    op,
-                    args,
-                    &[
-                        "to",
-                        "from",
-                        "bytes",
-                        "tag",
-                        "recv_bytes",
-                        "recv_tag",
-                        "comm",
-                    ],
-                    &["to", "from", "bytes"],
-                    &["from", "recv_tag"],
-                    span,
-                )?;
-                let bytes = v.remove("bytes").unwrap_or(ir::Expr::Null);
-                let tag = v.remove("tag").unwrap_or(int(0));
-                let comm = v.remove("comm");
-                let recv = MsgArgs {
-                    peer: v.remove("from").unwrap_or(ir::Expr::Null),
-                    tag: v.remove("recv_tag").unwrap_or_else(|| tag.clone()),
-                    bytes: v.remove("recv_bytes").unwrap_or_else(|| bytes.clone()),
-                    comm: comm.clone(),
-                };
-                let send = MsgArgs {
-                    peer: v.remove("to").unwrap_or(ir::Expr::Null),
-                    tag,
-                    bytes,
-                    comm,
-                };
-                Some(CommOp::Sendrecv { send, recv })
-            }
+            "sendrecv" => self.sendrecv(args, span),
             "comm_split" => {
                 let mut v =
                     self.named_args(op, args, &["color", "key", "comm"], &["color"], &[], span)?;
@@ -1883,6 +1847,86 @@ impl<'g, 'e> FnCx<'g, 'e> {
             }
             _ => None,
         }
+    }
+
+    /// `wait`, `test` (one request variable), `waitall`, `waitany` (any
+    /// number; `waitany` at least one).
+    fn request_op(&mut self, op: &str, args: &[Arg], span: Span) -> Option<CommOp> {
+        match op {
+            "wait" | "test" => {
+                let [arg] = args else {
+                    let name = Ident {
+                        name: op.to_string(),
+                        span,
+                    };
+                    self.arity("operation", &name, args, span, 1, None);
+                    return None;
+                };
+                let slot = self.request_var(op, arg)?;
+                Some(if op == "wait" {
+                    CommOp::Wait(slot)
+                } else {
+                    CommOp::Test(slot)
+                })
+            }
+            "waitall" | "waitany" => {
+                if op == "waitany" && args.is_empty() {
+                    self.error(
+                        Diagnostic::new("`waitany` needs at least one request", span)
+                            .with_label("no requests given")
+                            .with_note("help: name the request variables: `waitany(r1, r2)`"),
+                    );
+                    return None;
+                }
+                let slots: Vec<Option<Slot>> =
+                    args.iter().map(|a| self.request_var(op, a)).collect();
+                let slots = slots.into_iter().collect::<Option<Vec<_>>>()?;
+                Some(if op == "waitall" {
+                    CommOp::Waitall(slots)
+                } else {
+                    CommOp::Waitany(slots)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// `sendrecv(to:, from:, bytes:, tag:, recv_bytes:, recv_tag:, comm:)`:
+    /// the receive's size and tag default to the send's.
+    fn sendrecv(&mut self, args: &[Arg], span: Span) -> Option<CommOp> {
+        let op = "sendrecv";
+        let mut v = self.named_args(
+            op,
+            args,
+            &[
+                "to",
+                "from",
+                "bytes",
+                "tag",
+                "recv_bytes",
+                "recv_tag",
+                "comm",
+            ],
+            &["to", "from", "bytes"],
+            &["from", "recv_tag"],
+            span,
+        )?;
+        let bytes = v.remove("bytes").unwrap_or(ir::Expr::Null);
+        let tag = v.remove("tag").unwrap_or(int(0));
+        let comm = v.remove("comm");
+        let recv = MsgArgs {
+            peer: v.remove("from").unwrap_or(ir::Expr::Null),
+            tag: v.remove("recv_tag").unwrap_or_else(|| tag.clone()),
+            bytes: v.remove("recv_bytes").unwrap_or_else(|| bytes.clone()),
+            comm: comm.clone(),
+        };
+        let send = MsgArgs {
+            peer: v.remove("to").unwrap_or(ir::Expr::Null),
+            tag,
+            bytes,
+            comm,
+        };
+        Some(CommOp::Sendrecv { send, recv })
     }
 
     /// `bcast(root:, bytes:, value:, comm:)` and the other collectives.
