@@ -352,7 +352,7 @@ fn profile(args: &BlocksArgs) -> anyhow::Result<Vec<KernelProfile>> {
         let params: Vec<String> = args.params.iter().chain(set).cloned().collect();
         let program = crate::load_program(&args.file, &params)?;
         for &ranks in &args.ranks {
-            let mut machine =
+            let machine =
                 crate::load_machine(args.machine.as_deref(), None).map_err(anyhow::Error::msg)?;
             let cfg = SimConfig {
                 ranks,
@@ -360,8 +360,8 @@ fn profile(args: &BlocksArgs) -> anyhow::Result<Vec<KernelProfile>> {
                 ..SimConfig::default()
             };
             let mut sink = |_: PrintLine| {};
-            let report =
-                sim_core::simulate(&program, &mut machine, cfg, &mut sink).map_err(|e| {
+            let report = sim_core::simulate(&program, &mut machine.start(ranks), cfg, &mut sink)
+                .map_err(|e| {
                     anyhow::anyhow!(
                         "the profile run at {ranks} ranks ({}) failed: {e}",
                         params.join(" ")

@@ -13,13 +13,11 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use models::AnyMachine;
 use serde::Serialize;
-use sim_core::coll::CollConfig;
 use sim_core::engine::{
     ForcedMatch, Leftover, LeftoverKind, PrintLine, SimConfig, SimError, WildcardMatch,
 };
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::Machine;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
@@ -63,49 +61,6 @@ struct Finding {
     line: u32,
     col: u32,
     message: String,
-}
-
-/// The machine with every send synchronous: eager limit 0.
-struct ZeroBuffering<'a>(&'a mut AnyMachine);
-
-impl Machine for ZeroBuffering<'_> {
-    fn compute_seconds(&self, rank: u32, nominal: f64) -> f64 {
-        self.0.compute_seconds(rank, nominal)
-    }
-    fn copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        self.0.copy_seconds(rank, bytes)
-    }
-    fn eager_limit(&self, _src: u32, _dst: u32) -> u64 {
-        0
-    }
-    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
-        self.0.control_bytes(src, dst)
-    }
-    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.0.send_overhead(src, dst, bytes)
-    }
-    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.0.recv_overhead(src, dst, bytes)
-    }
-    fn transfer(
-        &mut self,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-        kind: MessageKind,
-        ready: f64,
-    ) -> Transfer {
-        self.0.transfer(src, dst, bytes, kind, ready)
-    }
-    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        self.0.reduce_seconds(rank, bytes)
-    }
-    fn collectives(&self) -> CollConfig {
-        self.0.collectives()
-    }
-    fn reset(&mut self, ranks: u32) {
-        self.0.reset(ranks);
-    }
 }
 
 fn leftover_finding(l: &Leftover, file: &str, source: &str) -> Finding {
@@ -172,7 +127,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         eprintln!("error: {e}");
         return Ok(1);
     }
-    let mut machine = match crate::load_machine(args.machine.as_deref(), args.ppn) {
+    let machine = match crate::load_machine(args.machine.as_deref(), args.ppn) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
@@ -199,7 +154,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let mut findings: Vec<Finding> = Vec::new();
     let mut text = String::new();
     // Run 1: the machine as described.
-    let first = sim_core::simulate(&program, &mut machine, cfg.clone(), &mut sink);
+    let first = sim_core::simulate(
+        &program,
+        &mut machine.start(cfg.ranks),
+        cfg.clone(),
+        &mut sink,
+    );
     let mut races = Vec::new();
     match &first {
         Ok(rep) => {
@@ -308,7 +268,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                     ..cfg.clone()
                 };
                 let forced_list = forced.forced_wildcards.clone();
-                let run = sim_core::simulate(&program, &mut machine, forced, &mut sink);
+                let run =
+                    sim_core::simulate(&program, &mut machine.start(cfg.ranks), forced, &mut sink);
                 match explored_outcome(
                     run,
                     &forced_list,
@@ -396,7 +357,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                     forced_wildcards: next.clone(),
                     ..cfg.clone()
                 };
-                let run = sim_core::simulate(&program, &mut machine, run_cfg, &mut sink);
+                let run =
+                    sim_core::simulate(&program, &mut machine.start(cfg.ranks), run_cfg, &mut sink);
                 if let Some(races_there) =
                     explored_outcome(run, &next, w, &file, &source, &mut findings, &mut text)
                 {
@@ -429,8 +391,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     }
     // Run 2: zero buffering, when the first run completed.
     if first.is_ok() {
-        let mut zero = ZeroBuffering(&mut machine);
-        let second = sim_core::simulate(&program, &mut zero, cfg, &mut sink);
+        let zero = machine.zero_buffering();
+        let second = sim_core::simulate(&program, &mut zero.start(cfg.ranks), cfg, &mut sink);
         if let Err(err) = &second
             && let SimError::Deadlock { blocked, .. } = err
         {
@@ -465,7 +427,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
                         .find(|w| w.peer.is_some())
                         .map(|w| (b.rank, w.peer.unwrap_or(0)))
                 })
-                .map_or(0, |(a, b)| machine.eager_limit(a, b));
+                .map_or(0, |(a, b)| machine.start(args.ranks).eager_limit(a, b));
             let rendered = crate::report::sim_error(err, &file, &source);
             if !only_unreceived {
                 let message = format!(

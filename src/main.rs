@@ -471,7 +471,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         source,
         name,
         program,
-        mut machine,
+        machine,
         ..
     } = match prepare_run(
         &args.file,
@@ -549,13 +549,11 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             p.sim_time, rate, p.finished, p.ranks
         );
     };
-    let result = sim_core::engine::simulate_with_progress(
-        &program,
-        &mut machine,
-        cfg,
-        &mut sink,
-        &mut progress,
-    );
+    let mut run = machine.start(cfg.ranks);
+    let result =
+        sim_core::engine::simulate_with_progress(&program, &mut run, cfg, &mut sink, &mut progress);
+    let violation = plugin_violation(&run);
+    drop(run);
     if shown {
         // Erase the progress line (ANSI "erase line"; stderr is a terminal).
         eprint!("\r\x1b[2K");
@@ -571,7 +569,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     match result {
         Ok(rep) => {
-            if let Some(e) = plugin_violation(&machine) {
+            if let Some(e) = violation {
                 eprintln!("error: {e}");
                 return Ok(Outcome::InputError);
             }
@@ -635,7 +633,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             let draws = match (args.samples, args.noise) {
                 (Some(n), Some(seed)) => {
-                    match noise_draws(args, &program, &kernel_times_for_draws, seed, n) {
+                    match noise_draws(args, &machine, &program, &kernel_times_for_draws, seed, n) {
                         Ok(mut rest) => {
                             rest.insert(0, (seed, rep.predicted_seconds));
                             Some(rest)
@@ -673,10 +671,11 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `run --samples N`: the predicted run time of draws 2..N (seeds
-/// `seed + 1 ..`), simulated in parallel, each with its own machine (loaded
-/// again: machines keep per-run state). The first error ends it.
+/// `seed + 1 ..`), simulated in parallel, each a run of the one `machine`
+/// description. The first error ends it.
 fn noise_draws(
     args: &RunArgs,
+    machine: &AnyMachine,
     program: &sim_core::ir::Program,
     kernel_times: &[(String, std::sync::Arc<dyn sim_core::kernels::KernelTime>)],
     seed: u64,
@@ -696,20 +695,16 @@ fn noise_draws(
                         break;
                     }
                     let draw_seed = seed.wrapping_add(u64::from(k));
-                    let outcome = match load_machine(args.machine.as_deref(), args.ppn) {
-                        Err(e) => Err(SimError::Config(e)),
-                        Ok(mut machine) => {
-                            let cfg = SimConfig {
-                                ranks: args.ranks,
-                                kernel_times: kernel_times.to_vec(),
-                                noise_seed: Some(draw_seed),
-                                ..args.limits.apply(SimConfig::default())
-                            };
-                            let mut sink = |_: PrintLine| {};
-                            sim_core::simulate(program, &mut machine, cfg, &mut sink)
-                                .map(|rep| rep.predicted_seconds)
-                        }
+                    let cfg = SimConfig {
+                        ranks: args.ranks,
+                        kernel_times: kernel_times.to_vec(),
+                        noise_seed: Some(draw_seed),
+                        ..args.limits.apply(SimConfig::default())
                     };
+                    let mut sink = |_: PrintLine| {};
+                    let outcome =
+                        sim_core::simulate(program, &mut machine.start(cfg.ranks), cfg, &mut sink)
+                            .map(|rep| rep.predicted_seconds);
                     if let Ok(mut all) = results.lock() {
                         all.push((draw_seed, outcome));
                     }
@@ -776,12 +771,12 @@ fn sim_outcome(e: &SimError) -> Outcome {
 
 /// A plugin model that returned invalid times makes the prediction
 /// untrustworthy: the message to stop with.
-fn plugin_violation(machine: &AnyMachine) -> Option<String> {
-    let v = machine.violation()?;
+fn plugin_violation(run: &models::AnyRun<'_>) -> Option<String> {
+    let v = run.violation()?;
     Some(format!(
         "the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
         v.library,
-        machine.violations(),
+        run.violations(),
         v.call,
         v.problem,
         v.replacement

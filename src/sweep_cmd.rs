@@ -393,25 +393,8 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&(c, r, k)) = jobs.get(i) else { break };
-                    let mut m = match AnyMachine::from_toml_str(
-                        &curves[c].toml,
-                        &curves[c].label,
-                        &curves[c].base_dir,
-                    ) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            results
-                                .lock()
-                                .map(|mut v| v[i] = Some(Err(e.to_string())))
-                                .ok();
-                            continue;
-                        }
-                    };
-                    if let Some(p) = ppn
-                        && let Ok(m2) = m.with_ranks_per_node(p)
-                    {
-                        m = m2;
-                    }
+                    // One description per curve, shared by its jobs.
+                    let m = &machines[c];
                     let mut sink = |_: PrintLine| {};
                     let (kernel_times, calibrated) = blocks
                         .as_ref()
@@ -423,7 +406,7 @@ pub fn run_study(study: &Study) -> anyhow::Result<Vec<Series>> {
                         noise_seed: noise.map(|seed| seed.wrapping_add(k as u64)),
                         ..SimConfig::default()
                     };
-                    let out = sim_core::simulate(program, &mut m, cfg, &mut sink)
+                    let out = sim_core::simulate(program, &mut m.start(r), cfg, &mut sink)
                         .map(|rep| rep.predicted_seconds)
                         .map_err(|e| crate::report::sim_error(&e, file, source));
                     if let Ok(mut x) = extrapolated.lock() {

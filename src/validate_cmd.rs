@@ -420,7 +420,7 @@ fn read_imb(
 /// rows of numbers.
 fn simulate(
     program: &sim_core::ir::Program,
-    machine: &mut AnyMachine,
+    machine: &AnyMachine,
     ranks: u32,
     file: &str,
     source: &str,
@@ -431,7 +431,7 @@ fn simulate(
         ranks,
         ..SimConfig::default()
     };
-    if let Err(e) = sim_core::simulate(program, machine, cfg, &mut sink) {
+    if let Err(e) = sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink) {
         bail!(
             "the simulation failed:\n{}",
             crate::report::sim_error(&e, file, source)
@@ -486,7 +486,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
     let (points, has_bytes, origin) = read_table(args, table)?;
     let file = args.program.display().to_string();
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
-    let mut machine =
+    let machine =
         crate::load_machine(args.machine.as_deref(), args.ppn).map_err(anyhow::Error::msg)?;
     let has_active_param = base.params.iter().any(|p| p.name == "active");
     let column = match args.column.as_str() {
@@ -515,7 +515,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
                 "the table has {active} active of {total} processes but {file} has no `param active`"
             );
         }
-        let sim = simulate(&program, &mut machine, total, &file, &source)?;
+        let sim = simulate(&program, &machine, total, &file, &source)?;
         for p in pts {
             let found = if has_bytes {
                 sim.iter()

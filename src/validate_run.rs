@@ -120,7 +120,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
         params.extend(set.iter().cloned());
         let program = crate::load_program(m.program, &params)?;
         for &np in &args.np {
-            let mut machine = crate::load_machine(m.machine, m.ppn).map_err(anyhow::Error::msg)?;
+            let machine = crate::load_machine(m.machine, m.ppn).map_err(anyhow::Error::msg)?;
             let (kernel_times, calibrated) = match &args.blocks {
                 Some(b) => crate::load_blocks(b, np.min(machine.ranks_per_node()))?,
                 None => (Vec::new(), Vec::new()),
@@ -132,7 +132,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
                 ..SimConfig::default()
             };
             let mut sink = |_: PrintLine| {};
-            let rep = sim_core::simulate(&program, &mut machine, cfg, &mut sink)
+            let rep = sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
                 .map_err(|e| anyhow::anyhow!("the prediction at {np} ranks failed: {e}"))?;
             if let Some(b) = &args.blocks {
                 crate::warn_extrapolation(&calibrated, b);

@@ -31,11 +31,11 @@ mod params;
 mod plugin;
 pub mod units;
 
-pub use any::{AnyMachine, load_machine};
+pub use any::{AnyMachine, AnyRun, load_machine};
 pub use config::MachineSpec;
 pub use error::MachineError;
-pub use machine::{IN_MEMORY_FILE, LogGpMachine};
+pub use machine::{IN_MEMORY_FILE, LogGpMachine, LogGpRun};
 pub use params::{
     ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Packets, Placement, Segment,
 };
-pub use plugin::{PLUGIN_ABI_VERSION, PluginMachine, PluginSpec, PluginViolation};
+pub use plugin::{PLUGIN_ABI_VERSION, PluginMachine, PluginRun, PluginSpec, PluginViolation};
