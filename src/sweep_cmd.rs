@@ -142,29 +142,6 @@ pub struct Curve {
     base_dir: PathBuf,
 }
 
-fn set_key(table: &mut toml::Table, key: &str, value: &str) -> anyhow::Result<()> {
-    let mut parts: Vec<&str> = key.split('.').collect();
-    let last = parts.pop().context("--set needs a key")?;
-    let mut t = table;
-    for p in parts {
-        t = t
-            .entry(p.to_owned())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .with_context(|| format!("--set {key}: `{p}` is not a section"))?;
-    }
-    // Numbers stay numbers, anything else is a string ("1 GB/s").
-    let v = if let Ok(i) = value.parse::<i64>() {
-        toml::Value::Integer(i)
-    } else if let Ok(f) = value.parse::<f64>() {
-        toml::Value::Float(f)
-    } else {
-        toml::Value::String(value.to_owned())
-    };
-    t.insert(last.to_owned(), v);
-    Ok(())
-}
-
 /// The curves of a study: one per machine file (the built-in machine
 /// without any) and combination of `--set` values.
 pub fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<Curve>> {
@@ -214,7 +191,8 @@ pub fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<Curve
                     .parse()
                     .with_context(|| format!("{label}: not a TOML machine file"))?;
                 for (k, v) in combo {
-                    set_key(&mut table, k, v)?;
+                    models::config::set_key(&mut table, k, v)
+                        .map_err(|e| anyhow::anyhow!("--set {k}: {e}"))?;
                     let _ = write!(name, " {k}={v}");
                 }
                 toml_text = toml::to_string(&table).context("cannot write the modified machine")?;

@@ -24,7 +24,7 @@
 
 mod any;
 mod busy;
-mod config;
+pub mod config;
 mod error;
 mod machine;
 mod params;
