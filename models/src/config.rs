@@ -2,7 +2,7 @@
 //! key path. The format is documented in `examples/machines/README.md`.
 //!
 //! This crate owns the format: it reads it (below), edits it by key path
-//! ([`set_key`], for what-if studies) and writes it ([`write`]).
+//! ([`set_key`], for what-if studies) and writes it ([`write`](mod@write)).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
