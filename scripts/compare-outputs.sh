@@ -32,6 +32,7 @@ scrub() {
         -e 's/("wall_seconds": )[0-9.eE+-]+/\1W/g' \
         -e 's/[0-9.]+ ?([kMG]?events\/s|M? ?events per second)/N \1/g' \
         -e 's/(in |took |wall[ a-z]*:? *)[0-9.]+ ?(s|ms|us)\b/\1T/g' \
+        -e 's/^#Paraver \([^)]*\)/#Paraver (DATE)/' \
         -e "s#$work#WORK#g"
 }
 

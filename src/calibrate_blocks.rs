@@ -346,7 +346,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
 /// The kernel calls of every (parameter set, rank count) profile run,
 /// merged: counts of equal tuples added.
 fn profile(args: &BlocksArgs) -> anyhow::Result<Vec<KernelProfile>> {
-    let sets = crate::param_sets(&args.sets);
+    let sets = app::scenario::param_sets(&args.sets);
     let mut merged: Vec<KernelProfile> = Vec::new();
     for set in &sets {
         let params: Vec<String> = args.params.iter().chain(set).cloned().collect();

@@ -122,7 +122,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let overrides = crate::parse_overrides(&args.params).map_err(anyhow::Error::msg)?;
+    let overrides = app::scenario::parse_overrides(&args.params)
+        .map_err(|e| anyhow::Error::msg(crate::flagged(e).to_string()))?;
     if let Err(e) = frontend::apply_param_overrides(&mut program, &overrides) {
         eprintln!("error: {e}");
         return Ok(1);
@@ -137,7 +138,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let kernel_times = match &args.blocks {
         None => Vec::new(),
         Some(path) => match crate::load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
-            Ok((times, _)) => times,
+            Ok(blocks) => blocks.times,
             Err(e) => {
                 eprintln!("error: {e:#}");
                 return Ok(1);

@@ -8,12 +8,9 @@
 mod calibrate_blocks;
 mod calibrate_cmd;
 mod calibrate_run;
-mod chart;
 mod check_cmd;
 mod emit_c;
 mod monitor;
-mod paraver;
-mod rank_charts;
 mod report;
 mod report_cmd;
 mod sweep_cmd;
@@ -166,14 +163,18 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    /// `cfg` with these limits.
-    pub(crate) fn apply(self, cfg: SimConfig) -> SimConfig {
-        SimConfig {
+    /// The limits in the application layer's terms.
+    pub(crate) fn app(self) -> app::scenario::Limits {
+        app::scenario::Limits {
             max_events: self.max_events,
             max_sim_time: self.max_sim_time,
             max_zero_time_blocks: self.max_zero_time_blocks,
-            ..cfg
         }
+    }
+
+    /// `cfg` with these limits.
+    pub(crate) fn apply(self, cfg: SimConfig) -> SimConfig {
+        self.app().apply(cfg)
     }
 }
 
@@ -239,18 +240,31 @@ pub(crate) fn out(text: &str) {
 }
 
 fn read_source(file: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
+    Ok(app::scenario::Source::read(file)?.text)
 }
 
 /// Parses and lowers; on error prints the diagnostics and returns None.
-fn compile(file: &Path, source: &str) -> Option<sim_core::ir::Program> {
-    let name = file.display().to_string();
-    match frontend::compile(&name, source) {
+fn compile(file: &Path, text: &str) -> Option<sim_core::ir::Program> {
+    let source = app::scenario::Source {
+        name: file.display().to_string(),
+        text: text.to_owned(),
+    };
+    match source.compile() {
         Ok(p) => Some(p),
-        Err(diags) => {
-            eprint!("{}", diags.render(&name, source));
+        Err(e) => {
+            eprint!("{e}");
             None
         }
+    }
+}
+
+/// An application error as the command line says it: with the flag that
+/// gave the bad value.
+pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
+    match e {
+        app::Error::ParamSyntax(m) => anyhow::anyhow!("--param {m}"),
+        app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        e => e.into(),
     }
 }
 
@@ -265,16 +279,13 @@ fn cmd_graph(file: &Path) -> anyhow::Result<Outcome> {
 
 /// The machine of a file (the built-in one without), with `--ppn` applied.
 pub(crate) fn load_machine(file: Option<&Path>, ppn: Option<u32>) -> Result<AnyMachine, String> {
-    let machine = match file {
-        None => AnyMachine::builtin_default(),
-        Some(path) => AnyMachine::load(path).map_err(|e| e.to_string())?,
-    };
-    match ppn {
-        None => Ok(machine),
-        Some(p) => machine
-            .with_ranks_per_node(p)
-            .map_err(|e| format!("--ppn {p}: {e}")),
-    }
+    app::scenario::load_machine(file, ppn).map_err(|e| match e {
+        app::scenario::MachineLoadError::RanksPerNode {
+            ranks_per_node,
+            reason,
+        } => format!("--ppn {ranks_per_node}: {reason}"),
+        e => e.to_string(),
+    })
 }
 
 fn cmd_machine(file: Option<&Path>) -> anyhow::Result<Outcome> {
@@ -304,119 +315,31 @@ pub(crate) fn load_program_and_source(
     file: &Path,
     params: &[String],
 ) -> anyhow::Result<(sim_core::ir::Program, String)> {
-    let source = read_source(file)?;
-    let name = file.display().to_string();
-    let mut program = frontend::compile(&name, &source)
-        .map_err(|d| anyhow::anyhow!("{}", d.render(&name, &source)))?;
-    let overrides = parse_overrides(params).map_err(anyhow::Error::msg)?;
-    frontend::apply_param_overrides(&mut program, &overrides)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((program, source))
+    app::scenario::load_program(file, params)
+        .map(|(program, source)| (program, source.text))
+        .map_err(flagged)
 }
 
-/// Writes a file whole or not at all: into a unique temporary name next to
-/// it, then renamed over it.
+/// Writes a file whole or not at all.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    Ok(app::scenario::write_atomically(path, text)?)
 }
 
-/// The calibrated kernel times of a blocks file, for `SimConfig`, and the
-/// same objects to ask afterwards how far they extrapolated.
-pub(crate) type Blocks = (
-    Vec<(String, std::sync::Arc<dyn sim_core::kernels::KernelTime>)>,
-    Vec<std::sync::Arc<calibrate::blocks::file::CalibratedKernel>>,
-);
-
-/// `ranks_on_node`: how many ranks of the run share a node (picks the
-/// times measured with that many copies at once).
-pub(crate) fn load_blocks(path: &Path, ranks_on_node: u32) -> anyhow::Result<Blocks> {
-    Ok(blocks_for(
-        &calibrate::blocks::file::BlocksFile::read(path)?,
-        ranks_on_node,
-    ))
-}
-
-/// The calibrated kernels of a blocks file for runs with `ranks_on_node`
-/// ranks sharing a node.
-pub(crate) fn blocks_for(file: &calibrate::blocks::file::BlocksFile, ranks_on_node: u32) -> Blocks {
-    let kernels: Vec<_> = file
-        .kernel_times(ranks_on_node)
-        .into_iter()
-        .map(std::sync::Arc::new)
-        .collect();
-    let times = kernels
-        .iter()
-        .map(|k| {
-            let t: std::sync::Arc<dyn sim_core::kernels::KernelTime> = k.clone();
-            (k.name.clone(), t)
-        })
-        .collect();
-    (times, kernels)
+/// The calibrated kernel times of a blocks file for runs with
+/// `ranks_on_node` ranks sharing a node.
+pub(crate) fn load_blocks(
+    path: &Path,
+    ranks_on_node: u32,
+) -> anyhow::Result<app::scenario::Blocks> {
+    Ok(app::scenario::Blocks::load(path, ranks_on_node)?)
 }
 
 /// Warns (stderr) about kernels whose calibrated time was extrapolated more
 /// than 2x beyond the measured range of work.
-pub(crate) fn warn_extrapolation(
-    kernels: &[std::sync::Arc<calibrate::blocks::file::CalibratedKernel>],
-    blocks: &Path,
-) {
-    for e in kernels.iter().filter_map(|k| k.extrapolation(2.0)) {
-        warn_extrapolated(&e, blocks);
+pub(crate) fn warn_extrapolation(blocks: &app::scenario::Blocks, path: &Path) {
+    for e in blocks.extrapolations(2.0) {
+        eprintln!("{}", app::scenario::extrapolation_warning(&e, path));
     }
-}
-
-pub(crate) fn warn_extrapolated(e: &calibrate::blocks::file::Extrapolation, blocks: &Path) {
-    let side = if e.work > e.measured.1 {
-        "above the largest"
-    } else {
-        "below the smallest"
-    };
-    eprintln!(
-        "warning: kernel `{}` was called with work {:.4e} (product of its arguments), {:.1}x {side} measured in {} ({:.4e} .. {:.4e}); its time is extrapolated by the fit {}: calibrate with this run's parameters for a trustworthy prediction",
-        e.kernel,
-        e.work,
-        e.factor,
-        blocks.display(),
-        e.measured.0,
-        e.measured.1,
-        e.formula
-    );
-}
-
-/// `--set` values ("n=256,iters=100"), each a list of NAME=VALUE words;
-/// one empty set without any.
-pub(crate) fn param_sets(sets: &[String]) -> Vec<Vec<String>> {
-    if sets.is_empty() {
-        return vec![Vec::new()];
-    }
-    sets.iter()
-        .map(|s| {
-            s.split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .collect()
-}
-
-pub(crate) fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, String> {
-    params
-        .iter()
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
-            _ => Err(format!("--param expects NAME=VALUE, got `{p}`")),
-        })
-        .collect()
 }
 
 /// What `run` and `report` simulate: the source, the program with its
@@ -443,14 +366,15 @@ pub(crate) fn prepare_run(
     let Some(mut program) = compile(file, &source) else {
         return Ok(Err(Outcome::InputError));
     };
-    let checked = parse_overrides(params).and_then(|overrides| {
-        frontend::apply_param_overrides(&mut program, &overrides).map_err(|e| e.to_string())?;
+    let checked = (|| {
+        let overrides = app::scenario::apply_overrides(&mut program, params)
+            .map_err(|e| flagged(e).to_string())?;
         let machine = load_machine(machine, ppn)?;
         if ranks == 0 {
             return Err("--ranks must be at least 1".to_owned());
         }
         Ok((overrides, machine))
-    });
+    })();
     match checked {
         Ok((overrides, machine)) => Ok(Ok(RunInput {
             source,
@@ -483,8 +407,8 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         Ok(input) => input,
         Err(outcome) => return Ok(outcome),
     };
-    let (kernel_times, calibrated) = match &args.blocks {
-        None => (Vec::new(), Vec::new()),
+    let blocks = match &args.blocks {
+        None => app::scenario::Blocks::default(),
         Some(path) => match load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
             Ok(b) => b,
             Err(e) => {
@@ -497,10 +421,9 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("error: --noise draws calibrated kernel times: it needs --blocks");
         return Ok(Outcome::InputError);
     }
-    let kernel_times_for_draws = kernel_times.clone();
+    let limits = args.limits.app();
     let cfg = SimConfig {
-        ranks: args.ranks,
-        kernel_times,
+        kernel_times: blocks.times.clone(),
         noise_seed: args.noise,
         trace_limit: if args.trace.is_some() || args.critical_path {
             args.trace_limit.max(1)
@@ -508,7 +431,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             0
         },
         comm_matrix: args.comm_matrix.is_some(),
-        ..args.limits.apply(SimConfig::default())
+        ..limits.config(args.ranks)
     };
     let json = args.format == Format::Json;
     let mut monitor = if args.monitor {
@@ -565,7 +488,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     let wall = start.elapsed().as_secs_f64();
     if let Some(path) = &args.blocks {
-        warn_extrapolation(&calibrated, path);
+        warn_extrapolation(&blocks, path);
     }
     match result {
         Ok(rep) => {
@@ -590,7 +513,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     );
                 }
                 out(&report::critical_path_text(
-                    &report::critical_path(&rep),
+                    &app::analysis::critical_path(&rep),
                     &name,
                 ));
             }
@@ -603,14 +526,21 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 } else {
                     (path.clone(), path.with_extension("svg"))
                 };
-                std::fs::write(&csv, report::matrix_csv(&rep))
+                std::fs::write(&csv, app::export::matrix_csv(&rep))
                     .with_context(|| format!("cannot write {}", csv.display()))?;
-                chart::write_picture(&image, &report::matrix_svg(&rep, args.ranks, &name))?;
+                app::chart::write_picture(
+                    &image,
+                    &app::export::matrix_svg(&rep, args.ranks, &name),
+                )?;
             }
             if let Some(path) = &args.trace {
                 if path.extension().is_some_and(|e| e == "prv") {
-                    let (prv, pcf, row) =
-                        paraver::trace(&rep, args.ranks, &name, &calibrate_cmd::paraver_date());
+                    let (prv, pcf, row) = app::paraver::trace(
+                        &rep,
+                        args.ranks,
+                        &name,
+                        &calibrate_cmd::paraver_date(),
+                    );
                     for (p, text) in [
                         (path.clone(), prv),
                         (path.with_extension("pcf"), pcf),
@@ -620,7 +550,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                             .with_context(|| format!("cannot write {}", p.display()))?;
                     }
                 } else {
-                    let text = report::chrome_trace(&rep, args.ranks, &name);
+                    let text = app::export::chrome_trace(&rep, args.ranks, &name);
                     std::fs::write(path, text)
                         .with_context(|| format!("cannot write {}", path.display()))?;
                 }
@@ -633,7 +563,11 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             let draws = match (args.samples, args.noise) {
                 (Some(n), Some(seed)) => {
-                    match noise_draws(args, &machine, &program, &kernel_times_for_draws, seed, n) {
+                    let base = SimConfig {
+                        kernel_times: blocks.times.clone(),
+                        ..limits.config(args.ranks)
+                    };
+                    match app::study::noise_draws(&program, &machine, &base, seed, n) {
                         Ok(mut rest) => {
                             rest.insert(0, (seed, rep.predicted_seconds));
                             Some(rest)
@@ -670,69 +604,9 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 }
 
-/// `run --samples N`: the predicted run time of draws 2..N (seeds
-/// `seed + 1 ..`), simulated in parallel, each a run of the one `machine`
-/// description. The first error ends it.
-fn noise_draws(
-    args: &RunArgs,
-    machine: &AnyMachine,
-    program: &sim_core::ir::Program,
-    kernel_times: &[(String, std::sync::Arc<dyn sim_core::kernels::KernelTime>)],
-    seed: u64,
-    n: u32,
-) -> Result<Vec<(u64, f64)>, SimError> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicU32, Ordering};
-    let next = AtomicU32::new(1);
-    let results: Mutex<Vec<(u64, Result<f64, SimError>)>> = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(1, |w| w.get());
-    std::thread::scope(|s| {
-        for _ in 0..workers.min(n as usize - 1) {
-            s.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= n {
-                        break;
-                    }
-                    let draw_seed = seed.wrapping_add(u64::from(k));
-                    let cfg = SimConfig {
-                        ranks: args.ranks,
-                        kernel_times: kernel_times.to_vec(),
-                        noise_seed: Some(draw_seed),
-                        ..args.limits.apply(SimConfig::default())
-                    };
-                    let mut sink = |_: PrintLine| {};
-                    let outcome =
-                        sim_core::simulate(program, &mut machine.start(cfg.ranks), cfg, &mut sink)
-                            .map(|rep| rep.predicted_seconds);
-                    if let Ok(mut all) = results.lock() {
-                        all.push((draw_seed, outcome));
-                    }
-                }
-            });
-        }
-    });
-    let mut all = results
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    all.sort_by_key(|(draw_seed, _)| *draw_seed);
-    all.into_iter()
-        .map(|(draw_seed, outcome)| outcome.map(|t| (draw_seed, t)))
-        .collect()
-}
-
 /// Median, 5th and 95th percentiles (type 7), min and max of the draws.
 fn draw_stats(draws: &[(u64, f64)]) -> [f64; 5] {
-    spread_of(draws.iter().map(|d| d.1).collect())
-}
-
-/// The spread of noise draws' predicted times, as `run --samples` and
-/// `sweep --samples` report it: median, 5th and 95th percentiles (type 7),
-/// min and max.
-pub(crate) fn spread_of(mut times: Vec<f64>) -> [f64; 5] {
-    times.sort_by(f64::total_cmp);
-    let q = |p| calibrate::blocks::timing::quantile_sorted(&times, p);
-    [q(0.5), q(0.05), q(0.95), q(0.0), q(1.0)]
+    app::study::spread_of(draws.iter().map(|d| d.1).collect())
 }
 
 fn draws_text(draws: &[(u64, f64)]) -> String {

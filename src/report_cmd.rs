@@ -13,11 +13,12 @@ use anyhow::Context;
 use sim_core::SimReport;
 use sim_core::engine::{PrintLine, SimConfig};
 
-use crate::chart::escape;
-use crate::rank_charts::{self, MAX_TIMELINE_RANKS};
 use crate::report::{self, fmt_time, rank_ranges};
-use crate::sweep_cmd::{self, Series, Study, StudyOptions};
+use crate::sweep_cmd::{self, StudyOptions};
 use crate::{Outcome, RunInput};
+use app::chart::escape;
+use app::rank_charts::{self, MAX_TIMELINE_RANKS};
+use app::study::{Series, Study};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -87,15 +88,15 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         .as_deref()
         .map(sweep_cmd::parse_ranks)
         .transpose()?;
-    let (kernel_times, calibrated) = match &args.study.blocks {
-        None => Default::default(),
+    let blocks = match &args.study.blocks {
+        None => app::scenario::Blocks::default(),
         Some(path) => crate::load_blocks(path, args.ranks.min(machine.ranks_per_node()))?,
     };
     let cfg = SimConfig {
         ranks: args.ranks,
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,
-        kernel_times,
+        kernel_times: blocks.times.clone(),
         noise_seed: args.study.noise,
         ..args.limits.apply(SimConfig::default())
     };
@@ -116,7 +117,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     };
     let wall = start.elapsed().as_secs_f64();
     if let Some(path) = &args.study.blocks {
-        crate::warn_extrapolation(&calibrated, path);
+        crate::warn_extrapolation(&blocks, path);
     }
     if let Some(e) = crate::plugin_violation(&run) {
         eprintln!("error: {e}");
@@ -131,15 +132,18 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
                 args.sweep_machines.clone()
             };
             let curves = sweep_cmd::curves(&machines, &args.sweep_sets)?;
-            Some(sweep_cmd::run_study(&Study {
-                program: &program,
-                file: &name,
-                source: &source,
-                ranks,
-                curves: &curves,
-                ppn: args.ppn,
-                options: args.study.clone(),
-            })?)
+            Some(sweep_cmd::run_study(
+                &Study {
+                    program: &program,
+                    file: &name,
+                    ranks,
+                    curves: &curves,
+                    ppn: args.ppn,
+                    options: args.study.options(),
+                    limits: args.limits.app(),
+                },
+                &source,
+            )?)
         }
     };
     let page = Page {
@@ -377,7 +381,7 @@ impl Page<'_> {
     fn critical_path(&self, out: &mut String) {
         let rep = self.rep;
         out.push_str("<section id=\"critical-path\"><h2>Critical path</h2>\n");
-        let steps = report::merge_path(&report::critical_path(rep));
+        let steps = app::analysis::merge_path(&app::analysis::critical_path(rep));
         if steps.is_empty() {
             out.push_str(
                 "<p class=\"note\">No critical path: the run recorded no timeline.</p></section>\n",
@@ -481,7 +485,7 @@ impl Page<'_> {
         let _ = writeln!(
             out,
             "<div class=\"chart\">{}</div>",
-            sweep_cmd::svg(series, self.file)
+            app::study::svg(series, self.file)
         );
         for s in series {
             let _ = writeln!(
@@ -525,7 +529,7 @@ impl Page<'_> {
         let _ = writeln!(
             out,
             "<div class=\"chart\">{}</div></section>",
-            report::matrix_svg(rep, rep.ranks.len() as u32, self.file)
+            app::export::matrix_svg(rep, rep.ranks.len() as u32, self.file)
         );
     }
 

@@ -99,9 +99,10 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
         .as_deref()
         .map(|t| crate::calibrate_cmd::fraction_flag("--max-median-error", t))
         .transpose()?;
-    let sets = crate::param_sets(&args.sets);
+    let sets = app::scenario::param_sets(&args.sets);
     for set in &sets {
-        crate::parse_overrides(set).map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+        app::scenario::parse_overrides(set)
+            .map_err(|e| anyhow::anyhow!("--set: {}", crate::flagged(e)))?;
     }
 
     // Build the real program once; parameters go on its command line.
@@ -121,13 +122,13 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
         let program = crate::load_program(m.program, &params)?;
         for &np in &args.np {
             let machine = crate::load_machine(m.machine, m.ppn).map_err(anyhow::Error::msg)?;
-            let (kernel_times, calibrated) = match &args.blocks {
+            let blocks = match &args.blocks {
                 Some(b) => crate::load_blocks(b, np.min(machine.ranks_per_node()))?,
-                None => (Vec::new(), Vec::new()),
+                None => app::scenario::Blocks::default(),
             };
             let cfg = SimConfig {
                 ranks: np,
-                kernel_times,
+                kernel_times: blocks.times.clone(),
                 noise_seed: args.noise,
                 ..SimConfig::default()
             };
@@ -135,7 +136,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
             let rep = sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
                 .map_err(|e| anyhow::anyhow!("the prediction at {np} ranks failed: {e}"))?;
             if let Some(b) = &args.blocks {
-                crate::warn_extrapolation(&calibrated, b);
+                crate::warn_extrapolation(&blocks, b);
             }
             let mut runs = Vec::new();
             for _ in 0..args.repeat {

@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
 use resvg::{tiny_skia, usvg};
+
+use crate::Error;
 
 /// Text for SVG or HTML: element content and double-quoted attributes.
 pub fn escape(s: &str) -> String {
@@ -58,13 +59,13 @@ pub fn is_png(path: &Path) -> bool {
 }
 
 /// Writes `svg` to `path`: as it is, or rendered to PNG for `.png`.
-pub fn write_picture(path: &Path, svg: &str) -> anyhow::Result<()> {
+pub fn write_picture(path: &Path, svg: &str) -> Result<(), Error> {
     let bytes = if is_png(path) {
         svg_to_png(svg)?
     } else {
         svg.as_bytes().to_vec()
     };
-    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(path, bytes).map_err(|e| Error::write(path, e))
 }
 
 /// Families tried, in order, for the charts' `sans-serif` text.
@@ -79,7 +80,7 @@ const SANS: [&str; 6] = [
 
 /// The system's fonts, with `sans-serif` mapped to one that exists; an
 /// error when there is none (a PNG without its labels would mislead).
-fn fonts() -> anyhow::Result<(usvg::fontdb::Database, String)> {
+fn fonts() -> Result<(usvg::fontdb::Database, String), Error> {
     let mut db = usvg::fontdb::Database::new();
     db.load_system_fonts();
     let families: Vec<&str> = db
@@ -93,34 +94,37 @@ fn fonts() -> anyhow::Result<(usvg::fontdb::Database, String)> {
         .or_else(|| families.first().copied())
         .map(str::to_owned);
     let Some(family) = family else {
-        bail!(
-            "no font found to draw the chart's labels in a PNG; install one (Debian: fonts-dejavu-core) or write SVG instead"
-        );
+        return Err(Error::Picture(
+            "no font found to draw the chart's labels in a PNG; install one (Debian: fonts-dejavu-core) or write SVG instead".into(),
+        ));
     };
     db.set_sans_serif_family(family.clone());
     Ok((db, family))
 }
 
 /// Renders an SVG document to PNG, one pixel per SVG unit.
-pub fn svg_to_png(svg: &str) -> anyhow::Result<Vec<u8>> {
+pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, Error> {
     let (db, family) = fonts()?;
     let opt = usvg::Options {
         font_family: family,
         fontdb: Arc::new(db),
         ..usvg::Options::default()
     };
-    let tree = usvg::Tree::from_str(svg, &opt).context("cannot read the chart's SVG")?;
+    let tree = usvg::Tree::from_str(svg, &opt)
+        .map_err(|e| Error::Picture(format!("cannot read the chart's SVG: {e}")))?;
     let size = tree.size().to_int_size();
     let Some(mut pixmap) = tiny_skia::Pixmap::new(size.width(), size.height()) else {
-        bail!(
+        return Err(Error::Picture(format!(
             "the chart has no area ({} x {} px)",
             size.width(),
             size.height()
-        );
+        )));
     };
     pixmap.fill(tiny_skia::Color::WHITE);
     resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
-    pixmap.encode_png().context("cannot encode the PNG")
+    pixmap
+        .encode_png()
+        .map_err(|e| Error::Picture(format!("cannot encode the PNG: {e}")))
 }
 
 #[cfg(test)]

@@ -1,0 +1,193 @@
+//! Analyses of a finished run: the critical path through the timeline and
+//! the cycle of waits behind a deadlock.
+
+use sim_core::SimReport;
+use sim_core::engine::BlockedRank;
+
+/// One step of the critical path, latest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStep {
+    pub rank: u32,
+    pub what: String,
+    pub line: u32,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// The critical path: from the rank that finishes last, walk back through
+/// its intervals; where a communication interval ended because a message
+/// arrived that was sent after the interval began, continue on the sender
+/// at the moment it sent. Needs the timeline (`SimConfig::trace_limit`).
+/// The timeline is indexed per rank first, so a step costs a binary search.
+pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
+    use sim_core::engine::TraceEvent;
+    let Some((mut rank, _)) = rep
+        .ranks
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.finish.total_cmp(&b.1.finish))
+        .map(|(r, s)| (r as u32, s))
+    else {
+        return Vec::new();
+    };
+    let n = rep.ranks.len();
+    // Per rank: intervals (start, end, what, comm, line) by end, then start;
+    // messages received (received, sent, source) by arrival. Stable sorts
+    // keep the timeline's order among equals.
+    type Iv<'a> = (f64, f64, &'a String, bool, u32);
+    let mut intervals: Vec<Vec<Iv>> = vec![Vec::new(); n];
+    let mut incoming: Vec<Vec<(f64, f64, u32)>> = vec![Vec::new(); n];
+    for e in &rep.trace {
+        match e {
+            TraceEvent::Interval {
+                rank,
+                start,
+                end,
+                what,
+                comm,
+                line,
+                ..
+            } => {
+                if let Some(v) = intervals.get_mut(*rank as usize) {
+                    v.push((*start, *end, what, *comm, *line));
+                }
+            }
+            TraceEvent::Message {
+                src,
+                dst,
+                sent,
+                received,
+                ..
+            } => {
+                if let Some(v) = incoming.get_mut(*dst as usize) {
+                    v.push((*received, *sent, *src));
+                }
+            }
+        }
+    }
+    for v in &mut intervals {
+        v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)));
+    }
+    for v in &mut incoming {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let mut t = rep.ranks[rank as usize].finish;
+    let mut path = Vec::new();
+    let eps = 1e-15;
+    // A bound on the walk (each step moves back in time or to a sender).
+    for _ in 0..1_000_000 {
+        if t <= eps {
+            break;
+        }
+        // The last interval of this rank that ends by t and takes time
+        // before t (one of no length at t would hold the walk in place).
+        let list = &intervals[rank as usize];
+        let ended = list.partition_point(|iv| iv.1 <= t + eps);
+        let Some(&(start, end, what, comm, line)) =
+            list[..ended].iter().rev().find(|iv| iv.0 < t - eps)
+        else {
+            break;
+        };
+        if end < t - eps {
+            path.push(PathStep {
+                rank,
+                what: "(local work between operations)".into(),
+                line: 0,
+                start: end,
+                end: t,
+            });
+        }
+        if comm {
+            // The message that released it: received in the interval, sent
+            // after it began, the latest such.
+            let msgs = &incoming[rank as usize];
+            let arrived = msgs.partition_point(|m| m.0 <= end + eps);
+            let release = msgs[..arrived]
+                .iter()
+                .rev()
+                .take_while(|m| m.0 >= start - eps)
+                .find(|m| m.1 > start + eps);
+            if let Some(&(_, sent, src)) = release {
+                path.push(PathStep {
+                    rank,
+                    what: format!("{what}: waits for rank {src}'s message"),
+                    line,
+                    start: sent,
+                    end,
+                });
+                rank = src;
+                t = sent;
+                continue;
+            }
+        }
+        path.push(PathStep {
+            rank,
+            what: what.clone(),
+            line,
+            start,
+            end,
+        });
+        t = start;
+    }
+    path
+}
+
+/// The critical path earliest first, with consecutive steps of one rank
+/// and operation merged.
+pub fn merge_path(path: &[PathStep]) -> Vec<PathStep> {
+    let mut merged: Vec<PathStep> = Vec::new();
+    for s in path.iter().rev() {
+        match merged.last_mut() {
+            Some(m) if m.rank == s.rank && m.what == s.what && m.line == s.line => m.end = s.end,
+            _ => merged.push(s.clone()),
+        }
+    }
+    merged
+}
+
+/// A cycle in the wait-for graph (rank -> the specific ranks it waits on),
+/// if there is one among the blocked ranks.
+pub fn find_cycle(blocked: &[BlockedRank]) -> Option<Vec<u32>> {
+    use std::collections::HashMap;
+    let index: HashMap<u32, usize> = blocked
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.rank, i))
+        .collect();
+    let succ = |i: usize| -> Vec<usize> {
+        blocked[i]
+            .waits
+            .iter()
+            .filter_map(|w| w.peer.and_then(|p| index.get(&p).copied()))
+            .collect()
+    };
+    // Iterative DFS with colours: 0 new, 1 on the stack, 2 done.
+    let mut colour = vec![0u8; blocked.len()];
+    for start in 0..blocked.len() {
+        if colour[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, Vec<usize>)> = vec![(start, succ(start))];
+        colour[start] = 1;
+        while let Some((node, next)) = stack.last_mut() {
+            let node = *node;
+            match next.pop() {
+                Some(n) if colour[n] == 1 => {
+                    let pos = stack.iter().position(|(x, _)| *x == n).unwrap_or(0);
+                    return Some(stack[pos..].iter().map(|(x, _)| blocked[*x].rank).collect());
+                }
+                Some(n) if colour[n] == 0 => {
+                    colour[n] = 1;
+                    let s = succ(n);
+                    stack.push((n, s));
+                }
+                Some(_) => {}
+                None => {
+                    colour[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,64 @@
+//! The application layer's errors.
+
+use std::path::PathBuf;
+
+/// What can go wrong loading inputs or writing outputs. Messages are
+/// complete sentences fragments in lowercase; the binary prefixes `error: `.
+///
+/// Invariant: no variant has a `#[source]`: each message already contains
+/// its cause, so a renderer that walks the source chain (anyhow's `{:#}`)
+/// does not repeat it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read.
+    #[error("cannot read {}: {err}", path.display())]
+    Read { path: PathBuf, err: std::io::Error },
+    /// A file could not be written.
+    #[error("cannot write {}: {err}", path.display())]
+    Write { path: PathBuf, err: std::io::Error },
+    /// The program does not compile: the rendered diagnostics
+    /// (file:line:col, the source line, a caret).
+    #[error("{0}")]
+    Compile(String),
+    /// Bad input: a `param` override, a machine file, a blocks file, a
+    /// rank count. The message names what is wrong in the input's terms.
+    #[error("{0}")]
+    Input(String),
+    /// A `param` override that is not `NAME=VALUE` (the binary names its
+    /// flag).
+    #[error("{0}")]
+    ParamSyntax(String),
+    /// A what-if setting of a machine key that cannot be applied (the
+    /// binary names its flag).
+    #[error("{0}")]
+    Setting(String),
+    /// A picture could not be rendered (PNG output needs a system font).
+    #[error("{0}")]
+    Picture(String),
+}
+
+impl Error {
+    /// A read error of `path`.
+    pub fn read(path: impl Into<PathBuf>, err: std::io::Error) -> Error {
+        Error::Read {
+            path: path.into(),
+            err,
+        }
+    }
+
+    /// A write error of `path`.
+    pub fn write(path: impl Into<PathBuf>, err: std::io::Error) -> Error {
+        Error::Write {
+            path: path.into(),
+            err,
+        }
+    }
+
+    /// Whether the error is in the user's input (exit code 1 in the binary).
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Error::Compile(_) | Error::Input(_) | Error::ParamSyntax(_) | Error::Read { .. }
+        )
+    }
+}

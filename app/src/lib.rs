@@ -1,0 +1,25 @@
+//! parsim's application layer, between the `parsim` binary and the
+//! simulation crates (`frontend`, `sim-core`, `models`, `calibrate`).
+//!
+//! Everything a command *does* lives here, so that it can be tested without
+//! spawning a process: loading a [`scenario`] (program, `param` overrides,
+//! machine, calibrated kernel times, runaway limits) into one run
+//! configuration, the [`check`]er's runs and findings, [`study`] runners
+//! (sweeps and noise draws on one rayon pool), [`analysis`] of a finished
+//! run (critical path, wait-for cycles) and [`export`]s (Chrome and Paraver
+//! traces, the communication matrix) and [`chart`]s.
+//!
+//! Invariant: this crate never prints, never exits and never names a
+//! command-line flag in its errors; the binary parses arguments, renders
+//! results and chooses exit codes.
+
+pub mod analysis;
+pub mod chart;
+pub mod error;
+pub mod export;
+pub mod paraver;
+pub mod rank_charts;
+pub mod scenario;
+pub mod study;
+
+pub use error::Error;

@@ -1,0 +1,272 @@
+//! One place that turns a command's inputs into a run: the program (read,
+//! compiled, its `param`s overridden), the machine (a file or the built-in
+//! one, with a ranks-per-node override), calibrated kernel times and the
+//! runaway limits, into a [`SimConfig`]. Every command loads through here,
+//! so none of them can forget a limit or load a program another way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use calibrate::blocks::file::{BlocksFile, CalibratedKernel, Extrapolation};
+use models::AnyMachine;
+use sim_core::engine::SimConfig;
+use sim_core::ir::Program;
+use sim_core::kernels::KernelTime;
+
+use crate::Error;
+
+/// The limits that stop a runaway program. The defaults are the engine's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Events plus communication calls (zero-byte collectives make no
+    /// events).
+    pub max_events: u64,
+    /// Model time, seconds.
+    pub max_sim_time: f64,
+    /// Basic blocks a rank may run in a row without its clock advancing and
+    /// without communicating.
+    pub max_zero_time_blocks: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let d = SimConfig::default();
+        Limits {
+            max_events: d.max_events,
+            max_sim_time: d.max_sim_time,
+            max_zero_time_blocks: d.max_zero_time_blocks,
+        }
+    }
+}
+
+impl Limits {
+    /// `cfg` with these limits.
+    pub fn apply(self, cfg: SimConfig) -> SimConfig {
+        SimConfig {
+            max_events: self.max_events,
+            max_sim_time: self.max_sim_time,
+            max_zero_time_blocks: self.max_zero_time_blocks,
+            ..cfg
+        }
+    }
+
+    /// The engine's default configuration for `ranks` ranks with these
+    /// limits: the start of every run's configuration.
+    pub fn config(self, ranks: u32) -> SimConfig {
+        self.apply(SimConfig {
+            ranks,
+            ..SimConfig::default()
+        })
+    }
+}
+
+/// A program's source text and the name diagnostics use for it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The path as the user gave it (`file.display()`).
+    pub name: String,
+    pub text: String,
+}
+
+impl Source {
+    /// Reads `file`.
+    pub fn read(file: &Path) -> Result<Source, Error> {
+        let text = std::fs::read_to_string(file).map_err(|e| Error::read(file, e))?;
+        Ok(Source {
+            name: file.display().to_string(),
+            text,
+        })
+    }
+
+    /// Parses and lowers; the error holds the rendered diagnostics.
+    pub fn compile(&self) -> Result<Program, Error> {
+        frontend::compile(&self.name, &self.text)
+            .map_err(|d| Error::Compile(d.render(&self.name, &self.text)))
+    }
+}
+
+/// `NAME=VALUE` words (`--param`) as pairs; the error names the bad word.
+pub fn parse_overrides(params: &[String]) -> Result<Vec<(String, String)>, Error> {
+    params
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            _ => Err(Error::ParamSyntax(format!("expects NAME=VALUE, got `{p}`"))),
+        })
+        .collect()
+}
+
+/// Overrides `program`'s params with `NAME=VALUE` words; returns the pairs.
+pub fn apply_overrides(
+    program: &mut Program,
+    params: &[String],
+) -> Result<Vec<(String, String)>, Error> {
+    let overrides = parse_overrides(params)?;
+    frontend::apply_param_overrides(program, &overrides)
+        .map_err(|e| Error::Input(e.to_string()))?;
+    Ok(overrides)
+}
+
+/// Sets of `NAME=VALUE` words, each given as one comma-separated string
+/// ("n=256,iters=100"); one empty set when none is given.
+pub fn param_sets(sets: &[String]) -> Vec<Vec<String>> {
+    if sets.is_empty() {
+        return vec![Vec::new()];
+    }
+    sets.iter()
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+/// Why a machine could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineLoadError {
+    /// The file is unreadable or wrong (the message names the key).
+    #[error("{0}")]
+    File(String),
+    /// The ranks-per-node override is not possible on this machine.
+    #[error("{ranks_per_node}: {reason}")]
+    RanksPerNode { ranks_per_node: u32, reason: String },
+}
+
+/// The machine of `file` (the built-in one without), with `ranks_per_node`
+/// ranks on each node when given.
+pub fn load_machine(
+    file: Option<&Path>,
+    ranks_per_node: Option<u32>,
+) -> Result<AnyMachine, MachineLoadError> {
+    let machine = match file {
+        None => AnyMachine::builtin_default(),
+        Some(path) => AnyMachine::load(path).map_err(|e| MachineLoadError::File(e.to_string()))?,
+    };
+    match ranks_per_node {
+        None => Ok(machine),
+        Some(p) => {
+            machine
+                .with_ranks_per_node(p)
+                .map_err(|reason| MachineLoadError::RanksPerNode {
+                    ranks_per_node: p,
+                    reason,
+                })
+        }
+    }
+}
+
+/// Reads, compiles and applies `param` overrides.
+pub fn load_program(file: &Path, params: &[String]) -> Result<(Program, Source), Error> {
+    let source = Source::read(file)?;
+    let mut program = source.compile()?;
+    apply_overrides(&mut program, params)?;
+    Ok((program, source))
+}
+
+/// Calibrated kernel times (`calibrate blocks` output) for one run
+/// configuration, and the same objects to ask afterwards how far they
+/// extrapolated.
+#[derive(Clone, Default)]
+pub struct Blocks {
+    /// For [`SimConfig::kernel_times`].
+    pub times: Vec<(String, Arc<dyn KernelTime>)>,
+    /// The kernels behind `times`.
+    pub kernels: Vec<Arc<CalibratedKernel>>,
+}
+
+impl Blocks {
+    /// The calibrated kernels of a blocks file for runs with
+    /// `ranks_on_node` ranks sharing a node (it picks the times measured
+    /// with that many copies at once).
+    pub fn of_file(file: &BlocksFile, ranks_on_node: u32) -> Blocks {
+        let kernels: Vec<_> = file
+            .kernel_times(ranks_on_node)
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let times = kernels
+            .iter()
+            .map(|k| {
+                let t: Arc<dyn KernelTime> = k.clone();
+                (k.name.clone(), t)
+            })
+            .collect();
+        Blocks { times, kernels }
+    }
+
+    /// [`Blocks::of_file`] of the file at `path`.
+    pub fn load(path: &Path, ranks_on_node: u32) -> Result<Blocks, calibrate::blocks::BlocksError> {
+        Ok(Blocks::of_file(&BlocksFile::read(path)?, ranks_on_node))
+    }
+
+    /// Kernels whose calibrated time was extrapolated more than `factor`
+    /// times beyond the measured range of work.
+    pub fn extrapolations(&self, factor: f64) -> Vec<Extrapolation> {
+        self.kernels
+            .iter()
+            .filter_map(|k| k.extrapolation(factor))
+            .collect()
+    }
+}
+
+/// The warning for a kernel time extrapolated beyond what `blocks` measured.
+pub fn extrapolation_warning(e: &Extrapolation, blocks: &Path) -> String {
+    let side = if e.work > e.measured.1 {
+        "above the largest"
+    } else {
+        "below the smallest"
+    };
+    format!(
+        "warning: kernel `{}` was called with work {:.4e} (product of its arguments), {:.1}x {side} measured in {} ({:.4e} .. {:.4e}); its time is extrapolated by the fit {}: calibrate with this run's parameters for a trustworthy prediction",
+        e.kernel,
+        e.work,
+        e.factor,
+        blocks.display(),
+        e.measured.0,
+        e.measured.1,
+        e.formula
+    )
+}
+
+/// Writes a file whole or not at all: into a unique temporary name next to
+/// it, then renamed over it.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| Error::write(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+}
+
+/// Everything one simulation of a program needs: the builder every
+/// command uses (`run`, `report`, `check`, `sweep`, `validate`,
+/// `calibrate blocks`).
+pub struct Scenario {
+    pub source: Source,
+    /// The program with its `param` overrides applied.
+    pub program: Program,
+    pub machine: AnyMachine,
+    pub ranks: u32,
+    /// Calibrated kernel times (none: the kernels' cost formulas).
+    pub blocks: Blocks,
+    pub limits: Limits,
+}
+
+impl Scenario {
+    /// The run configuration: ranks, limits, kernel times; the caller adds
+    /// what it observes (timeline, matrix, wildcards, noise seed).
+    pub fn config(&self) -> SimConfig {
+        SimConfig {
+            kernel_times: self.blocks.times.clone(),
+            ..self.limits.config(self.ranks)
+        }
+    }
+}

@@ -1,0 +1,695 @@
+//! Studies: many independent simulations of one program, run in parallel
+//! on one rayon pool. A scaling study ([`run_study`]: rank counts x
+//! machines x what-if settings, with speedup, efficiency and the
+//! scalability limit, and its chart [`svg`]) and noise draws
+//! ([`noise_draws`]: one run per seed, [`spread_of`] their spread).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use calibrate::blocks::file::{BlocksFile, Extrapolation};
+use models::AnyMachine;
+use rayon::prelude::*;
+use sim_core::engine::{PrintLine, SimConfig, SimError};
+use sim_core::ir::Program;
+
+use crate::Error;
+use crate::chart::{escape, tick_labels};
+use crate::scenario::{Blocks, Limits};
+
+/// The built-in machine as a file, for settings on the default machine
+/// (the models crate tests that the two agree).
+const DEFAULT_MACHINE: &str = include_str!("../../examples/machines/default-infiniband.toml");
+
+/// One curve: a machine (with what-if settings applied).
+pub struct Curve {
+    pub label: String,
+    /// The machine file's text, settings applied.
+    pub toml: String,
+    /// Where the file's relative paths (a plugin library) start.
+    pub base_dir: PathBuf,
+}
+
+/// Sets `key` (a dotted path, `network.bandwidth`) to `value` in a machine
+/// file's table, creating sections on the way ([`models::config::set_key`]).
+fn set_key(table: &mut toml::Table, key: &str, value: &str) -> Result<(), Error> {
+    models::config::set_key(table, key, value).map_err(|e| Error::Setting(format!("{key}: {e}")))
+}
+
+/// The curves of a study: one per machine file (the built-in machine
+/// without any) and combination of settings (`KEY=V1,V2` each).
+pub fn curves(machines: &[PathBuf], sets: &[String]) -> Result<Vec<Curve>, Error> {
+    let mut bases: Vec<(String, String, PathBuf)> = Vec::new();
+    if machines.is_empty() {
+        bases.push((
+            "default".to_owned(),
+            DEFAULT_MACHINE.to_owned(),
+            PathBuf::from("."),
+        ));
+    }
+    for m in machines {
+        let text = std::fs::read_to_string(m).map_err(|e| Error::read(m, e))?;
+        let label = m
+            .file_stem()
+            .map_or("machine".into(), |s| s.to_string_lossy().into_owned());
+        let dir = m
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
+        bases.push((label, text, dir));
+    }
+    // All combinations of the --set values.
+    let mut settings: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for s in sets {
+        let (key, values) = s
+            .split_once('=')
+            .ok_or_else(|| Error::Setting(format!("expects KEY=V1,V2, got `{s}`")))?;
+        let mut next = Vec::new();
+        for combo in &settings {
+            for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+                let mut c = combo.clone();
+                c.push((key.trim().to_owned(), v.to_owned()));
+                next.push(c);
+            }
+        }
+        settings = next;
+    }
+    let mut out = Vec::new();
+    for (label, text, dir) in &bases {
+        for combo in &settings {
+            let mut toml_text = text.clone();
+            let mut name = label.clone();
+            if !combo.is_empty() {
+                let mut table: toml::Table = toml_text
+                    .parse()
+                    .map_err(|e| Error::Input(format!("{label}: not a TOML machine file: {e}")))?;
+                for (k, v) in combo {
+                    set_key(&mut table, k, v)?;
+                    let _ = write!(name, " {k}={v}");
+                }
+                toml_text = toml::to_string(&table)
+                    .map_err(|e| Error::Input(format!("cannot write the modified machine: {e}")))?;
+            }
+            out.push(Curve {
+                label: name,
+                toml: toml_text,
+                base_dir: dir.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Point {
+    pub ranks: u32,
+    /// The predicted time; with --samples the median of the draws.
+    pub seconds: f64,
+    pub speedup: f64,
+    pub efficiency: f64,
+    /// With --samples: the 5th and 95th percentiles of the draws' times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<Point>,
+    /// The rank count after which time stops falling or efficiency drops
+    /// below the threshold (`None`: it scales over the whole range).
+    pub limit: Option<u32>,
+    pub limit_reason: Option<String>,
+}
+
+/// A scaling study: a program (params applied) over rank counts and curves.
+pub struct Study<'a> {
+    pub program: &'a Program,
+    /// The program's file name, for the chart's title and messages.
+    pub file: &'a str,
+    pub ranks: &'a [u32],
+    pub curves: &'a [Curve],
+    /// Ranks per node (overrides the machine files').
+    pub ppn: Option<u32>,
+    pub options: Options,
+    pub limits: Limits,
+}
+
+/// How a study derives and runs its points.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Weak scaling: the problem grows with the ranks, so efficiency is
+    /// T(first) / T(p) and speedup the scaled speedup (Gustafson).
+    pub weak: bool,
+    /// Parallel efficiency below which a curve has stopped scaling.
+    pub efficiency: f64,
+    /// Simulations run at once (default: the number of cores).
+    pub jobs: Option<usize>,
+    /// Calibrated kernel times; each run uses the level measured with as
+    /// many copies at once as it places ranks on a node.
+    pub blocks: Option<PathBuf>,
+    /// Draw kernel times from their measured distributions, seeded.
+    pub noise: Option<u64>,
+    /// Draws per point (seeds `noise`, `noise + 1`, ...): the point is
+    /// their median, with the 5th-95th percentile range.
+    pub samples: Option<u32>,
+}
+
+/// What a study found.
+pub struct Outcome {
+    pub series: Vec<Series>,
+    /// The farthest extrapolation of each calibrated kernel over all runs
+    /// (beyond 2x the measured range of work).
+    pub extrapolated: Vec<Extrapolation>,
+}
+
+/// Why a study stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    #[error("{0}")]
+    Input(#[from] Error),
+    /// A simulation failed: the curve, the rank count and the error.
+    #[error("{label} on {ranks} ranks: {error}")]
+    Simulation {
+        label: String,
+        ranks: u32,
+        error: SimError,
+    },
+}
+
+/// A pool of `jobs` threads (default: one per core) for independent
+/// simulations: the sweep's points and the noise draws.
+pub fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, Error> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = jobs {
+        b = b.num_threads(n.max(1));
+    }
+    b.build()
+        .map_err(|e| Error::Input(format!("cannot start the simulation threads: {e}")))
+}
+
+/// Runs a study's simulations on a pool of threads and derives speedup,
+/// efficiency and the scalability limit of each curve. Each simulation is
+/// deterministic and lands in its own slot, so the result does not depend
+/// on the number of threads.
+pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
+    let Study {
+        program,
+        ranks,
+        curves,
+        ppn,
+        options:
+            Options {
+                weak,
+                efficiency,
+                jobs: max_workers,
+                ref blocks,
+                noise,
+                samples,
+            },
+        limits,
+        ..
+    } = *study;
+    let draws = samples.map_or(1, |n| n as usize);
+    let blocks = blocks
+        .as_deref()
+        .map(|p| BlocksFile::read(p).map_err(|e| Error::Input(e.to_string())))
+        .transpose()?;
+    if ranks.is_empty() {
+        return Err(Error::Input("a scaling study needs at least one rank count".into()).into());
+    }
+    // Every machine, checked before starting; one description per curve,
+    // shared by its jobs.
+    let mut machines = Vec::with_capacity(curves.len());
+    for c in curves {
+        machines.push(machine_of(c, ppn)?);
+    }
+    // (curve, ranks, draw): draw k uses seed `noise + k`.
+    let jobs: Vec<(usize, u32, usize)> = (0..curves.len())
+        .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
+        .flat_map(|(c, r)| (0..draws).map(move |k| (c, r, k)))
+        .collect();
+    let run_one = |&(c, r, k): &(usize, u32, usize)| {
+        let m = &machines[c];
+        let calibrated = blocks
+            .as_ref()
+            .map(|f| Blocks::of_file(f, r.min(m.ranks_per_node())))
+            .unwrap_or_default();
+        let cfg = SimConfig {
+            kernel_times: calibrated.times.clone(),
+            noise_seed: noise.map(|seed| seed.wrapping_add(k as u64)),
+            ..limits.config(r)
+        };
+        let mut sink = |_: PrintLine| {};
+        let t = sim_core::simulate(program, &mut m.start(r), cfg, &mut sink)
+            .map(|rep| rep.predicted_seconds)
+            .map_err(|error| StudyError::Simulation {
+                label: curves[c].label.clone(),
+                ranks: r,
+                error,
+            });
+        Ok::<_, StudyError>((t, calibrated.extrapolations(2.0)))
+    };
+    let results: Vec<Result<_, StudyError>> =
+        pool(max_workers)?.install(|| jobs.par_iter().map(run_one).collect());
+    // The farthest extrapolation of each kernel over all runs; the first
+    // failure in job order ends the study.
+    let mut extrapolated: Vec<Extrapolation> = Vec::new();
+    let mut times_of = Vec::with_capacity(results.len());
+    for res in results {
+        let (t, ex) = res?;
+        for e in ex {
+            match extrapolated.iter_mut().find(|o| o.kernel == e.kernel) {
+                Some(o) if o.factor < e.factor => *o = e,
+                Some(_) => {}
+                None => extrapolated.push(e),
+            }
+        }
+        times_of.push(t?);
+    }
+    let mut series = Vec::new();
+    for (c, curve) in curves.iter().enumerate() {
+        let mut points = Vec::new();
+        for (k, &r) in ranks.iter().enumerate() {
+            let mut times = Vec::with_capacity(draws);
+            for d in 0..draws {
+                let i = (c * ranks.len() + k) * draws + d;
+                times.push(times_of[i]);
+            }
+            let [median, p5, p95, _, _] = spread_of(times);
+            points.push((r, median, samples.map(|_| [p5, p95])));
+        }
+        series.push(derive(&curve.label, &points, weak, efficiency));
+    }
+    Ok(Outcome {
+        series,
+        extrapolated,
+    })
+}
+
+/// The machine of a curve, with its ranks-per-node override.
+fn machine_of(c: &Curve, ppn: Option<u32>) -> Result<AnyMachine, Error> {
+    let m = AnyMachine::from_toml_str(&c.toml, &c.label, &c.base_dir)
+        .map_err(|e| Error::Input(e.to_string()))?;
+    match ppn {
+        Some(p) => m.with_ranks_per_node(p).map_err(Error::Input),
+        None => Ok(m),
+    }
+}
+
+/// Speedup, efficiency and the scalability limit of one curve's
+/// `(ranks, seconds, spread)` points.
+fn derive(
+    label: &str,
+    points: &[(u32, f64, Option<[f64; 2]>)],
+    weak: bool,
+    efficiency: f64,
+) -> Series {
+    let (r0, t0, _) = points[0];
+    let pts: Vec<Point> = points
+        .iter()
+        .map(|&(r, t, spread)| {
+            let ratio = if t > 0.0 { t0 / t } else { f64::NAN };
+            let scale = f64::from(r) / f64::from(r0);
+            if weak {
+                // Gustafson: the work grows with p, so the scaled
+                // speedup is p/p0 * T(p0)/T(p) and efficiency T(p0)/T(p).
+                Point {
+                    ranks: r,
+                    seconds: t,
+                    speedup: scale * ratio,
+                    efficiency: ratio,
+                    spread,
+                }
+            } else {
+                Point {
+                    ranks: r,
+                    seconds: t,
+                    speedup: ratio,
+                    efficiency: ratio / scale,
+                    spread,
+                }
+            }
+        })
+        .collect();
+    let mut limit = None;
+    let mut reason = None;
+    for w in pts.windows(2) {
+        if !weak && w[1].seconds >= w[0].seconds {
+            limit = Some(w[0].ranks);
+            reason = Some(format!("time stops falling after {} ranks", w[0].ranks));
+            break;
+        }
+        if w[1].efficiency < efficiency {
+            limit = Some(w[0].ranks);
+            reason = Some(format!(
+                "parallel efficiency falls below {:.0}% after {} ranks",
+                efficiency * 100.0,
+                w[0].ranks
+            ));
+            break;
+        }
+    }
+    Series {
+        label: label.to_owned(),
+        points: pts,
+        limit,
+        limit_reason: reason,
+    }
+}
+
+/// The spread of noise draws' predicted times, as `run --samples` and
+/// `sweep --samples` report it: median, 5th and 95th percentiles (type 7),
+/// min and max.
+pub fn spread_of(mut times: Vec<f64>) -> [f64; 5] {
+    times.sort_by(f64::total_cmp);
+    let q = |p| calibrate::blocks::timing::quantile_sorted(&times, p);
+    [q(0.5), q(0.05), q(0.95), q(0.0), q(1.0)]
+}
+
+/// Noise draws 2..=n of a run (seeds `seed + 1 ..`), simulated in parallel,
+/// each a run of the one `machine` description: `(seed, predicted seconds)`
+/// in seed order. The error of the lowest seed that failed ends it.
+pub fn noise_draws(
+    program: &Program,
+    machine: &AnyMachine,
+    base: &SimConfig,
+    seed: u64,
+    n: u32,
+) -> Result<Vec<(u64, f64)>, SimError> {
+    let seeds: Vec<u64> = (1..n).map(|k| seed.wrapping_add(u64::from(k))).collect();
+    let run = |&draw_seed: &u64| {
+        let cfg = SimConfig {
+            ranks: base.ranks,
+            kernel_times: base.kernel_times.clone(),
+            noise_seed: Some(draw_seed),
+            max_events: base.max_events,
+            max_sim_time: base.max_sim_time,
+            max_zero_time_blocks: base.max_zero_time_blocks,
+            ..SimConfig::default()
+        };
+        let mut sink = |_: PrintLine| {};
+        sim_core::simulate(program, &mut machine.start(cfg.ranks), cfg, &mut sink)
+            .map(|rep| (draw_seed, rep.predicted_seconds))
+    };
+    let all: Vec<Result<(u64, f64), SimError>> = match pool(None) {
+        Ok(p) => p.install(|| seeds.par_iter().map(run).collect()),
+        Err(_) => seeds.iter().map(run).collect(),
+    };
+    all.into_iter().collect()
+}
+
+/// A chart panel: its title, the value it plots, and whether the axis is logarithmic.
+type Panel = (&'static str, fn(&Point) -> f64, bool);
+
+/// Three panels (time on log axes, speedup, efficiency) against ranks on a
+/// log2 axis, one coloured curve per series.
+pub fn svg(series: &[Series], title: &str) -> String {
+    const W: f64 = 360.0;
+    const H: f64 = 260.0;
+    const M: f64 = 55.0;
+    let colours = [
+        "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    ];
+    let all: Vec<&Point> = series.iter().flat_map(|s| s.points.iter()).collect();
+    let rmin = all.iter().map(|p| p.ranks).min().unwrap_or(1).max(1) as f64;
+    let rmax = all.iter().map(|p| p.ranks).max().unwrap_or(2).max(2) as f64;
+    let lx = |r: f64| {
+        M + (r.log2() - rmin.log2()) / (rmax.log2() - rmin.log2()).max(1e-9) * (W - M - 15.0)
+    };
+    let mut out = String::new();
+    let total_w = 3.0 * W + 20.0;
+    let legend_h = 22.0 * series.len() as f64;
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{h}" viewBox="0 0 {total_w} {h}" font-family="sans-serif" font-size="12">"#,
+        h = H + 60.0 + legend_h
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="10" y="18" font-size="14" font-weight="bold">{}</text>"#,
+        escape(title)
+    );
+    let panels: [Panel; 3] = [
+        ("predicted time (s)", |p| p.seconds, true),
+        ("speedup", |p| p.speedup, true),
+        ("parallel efficiency (%)", |p| p.efficiency * 100.0, false),
+    ];
+    for (k, (name, get, log)) in panels.iter().enumerate() {
+        let ox = 10.0 + k as f64 * W;
+        let oy = 30.0;
+        // The time panel also spans the draws' 5-95% bars.
+        let bars = |p: &Point| if k == 0 { p.spread } else { None };
+        let vals: Vec<f64> = all
+            .iter()
+            .flat_map(|p| std::iter::once(get(p)).chain(bars(p).into_iter().flatten()))
+            .filter(|v| v.is_finite() && (!log || *v > 0.0))
+            .collect();
+        let (mut lo, mut hi) = vals
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        if !lo.is_finite() {
+            lo = 0.0;
+            hi = 1.0;
+        }
+        if !log {
+            lo = lo.min(0.0);
+        }
+        if hi <= lo {
+            hi = lo + 1.0;
+        }
+        let fy = |v: f64| -> f64 {
+            let t = if *log {
+                (v.log10() - lo.log10()) / (hi.log10() - lo.log10()).max(1e-9)
+            } else {
+                (v - lo) / (hi - lo)
+            };
+            oy + H - 25.0 - t * (H - 45.0)
+        };
+        // Axes and labels.
+        let _ = writeln!(
+            out,
+            r#"<g transform="translate({ox},0)"><line x1="{M}" y1="{}" x2="{}" y2="{}" stroke="black"/><line x1="{M}" y1="{}" x2="{M}" y2="{}" stroke="black"/>"#,
+            oy + H - 25.0,
+            W - 15.0,
+            oy + H - 25.0,
+            oy + 20.0,
+            oy + H - 25.0
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            (M + W - 15.0) / 2.0,
+            oy + 12.0,
+            escape(name)
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">ranks (log2)</text>"#,
+            (M + W - 15.0) / 2.0,
+            oy + H + 5.0
+        );
+        let mut r = rmin;
+        while r <= rmax * 1.0001 {
+            let x = lx(r);
+            let _ = writeln!(
+                out,
+                r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="black"/><text x="{x}" y="{}" text-anchor="middle" font-size="10">{}</text>"#,
+                oy + H - 25.0,
+                oy + H - 21.0,
+                oy + H - 10.0,
+                r as u64
+            );
+            r *= 2.0;
+        }
+        let ticks: Vec<f64> = (0..=4)
+            .map(|j| {
+                if *log {
+                    10f64.powf(lo.log10() + (hi.log10() - lo.log10()) * f64::from(j) / 4.0)
+                } else {
+                    lo + (hi - lo) * f64::from(j) / 4.0
+                }
+            })
+            .collect();
+        for (v, label) in ticks.iter().zip(tick_labels(&ticks)) {
+            let y = fy(*v);
+            let _ = writeln!(
+                out,
+                r#"<line x1="{}" y1="{y}" x2="{M}" y2="{y}" stroke="black"/><text x="{}" y="{}" text-anchor="end" font-size="10">{label}</text>"#,
+                M - 4.0,
+                M - 6.0,
+                y + 3.0,
+            );
+        }
+        for (si, s) in series.iter().enumerate() {
+            let c = colours[si % colours.len()];
+            let pts: Vec<String> = s
+                .points
+                .iter()
+                .filter(|p| get(p).is_finite() && (!log || get(p) > 0.0))
+                .map(|p| format!("{:.1},{:.1}", lx(f64::from(p.ranks)), fy(get(p))))
+                .collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
+                pts.join(" ")
+            );
+            for p in &pts {
+                if let Some((x, y)) = p.split_once(',') {
+                    let _ = writeln!(out, r#"<circle cx="{x}" cy="{y}" r="3" fill="{c}"/>"#);
+                }
+            }
+            for p in &s.points {
+                if let Some([lo_t, hi_t]) = bars(p).filter(|b| b[0] > 0.0 && b[1] > 0.0) {
+                    let x = lx(f64::from(p.ranks));
+                    let _ = writeln!(
+                        out,
+                        r#"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{c}" stroke-width="1.5"/>"#,
+                        fy(lo_t),
+                        fy(hi_t)
+                    );
+                }
+            }
+        }
+        let _ = writeln!(out, "</g>");
+    }
+    for (si, s) in series.iter().enumerate() {
+        let y = H + 50.0 + 22.0 * si as f64;
+        let c = colours[si % colours.len()];
+        let limit = s
+            .limit_reason
+            .clone()
+            .unwrap_or_else(|| "scales over the range".to_owned());
+        let _ = writeln!(
+            out,
+            r#"<rect x="20" y="{}" width="14" height="14" fill="{c}"/><text x="40" y="{}">{} ({})</text>"#,
+            y - 11.0,
+            y,
+            escape(&s.label),
+            escape(&limit)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use approx::assert_relative_eq;
+
+    use super::{Options, Study, derive, noise_draws, run_study, spread_of};
+    use crate::scenario::Limits;
+
+    #[test]
+    fn spread_is_type_7_quantiles() {
+        let [median, p5, p95, min, max] = spread_of(vec![5.0, 1.0, 4.0, 2.0, 3.0]);
+        assert_relative_eq!(median, 3.0);
+        // h = (n - 1) p = 0.2: 1 + 0.2 * (2 - 1).
+        assert_relative_eq!(p5, 1.2);
+        assert_relative_eq!(p95, 4.8);
+        assert_relative_eq!(min, 1.0);
+        assert_relative_eq!(max, 5.0);
+    }
+
+    #[test]
+    fn strong_scaling_limit() {
+        let s = derive(
+            "m",
+            &[(1, 10.0, None), (2, 5.0, None), (4, 4.0, None)],
+            false,
+            0.7,
+        );
+        let speedups: Vec<f64> = s.points.iter().map(|p| p.speedup).collect();
+        let effs: Vec<f64> = s.points.iter().map(|p| p.efficiency).collect();
+        assert_eq!(speedups, vec![1.0, 2.0, 2.5]);
+        assert_eq!(effs, vec![1.0, 1.0, 0.625]);
+        assert_eq!(s.limit, Some(2));
+        assert_eq!(
+            s.limit_reason.as_deref(),
+            Some("parallel efficiency falls below 70% after 2 ranks")
+        );
+    }
+
+    #[test]
+    fn weak_scaling_is_gustafson() {
+        let s = derive("m", &[(2, 4.0, None), (8, 5.0, None)], true, 0.5);
+        // Scaled speedup p/p0 * T(p0)/T(p) = 4 * 0.8; efficiency T(p0)/T(p).
+        assert_relative_eq!(s.points[1].speedup, 3.2);
+        assert_relative_eq!(s.points[1].efficiency, 0.8);
+        assert_eq!(s.limit, None);
+    }
+
+    /// A program whose work is split evenly: time 1/p on the reference CPU.
+    fn split_work() -> sim_core::ir::Program {
+        frontend::compile("split.mpl", "kernel w(s) cost s\ncompute w(1.0 / size)\n")
+            .expect("compiles")
+    }
+
+    #[test]
+    fn study_is_the_same_on_one_thread_and_two() {
+        let program = split_work();
+        let curves = super::curves(&[], &["network.bandwidth=1GB/s,10GB/s".into()])
+            .expect("the default machine takes the setting");
+        assert_eq!(
+            curves.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+            [
+                "default network.bandwidth=1GB/s",
+                "default network.bandwidth=10GB/s"
+            ]
+        );
+        let run = |jobs| {
+            run_study(&Study {
+                program: &program,
+                file: "split.mpl",
+                ranks: &[1, 2, 4, 8],
+                curves: &curves,
+                ppn: None,
+                options: Options {
+                    efficiency: 0.5,
+                    jobs: Some(jobs),
+                    ..Options::default()
+                },
+                limits: Limits::default(),
+            })
+            .expect("runs")
+            .series
+        };
+        let (one, two) = (run(1), run(2));
+        for (a, b) in one.iter().zip(&two) {
+            for (p, q) in a.points.iter().zip(&b.points) {
+                assert_eq!(p.seconds.to_bits(), q.seconds.to_bits());
+            }
+            // No communication: perfect strong scaling.
+            for p in &a.points {
+                assert_relative_eq!(p.efficiency, 1.0, max_relative = 1e-12);
+            }
+            assert_eq!(a.limit, None);
+        }
+    }
+
+    #[test]
+    fn a_bad_setting_names_the_section() {
+        let err = super::curves(&[], &["network.bandwidth.x=1".into()])
+            .err()
+            .expect("bandwidth is not a section");
+        assert_eq!(
+            err.to_string(),
+            "network.bandwidth.x: `bandwidth` is not a section"
+        );
+    }
+
+    #[test]
+    fn noise_draws_need_calibrated_kernels_to_differ() {
+        // Without calibrated kernels every draw is the cost formula's time.
+        let program = split_work();
+        let base = Limits::default().config(4);
+        let machine = models::AnyMachine::builtin_default();
+        let draws = noise_draws(&program, &machine, &base, 7, 4).expect("runs");
+        assert_eq!(draws.iter().map(|d| d.0).collect::<Vec<_>>(), [8, 9, 10]);
+        let t = draws[0].1;
+        assert!(draws.iter().all(|d| d.1.to_bits() == t.to_bits()));
+    }
+}
