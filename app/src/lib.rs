@@ -15,6 +15,8 @@
 
 pub mod analysis;
 pub mod chart;
+pub mod check;
+pub mod diagnostics;
 pub mod error;
 pub mod export;
 pub mod paraver;
