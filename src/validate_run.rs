@@ -142,7 +142,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
             for _ in 0..args.repeat {
                 runs.push(run_once(launcher, np, &binary, &params)?);
             }
-            let measured = crate::validate_cmd::median(&mut runs.clone());
+            let measured = app::validate::median(&mut runs.clone());
             let predicted = rep.predicted_seconds;
             let row = Row {
                 ranks: np,
@@ -168,7 +168,7 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     }
 
     let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
-    let median = crate::validate_cmd::median(&mut errors);
+    let median = app::validate::median(&mut errors);
     let max = errors.last().copied().unwrap_or(f64::NAN);
     if m.json {
         let v = serde_json::json!({

@@ -23,5 +23,6 @@ pub mod paraver;
 pub mod rank_charts;
 pub mod scenario;
 pub mod study;
+pub mod validate;
 
 pub use error::Error;

@@ -1,0 +1,644 @@
+//! Predicted against measured: a benchmark skeleton (an IMB-style program
+//! that prints its own table) simulated for every process count of a
+//! measured table, compared per message size.
+//!
+//! The program prints, from one rank, IMB-style rows of numbers:
+//! `bytes repetitions t_min t_max t_avg` (µs), or without `bytes` for
+//! benchmarks that have no message size (Barrier). Other output is ignored.
+//! A program gets the active process count as `param active` when the
+//! table has an active-process column (IMB's "k active of N": the program
+//! runs the benchmark in a communicator of the first K ranks).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use models::AnyMachine;
+use sim_core::engine::PrintLine;
+use sim_core::ir::Program;
+
+use crate::Error;
+use crate::scenario::Limits;
+
+/// Which measured table to read and how.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The measured time column (default: by format, see [`read_table`]).
+    pub time_col: Option<String>,
+    /// IMB output: the benchmark to compare (default: the one named like
+    /// `program_stem`, or the only one).
+    pub benchmark: Option<String>,
+    /// CSV: the columns of active and total process counts.
+    pub active_col: String,
+    pub total_col: String,
+    /// Processes when the table does not say (CSV without process
+    /// columns, OSU output).
+    pub ranks: u32,
+    /// The simulated column compared: `t_min`, `t_max` or `t_avg`.
+    pub column: String,
+    /// The skeleton's file stem (`alltoall` for alltoall.mpl).
+    pub program_stem: String,
+}
+
+/// A measured table: its points, whether they have message sizes, and what
+/// they were read as.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub points: Vec<Point>,
+    pub has_bytes: bool,
+    pub origin: String,
+}
+
+/// One (active, total) group's error statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct Group {
+    pub active: u32,
+    pub total: u32,
+    pub points: usize,
+    pub median_abs_error: f64,
+    pub max_abs_error: f64,
+}
+
+/// Every compared point, per group and overall.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+    pub groups: Vec<Group>,
+    pub median_abs_error: f64,
+    pub max_abs_error: f64,
+}
+
+/// Simulates `base` (the program, `param`s applied; `file` and `source`
+/// for messages) on `machine` for every process count of `measured` and
+/// compares.
+pub fn compare(
+    base: &Program,
+    file: &str,
+    source: &str,
+    machine: &AnyMachine,
+    measured: &Measured,
+    q: &Query,
+    limits: Limits,
+) -> Result<Comparison, Error> {
+    let has_active_param = base.params.iter().any(|p| p.name == "active");
+    let column = match q.column.as_str() {
+        "t_min" => 0,
+        "t_max" => 1,
+        _ => 2,
+    };
+    // Group the table by (active, total) processes.
+    let mut groups: BTreeMap<(u32, u32), Vec<&Point>> = BTreeMap::new();
+    for p in &measured.points {
+        let total = p.total.or(p.active).unwrap_or(q.ranks);
+        let active = p.active.unwrap_or(total);
+        groups.entry((active, total)).or_default().push(p);
+    }
+    let mut rows = Vec::new();
+    for (&(active, total), pts) in &groups {
+        let mut program = base.clone();
+        if has_active_param {
+            frontend::apply_param_overrides(
+                &mut program,
+                &[("active".to_owned(), active.to_string())],
+            )
+            .map_err(|e| Error::Input(e.to_string()))?;
+        } else if active != total {
+            return Err(Error::Input(format!(
+                "the table has {active} active of {total} processes but {file} has no `param active`"
+            )));
+        }
+        let sim = simulate(&program, machine, total, file, source, limits)?;
+        for p in pts {
+            let found = if measured.has_bytes {
+                sim.iter()
+                    .find(|r| r.len() >= 5 && Some(r[0] as u64) == p.bytes)
+                    .map(|r| r[2 + column])
+            } else {
+                sim.iter().find(|r| r.len() == 4).map(|r| r[1 + column])
+            };
+            let Some(pred) = found else {
+                return Err(Error::Input(format!(
+                    "{file} printed no row for {} on {active} of {total} processes",
+                    p.bytes
+                        .map_or("the benchmark".to_owned(), |b| format!("{b} bytes"))
+                )));
+            };
+            rows.push(Row {
+                active,
+                total,
+                bytes: p.bytes,
+                measured_usec: p.usec,
+                predicted_usec: pred,
+                error: (pred - p.usec) / p.usec,
+            });
+        }
+    }
+    let mut all: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+    let overall_median = median(&mut all);
+    let overall_max = all.iter().copied().fold(0.0, f64::max);
+    // Per (active, total) group: points, median and maximum |error|.
+    let per_group: Vec<Group> = groups
+        .keys()
+        .map(|&(active, total)| {
+            let mut e: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.active == active && r.total == total)
+                .map(|r| r.error.abs())
+                .collect();
+            let max = e.iter().copied().fold(0.0, f64::max);
+            Group {
+                active,
+                total,
+                points: e.len(),
+                median_abs_error: median(&mut e),
+                max_abs_error: max,
+            }
+        })
+        .collect();
+    Ok(Comparison {
+        rows,
+        groups: per_group,
+        median_abs_error: overall_median,
+        max_abs_error: overall_max,
+    })
+}
+
+/// One measured point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub active: Option<u32>,
+    pub total: Option<u32>,
+    pub bytes: Option<u64>,
+    pub usec: f64,
+}
+
+/// One compared point.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub active: u32,
+    pub total: u32,
+    pub bytes: Option<u64>,
+    pub measured_usec: f64,
+    pub predicted_usec: f64,
+    /// (predicted - measured) / measured.
+    pub error: f64,
+}
+
+/// The measured points, whether they have message sizes, and what they
+/// were read as.
+pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
+    let text = std::fs::read_to_string(table).map_err(|e| Error::read(table, e))?;
+    let text = strip_rank_prefixes(&text);
+    match calibrate::Format::detect(&text) {
+        Some(calibrate::Format::Imb) => return read_imb(q, table, &text),
+        Some(calibrate::Format::OsuLatency | calibrate::Format::OsuBw) => {
+            return read_osu(q, table, &text);
+        }
+        _ => {}
+    }
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let Some(header) = lines.next() else {
+        return Err(Error::Input(format!(
+            "{}: the table is empty",
+            table.display()
+        )));
+    };
+    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_owned()).collect();
+    let find = |name: &str| cols.iter().position(|c| c == name);
+    let time = match &q.time_col {
+        Some(c) => find(c).ok_or_else(|| {
+            Error::Input({
+                format!(
+                    "{}: no column `{c}` (columns: {})",
+                    table.display(),
+                    cols.join(", ")
+                )
+            })
+        })?,
+        None => cols
+            .iter()
+            .position(|c| c.contains("usec") || c.starts_with("t_"))
+            .ok_or_else(|| {
+                Error::Input({
+                    format!(
+                        "{}: no time column (name it with --time-col)",
+                        table.display()
+                    )
+                })
+            })?,
+    };
+    let bytes = find("bytes");
+    let active = find(&q.active_col);
+    let total = find(&q.total_col);
+    let mut points = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        let cell = |ix: usize| -> Result<&str, Error> {
+            cells
+                .get(ix)
+                .copied()
+                .ok_or_else(|| Error::Input(format!("{}: row {} is short", table.display(), i + 2)))
+        };
+        let num = |ix: usize| -> Result<f64, Error> {
+            let c = cell(ix)?;
+            c.parse::<f64>().map_err(|e| {
+                Error::Input(format!(
+                    "{}: row {}: `{c}` is not a number: {e}",
+                    table.display(),
+                    i + 2
+                ))
+            })
+        };
+        let count = |ix: usize| -> Result<u32, Error> {
+            let c = cell(ix)?;
+            c.parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                Error::Input({
+                    format!(
+                        "{}: row {}: `{c}` is not a process count (a whole number from 1)",
+                        table.display(),
+                        i + 2
+                    )
+                })
+            })
+        };
+        let usec = num(time)?;
+        if !(usec.is_finite() && usec > 0.0) {
+            return Err(Error::Input(format!(
+                "{}: row {}: the time must be a positive number, got {usec}",
+                table.display(),
+                i + 2
+            )));
+        }
+        let size = bytes.map(&num).transpose()?;
+        if size.is_some_and(|b| !(b.is_finite() && b >= 0.0 && b.fract() == 0.0)) {
+            return Err(Error::Input(format!(
+                "{}: row {}: the message size must be a whole number of bytes",
+                table.display(),
+                i + 2
+            )));
+        }
+        points.push(Point {
+            active: active.map(count).transpose()?,
+            total: total.map(count).transpose()?,
+            bytes: size.map(|x| x as u64),
+            usec,
+        });
+    }
+    let origin = format!("{}, column {}", table.display(), cols[time]);
+    Ok(Measured {
+        points,
+        has_bytes: bytes.is_some(),
+        origin,
+    })
+}
+
+/// The output of `parsim run` or of a `build-mpi` program prefixes every
+/// line with its rank, `[0] `: dropped, so that a skeleton's own table run
+/// for real can be compared line for line. Other text is unchanged.
+fn strip_rank_prefixes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let rest = line
+            .strip_prefix('[')
+            .and_then(|r| r.split_once("] "))
+            .filter(|(rank, _)| !rank.is_empty() && rank.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(line, |(_, rest)| rest);
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+/// OSU Micro-Benchmarks output (`osu_latency`, `osu_allreduce`,
+/// `osu_barrier`, ...; with or without `-f`): a title `# OSU MPI ... Test`,
+/// a header `# Size  Avg Latency(us)  Min Latency(us) ...` (`# Avg
+/// Latency(us)` for Barrier, `# Size  Latency (us)` for osu_latency), rows.
+/// The output does not say how many processes ran: `--ranks`.
+fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
+    let path = table.display();
+    let calibrate::OsuTable {
+        title,
+        columns,
+        rows,
+    } = calibrate::osu_table(text).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+    if columns
+        .iter()
+        .any(|c| c.contains("Bandwidth") || c.contains("MB/s"))
+    {
+        return Err(Error::Input(format!(
+            "{path}: a bandwidth table ({}); validate compares times: give a latency benchmark's output",
+            columns.join(", ")
+        )));
+    }
+    let has_bytes = columns.first().is_some_and(|c| c == "Size");
+    let time = match &q.time_col {
+        Some(c) => columns.iter().position(|x| x.eq_ignore_ascii_case(c)),
+        None => {
+            let want = match q.column.as_str() {
+                "t_min" => "Min",
+                "t_max" => "Max",
+                _ => "Avg",
+            };
+            columns
+                .iter()
+                .position(|c| c.starts_with(want))
+                .or_else(|| {
+                    // osu_latency's one column: the average of rank 0's
+                    // round trips.
+                    (q.column == "t_avg")
+                        .then(|| columns.iter().position(|c| c.starts_with("Latency")))
+                        .flatten()
+                })
+        }
+    }
+    .ok_or_else(|| {
+        Error::Input({
+            format!(
+                "{path}: no column for {} (columns: {}; give --time-col, or --column)",
+                q.time_col.as_deref().unwrap_or(&q.column),
+                columns.join(", ")
+            )
+        })
+    })?;
+    let ranks = q.ranks;
+    let mut points = Vec::new();
+    for (line, cells) in &rows {
+        let (usec, bytes) = row_values(&path, *line, cells, &columns, time, has_bytes)?;
+        points.push(Point {
+            active: Some(ranks),
+            total: Some(ranks),
+            bytes,
+            usec,
+        });
+    }
+    if points.is_empty() {
+        return Err(Error::Input(format!("{path}: the OSU table has no rows")));
+    }
+    let origin = format!(
+        "{path}, {title}, column {} ({ranks} processes, from --ranks)",
+        columns[time]
+    );
+    Ok(Measured {
+        points,
+        has_bytes,
+        origin,
+    })
+}
+
+/// One row of an IMB or OSU table: the time in the column `time` (a
+/// positive number of µs) and, when the first column is the message size,
+/// the size (a whole number of bytes).
+fn row_values(
+    path: &impl std::fmt::Display,
+    line: usize,
+    cells: &[String],
+    columns: &[String],
+    time: usize,
+    has_bytes: bool,
+) -> Result<(f64, Option<u64>), Error> {
+    let num = |ix: usize| -> Result<f64, Error> {
+        let c = cells.get(ix).ok_or_else(|| {
+            Error::Input({
+                format!(
+                    "{path}:{line}: expected {} columns ({})",
+                    columns.len(),
+                    columns.join(", ")
+                )
+            })
+        })?;
+        c.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| Error::Input(format!("{path}:{line}: `{c}` is not a number")))
+    };
+    let usec = num(time)?;
+    if usec <= 0.0 {
+        return Err(Error::Input(format!(
+            "{path}:{line}: the time must be positive"
+        )));
+    }
+    if !has_bytes {
+        return Ok((usec, None));
+    }
+    let b = num(0)?;
+    if b.fract() != 0.0 {
+        return Err(Error::Input(format!(
+            "{path}:{line}: the size must be a whole number of bytes"
+        )));
+    }
+    Ok((usec, Some(b as u64)))
+}
+
+/// IMB-MPI1 / PMB text output: the blocks of one benchmark.
+fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
+    let path = table.display();
+    let blocks = calibrate::imb_blocks(text).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+    let mut names: Vec<&str> = Vec::new();
+    for name in blocks.iter().filter_map(|b| b.benchmark.as_deref()) {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            names.push(name);
+        }
+    }
+    let stem = q.program_stem.clone();
+    let wanted: Option<String> = match &q.benchmark {
+        Some(b) => Some(b.clone()),
+        None => match names.as_slice() {
+            [] => None,
+            [only] => Some((*only).to_owned()),
+            _ => Some(
+                names
+                    .iter()
+                    .find(|n| n.eq_ignore_ascii_case(&stem))
+                    .map(|n| (*n).to_owned())
+                    .ok_or_else(|| {
+                        Error::Input({
+                            format!(
+                                "{path}: several benchmarks ({}); choose one with --benchmark",
+                                names.join(", ")
+                            )
+                        })
+                    })?,
+            ),
+        },
+    };
+    let chosen: Vec<&calibrate::ImbBlock> = blocks
+        .iter()
+        .filter(|b| match (&wanted, &b.benchmark) {
+            (Some(w), Some(name)) => name.eq_ignore_ascii_case(w),
+            _ => true,
+        })
+        .filter(|b| !b.columns.is_empty())
+        .collect();
+    let name = wanted.unwrap_or_else(|| stem.clone());
+    if chosen.is_empty() {
+        return Err(Error::Input(format!(
+            "{path}: no table for benchmark {name} (the file has: {})",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+    let want_col = match &q.time_col {
+        Some(c) => vec![c.clone()],
+        None => vec![format!("{}[usec]", q.column), "t[usec]".to_owned()],
+    };
+    let mut points = Vec::new();
+    let mut has_bytes = true;
+    let mut used_col = String::new();
+    for block in &chosen {
+        let time = want_col
+            .iter()
+            .find_map(|w| block.columns.iter().position(|c| c.eq_ignore_ascii_case(w)))
+            .ok_or_else(|| {
+                Error::Input({
+                    format!(
+                        "{path}: benchmark {name} has no column {} (columns: {}; give --time-col)",
+                        want_col.join(" or "),
+                        block.columns.join(" ")
+                    )
+                })
+            })?;
+        used_col.clone_from(&block.columns[time]);
+        let bytes = block.columns.first().is_some_and(|c| c == "#bytes");
+        has_bytes &= bytes;
+        let active = block.processes.unwrap_or(q.ranks);
+        if active == 0 {
+            return Err(Error::Input(format!(
+                "{path}: benchmark {name} has a block for 0 processes"
+            )));
+        }
+        let total = active.checked_add(block.waiting).ok_or_else(|| {
+            Error::Input({
+                format!(
+                    "{path}: benchmark {name}: {active} processes and {} waiting is too many",
+                    block.waiting
+                )
+            })
+        })?;
+        for (line, cells) in &block.rows {
+            let (usec, size) = row_values(&path, *line, cells, &block.columns, time, bytes)?;
+            points.push(Point {
+                active: Some(active),
+                total: Some(total),
+                bytes: size,
+                usec,
+            });
+        }
+    }
+    let origin = format!("{path}, IMB benchmark {name}, column {used_col}");
+    Ok(Measured {
+        points,
+        has_bytes,
+        origin,
+    })
+}
+
+/// Runs the program and returns rank-0's (or the first printing rank's)
+/// rows of numbers.
+fn simulate(
+    program: &sim_core::ir::Program,
+    machine: &AnyMachine,
+    ranks: u32,
+    file: &str,
+    source: &str,
+    limits: Limits,
+) -> Result<Vec<Vec<f64>>, Error> {
+    let mut lines: Vec<PrintLine> = Vec::new();
+    let mut sink = |l: PrintLine| lines.push(l);
+    let cfg = limits.config(ranks);
+    if let Err(e) = sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink) {
+        return Err(Error::Input(format!(
+            "the simulation failed:\n{}",
+            crate::diagnostics::sim_error(&e, file, source)
+        )));
+    }
+    let Some(first) = lines.iter().map(|l| l.rank).min() else {
+        return Ok(Vec::new());
+    };
+    Ok(lines
+        .iter()
+        .filter(|l| l.rank == first)
+        .filter_map(|l| {
+            let nums: Option<Vec<f64>> = l
+                .text
+                .split_whitespace()
+                .map(|w| w.parse::<f64>().ok())
+                .collect();
+            nums.filter(|n| n.len() >= 4)
+        })
+        .collect())
+}
+
+/// The median (sorts `v`); NaN when empty.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::{Query, median, read_table};
+
+    fn query() -> Query {
+        Query {
+            time_col: None,
+            benchmark: None,
+            active_col: "active_procs".into(),
+            total_col: "total_procs".into(),
+            ranks: 2,
+            column: "t_avg".into(),
+            program_stem: "alltoall".into(),
+        }
+    }
+
+    fn table(text: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        f.write_all(text.as_bytes()).expect("written");
+        f
+    }
+
+    #[test]
+    fn csv_with_process_columns() {
+        let f =
+            table("# measured\nbytes,active_procs,total_procs,t_usec\n0,2,4,5.5\n1024,4,4,12\n");
+        let m = read_table(&query(), f.path()).expect("reads");
+        assert!(m.has_bytes);
+        assert_eq!(m.points.len(), 2);
+        let p = &m.points[0];
+        assert_eq!(
+            (p.active, p.total, p.bytes, p.usec),
+            (Some(2), Some(4), Some(0), 5.5)
+        );
+        assert!(m.origin.ends_with("column t_usec"), "{}", m.origin);
+    }
+
+    #[test]
+    fn bad_rows_are_named() {
+        let f = table("bytes,t_usec\n0,-1\n");
+        let e = read_table(&query(), f.path()).expect_err("negative time");
+        assert!(
+            e.to_string()
+                .ends_with("row 2: the time must be a positive number, got -1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&mut []).is_nan());
+    }
+}
