@@ -33,7 +33,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 # With these set, a test that needs one of the tools fails instead of
-# skipping when it is missing.
+# skipping when it is missing (CI=true does the same for every such test,
+# the shared data beside the workspace included: PARSIM_REQUIRE_SHARED;
+# tests/support/mod.rs).
 export PARSIM_REQUIRE_MPI=1 PARSIM_REQUIRE_CHROMIUM=1 PARSIM_REQUIRE_TMUX=1
 
 cargo fmt --all -- --check

@@ -209,26 +209,6 @@ pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
     Ok(value)
 }
 
-/// Runs a command line with `sh -c`; its stdout, or an error with both
-/// outputs when it fails.
-pub(crate) fn run_shell(line: &str) -> anyhow::Result<String> {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .output()
-        .with_context(|| format!("cannot run `{line}`"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        bail!(
-            "`{line}` failed ({}):\n{}{}",
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        );
-    }
-    Ok(stdout)
-}
-
 fn read_table(path: &Path, options: &InputOptions) -> anyhow::Result<Table> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -247,76 +227,6 @@ fn bench_path(args: &NetArgs, level: &str) -> PathBuf {
             .map_or("machine".into(), |s| s.to_string_lossy().into_owned())
     });
     out.with_file_name(format!("{stem}.{level}.netbench.txt"))
-}
-
-/// Quotes a command-line word for a POSIX shell when it needs it.
-pub(crate) fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// Today's date (UTC), or that of `SOURCE_DATE_EPOCH` for reproducible
-/// output, as YYYY-MM-DD.
-fn today() -> String {
-    let (y, m, d) = civil_from_days(unix_now().div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Now (or `SOURCE_DATE_EPOCH`), UTC, as ISO 8601 `YYYY-MM-DDTHH:MM:SSZ`.
-pub(crate) fn utc_timestamp() -> String {
-    let t = unix_now();
-    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
-    let s = t.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    )
-}
-
-/// Now (or `SOURCE_DATE_EPOCH`), UTC, as Paraver's header writes it:
-/// `dd/mm/yyyy at hh:mm`.
-pub(crate) fn paraver_date() -> String {
-    let t = unix_now();
-    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
-    let s = t.rem_euclid(86_400);
-    format!("{d:02}/{m:02}/{y:04} at {:02}:{:02}", s / 3600, s / 60 % 60)
-}
-
-fn unix_now() -> i64 {
-    std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.trim().parse::<i64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
-        })
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
-/// (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms",
-/// `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    // `day` is in 1..=31 and `month` in 1..=12 by construction.
-    (year, month as u32, day as u32)
 }
 
 fn channel_options(
@@ -353,12 +263,14 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     let mut measured_memcpy: Option<(f64, String)> = None;
     let mut duplex_note: Option<String> = None;
     let bench = if args.run.is_some() || args.shm_run.is_some() {
-        Some(crate::calibrate_run::Bench::build(&args.mpicc)?)
+        Some(app::netbench::Bench::build(&args.mpicc)?)
     } else {
         None
     };
     if let (Some(launcher), Some(bench)) = (&args.run, &bench) {
-        let m = bench.measure(launcher, &bench_path(&args, "network"))?;
+        let m = bench.measure(launcher, &bench_path(&args, "network"), &mut |m| {
+            eprintln!("{m}")
+        })?;
         if args.duplex.is_none() {
             args.duplex = Some(m.duplex.to_owned());
         }
@@ -369,7 +281,9 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         args.benchmark = "PingPong".into();
     }
     if let (Some(launcher), Some(bench)) = (&args.shm_run, &bench) {
-        let m = bench.measure(launcher, &bench_path(&args, "shm"))?;
+        let m = bench.measure(launcher, &bench_path(&args, "shm"), &mut |m| {
+            eprintln!("{m}")
+        })?;
         if measured_memcpy.is_none() {
             measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
         }
@@ -477,7 +391,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())
         .chain(std::env::args().skip(1))
-        .map(|w| shell_word(&w))
+        .map(|w| app::shell::word(&w))
         .collect();
     let name = args.name.clone().unwrap_or_else(|| {
         input
@@ -487,7 +401,7 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     let mut header = vec![
         format!(
             "{name}: a machine fitted by `parsim calibrate net` on {}.",
-            today()
+            app::clock::today()
         ),
         "Reproduce (from the workspace root):".to_owned(),
         format!("  {}", command.join(" ")),
@@ -564,20 +478,6 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-    }
-
-    #[test]
-    fn words_are_quoted_for_the_shell() {
-        assert_eq!(shell_word("--memcpy"), "--memcpy");
-        assert_eq!(shell_word("300 MB/s"), "'300 MB/s'");
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
-    }
 
     #[test]
     fn tolerances() {

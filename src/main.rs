@@ -7,14 +7,12 @@
 
 mod calibrate_blocks;
 mod calibrate_cmd;
-mod calibrate_run;
 mod check_cmd;
-mod emit_c;
+mod emit_c_cmd;
 mod monitor;
 mod report;
 mod report_cmd;
 mod sweep_cmd;
-mod tempdir;
 mod validate_cmd;
 mod validate_run;
 
@@ -68,9 +66,9 @@ enum Command {
     /// breakdown, critical path, scaling plot, heat map, timeline.
     Report(Box<report_cmd::ReportArgs>),
     /// Translate a skeleton into one self-contained C MPI program.
-    EmitC(emit_c::EmitArgs),
+    EmitC(emit_c_cmd::EmitArgs),
     /// Build a real MPI executable from a skeleton (mpicc or smpicc).
-    BuildMpi(Box<emit_c::BuildArgs>),
+    BuildMpi(Box<emit_c_cmd::BuildArgs>),
 }
 
 #[derive(clap::Args)]
@@ -205,8 +203,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(&args).map(Outcome::Code),
         Command::Sweep(args) => sweep_cmd::run(&args).map(|()| Outcome::Ok),
         Command::Report(args) => report_cmd::run(&args),
-        Command::EmitC(args) => emit_c::run_emit(&args),
-        Command::BuildMpi(args) => emit_c::run_build(&args),
+        Command::EmitC(args) => emit_c_cmd::run_emit(&args),
+        Command::BuildMpi(args) => emit_c_cmd::run_build(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -264,6 +262,10 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
     match e {
         app::Error::ParamSyntax(m) => anyhow::anyhow!("--param {m}"),
         app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        app::Error::RanksPerNode {
+            ranks_per_node,
+            reason,
+        } => anyhow::anyhow!("--ppn {ranks_per_node}: {reason}"),
         e => e.into(),
     }
 }
@@ -535,12 +537,8 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             if let Some(path) = &args.trace {
                 if path.extension().is_some_and(|e| e == "prv") {
-                    let (prv, pcf, row) = app::paraver::trace(
-                        &rep,
-                        args.ranks,
-                        &name,
-                        &calibrate_cmd::paraver_date(),
-                    );
+                    let (prv, pcf, row) =
+                        app::paraver::trace(&rep, args.ranks, &name, &app::clock::paraver_date());
                     for (p, text) in [
                         (path.clone(), prv),
                         (path.with_extension("pcf"), pcf),

@@ -7,7 +7,7 @@ use sim_core::SimReport;
 use sim_core::engine::{PrintLine, RankStats};
 
 use app::analysis::PathStep;
-pub use app::diagnostics::{fmt_time, rank_ranges, sim_error};
+pub use app::diagnostics::{fmt_time, sim_error};
 
 /// Above this many distinct groups the text report summarises the ranks.
 const MAX_GROUPS: usize = 32;

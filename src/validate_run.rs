@@ -15,7 +15,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use sim_core::engine::{PrintLine, SimConfig};
 
 /// The arguments of run mode (flattened into `parsim validate`).
 #[derive(clap::Args, Debug, Clone)]
@@ -58,16 +57,6 @@ pub struct RunModeArgs {
     pub max_median_error: Option<String>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
-struct Row {
-    ranks: u32,
-    params: String,
-    runs: Vec<f64>,
-    measured: f64,
-    predicted: f64,
-    error: f64,
-}
-
 /// Everything run mode needs from `parsim validate`.
 pub struct RunMode<'a> {
     pub program: &'a Path,
@@ -106,7 +95,10 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     }
 
     // Build the real program once; parameters go on its command line.
-    let tmp = crate::tempdir::TempDir::new("validate").map_err(anyhow::Error::msg)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("parsim-validate-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
     let dir = tmp.path();
     let stem = m
         .program
@@ -115,58 +107,24 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
     let binary = dir.join(&stem);
     build(m.program, args, &binary)?;
 
-    let mut rows = Vec::new();
-    for set in &sets {
-        let mut params: Vec<String> = m.params.to_vec();
-        params.extend(set.iter().cloned());
-        let program = crate::load_program(m.program, &params)?;
-        for &np in &args.np {
-            let machine = crate::load_machine(m.machine, m.ppn).map_err(anyhow::Error::msg)?;
-            let blocks = match &args.blocks {
-                Some(b) => crate::load_blocks(b, np.min(machine.ranks_per_node()))?,
-                None => app::scenario::Blocks::default(),
-            };
-            let cfg = SimConfig {
-                ranks: np,
-                kernel_times: blocks.times.clone(),
-                noise_seed: args.noise,
-                ..SimConfig::default()
-            };
-            let mut sink = |_: PrintLine| {};
-            let rep = sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
-                .map_err(|e| anyhow::anyhow!("the prediction at {np} ranks failed: {e}"))?;
-            if let Some(b) = &args.blocks {
-                crate::warn_extrapolation(&blocks, b);
-            }
-            let mut runs = Vec::new();
-            for _ in 0..args.repeat {
-                runs.push(run_once(launcher, np, &binary, &params)?);
-            }
-            let measured = app::validate::median(&mut runs.clone());
-            let predicted = rep.predicted_seconds;
-            let row = Row {
-                ranks: np,
-                params: params.join(" "),
-                runs,
-                measured,
-                predicted,
-                error: (predicted - measured) / measured,
-            };
-            eprintln!(
-                "  {np} ranks, {}: measured {:.6} s, predicted {:.6} s, error {:+.1}%",
-                if row.params.is_empty() {
-                    "defaults"
-                } else {
-                    &row.params
-                },
-                measured,
-                predicted,
-                row.error * 100.0
-            );
-            rows.push(row);
-        }
-    }
-
+    let rows = app::validate::real_runs(
+        &app::validate::RealRuns {
+            program: m.program,
+            params: m.params,
+            sets: &sets,
+            np: &args.np,
+            repeat: args.repeat,
+            machine: m.machine,
+            ranks_per_node: m.ppn,
+            blocks: args.blocks.as_deref(),
+            noise: args.noise,
+            limits: app::scenario::Limits::default(),
+            launcher,
+            binary: &binary,
+        },
+        &mut |line| eprintln!("{line}"),
+    )
+    .map_err(crate::flagged)?;
     let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
     let median = app::validate::median(&mut errors);
     let max = errors.last().copied().unwrap_or(f64::NAN);
@@ -200,46 +158,26 @@ pub fn run(m: &RunMode<'_>) -> anyhow::Result<u8> {
 /// given on its command line at each run.
 fn build(program: &Path, args: &RunModeArgs, binary: &Path) -> anyhow::Result<()> {
     let ir = crate::load_program(program, &[])?;
-    let opts = crate::emit_c::BuildOptions {
+    let opts = emit_c::BuildOptions {
         kernels: args.kernels.as_deref(),
         output: binary,
         mpicc: &args.mpicc,
         cflags: &args.cflags,
     };
-    let name = crate::emit_c::program_name(program);
-    crate::emit_c::build(&ir, &name, &opts, &mut |cmd| eprintln!("{cmd}"))
+    let name = emit_c::program_name(program);
+    emit_c::build(&ir, &name, &opts, &mut |cmd| eprintln!("{cmd}"))
+        .map_err(crate::emit_c_cmd::cli_error)
         .with_context(|| format!("building the real program {}", program.display()))?;
     Ok(())
 }
 
-/// One run of the real program; its `PARSIM_RESULT` seconds.
-fn run_once(launcher: &str, np: u32, binary: &Path, params: &[String]) -> anyhow::Result<f64> {
-    let mut line = launcher.replace("{ranks}", &np.to_string());
-    line.push(' ');
-    line.push_str(&crate::calibrate_cmd::shell_word(
-        &binary.display().to_string(),
-    ));
-    for p in params {
-        line.push(' ');
-        line.push_str(&crate::calibrate_cmd::shell_word(p));
-    }
-    let stdout = crate::calibrate_cmd::run_shell(&line)?;
-    parse_result(&stdout)
-        .with_context(|| format!("`{line}` printed no PARSIM_RESULT line:\n{stdout}"))
-}
-
-/// The seconds of a `PARSIM_RESULT {...}` line.
-pub fn parse_result(stdout: &str) -> Option<f64> {
-    let json = stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PARSIM_RESULT "))?;
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    v.get("seconds")?
-        .as_f64()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-}
-
-fn table(m: &RunMode<'_>, launcher: &str, rows: &[Row], median: f64, max: f64) -> String {
+fn table(
+    m: &RunMode<'_>,
+    launcher: &str,
+    rows: &[app::validate::RealRow],
+    median: f64,
+    max: f64,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -289,18 +227,4 @@ fn table(m: &RunMode<'_>, launcher: &str, rows: &[Row], median: f64, max: f64) -
         max * 100.0
     );
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_result_line_is_found_among_other_output() {
-        let out =
-            "[0] hello\nPARSIM_RESULT {\"program\":\"heat.mpl\",\"ranks\":2,\"seconds\":1.5e-02}\n";
-        assert_eq!(parse_result(out), Some(0.015));
-        assert_eq!(parse_result("nothing"), None);
-        assert_eq!(parse_result("PARSIM_RESULT {\"seconds\":-1}"), None);
-    }
 }

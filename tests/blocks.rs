@@ -2,18 +2,13 @@
 //! compile, time, fit, blocks.toml) and `parsim run --blocks`, with the
 //! native kernels of examples/kernels.c. Needs a C compiler (`cc`).
 
+mod support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use approx::assert_relative_eq;
-
-fn parsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the parsim binary runs")
-}
+use support::{parsim, temp_dir, text};
 
 /// Runs parsim with `parts`, each split into words at spaces
 /// (`"run examples/heat.mpl -n 1"`); the paths used have no spaces.
@@ -22,33 +17,10 @@ fn run(parts: &[&str]) -> Output {
     parsim(&words)
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("blocks")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-/// `cc` exists, or the test is skipped (a failure under PARSIM_REQUIRE_MPI).
+/// Whether `cc` is here; see `support::requires` (PARSIM_REQUIRE_MPI
+/// stands for the C compiler too).
 fn have_cc() -> bool {
-    let ok = Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("PARSIM_REQUIRE_MPI").is_none(),
-            "no C compiler (`cc`), and PARSIM_REQUIRE_MPI is set"
-        );
-        eprintln!("skipping: no C compiler (`cc`)");
-    }
-    ok
+    support::requires_tools(&["cc"], "PARSIM_REQUIRE_MPI")
 }
 
 fn toml_of(path: &PathBuf) -> toml::Value {
@@ -73,7 +45,7 @@ fn heat_is_calibrated_and_run_with_its_measured_times() {
     if !have_cc() {
         return;
     }
-    let dir = temp_dir("heat");
+    let dir = temp_dir();
     let blocks = dir.join("blocks.toml");
     let blocks_s = blocks.to_str().expect("utf-8 path");
     let o = run(&[
@@ -204,7 +176,7 @@ fn heat_is_calibrated_and_run_with_its_measured_times() {
 
 #[test]
 fn a_batch_job_is_written_instead_of_timing() {
-    let dir = temp_dir("job");
+    let dir = temp_dir();
     let out = dir.join("b.toml");
     for (kind, marker, submit) in [
         ("slurm", "#SBATCH --exclusive", "sbatch"),
@@ -238,7 +210,7 @@ fn wrong_libraries_and_blocks_files_are_refused_by_name() {
     if !have_cc() {
         return;
     }
-    let dir = temp_dir("errors");
+    let dir = temp_dir();
     // a library for another ABI version
     let src = dir.join("v2.c");
     std::fs::write(
@@ -310,7 +282,7 @@ fn calls_are_timed_after_their_predecessor_in_the_program() {
     if !have_cc() {
         return;
     }
-    let dir = temp_dir("sequence");
+    let dir = temp_dir();
     for (isolated, name) in [(false, "seq.toml"), (true, "alone.toml")] {
         let out = dir.join(name);
         let mut parts = vec![
@@ -346,7 +318,7 @@ fn a_kernel_without_cost_runs_and_checks_with_its_calibrated_time() {
     if !have_cc() {
         return;
     }
-    let dir = temp_dir("nocost");
+    let dir = temp_dir();
     let src = dir.join("nocost.mpl");
     std::fs::write(
         &src,
@@ -438,7 +410,8 @@ fn noise_samples_report_the_spread_of_the_prediction() {
 fn sweep_samples_give_each_point_the_spread_of_its_draws() {
     let common = "-p n=512 -p iters=50 --blocks validation/dev-machine/blocks-heat.toml \
                   -m validation/dev-machine/machine.toml --noise 3 --samples 5";
-    let plot = temp_dir("sweep_samples").join("sweep.svg");
+    let dir = temp_dir();
+    let plot = dir.join("sweep.svg");
     let o = run(&[
         "sweep examples/heat.mpl --ranks 1,2 --format json",
         common,

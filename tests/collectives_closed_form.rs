@@ -5,8 +5,9 @@
 //! at 1 GB/s. One eager message of n bytes takes T = o_s + L + n G from the
 //! start of the send to its arrival; the receiver is done o_r later.
 
+mod support;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 use approx::assert_relative_eq;
 
@@ -16,7 +17,8 @@ const OR: f64 = 2.0e-6;
 const G: f64 = 10.0e-9;
 const COPY: f64 = 1.0e-9; // s/B, memcpy and reduce_op
 
-fn machine(force: &str) -> PathBuf {
+/// The test machine with the `[collectives]` setting `force`, written in `dir`.
+fn machine(dir: &support::TempDir, force: &str) -> PathBuf {
     let text = format!(
         r#"name = "closed-form collectives"
 model = "hardware"
@@ -37,26 +39,16 @@ library = "mpich"
 {force}
 "#
     );
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("coll_closed_form");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let p = dir.join(format!("{}.toml", force.replace([' ', '"', '='], "_")));
-    std::fs::write(&p, text).expect("write");
-    p
+    dir.file("machine.toml", &text)
 }
 
 /// Runs `program` on `ranks` ranks; returns the per-rank finish times and
 /// messages sent.
 fn run(program: &str, ranks: u32, force: &str) -> (Vec<f64>, Vec<u64>) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("coll_closed_form");
-    std::fs::create_dir_all(&dir).expect("dir");
-    // One file per test (tests run in parallel).
-    let prog = dir.join(format!(
-        "prog-{}-{ranks}.mpl",
-        force.replace([' ', '"', '='], "_")
-    ));
-    std::fs::write(&prog, program).expect("write");
-    let m = machine(force);
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let dir = support::temp_dir();
+    let prog = dir.file("prog.mpl", program);
+    let m = machine(&dir, force);
+    let o = support::parsim_command()
         .args([
             "run",
             prog.to_str().expect("utf-8"),

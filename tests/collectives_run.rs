@@ -3,30 +3,25 @@
 //! message sizes (so every algorithm the selectors pick meets the engine),
 //! deterministically.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod support;
 
-fn machine(library: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("collectives_run");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let p = dir.join(format!("{library}.toml"));
+use std::path::PathBuf;
+
+/// The test machine with `library`'s collectives, written in `dir`.
+fn machine(dir: &support::TempDir, library: &str) -> PathBuf {
     let text = format!(
         "name = \"{library}\"\nmodel = \"smp\"\n[node]\nmemcpy = \"5 GB/s\"\nranks_per_node = 4\n\
          [network]\nlatency = \"2 us\"\nbandwidth = \"10 GB/s\"\neager_limit = \"64 KiB\"\n\
          [shm]\nlatency = \"0.5 us\"\nbandwidth = \"20 GB/s\"\neager_limit = \"64 KiB\"\n\
          [collectives]\nlibrary = \"{library}\"\n"
     );
-    // Written under a unique name and renamed: tests run in parallel and a
-    // reader must never see a half-written file.
-    let tmp = dir.join(format!("{library}.{:?}.tmp", std::thread::current().id()));
-    std::fs::write(&tmp, text).expect("write");
-    std::fs::rename(&tmp, &p).expect("rename");
-    p
+    dir.file("machine.toml", &text)
 }
 
 fn run(library: &str, ranks: u32, bytes: u64) -> String {
-    let m = machine(library);
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let dir = support::temp_dir();
+    let m = machine(&dir, library);
+    let o = support::parsim_command()
         .args([
             "run",
             "frontend/tests/golden/collectives.mpl",
@@ -40,7 +35,6 @@ fn run(library: &str, ranks: u32, bytes: u64) -> String {
             &format!("bytes={bytes}"),
         ])
         .args(["--format", "json"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");
     assert!(

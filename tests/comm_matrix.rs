@@ -1,13 +1,14 @@
 //! `parsim run --comm-matrix`: traffic per (source, destination) pair.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::process::Command;
 
 #[test]
 fn net_shows_its_two_dimensional_neighbour_pattern() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = support::temp_dir();
     let csv = dir.join("net-matrix.csv");
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .args([
             "run",
             "examples/net.mpl",
@@ -18,7 +19,6 @@ fn net_shows_its_two_dimensional_neighbour_pattern() {
             "--comm-matrix",
         ])
         .arg(&csv)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -1,11 +1,11 @@
 //! `parsim run --critical-path`: the chain of compute and messages across
 //! ranks that determines the predicted time.
 
-use std::process::Command;
+mod support;
 
 #[test]
 fn a_pipeline_of_three_ranks() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = support::temp_dir();
     let prog = dir.join("chain.mpl");
     std::fs::write(
         &prog,
@@ -15,7 +15,7 @@ fn a_pipeline_of_three_ranks() {
          } else if rank == 2 {\n    compute work(0.0005)\n    recv(from: 1, bytes: 8)\n    compute work(0.0001)\n}\n",
     )
     .expect("write");
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .args([
             "run",
             prog.to_str().expect("utf-8"),

@@ -1,39 +1,12 @@
 //! End-to-end tests of the `parsim` binary: closed-form predictions,
 //! determinism, deadlock and error reports, exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
 
 use approx::assert_relative_eq;
-
-fn parsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the parsim binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Writes `text` to a fresh file in the target dir and returns its path.
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e");
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
-    // Unique temporary name, then rename: tests run in parallel and a reader
-    // must never see a half-written file.
-    let tmp = dir.join(format!("{name}.{:?}.tmp", std::thread::current().id()));
-    std::fs::write(&tmp, text).expect("write temp file");
-    std::fs::rename(&tmp, &p).expect("rename temp file");
-    p
-}
+use support::{TempDir, parsim, stderr, stdout, temp_file};
 
 fn run_json(file: &str, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["run", file, "--format", "json"];
@@ -50,7 +23,8 @@ const OR: f64 = 2.0e-6;
 const GAP: f64 = 0.5e-6;
 const G: f64 = 1.0 / 100.0e6; // 100 MB/s
 
-fn test_machine(mtu: &str, eager: &str) -> PathBuf {
+/// The machine file (and the directory holding it).
+fn test_machine(mtu: &str, eager: &str) -> (TempDir, std::path::PathBuf) {
     let text = format!(
         r#"name = "closed-form test machine"
 model = "hardware"
@@ -91,9 +65,7 @@ if rank == 0 {
 "#;
 
 fn pingpong_usec(machine: &Path, bytes: u64) -> (f64, f64) {
-    // A file per machine and size: tests run in parallel.
-    let stem = machine.file_stem().and_then(|s| s.to_str()).unwrap_or("m");
-    let prog = temp_file(&format!("pingpong-{stem}-{bytes}.mpl"), PINGPONG);
+    let (_dir, prog) = temp_file("pingpong.mpl", PINGPONG);
     let v = run_json(
         prog.to_str().expect("utf-8 path"),
         &[
@@ -131,7 +103,7 @@ fn post(n: f64, mtu: f64) -> f64 {
 
 #[test]
 fn pingpong_eager_matches_closed_form() {
-    let m = test_machine("unlimited", "64 KiB");
+    let (_machine_dir, m) = test_machine("unlimited", "64 KiB");
     for bytes in [0u64, 1, 1024, 65535] {
         let (usec, total) = pingpong_usec(&m, bytes);
         let one_way = OS + L + bytes as f64 * G + OR;
@@ -143,7 +115,7 @@ fn pingpong_eager_matches_closed_form() {
 
 #[test]
 fn pingpong_with_mtu_fragments_as_parjava() {
-    let m = test_machine("9 KiB", "1 MiB");
+    let (_machine_dir, m) = test_machine("9 KiB", "1 MiB");
     for bytes in [9216u64, 9217, 3 * 9216, 100_000] {
         let (usec, _) = pingpong_usec(&m, bytes);
         let one_way = post(bytes as f64, 9216.0) + OR;
@@ -153,7 +125,7 @@ fn pingpong_with_mtu_fragments_as_parjava() {
 
 #[test]
 fn pingpong_rendezvous_pays_the_handshake() {
-    let m = test_machine("unlimited", "64 KiB");
+    let (_machine_dir, m) = test_machine("unlimited", "64 KiB");
     for bytes in [65536u64, 1 << 20] {
         let (usec, _) = pingpong_usec(&m, bytes);
         // RTS and CTS (0-byte control messages), then the data.
@@ -168,7 +140,7 @@ fn linear_broadcast_matches_loggp_closed_form() {
     // Hockney (MPIPerf): t_i = i (a + m b). Under our LogGP model the root
     // starts message i at (i-1) D with D = max(g, o_s + m G) (the NIC gap),
     // so rank i has the data at t_i = (i-1) D + o_s + L + m G + o_r.
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "linear_bcast.mpl",
         r#"
 param m = 4000
@@ -179,7 +151,7 @@ if rank == 0 {
 }
 "#,
     );
-    let machine = test_machine("unlimited", "64 KiB");
+    let (_machine_dir, machine) = test_machine("unlimited", "64 KiB");
     for (n, m) in [(2u32, 4000.0f64), (8, 4000.0), (16, 10.0)] {
         let v = run_json(
             prog.to_str().expect("utf-8"),
@@ -291,7 +263,7 @@ fn deadlock_example_exits_3_and_names_ranks_and_lines() {
 
 #[test]
 fn head_to_head_sends_deadlock_only_above_the_eager_limit() {
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "head_to_head.mpl",
         r#"
 param bytes = 1024
@@ -315,7 +287,7 @@ recv(from: peer, bytes: bytes)
 fn wildcard_receive_takes_the_earliest_arrival() {
     // Rank 1 sends late, rank 2 early: a manager receiving from any rank
     // must see rank 2 first, whatever order the ranks are simulated in.
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "wildcard.mpl",
         r#"
 kernel work(s) cost s
@@ -335,7 +307,7 @@ if rank == 0 {
 
 #[test]
 fn runtime_errors_exit_4_with_rank_and_line() {
-    let prog = temp_file("bad_rank.mpl", "send(to: size, bytes: 8)\n");
+    let (_dir, prog) = temp_file("bad_rank.mpl", "send(to: size, bytes: 8)\n");
     let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "4"]);
     assert_eq!(o.status.code(), Some(4));
     let err = stderr(&o);
@@ -345,7 +317,7 @@ fn runtime_errors_exit_4_with_rank_and_line() {
     );
     assert!(err.contains("bad_rank.mpl:1:1"), "{err}");
 
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "truncate.mpl",
         "if rank == 0 { send(to: 1, bytes: 100) } else { recv(from: 0, bytes: 10) }\n",
     );
@@ -356,7 +328,7 @@ fn runtime_errors_exit_4_with_rank_and_line() {
 
 #[test]
 fn runaway_loop_is_stopped() {
-    let prog = temp_file("forever.mpl", "let x = 0\nwhile true { x = x + 1 }\n");
+    let (_dir, prog) = temp_file("forever.mpl", "let x = 0\nwhile true { x = x + 1 }\n");
     let o = parsim(&[
         "run",
         prog.to_str().expect("utf-8"),
@@ -375,7 +347,7 @@ fn runaway_loop_is_stopped() {
 fn loop_that_cannot_change_is_proven_infinite() {
     // A forgotten increment: the loop costs time, so neither the event nor
     // the model-time limit would stop it soon; its state repeats exactly.
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "forgot.mpl",
         "kernel work() cost 1e-3\nlet i = 0\nwhile i < 10 {\n  compute work()\n  print(i)\n}\n",
     );
@@ -389,7 +361,7 @@ fn loop_that_cannot_change_is_proven_infinite() {
 #[test]
 fn zero_time_loop_meets_its_budget() {
     // The state changes (x grows) and no time passes.
-    let prog = temp_file("counter.mpl", "let x = 0\nwhile true { x = x + 1 }\n");
+    let (_dir, prog) = temp_file("counter.mpl", "let x = 0\nwhile true { x = x + 1 }\n");
     let o = parsim(&[
         "run",
         prog.to_str().expect("utf-8"),
@@ -408,7 +380,7 @@ fn zero_time_loop_meets_its_budget() {
 fn loops_that_wait_for_time_or_messages_are_not_runaways() {
     // Same state at every pass, but each pass reads the clock or tests a
     // request, so the loop can end; and a zero-time loop under the budget.
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "waiting.mpl",
         "kernel work() cost 1e-6\nkernel poll() cost 1e-7\n\
          while wtime() < 0.01 { compute work() }\n\
@@ -434,7 +406,7 @@ fn loops_that_wait_for_time_or_messages_are_not_runaways() {
 fn loop_of_calls_that_make_no_events_meets_max_events() {
     // A zero-byte broadcast completes at once and makes no event; the
     // budget counts the calls too.
-    let prog = temp_file(
+    let (_dir, prog) = temp_file(
         "stuck.mpl",
         "let b = 0\nwhile b <= 1024 {\n  bcast(root: 0, bytes: b)\n  b = b * 2\n}\n",
     );
@@ -454,7 +426,7 @@ fn loop_of_calls_that_make_no_events_meets_max_events() {
 
 #[test]
 fn input_errors_exit_1() {
-    let prog = temp_file("syntax.mpl", "let x = (1 +\n");
+    let (_dir, prog) = temp_file("syntax.mpl", "let x = (1 +\n");
     let o = parsim(&["run", prog.to_str().expect("utf-8"), "--ranks", "2"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("syntax.mpl:"), "{}", stderr(&o));
@@ -469,7 +441,7 @@ fn input_errors_exit_1() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 
-    let bad = temp_file(
+    let (_dir, bad) = temp_file(
         "bad_machine.toml",
         "model = \"hardware\"\n[network]\nlatency = \"30 parsec\"\n",
     );

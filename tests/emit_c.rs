@@ -2,66 +2,21 @@
 //! `mpicc -Wall -Werror`, print exactly what the simulator prints, run with
 //! native kernels and report their time, and build for SimGrid's SMPI.
 //!
-//! Without `mpicc` on the PATH these tests say so and pass, unless
-//! `PARSIM_REQUIRE_MPI` is set (then a missing MPI is a failure); the same
-//! holds for `smpicc` in the SMPI test.
+//! Without `mpicc` on the PATH these tests say so and pass, unless CI=true
+//! or `PARSIM_REQUIRE_MPI` is set (then a missing MPI is a failure); the
+//! same holds for `smpicc` in the SMPI test.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use support::{ROOT, parsim, temp_dir, text};
 
-fn parsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(ROOT)
-        .output()
-        .expect("the parsim binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Whether `tool` is an executable on the PATH.
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            let p = dir.join(tool);
-            p.is_file()
-                && std::fs::metadata(&p).is_ok_and(|m| {
-                    use std::os::unix::fs::PermissionsExt;
-                    m.permissions().mode() & 0o111 != 0
-                })
-        })
-    })
-}
-
-/// Whether the tests that need `tool` can run: a missing tool is a skip,
-/// or a failure with `PARSIM_REQUIRE_MPI` set.
-fn have(tool: &str, test: &str) -> bool {
-    if on_path(tool) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("PARSIM_REQUIRE_MPI").is_none(),
-        "{test}: `{tool}` is not on the PATH, and PARSIM_REQUIRE_MPI is set"
-    );
-    eprintln!(
-        "{test}: skipped: `{tool}` is not on the PATH (set PARSIM_REQUIRE_MPI to make this a failure)"
-    );
-    false
-}
-
-/// A fresh directory for one test's files.
-fn work_dir(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("emit_c")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("test directory");
-    dir
+/// Whether `tools` are on the PATH; see `support::requires`.
+fn have(tools: &[&str]) -> bool {
+    support::requires_tools(tools, "PARSIM_REQUIRE_MPI")
 }
 
 /// Runs `cmd` to completion, killing it after `limit`.
@@ -198,13 +153,14 @@ fn mpirun(np: u32, binary: &Path, args: &[&str]) -> Output {
 }
 
 /// Every skeleton that parses (examples, the IMB suite, the checker's
-/// programs, this suite's) becomes C that `mpicc -Wall -Werror` accepts.
+/// programs, this suite's, the MPI-semantics snapshots') becomes C that
+/// `mpicc -Wall -Werror` accepts.
 #[test]
 fn every_skeleton_compiles_with_mpicc_wall_werror() {
-    if !have("mpicc", "every_skeleton_compiles_with_mpicc_wall_werror") {
+    if !have(&["mpicc"]) {
         return;
     }
-    let dir = work_dir("compile_all");
+    let dir = temp_dir();
     let mut files = Vec::new();
     for d in [
         "examples",
@@ -212,6 +168,7 @@ fn every_skeleton_compiles_with_mpicc_wall_werror() {
         "examples/osu",
         "tests/check",
         "tests/emit",
+        "tests/semantics",
     ] {
         let mut found: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join(d))
             .expect("directory")
@@ -266,12 +223,10 @@ fn every_skeleton_compiles_with_mpicc_wall_werror() {
 /// values: the real MPI run prints exactly what the simulation prints.
 #[test]
 fn real_runs_print_what_the_simulator_prints() {
-    if !have("mpicc", "real_runs_print_what_the_simulator_prints")
-        || !have("mpirun", "real_runs_print_what_the_simulator_prints")
-    {
+    if !have(&["mpicc", "mpirun"]) {
         return;
     }
-    let dir = work_dir("semantics");
+    let dir = temp_dir();
     let bin = dir.join("semantics");
     build(
         "tests/emit/semantics.mpl",
@@ -302,16 +257,10 @@ fn real_runs_print_what_the_simulator_prints() {
 /// param override and reports its time.
 #[test]
 fn heat_runs_with_native_kernels_and_reports_its_time() {
-    if !have(
-        "mpicc",
-        "heat_runs_with_native_kernels_and_reports_its_time",
-    ) || !have(
-        "mpirun",
-        "heat_runs_with_native_kernels_and_reports_its_time",
-    ) {
+    if !have(&["mpicc", "mpirun"]) {
         return;
     }
-    let dir = work_dir("heat");
+    let dir = temp_dir();
     let bin = dir.join("heat");
     build(
         "examples/heat.mpl",
@@ -336,10 +285,10 @@ fn heat_runs_with_native_kernels_and_reports_its_time() {
 /// `smpirun` on a small platform.
 #[test]
 fn heat_builds_with_smpicc_and_runs_in_smpirun() {
-    if !have("smpicc", "heat_builds_with_smpicc_and_runs_in_smpirun") {
+    if !have(&["smpicc"]) {
         return;
     }
-    let dir = work_dir("smpi");
+    let dir = temp_dir();
     let bin = dir.join("heat");
     build(
         "examples/heat.mpl",
@@ -348,7 +297,7 @@ fn heat_builds_with_smpicc_and_runs_in_smpirun() {
         "smpicc",
         "-O2 -Wall -Werror",
     );
-    if !have("smpirun", "heat_builds_with_smpicc_and_runs_in_smpirun") {
+    if !have(&["smpirun"]) {
         return;
     }
     let platform = dir.join("platform.xml");
@@ -384,12 +333,10 @@ fn heat_builds_with_smpicc_and_runs_in_smpirun() {
 /// end the run with exit code 4; bad command-line params are refused.
 #[test]
 fn errors_name_the_rank_and_the_line() {
-    if !have("mpicc", "errors_name_the_rank_and_the_line")
-        || !have("mpirun", "errors_name_the_rank_and_the_line")
-    {
+    if !have(&["mpicc", "mpirun"]) {
         return;
     }
-    let dir = work_dir("errors");
+    let dir = temp_dir();
     let src = dir.join("divide.mpl");
     std::fs::write(
         &src,
@@ -448,7 +395,7 @@ fn errors_name_the_rank_and_the_line() {
 /// kernel library of another ABI version.
 #[test]
 fn translation_errors_are_clear() {
-    let dir = work_dir("translation");
+    let dir = temp_dir();
     let src = dir.join("nocost.mpl");
     std::fs::write(&src, "kernel k(n)\ncompute k(3)\n").expect("source");
     let o = parsim(&["emit-c", &src.display().to_string()]);
@@ -472,7 +419,7 @@ fn translation_errors_are_clear() {
         "{}",
         text(&o.stderr)
     );
-    if !have("cc", "translation_errors_are_clear") {
+    if !have(&["cc"]) {
         return;
     }
     let lib = dir.join("v2.c");

@@ -4,7 +4,9 @@
 //! without the view.
 //!
 //! Without `tmux` on PATH the terminal test is skipped with a note, unless
-//! PARSIM_REQUIRE_TMUX is set.
+//! CI=true or PARSIM_REQUIRE_TMUX is set.
+
+mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn without_a_terminal_the_run_is_silent() {
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .args([
             "run",
             "examples/heat.mpl",
@@ -22,18 +24,12 @@ fn without_a_terminal_the_run_is_silent() {
             "iters=5",
             "--monitor",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("predicted run time"), "{stdout}");
     assert!(!stdout.contains('\x1b') && !o.stderr.contains(&0x1b));
-}
-
-fn tmux_on_path() -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("tmux").is_file()))
 }
 
 /// A tmux server of this test's own, killed when dropped.
@@ -95,12 +91,7 @@ fn model_time(screen: &str) -> String {
 
 #[test]
 fn the_monitor_shows_the_ranks_pauses_and_quits() {
-    if !tmux_on_path() {
-        assert!(
-            std::env::var_os("PARSIM_REQUIRE_TMUX").is_none(),
-            "PARSIM_REQUIRE_TMUX is set but tmux is not on PATH"
-        );
-        eprintln!("note: tmux not on PATH; skipping the terminal test of --monitor");
+    if !support::requires_tools(&["tmux"], "PARSIM_REQUIRE_TMUX") {
         return;
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

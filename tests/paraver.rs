@@ -2,18 +2,15 @@
 //! follows the format (header, record shapes, ids, sorted times) and says
 //! what the run's report says (compute time per rank, message count).
 
-use std::path::PathBuf;
-use std::process::Command;
+mod support;
 
 use approx::assert_relative_eq;
 
 #[test]
 fn heat_as_a_paraver_trace() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("paraver");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = support::temp_dir();
     let prv = dir.join("heat.prv");
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .args([
             "run",
             "examples/heat.mpl",
@@ -32,7 +29,6 @@ fn heat_as_a_paraver_trace() {
         ])
         .arg("--trace")
         .arg(&prv)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("SOURCE_DATE_EPOCH", "0")
         .output()
         .expect("parsim runs");

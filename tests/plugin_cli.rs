@@ -1,16 +1,12 @@
 //! A user's model plugin through the command line: it loads, changes the
 //! prediction, and a plugin built for another ABI version is refused.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn parsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the parsim binary runs")
-}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::parsim;
 
 /// Builds `examples/plugin` (with `features`) into a target directory of
 /// its own, so that the outer cargo's build lock is not needed; returns the

@@ -1,24 +1,16 @@
 //! Pictures as PNG: `sweep --plot out.png` and `run --comm-matrix out.png`
 //! render the SVG charts with resvg (text from a system font).
 
+mod support;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 use resvg::tiny_skia::Pixmap;
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("png_output");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    dir.join(name)
-}
-
+/// Runs parsim and asserts that it succeeds.
 fn parsim(args: &[&str]) {
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = support::parsim(args);
+    assert!(o.status.success(), "{}", support::stderr(&o));
 }
 
 /// Decodes a PNG and checks it is not blank: a light background, the
@@ -53,8 +45,8 @@ fn check_png(path: &PathBuf, size: (u32, u32), colour: (u8, u8, u8)) {
 
 #[test]
 fn sweep_plot_as_png() {
-    let png = tmp("heat-sweep.png");
-    let _ = std::fs::remove_file(&png);
+    let dir = support::temp_dir();
+    let png = dir.join("heat-sweep.png");
     parsim(&[
         "sweep",
         "examples/heat.mpl",
@@ -76,10 +68,9 @@ fn sweep_plot_as_png() {
 
 #[test]
 fn comm_matrix_heat_map_as_png() {
-    let png = tmp("net-matrix.png");
+    let dir = support::temp_dir();
+    let png = dir.join("net-matrix.png");
     let csv = png.with_extension("csv");
-    let _ = std::fs::remove_file(&png);
-    let _ = std::fs::remove_file(&csv);
     parsim(&[
         "run",
         "examples/net.mpl",

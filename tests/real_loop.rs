@@ -2,53 +2,23 @@
 //! network with parsim's benchmark under `mpirun`, time the heat kernels,
 //! build the heat skeleton into a real MPI program, run it at 1 and 2 ranks
 //! and compare with the prediction. Needs MPICH (`mpicc`, `mpirun`); skipped
-//! without it unless PARSIM_REQUIRE_MPI is set (scripts/test-all.sh sets it
-//! and installs MPICH).
+//! without it unless CI=true or PARSIM_REQUIRE_MPI is set
+//! (scripts/test-all.sh sets it and installs MPICH).
 //!
 //! This machine is shared and noisy, so the bound asserted is loose (the
 //! median |error| below 35%); VALIDATION.md records the real figures of
 //! larger runs.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
 
-fn parsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the parsim binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn have_mpi() -> bool {
-    let ok = ["mpicc", "mpirun"].iter().all(|t| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {t}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if !ok {
-        assert!(
-            std::env::var_os("PARSIM_REQUIRE_MPI").is_none(),
-            "mpicc/mpirun missing and PARSIM_REQUIRE_MPI is set"
-        );
-        eprintln!("skipping: no MPI (mpicc, mpirun)");
-    }
-    ok
-}
+use support::{parsim, text};
 
 #[test]
 fn calibrate_build_run_and_compare_with_mpich() {
-    if !have_mpi() {
+    if !support::requires_tools(&["mpicc", "mpirun"], "PARSIM_REQUIRE_MPI") {
         return;
     }
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("real_loop");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = support::temp_dir();
     let path = |name: &str| dir.join(name).to_str().expect("utf-8 path").to_owned();
 
     // 1. The network, measured: the benchmark runs twice, its output is kept.

@@ -3,7 +3,9 @@
 //! and chart is there, a screenshot shows the charts).
 //!
 //! Without `chromium` on PATH the browser half is skipped with a note,
-//! unless PARSIM_REQUIRE_CHROMIUM is set (CI), where that is a failure.
+//! unless CI=true or PARSIM_REQUIRE_CHROMIUM is set, where that is a failure.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -22,23 +24,13 @@ const SECTIONS: [&str; 7] = [
     "timeline",
 ];
 
-/// A directory of this test's own (the tests run in parallel).
-fn tmp(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("report_page")
-        .join(test);
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    dir
-}
-
 /// Runs `parsim report` and returns the page.
 fn report(args: &[&str], html: &Path) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .arg("report")
         .args(args)
         .arg("-o")
         .arg(html)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -47,8 +39,8 @@ fn report(args: &[&str], html: &Path) -> String {
 
 /// The heat example on Fast Ethernet (so that communication and waiting
 /// show) with a scaling study on two networks.
-fn heat_page(test: &str) -> (PathBuf, String) {
-    let html = tmp(test).join("heat.html");
+fn heat_page(dir: &Path) -> (PathBuf, String) {
+    let html = dir.join("heat.html");
     let text = report(
         &[
             "examples/heat.mpl",
@@ -71,8 +63,8 @@ fn heat_page(test: &str) -> (PathBuf, String) {
     (html, text)
 }
 
-fn net_page(test: &str) -> (PathBuf, String) {
-    let html = tmp(test).join("net.html");
+fn net_page(dir: &Path) -> (PathBuf, String) {
+    let html = dir.join("net.html");
     let text = report(
         &["examples/net.mpl", "--ranks", "6", "--param", "iters=5"],
         &html,
@@ -82,7 +74,8 @@ fn net_page(test: &str) -> (PathBuf, String) {
 
 #[test]
 fn the_page_is_self_contained_and_complete() {
-    let (_, heat) = heat_page("complete");
+    let dir = support::temp_dir();
+    let (_, heat) = heat_page(&dir);
     for id in SECTIONS {
         assert!(heat.contains(&format!("<section id=\"{id}\">")), "{id}");
     }
@@ -99,14 +92,14 @@ fn the_page_is_self_contained_and_complete() {
     assert!(urls.is_empty(), "external references: {urls:?}");
     assert!(!heat.contains("<link") && !heat.contains("@import") && !heat.contains(" src="));
 
-    let (_, net) = net_page("complete");
+    let (_, net) = net_page(&dir);
     assert!(net.contains("No scaling study"));
     assert_eq!(net.matches("<svg").count(), 3);
 }
 
 #[test]
 fn text_from_the_program_is_escaped() {
-    let dir = tmp("escape");
+    let dir = support::temp_dir();
     let prog = dir.join("a<b>&\"c\".mpl");
     std::fs::write(
         &prog,
@@ -126,7 +119,7 @@ fn text_from_the_program_is_escaped() {
 
 #[test]
 fn many_ranks_are_grouped_and_have_no_timeline() {
-    let dir = tmp("many");
+    let dir = support::temp_dir();
     let html = dir.join("page.html");
     let text = report(
         &[
@@ -159,16 +152,15 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The browser, or None after a skip note (a failure when CI requires it).
+/// The browser, or None after a skip note (a failure under CI; see
+/// `support::requires`).
 fn browser() -> Option<PathBuf> {
     let found = chromium();
-    if found.is_none() {
-        assert!(
-            std::env::var_os("PARSIM_REQUIRE_CHROMIUM").is_none(),
-            "PARSIM_REQUIRE_CHROMIUM is set but chromium is not on PATH"
-        );
-        eprintln!("note: chromium not on PATH; skipping the headless browser checks");
-    }
+    support::requires(
+        "`chromium` (or `chromium-browser`) on the PATH",
+        found.is_some(),
+        "PARSIM_REQUIRE_CHROMIUM",
+    );
     found
 }
 
@@ -252,13 +244,14 @@ fn check_dom(chromium: &Path, page: &Path, svgs: usize) {
 #[test]
 fn chromium_loads_the_pages_without_errors() {
     let Some(chromium) = browser() else { return };
-    let (heat, _) = heat_page("dom");
+    let dir = support::temp_dir();
+    let (heat, _) = heat_page(&dir);
     check_dom(&chromium, &heat, 4);
-    let (net, _) = net_page("dom");
+    let (net, _) = net_page(&dir);
     check_dom(&chromium, &net, 3);
 
     // The checks catch a failing script: the same page with an error.
-    let broken = tmp("dom").join("broken.html");
+    let broken = dir.join("broken.html");
     let text = std::fs::read_to_string(&net)
         .expect("page")
         .replace("</main>", "</main><script>noSuchFunction();</script>");
@@ -280,9 +273,9 @@ fn chromium_loads_the_pages_without_errors() {
 #[test]
 fn chromium_screenshot_shows_the_charts() {
     let Some(chromium) = browser() else { return };
-    let (heat, _) = heat_page("screenshot");
-    let png = tmp("screenshot").join("heat.png");
-    let _ = std::fs::remove_file(&png);
+    let dir = support::temp_dir();
+    let (heat, _) = heat_page(&dir);
+    let png = dir.join("heat.png");
     let o = headless(
         &chromium,
         &heat,

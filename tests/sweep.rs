@@ -1,24 +1,20 @@
 //! `parsim sweep`: a scaling table over rank counts, machines and what-if
 //! settings, the scalability limit, and the SVG plot.
 
-use std::process::Command;
+mod support;
 
 fn sweep(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["sweep"];
     all.extend_from_slice(args);
     all.extend(["--format", "json"]);
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(&all)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("runs");
+    let o = support::parsim_command().args(&all).output().expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("JSON")
 }
 
 #[test]
 fn weak_scaling_of_heat_on_two_networks() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = support::temp_dir();
     let plot = dir.join("heat-sweep.svg");
     let v = sweep(&[
         "examples/heat.mpl",
@@ -70,7 +66,7 @@ fn weak_scaling_of_heat_on_two_networks() {
 fn strong_scaling_finds_the_limit_and_what_if_settings_make_curves() {
     // A fixed amount of work split over the ranks plus an allreduce each
     // step: time falls, then the collective dominates.
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = support::temp_dir();
     let prog = dir.join("strong.mpl");
     std::fs::write(
         &prog,

@@ -1,12 +1,13 @@
 //! `parsim run --trace`: a Chrome trace-event timeline with one track per
 //! rank, compute and communication intervals, and message arrows.
 
-use std::process::Command;
+mod support;
 
 #[test]
 fn heat_timeline_has_the_intervals_and_arrows_of_the_run() {
-    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("heat.trace.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let dir = support::temp_dir();
+    let out = dir.join("heat.trace.json");
+    let o = support::parsim_command()
         .args([
             "run",
             "examples/heat.mpl",
@@ -19,7 +20,6 @@ fn heat_timeline_has_the_intervals_and_arrows_of_the_run() {
         ])
         .arg("--trace")
         .arg(&out)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -77,7 +77,7 @@ fn heat_timeline_has_the_intervals_and_arrows_of_the_run() {
 
 #[test]
 fn waitany_has_its_interval_from_post_to_the_first_completion() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let dir = support::temp_dir();
     let src = dir.join("waitany_trace.mpl");
     // rank 0 waits for two receives; rank 1 sends after 1 ms of compute
     std::fs::write(
@@ -96,7 +96,7 @@ fn waitany_has_its_interval_from_post_to_the_first_completion() {
     )
     .expect("source written");
     let out = dir.join("waitany.trace.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
+    let o = support::parsim_command()
         .args(["run", "--ranks", "2"])
         .arg(&src)
         .arg("--trace")

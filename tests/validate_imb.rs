@@ -4,28 +4,15 @@
 //! message sizes; the same numbers as the CSV path. OSU: the skeletons of
 //! examples/osu against OSU-formatted tables (closed forms and round trips).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn parsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("parsim runs")
-}
+use std::process::Output;
+
+use support::{parsim, temp_dir};
 
 fn json(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("JSON")
-}
-
-fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("validate_imb");
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write");
-    p
 }
 
 #[test]
@@ -141,11 +128,10 @@ fn pmb_text(csv: &str, benchmark: &str) -> String {
 
 #[test]
 fn pmb_text_gives_the_csv_results() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/validation/ekss1");
-    if !shared.exists() {
-        eprintln!("skipped: {} is not here", shared.display());
+    let Some(shared) = support::shared_data("validation/ekss1", "pmb_alltoall_1ppn.csv") else {
         return;
-    }
+    };
+    let tmp = temp_dir();
     for (csv, program, benchmark, extra) in [
         (
             "pmb_alltoall_1ppn.csv",
@@ -162,7 +148,7 @@ fn pmb_text_gives_the_csv_results() {
     ] {
         let csv_path = shared.join(csv);
         let text = std::fs::read_to_string(&csv_path).expect("csv");
-        let pmb = temp(&format!("{benchmark}.txt"), &pmb_text(&text, benchmark));
+        let pmb = tmp.file(&format!("{benchmark}.txt"), &pmb_text(&text, benchmark));
         let mut from_csv = vec![
             "validate",
             program,
@@ -205,7 +191,8 @@ eager_limit = "64 MiB"
 
 #[test]
 fn osu_latency_skeleton_is_half_a_round_trip() {
-    let machine = temp("closed-form.toml", LOGGP);
+    let tmp = temp_dir();
+    let machine = tmp.file("closed-form.toml", LOGGP);
     let o = parsim(&[
         "run",
         "examples/osu/latency.mpl",
@@ -282,7 +269,8 @@ fn osu_table(program: &str, ranks: &str, title: &str, full: bool, extra: &[&str]
 
 #[test]
 fn osu_output_round_trips_through_validate() {
-    let machine = temp("closed-form-osu.toml", LOGGP);
+    let tmp = temp_dir();
+    let machine = tmp.file("closed-form-osu.toml", LOGGP);
     let m = machine.to_str().expect("utf-8");
     for (program, title, full, column) in [
         ("examples/osu/allreduce.mpl", "Allreduce", true, "t_avg"),
@@ -295,7 +283,7 @@ fn osu_output_round_trips_through_validate() {
         } else {
             &["--machine", m, "-p", "max_bytes=65536"]
         };
-        let table = temp(
+        let table = tmp.file(
             &format!("{title}-{column}.txt"),
             &osu_table(program, "4", title, full, extra),
         );

@@ -5,22 +5,13 @@
 //! bounds are the errors achieved when this test was written, so that a
 //! change that makes the predictions worse fails; they are not targets.
 
-use std::path::Path;
-use std::process::Command;
+mod support;
 
+/// The path of a table of the shared EKSS-1 data, or `None` after a skip
+/// note (a failure under CI; see `support::requires`).
 fn data(name: &str) -> Option<String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/validation/ekss1")
-        .join(name);
-    if p.exists() {
-        Some(p.to_string_lossy().into_owned())
-    } else {
-        eprintln!(
-            "skipped: {} is not here (the shared validation data)",
-            p.display()
-        );
-        None
-    }
+    let dir = support::shared_data("validation/ekss1", name)?;
+    Some(dir.join(name).to_string_lossy().into_owned())
 }
 
 fn validate(program: &str, table: &str, extra: &[&str]) -> serde_json::Value {
@@ -37,11 +28,7 @@ fn validate(program: &str, table: &str, extra: &[&str]) -> serde_json::Value {
         "json",
     ];
     args.extend_from_slice(extra);
-    let o = Command::new(env!("CARGO_BIN_EXE_parsim"))
-        .args(&args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("parsim runs");
+    let o = support::parsim(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("JSON")
 }

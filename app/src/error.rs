@@ -28,10 +28,18 @@ pub enum Error {
     /// flag).
     #[error("{0}")]
     ParamSyntax(String),
+    /// The ranks-per-node override is not possible on this machine (the
+    /// binary names its flag).
+    #[error("{ranks_per_node}: {reason}")]
+    RanksPerNode { ranks_per_node: u32, reason: String },
     /// A what-if setting of a machine key that cannot be applied (the
     /// binary names its flag).
     #[error("{0}")]
     Setting(String),
+    /// An external tool (a compiler, an MPI launcher) is missing or failed;
+    /// the message holds its command line and output.
+    #[error("{0}")]
+    Tool(String),
     /// A picture could not be rendered (PNG output needs a system font).
     #[error("{0}")]
     Picture(String),
@@ -58,7 +66,11 @@ impl Error {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            Error::Compile(_) | Error::Input(_) | Error::ParamSyntax(_) | Error::Read { .. }
+            Error::Compile(_)
+                | Error::Input(_)
+                | Error::ParamSyntax(_)
+                | Error::RanksPerNode { .. }
+                | Error::Read { .. }
         )
     }
 }

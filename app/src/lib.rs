@@ -14,14 +14,19 @@
 //! results and chooses exit codes.
 
 pub mod analysis;
+pub mod blocks;
 pub mod chart;
 pub mod check;
+pub mod clock;
 pub mod diagnostics;
 pub mod error;
 pub mod export;
+pub mod netbench;
+pub mod page;
 pub mod paraver;
 pub mod rank_charts;
 pub mod scenario;
+pub mod shell;
 pub mod study;
 pub mod validate;
 

@@ -135,6 +135,21 @@ pub enum MachineLoadError {
     RanksPerNode { ranks_per_node: u32, reason: String },
 }
 
+impl From<MachineLoadError> for Error {
+    fn from(e: MachineLoadError) -> Error {
+        match e {
+            MachineLoadError::File(m) => Error::Input(m),
+            MachineLoadError::RanksPerNode {
+                ranks_per_node,
+                reason,
+            } => Error::RanksPerNode {
+                ranks_per_node,
+                reason,
+            },
+        }
+    }
+}
+
 /// The machine of `file` (the built-in one without), with `ranks_per_node`
 /// ranks on each node when given.
 pub fn load_machine(

@@ -585,6 +585,132 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// Real runs against predictions (`validate --run`): what to run.
+#[derive(Debug, Clone)]
+pub struct RealRuns<'a> {
+    /// The skeleton and the `param` overrides of every run.
+    pub program: &'a Path,
+    pub params: &'a [String],
+    /// Parameter sets, each run in addition to `params`.
+    pub sets: &'a [Vec<String>],
+    /// Rank counts.
+    pub np: &'a [u32],
+    /// Real runs per point (their median is compared).
+    pub repeat: u32,
+    pub machine: Option<&'a Path>,
+    pub ranks_per_node: Option<u32>,
+    /// Calibrated kernel times for the predictions.
+    pub blocks: Option<&'a Path>,
+    pub noise: Option<u64>,
+    pub limits: Limits,
+    /// The launcher with `{ranks}` where the rank count goes.
+    pub launcher: &'a str,
+    /// The real program (built from `program`); parameters go on its
+    /// command line.
+    pub binary: &'a Path,
+}
+
+/// One point of real runs against the prediction.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RealRow {
+    pub ranks: u32,
+    /// The parameters of the point, as `NAME=VALUE` words.
+    pub params: String,
+    /// Seconds of each real run.
+    pub runs: Vec<f64>,
+    /// Their median.
+    pub measured: f64,
+    pub predicted: f64,
+    /// (predicted - measured) / measured.
+    pub error: f64,
+}
+
+/// Predicts and runs every (parameter set, rank count) point; `progress`
+/// hears each finished point and each kernel time extrapolated beyond what
+/// was measured.
+pub fn real_runs(r: &RealRuns<'_>, progress: &mut dyn FnMut(&str)) -> Result<Vec<RealRow>, Error> {
+    let mut rows = Vec::new();
+    for set in r.sets {
+        let mut params: Vec<String> = r.params.to_vec();
+        params.extend(set.iter().cloned());
+        let (program, _) = crate::scenario::load_program(r.program, &params)?;
+        for &np in r.np {
+            let machine = crate::scenario::load_machine(r.machine, r.ranks_per_node)?;
+            let blocks = match r.blocks {
+                Some(b) => crate::scenario::Blocks::load(b, np.min(machine.ranks_per_node()))
+                    .map_err(|e| Error::Input(e.to_string()))?,
+                None => crate::scenario::Blocks::default(),
+            };
+            let cfg = sim_core::engine::SimConfig {
+                kernel_times: blocks.times.clone(),
+                noise_seed: r.noise,
+                ..r.limits.config(np)
+            };
+            let mut sink = |_: PrintLine| {};
+            let rep = sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
+                .map_err(|e| Error::Input(format!("the prediction at {np} ranks failed: {e}")))?;
+            if let Some(b) = r.blocks {
+                for e in blocks.extrapolations(2.0) {
+                    progress(&crate::scenario::extrapolation_warning(&e, b));
+                }
+            }
+            let mut runs = Vec::new();
+            for _ in 0..r.repeat {
+                runs.push(run_once(r.launcher, np, r.binary, &params)?);
+            }
+            let measured = median(&mut runs.clone());
+            let predicted = rep.predicted_seconds;
+            let row = RealRow {
+                ranks: np,
+                params: params.join(" "),
+                runs,
+                measured,
+                predicted,
+                error: (predicted - measured) / measured,
+            };
+            progress(&format!(
+                "  {np} ranks, {}: measured {:.6} s, predicted {:.6} s, error {:+.1}%",
+                if row.params.is_empty() {
+                    "defaults"
+                } else {
+                    &row.params
+                },
+                measured,
+                predicted,
+                row.error * 100.0
+            ));
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// One run of the real program; its `PARSIM_RESULT` seconds.
+fn run_once(launcher: &str, np: u32, binary: &Path, params: &[String]) -> Result<f64, Error> {
+    let mut line = launcher.replace("{ranks}", &np.to_string());
+    line.push(' ');
+    line.push_str(&crate::shell::word(&binary.display().to_string()));
+    for p in params {
+        line.push(' ');
+        line.push_str(&crate::shell::word(p));
+    }
+    let stdout = crate::shell::run(&line)?;
+    parse_result(&stdout)
+        .ok_or_else(|| Error::Tool(format!("`{line}` printed no PARSIM_RESULT line:\n{stdout}")))
+}
+
+/// The seconds of a `PARSIM_RESULT {...}` line (what a program built by
+/// `build-mpi` prints).
+pub fn parse_result(stdout: &str) -> Option<f64> {
+    let json = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("PARSIM_RESULT "))?;
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    v.get("seconds")?
+        .as_f64()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;
@@ -633,6 +759,15 @@ mod tests {
                 .ends_with("row 2: the time must be a positive number, got -1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_result_line_is_found_among_other_output() {
+        let out =
+            "[0] hello\nPARSIM_RESULT {\"program\":\"heat.mpl\",\"ranks\":2,\"seconds\":1.5e-02}\n";
+        assert_eq!(super::parse_result(out), Some(0.015));
+        assert_eq!(super::parse_result("nothing"), None);
+        assert_eq!(super::parse_result("PARSIM_RESULT {\"seconds\":-1}"), None);
     }
 
     #[test]

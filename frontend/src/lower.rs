@@ -465,13 +465,19 @@ pub fn lower(module: &Module, file: &str, errors: &mut Vec<Diagnostic>) -> ir::P
         functions.push(cx.finish(&name.name, names, span));
     }
 
-    ir::Program {
+    let program = ir::Program {
         file: file.to_string(),
         params,
         kernels,
         functions,
         main: 0,
-    }
+    };
+    debug_assert!(
+        !errors.is_empty() || program.validate().is_ok(),
+        "lowering broke an IR invariant: {:?}",
+        program.validate()
+    );
+    program
 }
 
 /// "`what` `name` is declared twice", pointing at both declarations.

@@ -3,7 +3,8 @@
 //! The frontend builds it, the engine interprets it. Nothing here knows about
 //! text: source positions are plain [`Span`]s that the binary renders.
 //!
-//! Invariants (the frontend upholds them, the engine relies on them):
+//! Invariants (the frontend upholds them, the engine relies on them;
+//! [`Program::validate`] checks them, naming the one broken):
 //! - Every `Local(slot)` used in a function satisfies `slot < num_locals`;
 //!   parameters occupy slots `0..params.len()`.
 //! - Every block's [`Terminator`] names blocks of the same function, and the
@@ -493,5 +494,459 @@ impl Stmt {
 impl Program {
     pub fn function(&self, id: FuncId) -> &Function {
         &self.functions[id as usize]
+    }
+}
+
+/// An IR invariant (see the top of this module) that a [`Program`] breaks,
+/// found by [`Program::validate`]. `func` names the function (or the
+/// kernel, or `param NAME`) where it is broken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IrError {
+    #[error("main is function {main} but there are {count} functions")]
+    MainOutOfRange { main: FuncId, count: usize },
+    #[error("in {func}: local slot {slot} is out of range ({num_locals} locals)")]
+    SlotOutOfRange {
+        func: String,
+        slot: Slot,
+        num_locals: u32,
+    },
+    #[error("in {func}: param {index} is out of range ({count} params)")]
+    ParamOutOfRange {
+        func: String,
+        index: u32,
+        count: usize,
+    },
+    #[error("the default of param `{param}` uses param {used}, which is not declared before it")]
+    ParamNotEarlier { param: String, used: u32 },
+    #[error("in {func}: kernel {kernel} is out of range ({count} kernels)")]
+    KernelOutOfRange {
+        func: String,
+        kernel: KernelId,
+        count: usize,
+    },
+    #[error("in {func}: function {callee} is out of range ({count} functions)")]
+    FunctionOutOfRange {
+        func: String,
+        callee: FuncId,
+        count: usize,
+    },
+    #[error("in {func}: `{callee}` takes {expected} arguments but is given {given}")]
+    Arity {
+        func: String,
+        callee: String,
+        expected: usize,
+        given: usize,
+    },
+    #[error("in {func}: {names} local names for {num_locals} locals")]
+    LocalNames {
+        func: String,
+        names: usize,
+        num_locals: u32,
+    },
+    #[error("in {func}: {params} params but only {num_locals} locals")]
+    ParamsExceedLocals {
+        func: String,
+        params: usize,
+        num_locals: u32,
+    },
+    #[error("in {func}: the entry block is not in the graph")]
+    MissingEntry { func: String },
+    #[error("in {func}: the edges of block {block} do not match its terminator")]
+    EdgesMismatchTerminator { func: String, block: u32 },
+    #[error("in {func}: `{op}` {problem}")]
+    BadOperands {
+        func: String,
+        op: &'static str,
+        problem: &'static str,
+    },
+}
+
+/// Where the checker is: the program and the function whose slots apply.
+struct Checker<'p> {
+    program: &'p Program,
+    /// The function (or kernel, or param) being checked, for errors.
+    func: &'p str,
+    num_locals: u32,
+}
+
+impl Checker<'_> {
+    fn slot(&self, slot: Slot) -> Result<(), IrError> {
+        if slot < self.num_locals {
+            Ok(())
+        } else {
+            Err(IrError::SlotOutOfRange {
+                func: self.func.to_owned(),
+                slot,
+                num_locals: self.num_locals,
+            })
+        }
+    }
+
+    fn operands(&self, ok: bool, op: &'static str, problem: &'static str) -> Result<(), IrError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(IrError::BadOperands {
+                func: self.func.to_owned(),
+                op,
+                problem,
+            })
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> Result<(), IrError> {
+        match e {
+            Expr::Local(s) => self.slot(*s),
+            Expr::Param(i) if (*i as usize) < self.program.params.len() => Ok(()),
+            Expr::Param(i) => Err(IrError::ParamOutOfRange {
+                func: self.func.to_owned(),
+                index: *i,
+                count: self.program.params.len(),
+            }),
+            Expr::Unary(_, x) | Expr::Field(x, _) | Expr::RankIn(x) | Expr::SizeIn(x) => {
+                self.expr(x)
+            }
+            Expr::Binary(_, l, r) | Expr::And(l, r) | Expr::Or(l, r) | Expr::Index(l, r) => {
+                self.expr(l)?;
+                self.expr(r)
+            }
+            Expr::Builtin(_, args) | Expr::Array(args) => {
+                args.iter().try_for_each(|a| self.expr(a))
+            }
+            Expr::Const(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Any
+            | Expr::World
+            | Expr::Rank
+            | Expr::Size
+            | Expr::Wtime => Ok(()),
+        }
+    }
+
+    fn msg(&self, m: &MsgArgs) -> Result<(), IrError> {
+        [&m.peer, &m.tag, &m.bytes]
+            .into_iter()
+            .chain(&m.comm)
+            .try_for_each(|e| self.expr(e))
+    }
+
+    fn call_arity(&self, callee: &str, expected: usize, given: usize) -> Result<(), IrError> {
+        if expected == given {
+            Ok(())
+        } else {
+            Err(IrError::Arity {
+                func: self.func.to_owned(),
+                callee: callee.to_owned(),
+                expected,
+                given,
+            })
+        }
+    }
+
+    fn stmt(&self, s: &Stmt) -> Result<(), IrError> {
+        let p = self.program;
+        match s {
+            Stmt::Assign { dst, value, .. } => {
+                self.slot(*dst)?;
+                self.expr(value)
+            }
+            Stmt::AssignIndex {
+                dst, index, value, ..
+            } => {
+                self.slot(*dst)?;
+                self.expr(index)?;
+                self.expr(value)
+            }
+            Stmt::Compute { kernel, args, .. } => {
+                let k =
+                    p.kernels
+                        .get(*kernel as usize)
+                        .ok_or_else(|| IrError::KernelOutOfRange {
+                            func: self.func.to_owned(),
+                            kernel: *kernel,
+                            count: p.kernels.len(),
+                        })?;
+                self.call_arity(&k.name, k.params.len(), args.len())?;
+                args.iter().try_for_each(|a| self.expr(a))
+            }
+            Stmt::Copy { bytes, .. } => self.expr(bytes),
+            Stmt::Print { args, .. } => args.iter().try_for_each(|a| match a {
+                PrintArg::Expr(e) => self.expr(e),
+                PrintArg::Str(_) => Ok(()),
+            }),
+            Stmt::Call {
+                func, args, dst, ..
+            } => {
+                let callee =
+                    p.functions
+                        .get(*func as usize)
+                        .ok_or_else(|| IrError::FunctionOutOfRange {
+                            func: self.func.to_owned(),
+                            callee: *func,
+                            count: p.functions.len(),
+                        })?;
+                self.call_arity(&callee.name, callee.params.len(), args.len())?;
+                if let Some(d) = dst {
+                    self.slot(*d)?;
+                }
+                args.iter().try_for_each(|a| self.expr(a))
+            }
+            Stmt::Comm { op, dst, .. } => {
+                if let Some(d) = dst {
+                    self.slot(*d)?;
+                }
+                self.comm(op)
+            }
+        }
+    }
+
+    fn comm(&self, op: &CommOp) -> Result<(), IrError> {
+        match op {
+            CommOp::Send(m, _) | CommOp::Isend(m, _) | CommOp::Recv(m) | CommOp::Irecv(m) => {
+                self.msg(m)
+            }
+            CommOp::Probe(m) | CommOp::Iprobe(m) => {
+                self.operands(matches!(m.bytes, Expr::Null), "probe", "has a byte count")?;
+                self.msg(m)
+            }
+            CommOp::Sendrecv { send, recv } => {
+                self.msg(send)?;
+                self.msg(recv)
+            }
+            CommOp::Wait(s) | CommOp::Test(s) => self.slot(*s),
+            CommOp::Waitall(ss) => ss.iter().try_for_each(|s| self.slot(*s)),
+            CommOp::Waitany(ss) => {
+                self.operands(!ss.is_empty(), "waitany", "has no requests")?;
+                ss.iter().try_for_each(|s| self.slot(*s))
+            }
+            CommOp::Collective(c) => {
+                let name = c.kind.name();
+                let root = if c.kind.rooted() {
+                    "has no root"
+                } else {
+                    "has a root but is not rooted"
+                };
+                self.operands(c.root.is_some() == c.kind.rooted(), name, root)?;
+                let bytes = if c.kind.has_bytes() {
+                    "has no byte count"
+                } else {
+                    "has a byte count but moves no bytes"
+                };
+                self.operands(c.bytes.is_some() == c.kind.has_bytes(), name, bytes)?;
+                c.root
+                    .iter()
+                    .chain(&c.bytes)
+                    .chain(&c.value)
+                    .chain(&c.comm)
+                    .try_for_each(|e| self.expr(e))
+            }
+            CommOp::CommSplit { comm, color, key } => [color, key]
+                .into_iter()
+                .chain(comm)
+                .try_for_each(|e| self.expr(e)),
+            CommOp::CommDup(c) => self.expr(c),
+        }
+    }
+
+    /// The block's out-edges are exactly its terminator's targets.
+    fn edges(&self, f: &Function, b: BlockId) -> Result<(), IrError> {
+        use petgraph::visit::EdgeRef;
+        let out: Vec<(EdgeKind, BlockId)> =
+            f.cfg.edges(b).map(|e| (*e.weight(), e.target())).collect();
+        let ok = match &f.cfg[b].term {
+            Terminator::Goto(t) => out == [(EdgeKind::Goto, *t)],
+            Terminator::Branch { then_, else_, .. } => {
+                out.len() == 2
+                    && out.contains(&(EdgeKind::True, *then_))
+                    && out.contains(&(EdgeKind::False, *else_))
+            }
+            Terminator::Return { .. } => out.is_empty(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(IrError::EdgesMismatchTerminator {
+                func: f.name.clone(),
+                block: b.index() as u32,
+            })
+        }
+    }
+
+    fn function(&self, f: &Function) -> Result<(), IrError> {
+        if f.local_names.len() != f.num_locals as usize {
+            return Err(IrError::LocalNames {
+                func: f.name.clone(),
+                names: f.local_names.len(),
+                num_locals: f.num_locals,
+            });
+        }
+        if f.params.len() > f.num_locals as usize {
+            return Err(IrError::ParamsExceedLocals {
+                func: f.name.clone(),
+                params: f.params.len(),
+                num_locals: f.num_locals,
+            });
+        }
+        if f.cfg.node_weight(f.entry).is_none() {
+            return Err(IrError::MissingEntry {
+                func: f.name.clone(),
+            });
+        }
+        // Every edge leaves some block, so checking each block's out-edges
+        // against its terminator checks the whole edge set.
+        for b in f.cfg.node_indices() {
+            let block = &f.cfg[b];
+            block.stmts.iter().try_for_each(|s| self.stmt(s))?;
+            match &block.term {
+                Terminator::Goto(_) | Terminator::Return { value: None, .. } => {}
+                Terminator::Branch { cond: e, .. } | Terminator::Return { value: Some(e), .. } => {
+                    self.expr(e)?
+                }
+            }
+            self.edges(f, b)?;
+        }
+        Ok(())
+    }
+}
+
+/// The highest param index `e` reads.
+fn max_param(e: &Expr) -> Option<u32> {
+    match e {
+        Expr::Param(i) => Some(*i),
+        Expr::Unary(_, x) | Expr::Field(x, _) | Expr::RankIn(x) | Expr::SizeIn(x) => max_param(x),
+        Expr::Binary(_, l, r) | Expr::And(l, r) | Expr::Or(l, r) | Expr::Index(l, r) => {
+            max_param(l).max(max_param(r))
+        }
+        Expr::Builtin(_, a) | Expr::Array(a) => a.iter().filter_map(max_param).max(),
+        _ => None,
+    }
+}
+
+impl Program {
+    /// Checks the invariants written at the top of this module: slots,
+    /// params, kernels and functions in range; call and kernel arities;
+    /// param defaults that read no locals and only earlier params; kernel
+    /// costs that read only the kernel's parameters; each block's edges
+    /// exactly its terminator's targets; the operands each communication
+    /// operation must (or must not) have. The frontend's lowering asserts
+    /// it in debug builds; the engine relies on it.
+    pub fn validate(&self) -> Result<(), IrError> {
+        if self.main as usize >= self.functions.len() {
+            return Err(IrError::MainOutOfRange {
+                main: self.main,
+                count: self.functions.len(),
+            });
+        }
+        for (i, param) in self.params.iter().enumerate() {
+            let func = format!("param `{}`", param.name);
+            let cx = Checker {
+                program: self,
+                func: &func,
+                num_locals: 0,
+            };
+            cx.expr(&param.default)?;
+            if let Some(used) = max_param(&param.default).filter(|&m| m as usize >= i) {
+                return Err(IrError::ParamNotEarlier {
+                    param: param.name.clone(),
+                    used,
+                });
+            }
+        }
+        for k in &self.kernels {
+            if let Some(cost) = &k.cost {
+                let func = format!("kernel `{}`", k.name);
+                let cx = Checker {
+                    program: self,
+                    func: &func,
+                    num_locals: u32::try_from(k.params.len()).unwrap_or(u32::MAX),
+                };
+                cx.expr(cost)?;
+            }
+        }
+        for f in &self.functions {
+            let cx = Checker {
+                program: self,
+                func: &f.name,
+                num_locals: f.num_locals,
+            };
+            cx.function(f)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    /// `main` with one local, `x = <value>` and a return.
+    fn program(value: Expr) -> Program {
+        let mut cfg = DiGraph::default();
+        let entry = cfg.add_node(Block {
+            stmts: vec![Stmt::Assign {
+                dst: 0,
+                value,
+                span: Span::default(),
+            }],
+            term: Terminator::Return {
+                value: None,
+                span: Span::default(),
+            },
+            span: Span::default(),
+        });
+        Program {
+            file: "t.mpl".to_owned(),
+            params: Vec::new(),
+            kernels: Vec::new(),
+            functions: vec![Function {
+                name: "main".to_owned(),
+                params: Vec::new(),
+                local_names: vec!["x".to_owned()],
+                num_locals: 1,
+                cfg,
+                entry,
+                span: Span::default(),
+            }],
+            main: 0,
+        }
+    }
+
+    #[test]
+    fn a_well_formed_program_passes() {
+        assert_eq!(program(Expr::Local(0)).validate(), Ok(()));
+    }
+
+    #[test]
+    fn names_the_broken_invariant() {
+        let e = program(Expr::Local(3)).validate();
+        assert!(
+            matches!(e, Err(IrError::SlotOutOfRange { slot: 3, .. })),
+            "{e:?}"
+        );
+        let e = program(Expr::Param(0)).validate();
+        assert!(
+            matches!(e, Err(IrError::ParamOutOfRange { index: 0, .. })),
+            "{e:?}"
+        );
+
+        // A return with an out-edge.
+        let mut p = program(Expr::Null);
+        let f = &mut p.functions[0];
+        let other = f.cfg.add_node(f.cfg[f.entry].clone());
+        f.cfg.add_edge(f.entry, other, EdgeKind::Goto);
+        let e = p.validate();
+        assert!(
+            matches!(e, Err(IrError::EdgesMismatchTerminator { block: 0, .. })),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.map_err(|e| e.to_string()),
+            Err("in main: the edges of block 0 do not match its terminator".to_owned())
+        );
+
+        let mut p = program(Expr::Null);
+        p.main = 1;
+        assert!(matches!(p.validate(), Err(IrError::MainOutOfRange { .. })));
     }
 }

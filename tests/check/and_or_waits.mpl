@@ -11,3 +11,5 @@ if rank == 0 {
 } else {
     recv(from: any, bytes: 8)
 }
+
+// snapshot: check --ranks 3

@@ -4,3 +4,5 @@ for it in 0 .. 3 {
     if rank < size - 1 { sendrecv(to: rank + 1, from: rank + 1, bytes: 100000) }
 }
 allreduce(bytes: 8)
+
+// snapshot: check --ranks 5 --format json

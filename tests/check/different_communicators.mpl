@@ -8,3 +8,5 @@ if rank == 0 {
     barrier()
     barrier(comm: d)
 }
+
+// snapshot: check --ranks 4 --format json

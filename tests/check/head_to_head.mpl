@@ -4,3 +4,6 @@ param bytes = 1024
 let peer = 1 - rank
 send(to: peer, bytes: bytes)
 recv(from: peer, bytes: bytes)
+
+// snapshot: check --ranks 2 --format json
+// snapshot unbuffered: check --ranks 2 --param bytes=100000 --format json

@@ -3,3 +3,6 @@
 param bytes = 100000
 send(to: (rank + 1) % size, bytes: bytes)
 recv(from: (rank + size - 1) % size, bytes: bytes)
+
+// snapshot: check --ranks 6 --format json
+// snapshot 5-ranks: check --ranks 5 --format json

@@ -8,3 +8,5 @@ if rank == 0 {
     recv(from: 0, bytes: 8)
     send(to: 0, bytes: 8)
 }
+
+// snapshot: check --ranks 2 --format json

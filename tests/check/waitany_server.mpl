@@ -13,3 +13,7 @@ if rank == 0 {
         let k = waitany(r, w)
     }
 }
+
+// snapshot: check --ranks 4 --format json
+// snapshot explore-one-job: check --ranks 3 --param jobs=1 --explore=64 --format json
+// snapshot explore-over-budget: check --ranks 4 --explore=8 --format json

@@ -7,3 +7,6 @@ if rank == 0 {
 } else if rank <= 2 {
     send(to: 0, bytes: 8)
 }
+
+// snapshot: check --ranks 3 --format json
+// snapshot explore: check --ranks 3 --explore --format json

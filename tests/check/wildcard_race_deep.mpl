@@ -9,3 +9,7 @@ if rank == 0 {
 } else if rank <= 3 {
     send(to: 0, bytes: 8)
 }
+
+// snapshot: check --ranks 5 --format json
+// snapshot explore: check --ranks 5 --explore --format json
+// snapshot explore-3: check --ranks 5 --explore=3 --format json

@@ -116,10 +116,10 @@ impl<'a> Engine<'a> {
                 exec.posted = false;
             }
             if exec.pos == exec.steps.len() {
-                if self.cfg.trace_limit > 0 {
-                    let lp = &self.lps[lpi];
+                let lp = &self.lps[lpi];
+                self.obs.trace(|| {
                     let busy = lp.stats.busy() - exec.busy_before;
-                    let ev = TraceEvent::Interval {
+                    TraceEvent::Interval {
                         rank: id,
                         start: exec.started,
                         end: lp.clock,
@@ -127,9 +127,8 @@ impl<'a> Engine<'a> {
                         comm: true,
                         line: exec.line,
                         wait: (lp.clock - exec.started - busy).max(0.0),
-                    };
-                    self.trace_push(ev);
-                }
+                    }
+                });
                 let result = self.finish_collective(id, &exec, span)?;
                 if let Some(d) = dst {
                     self.set_local(id, d, result);
@@ -210,7 +209,72 @@ impl<'a> Engine<'a> {
             Some(c) => (c.size(), c.rank_of(id).unwrap_or(0)),
             None => return Err(self.rt(id, span, format!("communicator #{comm} does not exist"))),
         };
-        let root = match root_expr {
+        let root = self.eval_root(id, root_expr, size, span)?;
+        let size_arg = self.eval_sizes(id, bytes_expr, span)?;
+        let value = match op {
+            CommOp::Collective(CollArgs { value: Some(e), .. }) => Some(self.eval_in(id, e, span)?),
+            _ => None,
+        };
+        let op_kind = match op {
+            CommOp::Collective(a) => a.op,
+            _ => ReduceOp::Sum,
+        };
+        let (color, key) = self.eval_color_key(id, op, me, span)?;
+        // The instance: this rank's next collective on `comm`.
+        let seq = match self.comms.get_mut(comm) {
+            Some(c) => {
+                let s = c.coll_seq[me as usize];
+                c.coll_seq[me as usize] += 1;
+                s
+            }
+            None => 0,
+        };
+        let key_ = (comm, seq);
+        self.register(
+            id,
+            key_,
+            cop,
+            root,
+            size_arg.clone(),
+            span,
+            size,
+            (color, key),
+            me,
+            value,
+            op_kind,
+        )?;
+        let (steps, copy) = self.schedule(id, cop, size_arg.as_ref(), me, size, root, span)?;
+        if copy > 0 {
+            let t = self.machine.copy_seconds(id, copy);
+            let lp = &mut self.lps[id as usize];
+            lp.clock += t;
+            lp.stats.compute += t;
+        }
+        Ok(CollExec {
+            op: cop,
+            steps,
+            pos: 0,
+            posted: false,
+            comm,
+            key: key_,
+            me,
+            root,
+            op_kind,
+            started,
+            busy_before,
+            line: span.line,
+        })
+    }
+
+    /// `root:` as a rank of a communicator of `size` ranks (0 without one).
+    fn eval_root(
+        &self,
+        id: u32,
+        root_expr: Option<&Expr>,
+        size: u32,
+        span: Span,
+    ) -> RunResult<u32> {
+        Ok(match root_expr {
             None => 0,
             Some(e) => {
                 match self.eval_in(id, e, span)? {
@@ -224,8 +288,17 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
-        };
-        let size_arg = match bytes_expr {
+        })
+    }
+
+    /// `bytes:` of a collective: one count or one per rank.
+    fn eval_sizes(
+        &self,
+        id: u32,
+        bytes_expr: Option<&Expr>,
+        span: Span,
+    ) -> RunResult<Option<SizeArg>> {
+        Ok(match bytes_expr {
             None => None,
             Some(e) => Some(match self.eval_in(id, e, span)? {
                 Value::Array(a) => {
@@ -251,16 +324,13 @@ impl<'a> Engine<'a> {
                     )
                 })?),
             }),
-        };
-        let value = match op {
-            CommOp::Collective(CollArgs { value: Some(e), .. }) => Some(self.eval_in(id, e, span)?),
-            _ => None,
-        };
-        let op_kind = match op {
-            CommOp::Collective(a) => a.op,
-            _ => ReduceOp::Sum,
-        };
-        let (color, key) = match op {
+        })
+    }
+
+    /// `comm_split`'s `color:` and `key:` (other operations: 0 and the
+    /// rank's own rank `me`).
+    fn eval_color_key(&self, id: u32, op: &CommOp, me: u32, span: Span) -> RunResult<(i64, i64)> {
+        Ok(match op {
             CommOp::CommSplit { color, key, .. } => {
                 let c = match self.eval_in(id, color, span)? {
                     Value::Int(c) => c,
@@ -286,30 +356,22 @@ impl<'a> Engine<'a> {
                 (c, k)
             }
             _ => (0, i64::from(me)),
-        };
-        // The instance: this rank's next collective on `comm`.
-        let seq = match self.comms.get_mut(comm) {
-            Some(c) => {
-                let s = c.coll_seq[me as usize];
-                c.coll_seq[me as usize] += 1;
-                s
-            }
-            None => 0,
-        };
-        let key_ = (comm, seq);
-        self.register(
-            id,
-            key_,
-            cop,
-            root,
-            size_arg.clone(),
-            span,
-            size,
-            (color, key),
-            me,
-            value,
-            op_kind,
-        )?;
+        })
+    }
+
+    /// This rank's schedule of the call (the library's algorithm for it),
+    /// and the bytes of its own block copied locally.
+    #[expect(clippy::too_many_arguments, reason = "one call's whole signature")]
+    fn schedule(
+        &self,
+        id: u32,
+        cop: CollOp,
+        size_arg: Option<&SizeArg>,
+        me: u32,
+        size: u32,
+        root: u32,
+        span: Span,
+    ) -> RunResult<(Vec<Step>, u64)> {
         // The schedule.
         let kind;
         let counts: Counts<'_> = match (cop, &size_arg) {
@@ -412,26 +474,7 @@ impl<'a> Engine<'a> {
         } else {
             local_copy_bytes(&call)
         };
-        if copy > 0 {
-            let t = self.machine.copy_seconds(id, copy);
-            let lp = &mut self.lps[id as usize];
-            lp.clock += t;
-            lp.stats.compute += t;
-        }
-        Ok(CollExec {
-            op: cop,
-            steps,
-            pos: 0,
-            posted: false,
-            comm,
-            key: key_,
-            me,
-            root,
-            op_kind,
-            started,
-            busy_before,
-            line: span.line,
-        })
+        Ok((steps, copy))
     }
 
     /// Records rank `id`'s arrival at instance `key`; checks it against the

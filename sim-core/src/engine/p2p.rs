@@ -116,56 +116,12 @@ impl<'a> Engine<'a> {
             }
             CommOp::Test(slot) => {
                 self.free_waitsets.push(ws);
-                let done = match self.live_req_in(id, *slot, "test", span)? {
-                    None => true,
-                    Some(r) => {
-                        let q = &self.reqs[r.id as usize];
-                        let clock = self.lps[lpi].clock;
-                        if q.done && q.ready_at <= clock {
-                            let o = q.overhead;
-                            self.release_req(r);
-                            let lp = &mut self.lps[lpi];
-                            lp.pending.retain(|p| *p != r);
-                            lp.clock += o;
-                            lp.stats.comm += o;
-                            self.set_local(id, *slot, Value::Null);
-                            true
-                        } else {
-                            false
-                        }
-                    }
-                };
-                if let Some(d) = dst {
-                    self.set_local(id, d, Value::Bool(done));
-                }
-                return Ok(Flow::Continue);
+                return self.exec_test(id, *slot, dst, span);
             }
             CommOp::Probe(a) | CommOp::Iprobe(a) => {
                 self.free_waitsets.push(ws);
-                let env = self.resolve_probe(id, a, span)?;
-                let found = self.probe_unexpected(id, env);
                 let blocking = matches!(op, CommOp::Probe(_));
-                match (found, blocking) {
-                    (Some(st), _) => {
-                        if let Some(d) = dst {
-                            self.set_local(id, d, Value::Status(st));
-                        }
-                        self.lps[lpi].probing = None;
-                        return Ok(Flow::Continue);
-                    }
-                    (None, false) => {
-                        if let Some(d) = dst {
-                            self.set_local(id, d, Value::Null);
-                        }
-                        return Ok(Flow::Continue);
-                    }
-                    (None, true) => {
-                        // Blocks until a matching envelope arrives; then the
-                        // statement runs again and finds it.
-                        self.lps[lpi].probing = Some(Box::new(env));
-                        return Ok(Flow::Block);
-                    }
-                }
+                return self.exec_probe(id, a, blocking, dst, span);
             }
             CommOp::Collective(_) | CommOp::CommSplit { .. } | CommOp::CommDup(_) => {
                 self.free_waitsets.push(ws);
@@ -178,6 +134,70 @@ impl<'a> Engine<'a> {
         ws.line = span.line;
         self.lps[lpi].wait = Some(ws);
         self.try_complete_wait(id, dst)
+    }
+
+    /// `test(r)`: true (and `r` becomes null) once `r` is complete.
+    fn exec_test(&mut self, id: u32, slot: Slot, dst: Option<Slot>, span: Span) -> RunResult<Flow> {
+        let lpi = id as usize;
+        let done = match self.live_req_in(id, slot, "test", span)? {
+            None => true,
+            Some(r) => {
+                let q = &self.reqs[r.id as usize];
+                let clock = self.lps[lpi].clock;
+                if q.done && q.ready_at <= clock {
+                    let o = q.overhead;
+                    self.release_req(r);
+                    let lp = &mut self.lps[lpi];
+                    lp.pending.retain(|p| *p != r);
+                    lp.clock += o;
+                    lp.stats.comm += o;
+                    self.set_local(id, slot, Value::Null);
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if let Some(d) = dst {
+            self.set_local(id, d, Value::Bool(done));
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// `probe` (`blocking`) or `iprobe`: the status of a matching envelope
+    /// that has arrived; `probe` blocks until there is one.
+    fn exec_probe(
+        &mut self,
+        id: u32,
+        a: &MsgArgs,
+        blocking: bool,
+        dst: Option<Slot>,
+        span: Span,
+    ) -> RunResult<Flow> {
+        let lpi = id as usize;
+        let env = self.resolve_probe(id, a, span)?;
+        let found = self.probe_unexpected(id, env);
+        match (found, blocking) {
+            (Some(st), _) => {
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Status(st));
+                }
+                self.lps[lpi].probing = None;
+                Ok(Flow::Continue)
+            }
+            (None, false) => {
+                if let Some(d) = dst {
+                    self.set_local(id, d, Value::Null);
+                }
+                Ok(Flow::Continue)
+            }
+            (None, true) => {
+                // Blocks until a matching envelope arrives; then the
+                // statement runs again and finds it.
+                self.lps[lpi].probing = Some(Box::new(env));
+                Ok(Flow::Block)
+            }
+        }
     }
 
     /// The live request in variable `slot`, `None` for null or a completed one.
@@ -349,7 +369,7 @@ impl<'a> Engine<'a> {
     /// The timeline interval of a finished blocking call (with a timeline):
     /// from its start to `end`, the part not spent in overheads as waiting.
     fn trace_wait(&mut self, id: u32, ws: &WaitSet, end: f64) {
-        if self.cfg.trace_limit == 0 || ws.what.is_empty() {
+        if !self.obs.tracing() || ws.what.is_empty() {
             return;
         }
         let busy = self.lps[id as usize].stats.busy() - ws.busy_before;
@@ -362,7 +382,7 @@ impl<'a> Engine<'a> {
             line: ws.line,
             wait: (end - ws.started - busy).max(0.0),
         };
-        self.trace_push(ev);
+        self.obs.trace(|| ev);
     }
 
     pub(super) fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> RunResult<Flow> {
@@ -554,17 +574,11 @@ impl<'a> Engine<'a> {
         if !self.try_early_match(m)? {
             let arrival = self.msgs[m as usize].arrival;
             self.lps[to as usize].inflight += 1;
-            if self.cfg.record_wildcards {
-                self.inflight_to.entry(to).or_default().push(m);
-            }
+            self.obs.in_flight(to, m);
             self.push(arrival, EventKind::Arrival(m));
         }
-        if self.cfg.comm_matrix {
-            let p = self.pairs.entry((id, to)).or_default();
-            p.messages += 1;
-            p.bytes += bytes;
-            p.seconds += tr.arrival.max(now) - now;
-        }
+        self.obs
+            .message_sent(id, to, bytes, tr.arrival.max(now) - now);
         let lp = &mut self.lps[id as usize];
         lp.clock = now + o_s;
         lp.stats.comm += o_s;
@@ -671,12 +685,7 @@ impl<'a> Engine<'a> {
     pub(super) fn on_arrival(&mut self, m: u32) -> RunResult<()> {
         let dst = self.msgs[m as usize].dst;
         self.lps[dst as usize].inflight -= 1;
-        if self.cfg.record_wildcards
-            && let Some(v) = self.inflight_to.get_mut(&dst)
-            && let Some(pos) = v.iter().position(|&x| x == m)
-        {
-            v.swap_remove(pos);
-        }
+        self.obs.arrived(dst, m);
         let lp = &self.lps[dst as usize];
         let msg = &self.msgs[m as usize];
         let hit = lp
@@ -728,9 +737,9 @@ impl<'a> Engine<'a> {
             tag: msg.tag,
             bytes: msg.bytes,
         };
-        if self.cfg.trace_limit > 0 && msg.ctx.is_multiple_of(2) {
+        if self.obs.tracing() && msg.ctx.is_multiple_of(2) {
             let received = self.now.max(msg.arrival);
-            self.trace_push(TraceEvent::Message {
+            self.obs.trace(|| TraceEvent::Message {
                 src: msg.src,
                 dst: msg.dst,
                 sent: msg.sent,
@@ -739,7 +748,7 @@ impl<'a> Engine<'a> {
             });
         }
         self.msgs[m as usize].recv_req = r;
-        if self.cfg.record_wildcards && self.reqs[r as usize].wild_nth != u32::MAX {
+        if self.obs.recording_wildcards() && self.reqs[r as usize].wild_nth != u32::MAX {
             self.record_wildcard(r, &msg);
         }
         match msg.send_req {
@@ -773,11 +782,7 @@ impl<'a> Engine<'a> {
         let owner = q.owner;
         let mut alternatives: Vec<u32> = Vec::new();
         let lp = &self.lps[owner as usize];
-        let inflight = self
-            .inflight_to
-            .get(&owner)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let inflight = self.obs.in_flight_to(owner);
         for &m in lp.unexpected.iter().chain(inflight.iter()) {
             let other = &self.msgs[m as usize];
             if other.src != msg.src && q.accepts(other) && !alternatives.contains(&other.src) {
@@ -785,7 +790,7 @@ impl<'a> Engine<'a> {
             }
         }
         alternatives.sort_unstable();
-        self.wild_matches.push(WildcardMatch {
+        self.obs.wildcard_matched(WildcardMatch {
             rank: owner,
             nth: q.wild_nth,
             span: q.span,

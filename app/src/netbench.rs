@@ -1,13 +1,14 @@
-//! `parsim calibrate net --run LAUNCHER`: build parsim's network benchmark
-//! (`calibrate/src/netbench.c`: IMB PingPong and PingPing, and memcpy) with
-//! mpicc, run it with the user's launcher, keep its raw output, and read
-//! what the fit needs from it.
+//! Measuring the network (`parsim calibrate net --run LAUNCHER`): build
+//! parsim's network benchmark (`calibrate/src/netbench.c`: IMB PingPong and
+//! PingPing, and memcpy) with mpicc, run it with the user's launcher, keep
+//! its raw output, and read what the fit needs from it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, bail};
 use calibrate::{InputOptions, parse_table};
+
+use crate::Error;
 
 /// What one benchmark run gave.
 pub struct Measured {
@@ -26,27 +27,35 @@ pub struct Measured {
 pub struct Bench {
     binary: PathBuf,
     // Invariant: holds `binary`; removed when the benchmark is dropped.
-    _dir: crate::tempdir::TempDir,
+    _dir: tempfile::TempDir,
 }
 
 impl Bench {
     /// Compiles the benchmark with `mpicc`.
-    pub fn build(mpicc: &str) -> anyhow::Result<Bench> {
-        let tmp = crate::tempdir::TempDir::new("netbench").map_err(anyhow::Error::msg)?;
+    pub fn build(mpicc: &str) -> Result<Bench, Error> {
+        let tmp = tempfile::Builder::new()
+            .prefix("parsim-netbench-")
+            .tempdir()
+            .map_err(|e| Error::Tool(format!("cannot create a temporary directory: {e}")))?;
         let binary = compile(tmp.path(), mpicc)?;
         Ok(Bench { binary, _dir: tmp })
     }
 
-    /// Runs it with `launcher`, saves the output to `save` and reads it.
-    pub fn measure(&self, launcher: &str, save: &Path) -> anyhow::Result<Measured> {
-        measure(&self.binary, launcher, save)
+    /// Runs it with `launcher`, saves the output to `save` and reads it;
+    /// `progress` hears what is being done.
+    pub fn measure(
+        &self,
+        launcher: &str,
+        save: &Path,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Measured, Error> {
+        measure(&self.binary, launcher, save, progress)
     }
 }
 
-fn compile(dir: &Path, mpicc: &str) -> anyhow::Result<PathBuf> {
+fn compile(dir: &Path, mpicc: &str) -> Result<PathBuf, Error> {
     let source = dir.join("netbench.c");
-    std::fs::write(&source, calibrate::NET_BENCHMARK_C)
-        .with_context(|| format!("cannot write {}", source.display()))?;
+    std::fs::write(&source, calibrate::NET_BENCHMARK_C).map_err(|e| Error::write(&source, e))?;
     let binary = dir.join("netbench");
     let out = Command::new(mpicc)
         .arg("-O2")
@@ -54,24 +63,36 @@ fn compile(dir: &Path, mpicc: &str) -> anyhow::Result<PathBuf> {
         .arg("-o")
         .arg(&binary)
         .output()
-        .with_context(|| format!("cannot run `{mpicc}` (install MPI, or give --mpicc)"))?;
+        .map_err(|e| {
+            Error::Tool(format!(
+                "cannot run `{mpicc}` (install MPI, or give --mpicc): {e}"
+            ))
+        })?;
     if !out.status.success() {
-        bail!(
+        return Err(Error::Tool(format!(
             "`{mpicc} -O2 {} -o {}` failed:\n{}",
             source.display(),
             binary.display(),
             String::from_utf8_lossy(&out.stderr).trim_end()
-        );
+        )));
     }
     Ok(binary)
 }
 
-fn measure(binary: &Path, launcher: &str, save: &Path) -> anyhow::Result<Measured> {
+fn measure(
+    binary: &Path,
+    launcher: &str,
+    save: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Measured, Error> {
     let line = format!("{launcher} {}", binary.display());
-    eprintln!("running: {line}");
-    let stdout = crate::calibrate_cmd::run_shell(&line)?;
-    crate::write_atomically(save, &stdout)?;
-    eprintln!("saved the benchmark's output to {}", save.display());
+    progress(&format!("running: {line}"));
+    let stdout = crate::shell::run(&line)?;
+    crate::scenario::write_atomically(save, &stdout)?;
+    progress(&format!(
+        "saved the benchmark's output to {}",
+        save.display()
+    ));
 
     let table = |name: &str| {
         parse_table(
@@ -82,7 +103,7 @@ fn measure(binary: &Path, launcher: &str, save: &Path) -> anyhow::Result<Measure
                 ..InputOptions::default()
             },
         )
-        .with_context(|| format!("{}: {name}", save.display()))
+        .map_err(|e| Error::Input(format!("{}: {name}: {e}", save.display())))
     };
     let pong = table("PingPong")?;
     let ping = table("PingPing")?;

@@ -1,5 +1,5 @@
-//! `parsim build-mpi`: emit the C program, then compile and link it (and
-//! the kernel library) with an MPI compiler wrapper.
+//! Building: emit the C program, then compile and link it (and the kernel
+//! library) with an MPI compiler wrapper.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::process::Command;
 
 use sim_core::ir::Program;
 
-use super::{EmitError, KERNEL_HEADER, TempDir, emit, native_kernels};
+use crate::{EmitError, KERNEL_HEADER, emit, native_kernels, temp_dir};
 
 /// How to build.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ pub fn build(
         None => BTreeSet::new(),
     };
     let c = emit(program, source_name, &native)?;
-    let dir = TempDir::new("build")?;
+    let dir = temp_dir("build")?;
     let stem = Path::new(source_name)
         .file_stem()
         .and_then(|s| s.to_str())
@@ -49,8 +49,10 @@ pub fn build(
         .unwrap_or("program");
     let c_file = dir.path().join(format!("{stem}.c"));
     let write = |path: &Path, text: &str| {
-        std::fs::write(path, text)
-            .map_err(|e| EmitError(format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, text).map_err(|source| EmitError::Write {
+            path: path.to_owned(),
+            source,
+        })
     };
     write(&c_file, &c)?;
     write(&dir.path().join("parsim_kernel.h"), KERNEL_HEADER)?;
@@ -66,8 +68,10 @@ pub fn build(
         if is_c {
             args.push(k.display().to_string());
         } else {
-            let abs = std::fs::canonicalize(k)
-                .map_err(|e| EmitError(format!("cannot read {}: {e}", k.display())))?;
+            let abs = std::fs::canonicalize(k).map_err(|source| EmitError::Read {
+                path: k.to_owned(),
+                source,
+            })?;
             args.push(abs.display().to_string());
             if let Some(parent) = abs.parent() {
                 args.push(format!("-Wl,-rpath,{}", parent.display()));
@@ -81,20 +85,23 @@ pub fn build(
         .collect::<Vec<_>>()
         .join(" ");
     log(&command);
-    let out = Command::new(opts.mpicc).args(&args).output().map_err(|e| {
-        EmitError(format!(
-            "cannot run the MPI compiler `{}`: {e} (is MPI installed? name another with --mpicc)",
-            opts.mpicc
-        ))
-    })?;
+    let out = Command::new(opts.mpicc)
+        .args(&args)
+        .output()
+        .map_err(|source| EmitError::NoCompiler {
+            compiler: opts.mpicc.to_owned(),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(EmitError(format!(
-            "`{}` failed ({}):\n{}{}",
-            opts.mpicc,
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )));
+        return Err(EmitError::CompilerFailed {
+            compiler: opts.mpicc.to_owned(),
+            status: out.status,
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        });
     }
     Ok(opts.output.to_path_buf())
 }

@@ -1,11 +1,13 @@
-//! The `emit-c` and `build-mpi` subcommands.
+//! The `emit-c` and `build-mpi` subcommands over the `emit_c` crate: their
+//! arguments, output and exit codes, and the crate's errors in the terms of
+//! the command line ([`cli_error`]).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
+use emit_c::{BuildOptions, EmitError, build, emit, native_kernels, program_name};
 
-use super::{BuildOptions, build, emit, native_kernels};
 use crate::Outcome;
 
 #[derive(clap::Args)]
@@ -41,13 +43,18 @@ pub struct BuildArgs {
     cflags: String,
 }
 
-/// What `PARSIM_RESULT` calls the program: the file's name.
-/// The name the C program reports in `PARSIM_RESULT`: the file's name.
-pub(crate) fn program_name(file: &Path) -> String {
-    file.file_name().map_or_else(
-        || file.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+/// `e` with the advice that names the flags of `emit-c`, `build-mpi` and
+/// `validate --run` (`--kernels`, `--mpicc`), which the library cannot know.
+pub(crate) fn cli_error(e: EmitError) -> anyhow::Error {
+    match &e {
+        EmitError::NoImplementation { kernel, .. } => anyhow::anyhow!(
+            "{e}: give it `cost ...` or implement `parsim_kernel_{kernel}` in the --kernels library"
+        ),
+        EmitError::NoCompiler { source, .. } => {
+            anyhow::anyhow!("{e}: {source} (is MPI installed? name another with --mpicc)")
+        }
+        _ => e.into(),
+    }
 }
 
 pub(crate) fn run_emit(args: &EmitArgs) -> anyhow::Result<Outcome> {
@@ -57,10 +64,12 @@ pub(crate) fn run_emit(args: &EmitArgs) -> anyhow::Result<Outcome> {
     };
     let native = match &args.kernels {
         Some(k) => native_kernels(k, &program)
+            .map_err(cli_error)
             .with_context(|| format!("kernel library {}", k.display()))?,
         None => BTreeSet::new(),
     };
     let c = emit(&program, &program_name(&args.file), &native)
+        .map_err(cli_error)
         .with_context(|| format!("cannot translate {}", args.file.display()))?;
     match &args.output {
         Some(path) => {
@@ -85,6 +94,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> anyhow::Result<Outcome> {
     let binary = build(&program, &program_name(&args.file), &opts, &mut |cmd| {
         crate::out(&format!("{cmd}\n"))
     })
+    .map_err(cli_error)
     .with_context(|| format!("cannot build {}", args.file.display()))?;
     crate::out(&format!("built {}\n", binary.display()));
     Ok(Outcome::Ok)

@@ -11,7 +11,7 @@ use sim_core::ir::{
     PrintArg, Program, ReduceOp, SendMode, Slot, StatusField, Stmt, Terminator, UnOp,
 };
 
-use super::EmitError;
+use crate::EmitError;
 
 const RUNTIME: &str = include_str!("runtime.c");
 
@@ -133,16 +133,16 @@ fn used_kernels(program: &Program, native: &BTreeSet<String>) -> Result<Vec<usiz
             for s in &b.stmts {
                 if let Stmt::Compute { kernel, span, .. } = s {
                     let Some(k) = program.kernels.get(*kernel as usize) else {
-                        return Err(EmitError(format!(
+                        return Err(EmitError::Internal(format!(
                             "line {}: kernel #{kernel} does not exist",
                             span.line
                         )));
                     };
                     if k.cost.is_none() && !native.contains(&k.name) {
-                        return Err(EmitError(format!(
-                            "kernel `{}` (computed at line {}) has neither a cost nor a native implementation: give it `cost ...` or implement `parsim_kernel_{}` in the --kernels library",
-                            k.name, span.line, k.name
-                        )));
+                        return Err(EmitError::NoImplementation {
+                            kernel: k.name.clone(),
+                            line: span.line,
+                        });
                     }
                     used.insert(*kernel as usize);
                 }
@@ -352,8 +352,8 @@ impl<'p> Gen<'p> {
     fn local(&self, slot: Slot) -> Result<String, EmitError> {
         match self.locals {
             Some(arr) => Ok(format!("{arr}[{slot}]")),
-            None => Err(EmitError(format!(
-                "internal error: variable slot {slot} where there are no variables"
+            None => Err(EmitError::Internal(format!(
+                "variable slot {slot} where there are no variables"
             ))),
         }
     }
@@ -449,8 +449,8 @@ impl<'p> Gen<'p> {
                     (Builtin::Len, [a]) => format!("ps_b_len({a})"),
                     (Builtin::Sum, [a]) => format!("ps_b_sum({a})"),
                     _ => {
-                        return Err(EmitError(format!(
-                            "internal error: `{}` with {} arguments",
+                        return Err(EmitError::Internal(format!(
+                            "`{}` with {} arguments",
                             f.name(),
                             ts.len()
                         )));
@@ -629,8 +629,8 @@ impl<'p> Gen<'p> {
     fn compute(&mut self, kernel: usize, args: &[Expr]) -> Result<(), EmitError> {
         let program = self.program;
         let Some(k) = program.kernels.get(kernel) else {
-            return Err(EmitError(format!(
-                "internal error: kernel #{kernel} does not exist"
+            return Err(EmitError::Internal(format!(
+                "kernel #{kernel} does not exist"
             )));
         };
         let ts = args
@@ -890,7 +890,10 @@ mod tests {
     fn kernels_without_cost_or_native_code_are_refused() {
         let p = frontend::compile("k.mpl", "kernel k(n)\ncompute k(3)\n").expect("valid program");
         let e = emit(&p, "k.mpl", &BTreeSet::new()).expect_err("no cost, no native code");
-        assert!(e.0.contains("kernel `k`"), "{e}");
+        assert!(
+            matches!(&e, EmitError::NoImplementation { kernel, line: 2 } if kernel == "k"),
+            "{e}"
+        );
         let native: BTreeSet<String> = ["k".to_owned()].into();
         let c = emit(&p, "k.mpl", &native).expect("native kernel");
         assert!(c.contains("parsim_kernel_k(kargs"), "{c}");

@@ -1,0 +1,383 @@
+//! Block calibration (ParJava's block timing): profile a skeleton for the
+//! argument tuples of its kernels, time their native implementations on
+//! this machine (alone or several copies at once), fit a cost per kernel
+//! and gather it all as a blocks file. The `calibrate::blocks` module does
+//! the measuring and fitting; this is the pipeline.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use calibrate::blocks::file::{BlocksFile, CalibrationInfo, CopyEntry, KernelEntry, PointEntry};
+use calibrate::blocks::library::{CompileOptions, KernelLibrary, compile, compiler_version};
+use calibrate::blocks::timing::{Before, TimingOptions, time_kernel, timer_overhead};
+use calibrate::blocks::{fit, integer_args, select_points};
+use sim_core::engine::{PrintLine, SimConfig};
+use sim_core::kernels::KernelProfile;
+
+use crate::Error;
+use crate::clock::utc_timestamp;
+use crate::scenario::Limits;
+
+/// What to calibrate and how.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The skeleton whose kernels are timed.
+    pub file: PathBuf,
+    /// Profile runs at these rank counts.
+    pub ranks: Vec<u32>,
+    /// `param` overrides for every profile run.
+    pub params: Vec<String>,
+    /// Parameter sets (`NAME=VALUE,...` each), profiled together.
+    pub sets: Vec<String>,
+    /// The native kernels: a C source (compiled here) or a shared library.
+    pub kernels: PathBuf,
+    pub cc: String,
+    pub cflags: String,
+    /// Copies timed at once (sorted, distinct, each in 1..=1024).
+    pub levels: Vec<u32>,
+    /// Stop a tuple once the mean's relative standard error is below this.
+    pub rse: f64,
+    /// Seconds of measuring per tuple, at most and at least.
+    pub budget: f64,
+    pub min_time: f64,
+    /// Tuples per kernel at most.
+    pub max_points: usize,
+    /// The machine of the profile runs.
+    pub machine: Option<PathBuf>,
+    /// Time every call alone instead of after its predecessor.
+    pub isolated: bool,
+    pub limits: Limits,
+}
+
+/// Runs the calibration: the blocks file and a one-line-per-kernel summary.
+/// `progress` hears each step (compiling, each tuple's time, warnings).
+pub fn calibrate_blocks(
+    plan: &Plan,
+    program: &sim_core::ir::Program,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(BlocksFile, String), Error> {
+    let levels = &plan.levels;
+    let copies = levels.last().copied().unwrap_or(1);
+    // 1. Which kernels are called with which arguments.
+    let profile = profile(plan)?;
+    if profile.is_empty() {
+        return Err(Error::Input(format!(
+            "{} calls no kernel: nothing to time",
+            plan.file.display()
+        )));
+    }
+
+    // 2. The library, once per concurrent copy (each copy its own data).
+    let tmp = tempfile::Builder::new()
+        .prefix("parsim-blocks-")
+        .tempdir()
+        .map_err(|e| Error::Tool(format!("cannot create a temporary directory: {e}")))?;
+    let dir = tmp.path();
+    let opts = CompileOptions {
+        cc: plan.cc.clone(),
+        cflags: plan.cflags.clone(),
+    };
+    let is_source = plan
+        .kernels
+        .extension()
+        .is_some_and(|e| e == "c" || e == "cc" || e == "cpp");
+    let (lib_path, compiler) = if is_source {
+        let (lib, line) =
+            compile(&plan.kernels, dir, &opts).map_err(|e| Error::Tool(e.to_string()))?;
+        progress(&format!("compiled: {line}"));
+        let version = compiler_version(&plan.cc).unwrap_or_else(|| plan.cc.clone());
+        (lib, version)
+    } else {
+        (plan.kernels.clone(), "prebuilt library".to_owned())
+    };
+    let mut libraries = Vec::new();
+    for i in 0..copies {
+        let copy = dir.join(format!("copy{i}.so"));
+        std::fs::copy(&lib_path, &copy).map_err(|e| {
+            Error::Tool(format!(
+                "cannot copy {} to {}: {e}",
+                lib_path.display(),
+                copy.display()
+            ))
+        })?;
+        libraries.push(KernelLibrary::load(&copy).map_err(|e| Error::Input(e.to_string()))?);
+    }
+
+    // 3. Time the chosen tuples of every kernel that has a native version.
+    let timing = TimingOptions {
+        target_rse: plan.rse,
+        budget: Duration::from_secs_f64(plan.budget),
+        min_time: Duration::from_secs_f64(plan.min_time),
+        ..TimingOptions::default()
+    };
+    let dt = timer_overhead();
+    progress(&format!(
+        "timer overhead {:.1} ns; target rse {:.2}%, {} to {} s per tuple",
+        dt * 1e9,
+        plan.rse * 100.0,
+        plan.min_time,
+        plan.budget
+    ));
+    let mut kernels = Vec::new();
+    let mut summary = String::new();
+    for (prof, &level) in profile
+        .iter()
+        .flat_map(|p| levels.iter().map(move |l| (p, l)))
+    {
+        let all: Vec<_> = libraries
+            .iter()
+            .filter_map(|l| l.kernel(&prof.kernel))
+            .collect();
+        if all.len() != libraries.len() {
+            if level != levels[0] {
+                continue;
+            }
+            let k = program.kernels.iter().find(|k| k.name == prof.kernel);
+            let note = if k.is_some_and(|k| k.cost.is_some()) {
+                "keeps its cost formula"
+            } else {
+                "has no cost formula either: `run --blocks` will fail on it"
+            };
+            progress(&format!(
+                "warning: kernel `{}` has no native implementation (parsim_kernel_{}) in {}: it {note}",
+                prof.kernel,
+                prof.kernel,
+                plan.kernels.display()
+            ));
+            continue;
+        }
+        let fns = &all[..level as usize];
+        progress(&format!(
+            "kernel {}: {} cop{} at once",
+            prof.kernel,
+            level,
+            if level == 1 { "y" } else { "ies" }
+        ));
+        let chosen = select_points(&prof.calls, plan.max_points);
+        let mut points = Vec::new();
+        for &i in &chosen {
+            let call = &prof.calls[i];
+            let ints = integer_args(&prof.kernel, &prof.params, &call.args)
+                .map_err(|e| Error::Input(e.to_string()))?;
+            // In sequence: after the call that precedes it in the program
+            // (when that is another call with a native version).
+            let pre = match &call.predecessor {
+                Some((k, a)) if !(plan.isolated || (*k == prof.kernel && *a == call.args)) => {
+                    let fns: Vec<_> = libraries.iter().filter_map(|l| l.kernel(k)).collect();
+                    let params = program
+                        .kernels
+                        .iter()
+                        .find(|d| d.name == *k)
+                        .map_or(Vec::new(), |d| d.params.clone());
+                    match integer_args(k, &params, a) {
+                        Ok(ints) if fns.len() == libraries.len() => Some((k.clone(), fns, ints)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let before = pre.as_ref().map(|(_, f, a)| Before {
+                kernels: &f[..level as usize],
+                args: a,
+            });
+            let m = time_kernel(fns, &ints, before, &timing, dt);
+            let after = pre.as_ref().map_or(String::new(), |(k, _, a)| {
+                format!(
+                    "{k}({})",
+                    a.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                )
+            });
+            let shown = ints
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            progress(&format!(
+                "  {}({shown}){}: {} ± {:.2}% ({} samples of {} call{}, {} trimmed; first call {})",
+                prof.kernel,
+                if after.is_empty() {
+                    String::new()
+                } else {
+                    format!(" after {after}")
+                },
+                seconds(m.seconds),
+                m.rse * 100.0,
+                m.samples,
+                m.batch,
+                if m.batch == 1 { "" } else { "s" },
+                m.trimmed,
+                seconds(m.first_call)
+            ));
+            points.push(PointEntry {
+                args: ints,
+                seconds: m.seconds,
+                median: m.median,
+                ci95: [m.ci95.0, m.ci95.1],
+                rse: m.rse,
+                samples: m.samples as u64,
+                trimmed: m.trimmed as u64,
+                batch: m.batch,
+                first_call: m.first_call,
+                warmup: m.warmup,
+                calls: call.count,
+                copies: m
+                    .per_copy
+                    .iter()
+                    .map(|c| CopyEntry {
+                        seconds: c.seconds,
+                        quantiles: c.quantiles.clone(),
+                    })
+                    .collect(),
+                quantiles: m.quantiles,
+                after,
+            });
+        }
+        let data: Vec<(Vec<f64>, f64)> = points
+            .iter()
+            .map(|p| (p.args.iter().map(|&a| a as f64).collect(), p.seconds))
+            .collect();
+        let model = fit::fit(&prof.params, &data);
+        let formula = model
+            .as_ref()
+            .map_or_else(String::new, |m| m.formula(&prof.params));
+        let _ = writeln!(
+            summary,
+            "{:<12} x{:<3} {:>3} of {:>4} tuples timed  t = {}{}",
+            prof.kernel,
+            level,
+            points.len(),
+            prof.calls.len(),
+            formula,
+            model.as_ref().map_or(String::new(), |m| format!(
+                "  (fit error max {:.1}%{})",
+                m.max_rel_error * 100.0,
+                if m.loo_rel_error.is_finite() {
+                    format!(", leave-one-out {:.1}%", m.loo_rel_error * 100.0)
+                } else {
+                    String::new()
+                }
+            ))
+        );
+        kernels.push(KernelEntry {
+            name: prof.kernel.clone(),
+            params: prof.params.clone(),
+            concurrent: level,
+            formula,
+            model,
+            points,
+        });
+    }
+    if kernels.is_empty() {
+        return Err(Error::Input(format!(
+            "no kernel of {} has a native implementation in {}",
+            plan.file.display(),
+            plan.kernels.display()
+        )));
+    }
+    let file = BlocksFile {
+        calibration: CalibrationInfo {
+            program: plan.file.display().to_string(),
+            ranks: plan.ranks.clone(),
+            params: plan
+                .params
+                .iter()
+                .cloned()
+                .chain(plan.sets.iter().map(|s| format!("set {s}")))
+                .collect(),
+            library: plan.kernels.display().to_string(),
+            host: host_name(),
+            cpu: cpu_model(),
+            compiler,
+            cflags: if is_source {
+                plan.cflags.clone()
+            } else {
+                String::new()
+            },
+            date: utc_timestamp(),
+            concurrent: levels.clone(),
+            timer_overhead: dt,
+            target_rse: plan.rse,
+            budget: plan.budget,
+            min_time: plan.min_time,
+        },
+        kernels,
+    };
+    Ok((file, summary))
+}
+
+/// The kernel calls of every (parameter set, rank count) profile run,
+/// merged: counts of equal tuples added.
+fn profile(plan: &Plan) -> Result<Vec<KernelProfile>, Error> {
+    let sets = crate::scenario::param_sets(&plan.sets);
+    let mut merged: Vec<KernelProfile> = Vec::new();
+    for set in &sets {
+        let params: Vec<String> = plan.params.iter().chain(set).cloned().collect();
+        let (program, _) = crate::scenario::load_program(&plan.file, &params)?;
+        for &ranks in &plan.ranks {
+            let machine = crate::scenario::load_machine(plan.machine.as_deref(), None)
+                .map_err(|e| Error::Input(e.to_string()))?;
+            let cfg = SimConfig {
+                kernel_profile: true,
+                ..plan.limits.config(ranks)
+            };
+            let mut sink = |_: PrintLine| {};
+            let report = sim_core::simulate(&program, &mut machine.start(ranks), cfg, &mut sink)
+                .map_err(|e| {
+                    Error::Input(format!(
+                        "the profile run at {ranks} ranks ({}) failed: {e}",
+                        params.join(" ")
+                    ))
+                })?;
+            for kp in report.kernel_profile {
+                match merged.iter_mut().find(|m| m.kernel == kp.kernel) {
+                    None => merged.push(kp),
+                    Some(m) => {
+                        for call in kp.calls {
+                            match m.calls.iter_mut().find(|c| c.args == call.args) {
+                                Some(c) => c.count += call.count,
+                                None => m.calls.push(call),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for m in &mut merged {
+        m.calls
+            .sort_by(|a, b| sim_core::kernels::cmp_args(&a.args, &b.args));
+    }
+    Ok(merged)
+}
+
+fn seconds(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else if s >= 1e-6 {
+        format!("{:.3} us", s * 1e6)
+    } else {
+        format!("{:.1} ns", s * 1e9)
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map_or_else(|| "unknown".to_owned(), |h| h.trim().to_owned())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned())
+}
