@@ -1,36 +1,14 @@
 //! `parsim calibrate net`: fit a machine file from benchmark tables (the
 //! `calibrate` crate), print the fit report and write the TOML.
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use calibrate::{
-    ChannelFit, ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, MachineDescription,
-    Overhead, Table,
-};
-use clap::Subcommand;
+use calibrate::{ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, Overhead};
 use models::units::{parse_bandwidth, parse_size, parse_time};
 
-#[derive(clap::Args)]
-pub struct CalibrateArgs {
-    #[command(subcommand)]
-    command: CalibrateCommand,
-}
-
-#[derive(Subcommand)]
-enum CalibrateCommand {
-    /// Fit the network (and shared-memory) parameters of a machine from
-    /// ping-pong tables (IMB/PMB or OSU output, or CSV), or measure them
-    /// with --run / --shm-run.
-    Net(Box<NetArgs>),
-    /// Time the native kernels of a skeleton on this machine (the ParJava
-    /// block measurement) and write blocks.toml for `run --blocks`.
-    Blocks(Box<crate::calibrate_blocks::BlocksArgs>),
-}
-
 #[derive(clap::Args, Clone)]
-struct NetArgs {
+pub(crate) struct NetArgs {
     /// The inter-node table: IMB/PMB text output, osu_latency or osu_bw
     /// output, or CSV with a bytes column and a time column in µs.
     /// Without it, --run measures the network.
@@ -145,13 +123,6 @@ struct NetArgs {
     notes: Vec<String>,
 }
 
-pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
-    match &args.command {
-        CalibrateCommand::Net(net) => run_net(net),
-        CalibrateCommand::Blocks(b) => crate::calibrate_blocks::run(b),
-    }
-}
-
 fn format_of(name: &str) -> anyhow::Result<Option<Format>> {
     if name == "auto" {
         return Ok(None);
@@ -194,27 +165,6 @@ fn eager_flag(flag: &str, text: &str) -> anyhow::Result<EagerLimit> {
     }
 }
 
-/// A non-negative fraction written as a percentage ("5%") or a number
-/// (0.05); `flag` names the option in errors.
-pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
-    let text = text.trim();
-    let value = match text.strip_suffix('%') {
-        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
-        None => text.parse::<f64>(),
-    }
-    .map_err(|_| anyhow::anyhow!("{flag} `{text}`: expected a percentage such as 5%"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        bail!("{flag} `{text}`: must be at least 0");
-    }
-    Ok(value)
-}
-
-fn read_table(path: &Path, options: &InputOptions) -> anyhow::Result<Table> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    calibrate::parse_table(&text, options).with_context(|| format!("{}", path.display()))
-}
-
 /// Where a measured table is kept: next to the machine file (or in the
 /// current directory), `<stem>.<level>.netbench.txt`.
 fn bench_path(args: &NetArgs, level: &str) -> PathBuf {
@@ -246,7 +196,7 @@ fn channel_options(
         control_bytes: size_flag("--control-bytes", &args.control_bytes)?,
         fit: FitOptions {
             max_segments: args.max_segments,
-            tolerance: fraction_flag("--tolerance", &args.tolerance)?,
+            tolerance: crate::fraction_flag("--tolerance", &args.tolerance)?,
             breaks: Vec::new(),
         },
         latency: args
@@ -257,7 +207,7 @@ fn channel_options(
     })
 }
 
-fn run_net(args: &NetArgs) -> anyhow::Result<()> {
+pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     // Measured tables are saved and then read like given ones.
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
@@ -317,7 +267,6 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         time_col: args.time_col.clone(),
         filters: filters(&args.filters, "--where")?,
     };
-    let table = read_table(&input, &input_options)?;
     let network_options = channel_options(
         args,
         args.overhead.as_deref(),
@@ -325,14 +274,11 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         &args.eager_limit,
         "--eager-limit",
     )?;
-    let network = calibrate::calibrate_channel(&table, &network_options)
-        .with_context(|| format!("{}: fit", input.display()))?;
-
-    let mut shm_table = None;
-    let shm: Option<ChannelFit> = match &args.shm {
+    let shm_input = match &args.shm {
         None => None,
-        Some(path) => {
-            let options = InputOptions {
+        Some(path) => Some(app::netfit::ShmInput {
+            path: path.clone(),
+            input: InputOptions {
                 format: format_of(&args.shm_format)?,
                 benchmark: Some(if args.shm_from_alltoall2 {
                     "Alltoall".into()
@@ -343,51 +289,28 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 bytes_col: args.bytes_col.clone(),
                 time_col: args.time_col.clone(),
                 filters: filters(&args.shm_filters, "--shm-where")?,
-            };
-            let mut t = read_table(path, &options)?;
-            if args.shm_from_alltoall2 {
-                t = calibrate::alltoall2_to_oneway(&t, memcpy)
-                    .with_context(|| format!("{}", path.display()))?;
-            }
-            let options = channel_options(
+            },
+            channel: channel_options(
                 args,
                 args.shm_overhead.as_deref(),
                 "--shm-overhead",
                 &args.shm_eager_limit,
                 "--shm-eager-limit",
-            )?;
-            let fit = calibrate::calibrate_channel(&t, &options)
-                .with_context(|| format!("{}: fit", path.display()))?;
-            shm_table = Some(t);
-            Some(fit)
-        }
+            )?,
+            from_alltoall2: args.shm_from_alltoall2,
+        }),
     };
+    let fitted = app::netfit::fit(
+        &input,
+        &input_options,
+        &network_options,
+        shm_input.as_ref(),
+        memcpy,
+    )?;
     if args.shm.is_none() && args.shm_from_alltoall2 {
         bail!("--shm-from-alltoall2 needs --shm TABLE");
     }
-
-    let mut report = String::new();
-    let _ = writeln!(
-        report,
-        "network: {} ({}, {}, {} points)",
-        input.display(),
-        table.format,
-        table.origin,
-        table.points.len()
-    );
-    report.push_str(&calibrate::report::text("network", &network));
-    if let (Some(fit), Some(t), Some(path)) = (&shm, &shm_table, &args.shm) {
-        let _ = writeln!(
-            report,
-            "\nshm: {} ({}, {}, {} points)",
-            path.display(),
-            t.format,
-            t.origin,
-            t.points.len()
-        );
-        report.push_str(&calibrate::report::text("shm", fit));
-    }
-    print!("{report}");
+    print!("{}", fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())
         .chain(std::env::args().skip(1))
@@ -398,67 +321,32 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             .file_stem()
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
     });
-    let mut header = vec![
-        format!(
-            "{name}: a machine fitted by `parsim calibrate net` on {}.",
-            app::clock::today()
-        ),
-        "Reproduce (from the workspace root):".to_owned(),
-        format!("  {}", command.join(" ")),
-        format!(
-            "Network table: {} ({}; {}; {} points).",
-            input.display(),
-            table.format,
-            table.origin,
-            table.points.len()
-        ),
-    ];
-    if let (Some(t), Some(path)) = (&shm_table, &args.shm) {
-        header.push(format!(
-            "Shared-memory table: {} ({}; {}; {} points).",
-            path.display(),
-            t.format,
-            t.origin,
-            t.points.len()
-        ));
-    }
-    if let Some(note) = &duplex_note {
-        header.push(note.clone());
-    }
-    header.push(format!(
-        "Node: cpu_rate {} as given on the command line (not fitted); {memcpy_origin}.",
-        args.cpu_rate
-    ));
-    header.extend(args.notes.iter().cloned());
-    let description = args.description.clone().unwrap_or_else(|| {
-        format!(
-            "fitted by parsim calibrate net from {}",
-            input
-                .file_name()
-                .map_or(String::new(), |s| s.to_string_lossy().into_owned())
-        )
-    });
-    let toml = calibrate::write_machine(&MachineDescription {
-        name,
-        description,
-        ranks_per_node: args.ranks_per_node,
-        cpu_rate: args.cpu_rate,
-        memcpy,
-        network: &network,
-        shm: shm.as_ref(),
-        header,
-        network_duplex: args.duplex.clone(),
-        collectives: args
-            .collectives
-            .iter()
-            .map(|kv| match kv.split_once('=') {
-                Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
-                None => Err(anyhow::anyhow!(
-                    "--collective expects KEY=VALUE, got `{kv}`"
-                )),
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
-    })?;
+    let collectives = args
+        .collectives
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            None => Err(anyhow::anyhow!(
+                "--collective expects KEY=VALUE, got `{kv}`"
+            )),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let toml = fitted.machine_file(
+        &app::netfit::MachineInfo {
+            name,
+            description: args.description.clone(),
+            command,
+            ranks_per_node: args.ranks_per_node,
+            cpu_rate: args.cpu_rate,
+            memcpy,
+            memcpy_origin,
+            duplex: args.duplex.clone(),
+            duplex_note,
+            collectives,
+            notes: args.notes.clone(),
+        },
+        &app::clock::today(),
+    )?;
     // The models crate is the judge of the format; a file it refuses is
     // still written (it may predate a format feature), with a warning.
     if let Err(e) = models::LogGpMachine::from_toml_str(&toml, "<calibrated machine>") {
@@ -473,17 +361,4 @@ fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         None => print!("\n{toml}"),
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tolerances() {
-        assert!((fraction_flag("--tolerance", "5%").expect("ok") - 0.05).abs() < 1e-15);
-        assert!((fraction_flag("--tolerance", "0.1").expect("ok") - 0.1).abs() < 1e-15);
-        assert!(fraction_flag("--tolerance", "-1%").is_err());
-        assert!(fraction_flag("--tolerance", "x").is_err());
-    }
 }

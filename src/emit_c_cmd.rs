@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use emit_c::{BuildOptions, EmitError, build, emit, native_kernels, program_name};
+use emit_c::{BuildOptions, build, emit, native_kernels, program_name};
 
 use crate::Outcome;
 
@@ -43,20 +43,6 @@ pub struct BuildArgs {
     cflags: String,
 }
 
-/// `e` with the advice that names the flags of `emit-c`, `build-mpi` and
-/// `validate --run` (`--kernels`, `--mpicc`), which the library cannot know.
-pub(crate) fn cli_error(e: EmitError) -> anyhow::Error {
-    match &e {
-        EmitError::NoImplementation { kernel, .. } => anyhow::anyhow!(
-            "{e}: give it `cost ...` or implement `parsim_kernel_{kernel}` in the --kernels library"
-        ),
-        EmitError::NoCompiler { source, .. } => {
-            anyhow::anyhow!("{e}: {source} (is MPI installed? name another with --mpicc)")
-        }
-        _ => e.into(),
-    }
-}
-
 pub(crate) fn run_emit(args: &EmitArgs) -> anyhow::Result<Outcome> {
     let source = crate::read_source(&args.file)?;
     let Some(program) = crate::compile(&args.file, &source) else {
@@ -64,12 +50,12 @@ pub(crate) fn run_emit(args: &EmitArgs) -> anyhow::Result<Outcome> {
     };
     let native = match &args.kernels {
         Some(k) => native_kernels(k, &program)
-            .map_err(cli_error)
+            .map_err(crate::cli_error)
             .with_context(|| format!("kernel library {}", k.display()))?,
         None => BTreeSet::new(),
     };
     let c = emit(&program, &program_name(&args.file), &native)
-        .map_err(cli_error)
+        .map_err(crate::cli_error)
         .with_context(|| format!("cannot translate {}", args.file.display()))?;
     match &args.output {
         Some(path) => {
@@ -94,7 +80,7 @@ pub(crate) fn run_build(args: &BuildArgs) -> anyhow::Result<Outcome> {
     let binary = build(&program, &program_name(&args.file), &opts, &mut |cmd| {
         crate::out(&format!("{cmd}\n"))
     })
-    .map_err(cli_error)
+    .map_err(crate::cli_error)
     .with_context(|| format!("cannot build {}", args.file.display()))?;
     crate::out(&format!("built {}\n", binary.display()));
     Ok(Outcome::Ok)

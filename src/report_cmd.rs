@@ -12,8 +12,8 @@ use app::page::{MAX_PRINTED, Page};
 use app::study::Study;
 use sim_core::engine::{PrintLine, SimConfig};
 
+use crate::StudyOptions;
 use crate::report::{self, fmt_time};
-use crate::sweep_cmd::{self, StudyOptions};
 use crate::{Outcome, RunInput};
 
 #[derive(clap::Args)]
@@ -72,11 +72,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         Err(outcome) => return Ok(outcome),
     };
     // Parse the sweep's rank list before the (maybe long) run.
-    let sweep_ranks = args
-        .sweep
-        .as_deref()
-        .map(sweep_cmd::parse_ranks)
-        .transpose()?;
+    let sweep_ranks = args.sweep.as_deref().map(crate::parse_ranks).transpose()?;
     let blocks = match &args.study.blocks {
         None => app::scenario::Blocks::default(),
         Some(path) => crate::load_blocks(path, args.ranks.min(machine.ranks_per_node()))?,
@@ -120,8 +116,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
             } else {
                 args.sweep_machines.clone()
             };
-            let curves = sweep_cmd::curves(&machines, &args.sweep_sets)?;
-            Some(sweep_cmd::run_study(
+            let curves = crate::curves(&machines, &args.sweep_sets)?;
+            Some(crate::run_study(
                 &Study {
                     program: &program,
                     file: &name,

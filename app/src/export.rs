@@ -4,9 +4,54 @@
 //! map.
 
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use sim_core::SimReport;
+
+use crate::Error;
+
+/// Writes the timeline of `rep` (a run of `ranks` ranks of the program
+/// `file`) to `path`: a Paraver trace for `.prv` (with `.pcf` and `.row`
+/// beside it), else Chrome's trace-event JSON.
+pub fn write_trace(path: &Path, rep: &SimReport, ranks: u32, file: &str) -> Result<(), Error> {
+    let files: Vec<(PathBuf, String)> = if path.extension().is_some_and(|e| e == "prv") {
+        let (prv, pcf, row) =
+            crate::paraver::trace(rep, ranks, file, &crate::clock::paraver_date());
+        vec![
+            (path.to_owned(), prv),
+            (path.with_extension("pcf"), pcf),
+            (path.with_extension("row"), row),
+        ]
+    } else {
+        vec![(path.to_owned(), chrome_trace(rep, ranks, file))]
+    };
+    for (p, text) in files {
+        std::fs::write(&p, text).map_err(|e| Error::write(&p, e))?;
+    }
+    Ok(())
+}
+
+/// Writes the communication matrix: CSV at `path` and the heat map next to
+/// it (`.svg`); given a `.svg` or `.png` path, the heat map there (PNG for
+/// `.png`) and the CSV next to it.
+pub fn write_comm_matrix(
+    path: &Path,
+    rep: &SimReport,
+    ranks: u32,
+    file: &str,
+) -> Result<(), Error> {
+    let picture = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg") || e.eq_ignore_ascii_case("png"));
+    let (csv, image) = if picture {
+        (path.with_extension("csv"), path.to_owned())
+    } else {
+        (path.to_owned(), path.with_extension("svg"))
+    };
+    std::fs::write(&csv, matrix_csv(rep)).map_err(|e| Error::write(&csv, e))?;
+    crate::chart::write_picture(&image, &matrix_svg(rep, ranks, file))
+}
 
 /// The timeline in Chrome's trace-event format (JSON): one thread per rank
 /// ("X" complete events for compute and communication, named by operation

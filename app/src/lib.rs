@@ -22,6 +22,7 @@ pub mod diagnostics;
 pub mod error;
 pub mod export;
 pub mod netbench;
+pub mod netfit;
 pub mod page;
 pub mod paraver;
 pub mod rank_charts;

@@ -1,0 +1,430 @@
+//! What the commands share: loading a program or a machine with the
+//! command line's error messages (the flag added to the application
+//! layer's errors), the runaway-limit flags, output to stdout, the outcome
+//! that chooses the exit code.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use app::study::{self, Study, StudyError};
+
+use clap::ValueEnum;
+use models::AnyMachine;
+use sim_core::engine::{SimConfig, SimError};
+
+/// The limits that stop a runaway program (`run`, `report`, `check`).
+#[derive(clap::Args, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Stop a runaway program after this many events plus communication
+    /// calls (zero-byte collectives make no events).
+    #[arg(long, default_value_t = 2_000_000_000)]
+    max_events: u64,
+    /// Stop a runaway program once model time passes this many seconds.
+    #[arg(long, default_value_t = 1.0e7)]
+    max_sim_time: f64,
+    /// Stop a rank that runs this many basic blocks in a row without its
+    /// model time advancing and without communicating (a loop that never
+    /// ends and costs nothing).
+    #[arg(long, default_value_t = 100_000_000)]
+    max_zero_time_blocks: u64,
+}
+
+impl Limits {
+    /// The limits in the application layer's terms.
+    pub(crate) fn app(self) -> app::scenario::Limits {
+        app::scenario::Limits {
+            max_events: self.max_events,
+            max_sim_time: self.max_sim_time,
+            max_zero_time_blocks: self.max_zero_time_blocks,
+        }
+    }
+
+    /// `cfg` with these limits.
+    pub(crate) fn apply(self, cfg: SimConfig) -> SimConfig {
+        self.app().apply(cfg)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    Text,
+    Json,
+}
+
+/// How the run ended, for the exit code.
+pub(crate) enum Outcome {
+    Ok,
+    InputError,
+    Deadlock,
+    RuntimeError,
+    /// A command's own exit code (`check`).
+    Code(u8),
+}
+
+/// Writes to stdout; a closed pipe (`parsim run ... | head`) ends the
+/// process quietly with 141 (128 + SIGPIPE, as a shell reports it) instead
+/// of a panic.
+pub(crate) fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
+pub(crate) fn read_source(file: &Path) -> anyhow::Result<String> {
+    Ok(app::scenario::Source::read(file)?.text)
+}
+
+/// Parses and lowers; on error prints the diagnostics and returns None.
+pub(crate) fn compile(file: &Path, text: &str) -> Option<sim_core::ir::Program> {
+    let source = app::scenario::Source {
+        name: file.display().to_string(),
+        text: text.to_owned(),
+    };
+    match source.compile() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprint!("{e}");
+            None
+        }
+    }
+}
+
+/// An application error as the command line says it: with the flag that
+/// gave the bad value.
+pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
+    match e {
+        app::Error::ParamSyntax(m) => anyhow::anyhow!("--param {m}"),
+        app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        app::Error::RanksPerNode {
+            ranks_per_node,
+            reason,
+        } => anyhow::anyhow!("--ppn {ranks_per_node}: {reason}"),
+        e => e.into(),
+    }
+}
+
+/// The machine of a file (the built-in one without), with `--ppn` applied.
+pub(crate) fn load_machine(file: Option<&Path>, ppn: Option<u32>) -> Result<AnyMachine, String> {
+    app::scenario::load_machine(file, ppn).map_err(|e| match e {
+        app::scenario::MachineLoadError::RanksPerNode {
+            ranks_per_node,
+            reason,
+        } => format!("--ppn {ranks_per_node}: {reason}"),
+        e => e.to_string(),
+    })
+}
+
+/// Reads, compiles and applies `--param` overrides; diagnostics go into the
+/// error.
+pub(crate) fn load_program(
+    file: &Path,
+    params: &[String],
+) -> anyhow::Result<sim_core::ir::Program> {
+    load_program_and_source(file, params).map(|(program, _)| program)
+}
+
+/// [`load_program`], keeping the source text for rendering run-time errors.
+pub(crate) fn load_program_and_source(
+    file: &Path,
+    params: &[String],
+) -> anyhow::Result<(sim_core::ir::Program, String)> {
+    app::scenario::load_program(file, params)
+        .map(|(program, source)| (program, source.text))
+        .map_err(flagged)
+}
+
+/// Writes a file whole or not at all.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    Ok(app::scenario::write_atomically(path, text)?)
+}
+
+/// The calibrated kernel times of a blocks file for runs with
+/// `ranks_on_node` ranks sharing a node.
+pub(crate) fn load_blocks(
+    path: &Path,
+    ranks_on_node: u32,
+) -> anyhow::Result<app::scenario::Blocks> {
+    Ok(app::scenario::Blocks::load(path, ranks_on_node)?)
+}
+
+/// Warns (stderr) about kernels whose calibrated time was extrapolated more
+/// than 2x beyond the measured range of work.
+pub(crate) fn warn_extrapolation(blocks: &app::scenario::Blocks, path: &Path) {
+    for e in blocks.extrapolations(2.0) {
+        eprintln!("{}", app::scenario::extrapolation_warning(&e, path));
+    }
+}
+
+/// What `run` and `report` simulate: the source, the program with its
+/// `--param` overrides applied, and the machine with `--ppn`.
+pub(crate) struct RunInput {
+    pub source: String,
+    pub name: String,
+    pub program: sim_core::ir::Program,
+    pub overrides: Vec<(String, String)>,
+    pub machine: AnyMachine,
+}
+
+/// Reads, compiles and loads a run's inputs; an input error is printed and
+/// comes back as the outcome to exit with.
+pub(crate) fn prepare_run(
+    file: &Path,
+    params: &[String],
+    machine: Option<&Path>,
+    ppn: Option<u32>,
+    ranks: u32,
+) -> anyhow::Result<Result<RunInput, Outcome>> {
+    let source = read_source(file)?;
+    let name = file.display().to_string();
+    let Some(mut program) = compile(file, &source) else {
+        return Ok(Err(Outcome::InputError));
+    };
+    let checked = (|| {
+        let overrides = app::scenario::apply_overrides(&mut program, params)
+            .map_err(|e| flagged(e).to_string())?;
+        let machine = load_machine(machine, ppn)?;
+        if ranks == 0 {
+            return Err("--ranks must be at least 1".to_owned());
+        }
+        Ok((overrides, machine))
+    })();
+    match checked {
+        Ok((overrides, machine)) => Ok(Ok(RunInput {
+            source,
+            name,
+            program,
+            overrides,
+            machine,
+        })),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(Err(Outcome::InputError))
+        }
+    }
+}
+
+/// The exit code of a simulation that failed.
+pub(crate) fn sim_outcome(e: &SimError) -> Outcome {
+    match e {
+        SimError::Deadlock { .. } => Outcome::Deadlock,
+        SimError::KernelWithoutCost { .. } | SimError::Config(_) => Outcome::InputError,
+        SimError::Runtime { .. } | SimError::Runaway { .. } => Outcome::RuntimeError,
+    }
+}
+
+/// A plugin model that returned invalid times makes the prediction
+/// untrustworthy: the message to stop with.
+pub(crate) fn plugin_violation(run: &models::AnyRun<'_>) -> Option<String> {
+    let v = run.violation()?;
+    Some(format!(
+        "the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
+        v.library,
+        run.violations(),
+        v.call,
+        v.problem,
+        v.replacement
+    ))
+}
+
+/// How a study derives and runs its points (`sweep`, `report --sweep`).
+#[derive(clap::Args, Clone)]
+pub(crate) struct StudyOptions {
+    /// Weak scaling: the problem grows with the ranks (as in heat.mpl), so
+    /// efficiency is T(first) / T(p) and speedup the scaled speedup.
+    #[arg(long)]
+    pub weak: bool,
+    /// Parallel efficiency below which a curve has stopped scaling.
+    #[arg(long, default_value_t = 0.5)]
+    pub efficiency: f64,
+    /// Simulations run at once (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Kernel times from `parsim calibrate blocks`; each run uses the level
+    /// measured with as many copies at once as it places ranks on a node.
+    #[arg(long, value_name = "BLOCKS.toml")]
+    pub blocks: Option<std::path::PathBuf>,
+    /// With --blocks: draw kernel times from their measured distributions
+    /// (seeded, deterministic; see `run --noise`).
+    #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1", requires = "blocks")]
+    pub noise: Option<u64>,
+    /// With --noise: N draws per point (seeds SEED, SEED+1, ...); the point
+    /// is their median and the range of the middle 90% of draws (5th to
+    /// 95th percentile) is reported and drawn as an error bar.
+    #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub samples: Option<u32>,
+}
+
+impl StudyOptions {
+    /// The study's options in the application layer's terms.
+    pub(crate) fn options(&self) -> study::Options {
+        study::Options {
+            weak: self.weak,
+            efficiency: self.efficiency,
+            jobs: self.jobs,
+            blocks: self.blocks.clone(),
+            noise: self.noise,
+            samples: self.samples,
+        }
+    }
+}
+
+/// The curves of `--machine` files and `--set` what-ifs, errors naming the
+/// flag.
+pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<study::Curve>> {
+    study::curves(machines, sets).map_err(|e| match e {
+        app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        e => e.into(),
+    })
+}
+
+/// Runs a study; a failed simulation is rendered with its source line.
+pub(crate) fn run_study(s: &Study, source: &str) -> anyhow::Result<Vec<study::Series>> {
+    match study::run_study(s) {
+        Ok(out) => {
+            if let Some(path) = &s.options.blocks {
+                for e in &out.extrapolated {
+                    eprintln!("{}", app::scenario::extrapolation_warning(e, path));
+                }
+            }
+            Ok(out.series)
+        }
+        Err(StudyError::Simulation {
+            label,
+            ranks,
+            error,
+        }) => bail!(
+            "{label} on {ranks} ranks:\n{}",
+            crate::report::sim_error(&error, s.file, source)
+        ),
+        Err(StudyError::Input(e)) => Err(e.into()),
+    }
+}
+
+/// Parses `1,2,4,...,64`.
+pub(crate) fn parse_ranks(spec: &str) -> anyhow::Result<Vec<u32>> {
+    let mut out: Vec<u32> = Vec::new();
+    let tokens: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t == "..." {
+            let (Some(&b), Some(end)) = (out.last(), tokens.get(i + 1)) else {
+                bail!("`...` in --ranks needs two numbers before it and one after");
+            };
+            let Some(&a) = out.len().checked_sub(2).and_then(|k| out.get(k)) else {
+                bail!("`...` in --ranks needs two numbers before it");
+            };
+            let end: u32 = end
+                .parse()
+                .with_context(|| format!("--ranks: `{end}` is not a rank count"))?;
+            let geometric = a > 0 && b % a == 0 && b / a >= 2;
+            let mut x = b;
+            loop {
+                let next = if geometric {
+                    x.checked_mul(b / a)
+                } else {
+                    x.checked_add(b.saturating_sub(a).max(1))
+                };
+                match next {
+                    Some(n) if n < end => {
+                        out.push(n);
+                        x = n;
+                    }
+                    _ => break,
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let n: u32 = t
+            .parse()
+            .with_context(|| format!("--ranks: `{t}` is not a rank count"))?;
+        if n == 0 {
+            bail!("--ranks: 0 is not a rank count");
+        }
+        out.push(n);
+        i += 1;
+    }
+    if out.is_empty() {
+        bail!("--ranks: no rank counts");
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// `e` with the advice that names the flags of `emit-c`, `build-mpi` and
+/// `validate --run` (`--kernels`, `--mpicc`), which the library cannot know.
+pub(crate) fn cli_error(e: emit_c::EmitError) -> anyhow::Error {
+    match &e {
+        emit_c::EmitError::NoImplementation { kernel, .. } => anyhow::anyhow!(
+            "{e}: give it `cost ...` or implement `parsim_kernel_{kernel}` in the --kernels library"
+        ),
+        emit_c::EmitError::NoCompiler { source, .. } => {
+            anyhow::anyhow!("{e}: {source} (is MPI installed? name another with --mpicc)")
+        }
+        _ => e.into(),
+    }
+}
+
+/// A non-negative fraction written as a percentage ("5%") or a number
+/// (0.05); `flag` names the option in errors.
+pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
+    let text = text.trim();
+    let value = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
+        None => text.parse::<f64>(),
+    }
+    .map_err(|_| anyhow::anyhow!("{flag} `{text}`: expected a percentage such as 5%"))?;
+    if !(value.is_finite() && value >= 0.0) {
+        bail!("{flag} `{text}`: must be at least 0");
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ranks;
+
+    #[test]
+    fn rank_lists() {
+        assert_eq!(
+            parse_ranks("1,2,4,...,64").expect("ok"),
+            vec![1, 2, 4, 8, 16, 32, 64]
+        );
+        assert_eq!(
+            parse_ranks("2, 4, ..., 20").expect("ok"),
+            vec![2, 4, 8, 16, 20]
+        );
+        assert_eq!(
+            parse_ranks("10,20,...,50").expect("ok"),
+            vec![10, 20, 40, 50]
+        );
+        assert_eq!(parse_ranks("3,5,...,11").expect("ok"), vec![3, 5, 7, 9, 11]);
+        assert_eq!(parse_ranks("16").expect("ok"), vec![16]);
+        assert!(parse_ranks("...,4").is_err());
+        assert!(parse_ranks("0,1").is_err());
+        assert!(parse_ranks("a").is_err());
+    }
+
+    #[test]
+    fn tolerances() {
+        use super::fraction_flag;
+        assert!((fraction_flag("--tolerance", "5%").expect("ok") - 0.05).abs() < 1e-15);
+        assert!((fraction_flag("--tolerance", "0.1").expect("ok") - 0.1).abs() < 1e-15);
+        assert!(fraction_flag("--tolerance", "-1%").is_err());
+        assert!(fraction_flag("--tolerance", "x").is_err());
+    }
+}

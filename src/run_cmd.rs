@@ -1,0 +1,297 @@
+//! `parsim run`: simulate a skeleton and print the predicted run time, with
+//! the progress line or the live monitor, the timeline, the communication
+//! matrix, the critical path and noise draws on request.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use sim_core::engine::{PrintLine, SimConfig};
+
+use crate::{
+    Format, Limits, Outcome, RunInput, load_blocks, monitor, out, plugin_violation, prepare_run,
+    report, sim_outcome, warn_extrapolation,
+};
+
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// The skeleton program (.mpl).
+    file: PathBuf,
+    /// Machine description (TOML); default: the built-in InfiniBand cluster.
+    #[arg(long, short)]
+    machine: Option<PathBuf>,
+    /// Ranks per node for this run (overrides the machine file's, like
+    /// `mpirun -ppn`).
+    #[arg(long)]
+    ppn: Option<u32>,
+    /// Number of MPI ranks.
+    #[arg(long, short = 'n')]
+    ranks: u32,
+    /// Override a `param`: --param name=value (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Print simulator statistics (events, events per second) on stderr.
+    #[arg(long)]
+    stats: bool,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
+    /// A live view of the ranks in the terminal (ParJava's monitor): green
+    /// computing, yellow communicating, red waiting; p or space pauses, q
+    /// quits. Without a terminal the run goes on without it.
+    #[arg(long)]
+    monitor: bool,
+    #[command(flatten)]
+    limits: Limits,
+    /// Show every rank in the text report, not groups of ranks.
+    #[arg(long)]
+    all_ranks: bool,
+    /// Write a timeline: FILE.json in Chrome trace-event format (opens in
+    /// Perfetto and chrome://tracing: a track per rank, message arrows), or
+    /// FILE.prv as a Paraver trace (with FILE.pcf and FILE.row).
+    #[arg(long, value_name = "FILE.json|FILE.prv")]
+    trace: Option<PathBuf>,
+    /// At most this many timeline events (the rest is cut, and said so).
+    #[arg(long, default_value_t = 1_000_000)]
+    trace_limit: usize,
+    /// Print the critical path: the chain of compute, messages and waits
+    /// across ranks that determines the predicted time.
+    #[arg(long)]
+    critical_path: bool,
+    /// Write the communication matrix: CSV (source, destination, messages,
+    /// bytes, seconds) and an SVG heat map next to it (FILE with .svg).
+    /// Given FILE.svg or FILE.png, the heat map is written there (as PNG
+    /// for .png) and the CSV next to it.
+    #[arg(long, value_name = "FILE.csv")]
+    comm_matrix: Option<PathBuf>,
+    /// Kernel times measured by `parsim calibrate blocks` (blocks.toml):
+    /// they replace the kernels' cost formulas.
+    #[arg(long, value_name = "BLOCKS.toml")]
+    blocks: Option<PathBuf>,
+    /// With --blocks: draw each kernel call's time from its measured
+    /// distribution (one deterministic stream per rank from SEED, default 1)
+    /// instead of charging the mean, so that ranks waiting for each other pay
+    /// for the slowest, as on a real machine.
+    #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1")]
+    noise: Option<u64>,
+    /// With --noise: simulate N draws (seeds SEED, SEED+1, ...; in parallel
+    /// on the cores) and report the spread of the predicted run time
+    /// (median, 5th and 95th percentiles, min, max); the report above it is
+    /// the first draw's.
+    #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=100_000))]
+    samples: Option<u32>,
+}
+
+pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let RunInput {
+        source,
+        name,
+        program,
+        machine,
+        ..
+    } = match prepare_run(
+        &args.file,
+        &args.params,
+        args.machine.as_deref(),
+        args.ppn,
+        args.ranks,
+    )? {
+        Ok(input) => input,
+        Err(outcome) => return Ok(outcome),
+    };
+    let blocks = match &args.blocks {
+        None => app::scenario::Blocks::default(),
+        Some(path) => match load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(Outcome::InputError);
+            }
+        },
+    };
+    if args.noise.is_some() && args.blocks.is_none() {
+        eprintln!("error: --noise draws calibrated kernel times: it needs --blocks");
+        return Ok(Outcome::InputError);
+    }
+    let limits = args.limits.app();
+    let cfg = SimConfig {
+        kernel_times: blocks.times.clone(),
+        noise_seed: args.noise,
+        trace_limit: if args.trace.is_some() || args.critical_path {
+            args.trace_limit.max(1)
+        } else {
+            0
+        },
+        comm_matrix: args.comm_matrix.is_some(),
+        ..limits.config(args.ranks)
+    };
+    let json = args.format == Format::Json;
+    let mut monitor = if args.monitor {
+        monitor::Monitor::start()
+    } else {
+        None
+    };
+    // The monitor has the screen: `print` output waits until it is closed.
+    let buffered = json || monitor.is_some();
+    let mut printed: Vec<PrintLine> = Vec::new();
+    let mut sink = |line: PrintLine| {
+        if buffered {
+            printed.push(line);
+        } else {
+            out(&format!("[{}] {}\n", line.rank, line.text));
+        }
+    };
+    let start = Instant::now();
+    // A progress line for long runs, on a terminal only, at most 5 times a
+    // second: model time, events per second, ranks finished.
+    let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last_shown = start;
+    let mut shown = false;
+    let mut progress = |p: &sim_core::engine::Progress| {
+        if let Some(m) = monitor.as_mut() {
+            m.update(p);
+            return;
+        }
+        let now = Instant::now();
+        if !show_progress || now.duration_since(last_shown).as_secs_f64() < 0.2 {
+            return;
+        }
+        last_shown = now;
+        shown = true;
+        let rate = p.events as f64 / now.duration_since(start).as_secs_f64().max(1e-9) / 1e6;
+        eprint!(
+            "\r[parsim] model time {:.6} s, {:.1} M events/s, {} of {} ranks finished   ",
+            p.sim_time, rate, p.finished, p.ranks
+        );
+    };
+    let mut run = machine.start(cfg.ranks);
+    let result =
+        sim_core::engine::simulate_with_progress(&program, &mut run, cfg, &mut sink, &mut progress);
+    let violation = plugin_violation(&run);
+    drop(run);
+    if shown {
+        // Erase the progress line (ANSI "erase line"; stderr is a terminal).
+        eprint!("\r\x1b[2K");
+    }
+    if monitor.take().is_some() && !json {
+        for line in printed.drain(..) {
+            out(&format!("[{}] {}\n", line.rank, line.text));
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(path) = &args.blocks {
+        warn_extrapolation(&blocks, path);
+    }
+    match result {
+        Ok(rep) => {
+            if let Some(e) = violation {
+                eprintln!("error: {e}");
+                return Ok(Outcome::InputError);
+            }
+            if args.stats {
+                eprintln!(
+                    "stats: {} events in {:.3} s wall ({:.2} M events/s), {} ranks, {} messages",
+                    rep.events,
+                    wall,
+                    rep.events as f64 / wall.max(1e-9) / 1e6,
+                    args.ranks,
+                    rep.messages
+                );
+            }
+            if args.critical_path {
+                if rep.trace_truncated {
+                    eprintln!(
+                        "warning: the timeline was cut (--trace-limit): the critical path may be incomplete"
+                    );
+                }
+                out(&report::critical_path_text(
+                    &app::analysis::critical_path(&rep),
+                    &name,
+                ));
+            }
+            if let Some(path) = &args.comm_matrix {
+                app::export::write_comm_matrix(path, &rep, args.ranks, &name)?;
+            }
+            if let Some(path) = &args.trace {
+                app::export::write_trace(path, &rep, args.ranks, &name)?;
+                if rep.trace_truncated {
+                    eprintln!(
+                        "warning: the timeline was cut at {} events (--trace-limit)",
+                        args.trace_limit
+                    );
+                }
+            }
+            let draws = match (args.samples, args.noise) {
+                (Some(n), Some(seed)) => {
+                    let base = SimConfig {
+                        kernel_times: blocks.times.clone(),
+                        ..limits.config(args.ranks)
+                    };
+                    match app::study::noise_draws(&program, &machine, &base, seed, n) {
+                        Ok(mut rest) => {
+                            rest.insert(0, (seed, rep.predicted_seconds));
+                            Some(rest)
+                        }
+                        Err(e) => {
+                            eprint!("{}", report::sim_error(&e, &name, &source));
+                            return Ok(sim_outcome(&e));
+                        }
+                    }
+                }
+                _ => None,
+            };
+            if json {
+                let mut v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
+                if let Some(d) = &draws {
+                    v["noise_draws"] = draws_json(d);
+                }
+                out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+            } else {
+                out(&report::text(&rep, &name, machine.name(), args.all_ranks));
+                if let Some(d) = &draws {
+                    out(&draws_text(d));
+                }
+            }
+            Ok(Outcome::Ok)
+        }
+        Err(e) => {
+            if args.stats {
+                eprintln!("stats: stopped after {wall:.3} s wall");
+            }
+            eprint!("{}", report::sim_error(&e, &name, &source));
+            Ok(sim_outcome(&e))
+        }
+    }
+}
+
+/// Median, 5th and 95th percentiles (type 7), min and max of the draws.
+fn draw_stats(draws: &[(u64, f64)]) -> [f64; 5] {
+    app::study::spread_of(draws.iter().map(|d| d.1).collect())
+}
+
+fn draws_text(draws: &[(u64, f64)]) -> String {
+    let [median, p5, p95, min, max] = draw_stats(draws);
+    let first = draws.first().map_or(0, |d| d.0);
+    let last = draws.last().map_or(0, |d| d.0);
+    format!(
+        "\nnoise: {} draws (seeds {first}..{last}): predicted run time median {}, \
+         90% of draws in {} .. {}, min {}, max {}\n",
+        draws.len(),
+        report::fmt_time(median),
+        report::fmt_time(p5),
+        report::fmt_time(p95),
+        report::fmt_time(min),
+        report::fmt_time(max),
+    )
+}
+
+fn draws_json(draws: &[(u64, f64)]) -> serde_json::Value {
+    let [median, p5, p95, min, max] = draw_stats(draws);
+    serde_json::json!({
+        "seeds": draws.iter().map(|d| d.0).collect::<Vec<_>>(),
+        "predicted_seconds": draws.iter().map(|d| d.1).collect::<Vec<_>>(),
+        "median": median, "p5": p5, "p95": p95, "min": min, "max": max,
+    })
+}
