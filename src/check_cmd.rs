@@ -64,7 +64,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         eprintln!("error: {e}");
         return Ok(1);
     }
-    let mut machine = match crate::load_machine(args.machine.as_deref(), args.ppn) {
+    let machine = match crate::load_machine(args.machine.as_deref(), args.ppn) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
@@ -86,7 +86,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         kernel_times,
         ..args.limits.apply(SimConfig::default())
     };
-    let checked = app::check::check(&program, &file, &source, &mut machine, cfg, args.explore);
+    let checked = app::check::check(&program, &file, &source, &machine, cfg, args.explore);
     let code = match checked.worst() {
         Some(Severity::Deadlock) => 3,
         Some(Severity::Error) => 4,

@@ -60,7 +60,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         name,
         program,
         overrides,
-        mut machine,
+        machine,
     } = match crate::prepare_run(
         &args.file,
         &args.params,
@@ -92,7 +92,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         }
     };
     let start = Instant::now();
-    let rep = match sim_core::simulate(&program, &mut machine, cfg, &mut sink) {
+    let mut run = machine.start(cfg.ranks);
+    let rep = match sim_core::simulate(&program, &mut run, cfg, &mut sink) {
         Ok(rep) => rep,
         Err(e) => {
             eprint!("{}", report::sim_error(&e, &name, &source));
@@ -103,7 +104,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.study.blocks {
         crate::warn_extrapolation(&blocks, path);
     }
-    if let Some(e) = crate::plugin_violation(&machine) {
+    if let Some(e) = crate::plugin_violation(&run) {
         eprintln!("error: {e}");
         return Ok(Outcome::InputError);
     }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use sim_core::engine::{PrintLine, SimConfig};
 
 use crate::{
-    Format, Limits, Outcome, RunInput, load_blocks, load_machine, monitor, out, plugin_violation,
-    prepare_run, report, sim_outcome, warn_extrapolation,
+    Format, Limits, Outcome, RunInput, load_blocks, monitor, out, plugin_violation, prepare_run,
+    report, sim_outcome, warn_extrapolation,
 };
 
 #[derive(clap::Args)]
@@ -89,7 +89,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         source,
         name,
         program,
-        mut machine,
+        machine,
         ..
     } = match prepare_run(
         &args.file,
@@ -166,13 +166,11 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             p.sim_time, rate, p.finished, p.ranks
         );
     };
-    let result = sim_core::engine::simulate_with_progress(
-        &program,
-        &mut machine,
-        cfg,
-        &mut sink,
-        &mut progress,
-    );
+    let mut run = machine.start(cfg.ranks);
+    let result =
+        sim_core::engine::simulate_with_progress(&program, &mut run, cfg, &mut sink, &mut progress);
+    let violation = plugin_violation(&run);
+    drop(run);
     if shown {
         // Erase the progress line (ANSI "erase line"; stderr is a terminal).
         eprint!("\r\x1b[2K");
@@ -188,7 +186,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     match result {
         Ok(rep) => {
-            if let Some(e) = plugin_violation(&machine) {
+            if let Some(e) = violation {
                 eprintln!("error: {e}");
                 return Ok(Outcome::InputError);
             }
@@ -231,8 +229,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                         kernel_times: blocks.times.clone(),
                         ..limits.config(args.ranks)
                     };
-                    let machine = || load_machine(args.machine.as_deref(), args.ppn);
-                    match app::study::noise_draws(&program, machine, &base, seed, n) {
+                    match app::study::noise_draws(&program, &machine, &base, seed, n) {
                         Ok(mut rest) => {
                             rest.insert(0, (seed, rep.predicted_seconds));
                             Some(rest)

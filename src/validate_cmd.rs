@@ -100,7 +100,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
     let measured = app::validate::read_table(&query, table)?;
     let file = args.program.display().to_string();
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
-    let mut machine =
+    let machine =
         crate::load_machine(args.machine.as_deref(), args.ppn).map_err(anyhow::Error::msg)?;
     let app::validate::Comparison {
         rows,
@@ -111,7 +111,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         &base,
         &file,
         &source,
-        &mut machine,
+        &machine,
         &measured,
         &query,
         app::scenario::Limits::default(),

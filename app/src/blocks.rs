@@ -315,15 +315,15 @@ fn profile(plan: &Plan) -> Result<Vec<KernelProfile>, Error> {
         let params: Vec<String> = plan.params.iter().chain(set).cloned().collect();
         let (program, _) = crate::scenario::load_program(&plan.file, &params)?;
         for &ranks in &plan.ranks {
-            let mut machine = crate::scenario::load_machine(plan.machine.as_deref(), None)
+            let machine = crate::scenario::load_machine(plan.machine.as_deref(), None)
                 .map_err(|e| Error::Input(e.to_string()))?;
             let cfg = SimConfig {
                 kernel_profile: true,
                 ..plan.limits.config(ranks)
             };
             let mut sink = |_: PrintLine| {};
-            let report =
-                sim_core::simulate(&program, &mut machine, cfg, &mut sink).map_err(|e| {
+            let report = sim_core::simulate(&program, &mut machine.start(ranks), cfg, &mut sink)
+                .map_err(|e| {
                     Error::Input(format!(
                         "the profile run at {ranks} ranks ({}) failed: {e}",
                         params.join(" ")

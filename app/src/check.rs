@@ -16,12 +16,11 @@
 
 use models::AnyMachine;
 use serde::Serialize;
-use sim_core::coll::CollConfig;
 use sim_core::engine::{
     ForcedMatch, Leftover, LeftoverKind, PrintLine, SimConfig, SimError, WildcardMatch,
 };
 use sim_core::ir::Program;
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::Machine;
 
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -75,49 +74,6 @@ pub struct Finding {
     pub line: u32,
     pub col: u32,
     pub message: String,
-}
-
-/// The machine with every send synchronous: eager limit 0.
-struct ZeroBuffering<'a>(&'a mut AnyMachine);
-
-impl Machine for ZeroBuffering<'_> {
-    fn compute_seconds(&self, rank: u32, nominal: f64) -> f64 {
-        self.0.compute_seconds(rank, nominal)
-    }
-    fn copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        self.0.copy_seconds(rank, bytes)
-    }
-    fn eager_limit(&self, _src: u32, _dst: u32) -> u64 {
-        0
-    }
-    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
-        self.0.control_bytes(src, dst)
-    }
-    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.0.send_overhead(src, dst, bytes)
-    }
-    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.0.recv_overhead(src, dst, bytes)
-    }
-    fn transfer(
-        &mut self,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-        kind: MessageKind,
-        ready: f64,
-    ) -> Transfer {
-        self.0.transfer(src, dst, bytes, kind, ready)
-    }
-    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        self.0.reduce_seconds(rank, bytes)
-    }
-    fn collectives(&self) -> CollConfig {
-        self.0.collectives()
-    }
-    fn reset(&mut self, ranks: u32) {
-        self.0.reset(ranks);
-    }
 }
 
 fn leftover_finding(l: &Leftover, file: &str, source: &str) -> Finding {
@@ -196,7 +152,7 @@ pub fn check(
     program: &Program,
     file: &str,
     source: &str,
-    machine: &mut AnyMachine,
+    machine: &AnyMachine,
     cfg: SimConfig,
     explore: Option<u32>,
 ) -> Checked {
@@ -204,11 +160,17 @@ pub fn check(
         record_wildcards: true,
         ..cfg
     };
+    let run_ranks = cfg.ranks;
     let mut sink = |_: PrintLine| {};
     let mut findings: Vec<Finding> = Vec::new();
     let mut text = String::new();
     // Run 1: the machine as described.
-    let first = sim_core::simulate(program, machine, cfg.clone(), &mut sink);
+    let first = sim_core::simulate(
+        program,
+        &mut machine.start(cfg.ranks),
+        cfg.clone(),
+        &mut sink,
+    );
     let mut races = Vec::new();
     match &first {
         Ok(rep) => {
@@ -317,7 +279,8 @@ pub fn check(
                     ..cfg.clone()
                 };
                 let forced_list = forced.forced_wildcards.clone();
-                let run = sim_core::simulate(program, machine, forced, &mut sink);
+                let run =
+                    sim_core::simulate(program, &mut machine.start(cfg.ranks), forced, &mut sink);
                 match explored_outcome(run, &forced_list, w, file, source, &mut findings, &mut text)
                 {
                     Some(races_there) => {
@@ -398,7 +361,8 @@ pub fn check(
                     forced_wildcards: next.clone(),
                     ..cfg.clone()
                 };
-                let run = sim_core::simulate(program, machine, run_cfg, &mut sink);
+                let run =
+                    sim_core::simulate(program, &mut machine.start(cfg.ranks), run_cfg, &mut sink);
                 if let Some(races_there) =
                     explored_outcome(run, &next, w, file, source, &mut findings, &mut text)
                 {
@@ -431,8 +395,8 @@ pub fn check(
     }
     // Run 2: zero buffering, when the first run completed.
     if first.is_ok() {
-        let mut zero = ZeroBuffering(machine);
-        let second = sim_core::simulate(program, &mut zero, cfg, &mut sink);
+        let zero = machine.zero_buffering();
+        let second = sim_core::simulate(program, &mut zero.start(cfg.ranks), cfg, &mut sink);
         if let Err(err) = &second
             && let SimError::Deadlock { blocked, .. } = err
         {
@@ -467,7 +431,7 @@ pub fn check(
                         .find(|w| w.peer.is_some())
                         .map(|w| (b.rank, w.peer.unwrap_or(0)))
                 })
-                .map_or(0, |(a, b)| machine.eager_limit(a, b));
+                .map_or(0, |(a, b)| machine.start(run_ranks).eager_limit(a, b));
             let rendered = crate::diagnostics::sim_error(err, file, source);
             if !only_unreceived {
                 let message = format!(
@@ -619,12 +583,12 @@ mod tests {
 
     fn run(src: &str, ranks: u32, explore: Option<u32>) -> super::Checked {
         let program = frontend::compile("t.mpl", src).expect("compiles");
-        let mut machine = AnyMachine::builtin_default();
+        let machine = AnyMachine::builtin_default();
         check(
             &program,
             "t.mpl",
             src,
-            &mut machine,
+            &machine,
             Limits::default().config(ranks),
             explore,
         )

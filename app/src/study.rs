@@ -31,30 +31,9 @@ pub struct Curve {
 }
 
 /// Sets `key` (a dotted path, `network.bandwidth`) to `value` in a machine
-/// file's table, creating sections on the way.
+/// file's table, creating sections on the way ([`models::config::set_key`]).
 fn set_key(table: &mut toml::Table, key: &str, value: &str) -> Result<(), Error> {
-    let mut parts: Vec<&str> = key.split('.').collect();
-    let last = parts
-        .pop()
-        .ok_or_else(|| Error::Setting("needs a key".into()))?;
-    let mut t = table;
-    for p in parts {
-        t = t
-            .entry(p.to_owned())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-            .as_table_mut()
-            .ok_or_else(|| Error::Setting(format!("{key}: `{p}` is not a section")))?;
-    }
-    // Numbers stay numbers, anything else is a string ("1 GB/s").
-    let v = if let Ok(i) = value.parse::<i64>() {
-        toml::Value::Integer(i)
-    } else if let Ok(f) = value.parse::<f64>() {
-        toml::Value::Float(f)
-    } else {
-        toml::Value::String(value.to_owned())
-    };
-    t.insert(last.to_owned(), v);
-    Ok(())
+    models::config::set_key(table, key, value).map_err(|e| Error::Setting(format!("{key}: {e}")))
 }
 
 /// The curves of a study: one per machine file (the built-in machine
@@ -239,9 +218,11 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
     if ranks.is_empty() {
         return Err(Error::Input("a scaling study needs at least one rank count".into()).into());
     }
-    // Check every machine before starting.
+    // Every machine, checked before starting; one description per curve,
+    // shared by its jobs.
+    let mut machines = Vec::with_capacity(curves.len());
     for c in curves {
-        machine_of(c, ppn)?;
+        machines.push(machine_of(c, ppn)?);
     }
     // (curve, ranks, draw): draw k uses seed `noise + k`.
     let jobs: Vec<(usize, u32, usize)> = (0..curves.len())
@@ -249,7 +230,7 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
         .flat_map(|(c, r)| (0..draws).map(move |k| (c, r, k)))
         .collect();
     let run_one = |&(c, r, k): &(usize, u32, usize)| {
-        let mut m = machine_of(&curves[c], ppn)?;
+        let m = &machines[c];
         let calibrated = blocks
             .as_ref()
             .map(|f| Blocks::of_file(f, r.min(m.ranks_per_node())))
@@ -260,7 +241,7 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
             ..limits.config(r)
         };
         let mut sink = |_: PrintLine| {};
-        let t = sim_core::simulate(program, &mut m, cfg, &mut sink)
+        let t = sim_core::simulate(program, &mut m.start(r), cfg, &mut sink)
             .map(|rep| rep.predicted_seconds)
             .map_err(|error| StudyError::Simulation {
                 label: curves[c].label.clone(),
@@ -387,22 +368,17 @@ pub fn spread_of(mut times: Vec<f64>) -> [f64; 5] {
 }
 
 /// Noise draws 2..=n of a run (seeds `seed + 1 ..`), simulated in parallel,
-/// each with its own machine from `machine` (machines keep per-run state):
-/// `(seed, predicted seconds)` in seed order. The error of the lowest
-/// seed that failed ends it.
-pub fn noise_draws<F>(
+/// each a run of the one `machine` description: `(seed, predicted seconds)`
+/// in seed order. The error of the lowest seed that failed ends it.
+pub fn noise_draws(
     program: &Program,
-    machine: F,
+    machine: &AnyMachine,
     base: &SimConfig,
     seed: u64,
     n: u32,
-) -> Result<Vec<(u64, f64)>, SimError>
-where
-    F: Fn() -> Result<AnyMachine, String> + Sync,
-{
+) -> Result<Vec<(u64, f64)>, SimError> {
     let seeds: Vec<u64> = (1..n).map(|k| seed.wrapping_add(u64::from(k))).collect();
     let run = |&draw_seed: &u64| {
-        let mut m = machine().map_err(SimError::Config)?;
         let cfg = SimConfig {
             ranks: base.ranks,
             kernel_times: base.kernel_times.clone(),
@@ -413,7 +389,7 @@ where
             ..SimConfig::default()
         };
         let mut sink = |_: PrintLine| {};
-        sim_core::simulate(program, &mut m, cfg, &mut sink)
+        sim_core::simulate(program, &mut machine.start(cfg.ranks), cfg, &mut sink)
             .map(|rep| (draw_seed, rep.predicted_seconds))
     };
     let all: Vec<Result<(u64, f64), SimError>> = match pool(None) {
@@ -710,14 +686,8 @@ mod tests {
         // Without calibrated kernels every draw is the cost formula's time.
         let program = split_work();
         let base = Limits::default().config(4);
-        let draws = noise_draws(
-            &program,
-            || Ok(models::AnyMachine::builtin_default()),
-            &base,
-            7,
-            4,
-        )
-        .expect("runs");
+        let machine = models::AnyMachine::builtin_default();
+        let draws = noise_draws(&program, &machine, &base, 7, 4).expect("runs");
         assert_eq!(draws.iter().map(|d| d.0).collect::<Vec<_>>(), [8, 9, 10]);
         let t = draws[0].1;
         assert!(draws.iter().all(|d| d.1.to_bits() == t.to_bits()));

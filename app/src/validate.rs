@@ -74,7 +74,7 @@ pub fn compare(
     base: &Program,
     file: &str,
     source: &str,
-    machine: &mut AnyMachine,
+    machine: &AnyMachine,
     measured: &Measured,
     q: &Query,
     limits: Limits,
@@ -540,7 +540,7 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
 /// rows of numbers.
 fn simulate(
     program: &sim_core::ir::Program,
-    machine: &mut AnyMachine,
+    machine: &AnyMachine,
     ranks: u32,
     file: &str,
     source: &str,
@@ -549,7 +549,7 @@ fn simulate(
     let mut lines: Vec<PrintLine> = Vec::new();
     let mut sink = |l: PrintLine| lines.push(l);
     let cfg = limits.config(ranks);
-    if let Err(e) = sim_core::simulate(program, machine, cfg, &mut sink) {
+    if let Err(e) = sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink) {
         return Err(Error::Input(format!(
             "the simulation failed:\n{}",
             crate::diagnostics::sim_error(&e, file, source)
@@ -635,7 +635,7 @@ pub fn real_runs(r: &RealRuns<'_>, progress: &mut dyn FnMut(&str)) -> Result<Vec
         params.extend(set.iter().cloned());
         let (program, _) = crate::scenario::load_program(r.program, &params)?;
         for &np in r.np {
-            let mut machine = crate::scenario::load_machine(r.machine, r.ranks_per_node)?;
+            let machine = crate::scenario::load_machine(r.machine, r.ranks_per_node)?;
             let blocks = match r.blocks {
                 Some(b) => crate::scenario::Blocks::load(b, np.min(machine.ranks_per_node()))
                     .map_err(|e| Error::Input(e.to_string()))?,
@@ -647,7 +647,7 @@ pub fn real_runs(r: &RealRuns<'_>, progress: &mut dyn FnMut(&str)) -> Result<Vec
                 ..r.limits.config(np)
             };
             let mut sink = |_: PrintLine| {};
-            let rep = sim_core::simulate(&program, &mut machine, cfg, &mut sink)
+            let rep = sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
                 .map_err(|e| Error::Input(format!("the prediction at {np} ranks failed: {e}")))?;
             if let Some(b) = r.blocks {
                 for e in blocks.extrapolations(2.0) {

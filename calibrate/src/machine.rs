@@ -1,20 +1,11 @@
-//! Writing a fitted machine as a parsim machine file (TOML), in the format
-//! of `examples/machines/README.md` with piecewise segments:
-//!
-//! ```toml
-//! [network]                # base parameters, for sizes below the first segment's `from`
-//! latency = "5 us"
-//! bandwidth = "80 MB/s"
-//! ...
-//! [[network.segments]]     # messages of at least `from` bytes, up to the next segment's `from`
-//! from = "8 B"
-//! latency = "7.7 us"
-//! bandwidth = "60 MB/s"
-//! ```
+//! Writing a fitted machine as a parsim machine file: the fitted channels
+//! become a [`models::config::write::MachineFile`] (each segment of the fit a
+//! `[[network.segments]]` table), with a header that records the command
+//! and the fit; the `models` crate, which owns the format, writes it.
 
-use std::fmt::Write as _;
-
+use models::config::write::{self, ChannelFile, MachineFile, SegmentFile};
 use models::units::format_size;
+use models::{CommModel, LogGpParams, NodeParams, Placement};
 use thiserror::Error;
 
 use crate::channel::{ChannelFit, ChannelSegment, EagerOrigin};
@@ -67,128 +58,51 @@ pub enum WriteError {
     BadValue(String),
 }
 
-/// A time in µs, to the picosecond, trailing zeros dropped.
-fn time_us(seconds: f64) -> String {
-    format!("{} us", trim(format!("{:.6}", seconds * 1e6)))
-}
-
-/// A bandwidth in MB/s (10^6 B/s) with 7 significant digits.
-fn bandwidth_mb(seconds_per_byte: f64) -> String {
-    let mb_per_s = 1.0 / seconds_per_byte / 1e6;
-    let digits = if mb_per_s >= 1.0 {
-        mb_per_s.log10().floor() as i32 + 1
-    } else {
-        1
+/// The channel section of a fit: its first segment is the base, the
+/// others are `[[section.segments]]`; `None` without segments.
+fn channel_file(fit: &ChannelFit, duplex: Option<&str>) -> Option<ChannelFile> {
+    let base = fit.segments.first()?;
+    let params = |segment: &ChannelSegment| LogGpParams {
+        latency: segment.latency,
+        send_overhead: segment.send_overhead,
+        recv_overhead: segment.recv_overhead,
+        gap: segment.gap,
+        gap_per_byte: segment.gap_per_byte,
     };
-    let decimals = (7 - digits).clamp(0, 12) as usize;
-    format!("{} MB/s", trim(format!("{mb_per_s:.decimals$}")))
-}
-
-fn trim(text: String) -> String {
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
-    }
-}
-
-/// A TOML basic string.
-fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `latency` and `bandwidth` (or `gap_per_byte = "0 ns"` for G = 0).
-fn speed_keys(out: &mut String, segment: &ChannelSegment) {
-    let _ = writeln!(out, "latency = \"{}\"", time_us(segment.latency));
-    if segment.gap_per_byte > 0.0 {
-        let _ = writeln!(
-            out,
-            "bandwidth = \"{}\"",
-            bandwidth_mb(segment.gap_per_byte)
-        );
-    } else {
-        let _ = writeln!(out, "gap_per_byte = \"0 ns\"");
-    }
-}
-
-fn channel(out: &mut String, section: &str, fit: &ChannelFit, duplex: Option<&str>) {
-    let Some(base) = fit.segments.first() else {
-        return;
-    };
-    let _ = writeln!(out, "\n[{section}]");
-    let last = &fit.points[base.last];
-    let first = &fit.points[base.first];
-    let _ = writeln!(
-        out,
-        "# sizes below {}: points {} .. {}",
+    let comment = format!(
+        "sizes below {}: points {} .. {}",
         fit.segments
             .get(1)
             .map_or("any size".to_owned(), |s| format_size(s.from)),
-        format_size(first.bytes),
-        format_size(last.bytes)
+        format_size(fit.points[base.first].bytes),
+        format_size(fit.points[base.last].bytes)
     );
-    speed_keys(out, base);
-    let _ = writeln!(out, "send_overhead = \"{}\"", time_us(base.send_overhead));
-    let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
-    let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
-    let _ = writeln!(out, "mtu = \"unlimited\"");
-    if let Some(d) = duplex {
-        let _ = writeln!(out, "duplex = {}", quoted(d));
-    }
-    let _ = writeln!(out, "eager_limit = \"{}\"", format_size(fit.eager_limit));
-    let _ = writeln!(
-        out,
-        "control_bytes = \"{}\"",
-        format_size(fit.control_bytes)
-    );
-    for segment in &fit.segments[1..] {
-        let _ = writeln!(out, "\n[[{section}.segments]]");
-        let _ = writeln!(
-            out,
-            "# points {} .. {}{}",
-            format_size(fit.points[segment.first].bytes),
-            format_size(fit.points[segment.last].bytes),
-            if segment.rendezvous {
-                ", rendezvous"
-            } else {
-                ""
-            }
-        );
-        let _ = writeln!(out, "from = \"{}\"", format_size(segment.from));
-        speed_keys(out, segment);
-        if segment.send_overhead != base.send_overhead {
-            let _ = writeln!(
-                out,
-                "send_overhead = \"{}\"",
-                time_us(segment.send_overhead)
-            );
-        }
-        if segment.recv_overhead != base.recv_overhead {
-            let _ = writeln!(
-                out,
-                "recv_overhead = \"{}\"",
-                time_us(segment.recv_overhead)
-            );
-        }
-        if segment.gap != base.gap {
-            let _ = writeln!(out, "gap = \"{}\"", time_us(segment.gap));
-        }
-    }
+    let segments = fit.segments[1..]
+        .iter()
+        .map(|segment| SegmentFile {
+            comment: Some(format!(
+                "points {} .. {}{}",
+                format_size(fit.points[segment.first].bytes),
+                format_size(fit.points[segment.last].bytes),
+                if segment.rendezvous {
+                    ", rendezvous"
+                } else {
+                    ""
+                }
+            )),
+            from: segment.from,
+            params: params(segment),
+        })
+        .collect();
+    Some(ChannelFile {
+        comment: Some(comment),
+        base: params(base),
+        mtu: None,
+        duplex: duplex.map(str::to_owned),
+        eager_limit: fit.eager_limit,
+        control_bytes: fit.control_bytes,
+        segments,
+    })
 }
 
 /// Comment lines describing a fitted channel: its segments and fit quality.
@@ -276,15 +190,8 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             machine.memcpy
         )));
     }
-    let mut out = String::new();
-    for line in &machine.header {
-        if line.is_empty() {
-            out.push_str("#\n");
-        } else {
-            let _ = writeln!(out, "# {line}");
-        }
-    }
-    let mut method = vec![
+    let mut header = machine.header.clone();
+    header.extend([
         String::new(),
         "Method (parsim calibrate): per channel, a piecewise-linear fit t(n) = a + b n of".into(),
         "the table, weighted least squares on relative error, breakpoints by dynamic".into(),
@@ -294,66 +201,30 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
         "a = 2 post(c) + o_s + L + o_r with post(c) = o_s + L_c + c G_c. Not identifiable".into(),
         "from a ping-pong, so assumed: the o_s/L/o_r split, g = 0, mtu unlimited.".into(),
         String::new(),
-    ];
-    method.extend(describe_channel("network", machine.network));
+    ]);
+    header.extend(describe_channel("network", machine.network));
     if let Some(shm) = machine.shm {
-        method.extend(describe_channel("shm", shm));
+        header.extend(describe_channel("shm", shm));
     }
-    for line in method {
-        if line.is_empty() {
-            out.push_str("#\n");
-        } else {
-            let _ = writeln!(out, "# {line}");
-        }
-    }
-    out.push('\n');
-    let _ = writeln!(out, "name = {}", quoted(&machine.name));
-    let _ = writeln!(out, "description = {}", quoted(&machine.description));
     let model = if machine.ranks_per_node > 1 {
-        "smp"
+        CommModel::Smp
     } else {
-        "hardware"
+        CommModel::Hardware
     };
-    let _ = writeln!(out, "model = \"{model}\"");
-    out.push_str("\n[node]\n");
-    let _ = writeln!(
-        out,
-        "cpu_rate = {}",
-        trim(format!("{:.6}", machine.cpu_rate))
-    );
-    let _ = writeln!(out, "memcpy = \"{}\"", bandwidth_mb(1.0 / machine.memcpy));
-    let _ = writeln!(out, "ranks_per_node = {}", machine.ranks_per_node);
-    out.push_str("placement = \"block\"\n");
-    channel(
-        &mut out,
-        "network",
-        machine.network,
-        machine.network_duplex.as_deref(),
-    );
-    if let Some(shm) = machine.shm {
-        channel(&mut out, "shm", shm, None);
-    }
-    if !machine.collectives.is_empty() {
-        let _ = writeln!(out, "\n[collectives]");
-        for (k, v) in &machine.collectives {
-            let _ = writeln!(out, "{k} = {}", quoted(v));
-        }
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_written_with_units() {
-        assert_eq!(time_us(5.21e-6), "5.21 us");
-        assert_eq!(time_us(0.0), "0 us");
-        assert_eq!(time_us(2e-12), "0.000002 us");
-        assert_eq!(bandwidth_mb(1.0 / 85.54e6), "85.54 MB/s");
-        assert_eq!(bandwidth_mb(1.0 / 1e9), "1000 MB/s");
-        assert_eq!(bandwidth_mb(1.0 / 1.25e5), "0.125 MB/s");
-        assert_eq!(quoted("a \"b\"\n"), "\"a \\\"b\\\"\\n\"");
-    }
+    Ok(write::machine_file(&MachineFile {
+        header,
+        name: machine.name.clone(),
+        description: machine.description.clone(),
+        model,
+        node: NodeParams {
+            cpu_rate: machine.cpu_rate,
+            memcpy_bandwidth: machine.memcpy,
+            ranks_per_node: machine.ranks_per_node,
+            placement: Placement::Block,
+            reduce_bandwidth: None,
+        },
+        network: channel_file(machine.network, machine.network_duplex.as_deref()),
+        shm: machine.shm.and_then(|shm| channel_file(shm, None)),
+        collectives: machine.collectives.clone(),
+    }))
 }

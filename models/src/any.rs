@@ -1,18 +1,19 @@
 //! One entry point for every kind of machine file: [`load_machine`] and
-//! [`AnyMachine`].
+//! [`AnyMachine`], and its runs, [`AnyRun`].
 
 use std::path::Path;
 
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 
 use crate::config;
 use crate::error::MachineError;
-use crate::machine::LogGpMachine;
-use crate::plugin::{PluginMachine, PluginViolation, base_dir};
+use crate::machine::{LogGpMachine, LogGpRun};
+use crate::plugin::{PluginMachine, PluginRun, PluginViolation, base_dir};
 
 /// A machine of any kind a machine file can describe, chosen by its `model`
 /// key: `"hardware"` or `"smp"` ([`LogGpMachine`]) or `"plugin"`
-/// ([`PluginMachine`]).
+/// ([`PluginMachine`]). A description: parse it once, then
+/// [`start`](MachineDesc::start) a run per simulation, from any thread.
 #[derive(Debug)]
 pub enum AnyMachine {
     /// The LogGP Hardware or SMP model.
@@ -102,25 +103,6 @@ impl AnyMachine {
         }
     }
 
-    /// The first result of a model plugin since the last `reset` that broke
-    /// the [`Machine`] contract and was replaced (always `None` for LogGP).
-    /// A CLI should report it after a run: the prediction is then not
-    /// trustworthy.
-    pub fn violation(&self) -> Option<&PluginViolation> {
-        match self {
-            Self::LogGp(_) => None,
-            Self::Plugin(machine) => machine.violation(),
-        }
-    }
-
-    /// How many results were replaced since the last `reset` (0 for LogGP).
-    pub fn violations(&self) -> u64 {
-        match self {
-            Self::LogGp(_) => 0,
-            Self::Plugin(machine) => machine.violations(),
-        }
-    }
-
     /// The LogGP machine, if it is one.
     pub fn as_loggp(&self) -> Option<&LogGpMachine> {
         match self {
@@ -137,17 +119,84 @@ impl AnyMachine {
         }
     }
 
+    /// A run of `ranks` ranks ([`MachineDesc::start`], callable without
+    /// the trait in scope).
+    pub fn start(&self, ranks: u32) -> AnyRun<'_> {
+        <Self as MachineDesc>::start(self, ranks)
+    }
+
+    /// The same machine with `limit` as the eager limit of every pair
+    /// ([`LogGpMachine::with_eager_limit`],
+    /// [`PluginMachine::with_eager_limit`]).
+    #[must_use]
+    pub fn with_eager_limit(&self, limit: u64) -> Self {
+        match self {
+            Self::LogGp(machine) => Self::LogGp(machine.with_eager_limit(limit)),
+            Self::Plugin(machine) => Self::Plugin(machine.with_eager_limit(limit)),
+        }
+    }
+
+    /// The same machine with zero buffering: every send waits for its
+    /// receive (eager limit 0, so every message uses the rendezvous
+    /// protocol). `parsim check` runs a program on it to find sends that
+    /// complete only because the MPI library buffers them.
+    #[must_use]
+    pub fn zero_buffering(&self) -> Self {
+        self.with_eager_limit(0)
+    }
+}
+
+impl MachineDesc for AnyMachine {
+    type Run<'a> = AnyRun<'a>;
+
+    fn start(&self, ranks: u32) -> AnyRun<'_> {
+        match self {
+            Self::LogGp(machine) => AnyRun::LogGp(machine.start(ranks)),
+            Self::Plugin(machine) => AnyRun::Plugin(machine.start(ranks)),
+        }
+    }
+}
+
+/// One run on an [`AnyMachine`].
+#[derive(Debug)]
+pub enum AnyRun<'a> {
+    /// A run on a LogGP machine.
+    LogGp(LogGpRun<'a>),
+    /// A run on a model plugin (it holds the plugin's model object).
+    Plugin(PluginRun<'a>),
+}
+
+impl AnyRun<'_> {
+    /// The first result of a model plugin in this run that broke the
+    /// [`Machine`] contract and was replaced (always `None` for LogGP). A
+    /// CLI should report it after a run: the prediction is then not
+    /// trustworthy.
+    pub fn violation(&self) -> Option<&PluginViolation> {
+        match self {
+            Self::LogGp(_) => None,
+            Self::Plugin(run) => run.violation(),
+        }
+    }
+
+    /// How many results were replaced in this run (0 for LogGP).
+    pub fn violations(&self) -> u64 {
+        match self {
+            Self::LogGp(_) => 0,
+            Self::Plugin(run) => run.violations(),
+        }
+    }
+
     fn inner(&self) -> &dyn Machine {
         match self {
-            Self::LogGp(machine) => machine,
-            Self::Plugin(machine) => machine,
+            Self::LogGp(run) => run,
+            Self::Plugin(run) => run,
         }
     }
 
     fn inner_mut(&mut self) -> &mut dyn Machine {
         match self {
-            Self::LogGp(machine) => machine,
-            Self::Plugin(machine) => machine,
+            Self::LogGp(run) => run,
+            Self::Plugin(run) => run,
         }
     }
 }
@@ -164,10 +213,11 @@ impl From<PluginMachine> for AnyMachine {
     }
 }
 
-/// Every method forwards to the machine inside. (A method the trait adds
-/// later with a default must be forwarded here too, or the inner
-/// machine's override would be skipped.)
-impl Machine for AnyMachine {
+/// Every method forwards to the run inside, so that `&mut AnyRun` is a
+/// `&mut dyn Machine` for the engine. (A method the trait adds later with a
+/// default must be forwarded here too, or the inner run's override would be
+/// skipped.)
+impl Machine for AnyRun<'_> {
     fn compute_seconds(&self, rank: u32, nominal: f64) -> f64 {
         self.inner().compute_seconds(rank, nominal)
     }

@@ -1,5 +1,8 @@
 //! Machine files: TOML walked by hand so that every error names its exact
 //! key path. The format is documented in `examples/machines/README.md`.
+//!
+//! This crate owns the format: it reads it (below), edits it by key path
+//! ([`set_key`], for what-if studies) and writes it ([`write`](mod@write)).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -7,6 +10,8 @@ use std::path::{Path, PathBuf};
 use sim_core::coll::{self, Algorithm, CollConfig, Library, ZeroCount};
 use sim_core::ir::CollKind;
 use toml::{Table, Value};
+
+pub mod write;
 
 use crate::error::MachineError;
 use crate::params::{
@@ -80,6 +85,42 @@ const TIME_EXPECTED: &str = "a time such as \"30 us\"";
 const SIZE_EXPECTED: &str = "a size such as \"64 KiB\"";
 const MTU_EXPECTED: &str = "a size such as \"9 KiB\" or \"unlimited\"";
 const BANDWIDTH_EXPECTED: &str = "a bandwidth such as \"200 MB/s\"";
+
+/// A key path that [`set_key`] cannot set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetKeyError {
+    /// A part of the path before the last names a value that is not a table.
+    #[error("`{0}` is not a section")]
+    NotASection(String),
+}
+
+/// Sets the key at a dotted path (`network.bandwidth`) of a parsed machine
+/// file to `value`, creating the sections on the way. A value that reads as
+/// an integer or a float is stored as that number; anything else (`"1
+/// GB/s"`) as a string, as a machine file writes units. The result is
+/// checked when the table is read as a machine.
+pub fn set_key(table: &mut Table, key: &str, value: &str) -> Result<(), SetKeyError> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    // `split` yields at least one part, so there is a last one.
+    let last = parts.pop().unwrap_or(key);
+    let mut t = table;
+    for p in parts {
+        t = t
+            .entry(p.to_owned())
+            .or_insert_with(|| Value::Table(Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| SetKeyError::NotASection(p.to_owned()))?;
+    }
+    let v = if let Ok(i) = value.parse::<i64>() {
+        Value::Integer(i)
+    } else if let Ok(f) = value.parse::<f64>() {
+        Value::Float(f)
+    } else {
+        Value::String(value.to_owned())
+    };
+    t.insert(last.to_owned(), v);
+    Ok(())
+}
 
 /// Parses and validates a LogGP machine file.
 pub(crate) fn parse(text: &str, file: &str) -> Result<MachineSpec, MachineError> {
@@ -975,5 +1016,54 @@ mod tests {
         assert_eq!(closest("latncy", &keys), Some("latency"));
         assert_eq!(closest("Latency", &keys), Some("latency"));
         assert_eq!(closest("colour", &keys), None);
+    }
+}
+
+#[cfg(test)]
+mod set_key_tests {
+    use super::{SetKeyError, Table, Value, parse, set_key};
+
+    const FILE: &str = "name = \"t\"\nmodel = \"hardware\"\n[node]\nmemcpy = \"1 GB/s\"\n\
+                        [network]\nlatency = \"1 us\"\nbandwidth = \"1 GB/s\"\neager_limit = \"64 KiB\"\n";
+
+    #[test]
+    fn keys_are_set_by_path_with_numbers_kept_numbers() {
+        let mut table: Table = match FILE.parse() {
+            Ok(table) => table,
+            Err(err) => panic!("{err}"),
+        };
+        assert_eq!(set_key(&mut table, "network.bandwidth", "10 GB/s"), Ok(()));
+        assert_eq!(set_key(&mut table, "node.cpu_rate", "2"), Ok(()));
+        assert_eq!(set_key(&mut table, "node.ranks_per_node", "1"), Ok(()));
+        assert_eq!(
+            set_key(&mut table, "collectives.library", "openmpi"),
+            Ok(())
+        );
+        assert_eq!(table["node"]["cpu_rate"], Value::Integer(2));
+        let text = table.to_string();
+        let spec = match parse(&text, "t.toml") {
+            Ok(spec) => spec,
+            Err(err) => panic!("{err}\n{text}"),
+        };
+        assert_eq!(spec.network.gap_per_byte, 1e-10);
+        assert_eq!(spec.node.cpu_rate, 2.0);
+        assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi);
+        // A float stays a float.
+        assert_eq!(set_key(&mut table, "node.cpu_rate", "0.5"), Ok(()));
+        assert_eq!(table["node"]["cpu_rate"], Value::Float(0.5));
+    }
+
+    #[test]
+    fn a_value_on_the_path_is_not_a_section() {
+        let mut table: Table = match FILE.parse() {
+            Ok(table) => table,
+            Err(err) => panic!("{err}"),
+        };
+        let err = set_key(&mut table, "name.first", "x");
+        assert_eq!(err, Err(SetKeyError::NotASection("name".into())));
+        assert_eq!(
+            err.map_err(|e| e.to_string()),
+            Err("`name` is not a section".to_owned())
+        );
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 
 use crate::busy::Intervals;
 use crate::config::{self, MachineSpec};
@@ -48,7 +48,7 @@ struct Calendars {
     /// channel's byte intervals.
     shm: Vec<HalfDuplex>,
     /// Byte intervals outside the ranges `reset` sized for, as
-    /// `LogGpMachine::overflow`.
+    /// `LogGpRun::overflow`.
     overflow: HashMap<Channel, HalfDuplex>,
 }
 
@@ -66,15 +66,23 @@ struct HalfDuplex {
 /// SMP (ranks placed on nodes of `ranks_per_node`; pairs on one node use the
 /// shared-memory parameters, the others the network).
 ///
-/// Static parameters come from a [`MachineSpec`]; the dynamic state is a set
-/// of "free at" timelines (see [`Machine::transfer`] below): per node NIC a
-/// transmit and a receive one, and in the SMP model per rank a shared-memory
-/// send and receive one (full duplex) or per node two (half duplex):
-/// `O(nodes + ranks)` `f64`s. A half-duplex channel also keeps the byte
-/// intervals of its transfers still in flight, per direction.
+/// This is the machine's description, a validated [`MachineSpec`]:
+/// immutable, `Send + Sync`, parsed once. [`MachineDesc::start`] hands out
+/// a [`LogGpRun`] per run, which holds the dynamic state.
 #[derive(Debug, Clone)]
 pub struct LogGpMachine {
     spec: MachineSpec,
+}
+
+/// One run on a [`LogGpMachine`]: the description and the run's set of
+/// "free at" timelines (see [`Machine::transfer`] below): per node NIC a
+/// transmit and a receive one, and in the SMP model per rank a
+/// shared-memory send and receive one (full duplex) or per node two (half
+/// duplex): `O(nodes + ranks)` `f64`s. A half-duplex channel also keeps the
+/// byte intervals of its transfers still in flight, per direction.
+#[derive(Debug, Clone)]
+pub struct LogGpRun<'a> {
+    machine: &'a LogGpMachine,
     /// Rank count of the current run (`reset`).
     ranks: u32,
     /// `ceil(ranks / ranks_per_node)`, at least 1.
@@ -148,21 +156,21 @@ impl LogGpMachine {
     }
 
     fn from_valid_spec(spec: MachineSpec) -> Self {
-        let mut machine = Self {
-            spec,
-            ranks: 0,
-            nodes: 1,
-            nic_tx: Vec::new(),
-            nic_rx: Vec::new(),
-            shm_tx: Vec::new(),
-            shm_rx: Vec::new(),
-            shm_node_tx: Vec::new(),
-            shm_node_rx: Vec::new(),
-            overflow: HashMap::new(),
-            busy: Box::default(),
-        };
-        machine.reset(0);
-        machine
+        Self { spec }
+    }
+
+    /// The same machine with the eager limit of every channel set (network
+    /// and shared memory) set to `limit`. With 0 every message uses the
+    /// rendezvous protocol, i.e. every send waits for its receive: the zero
+    /// buffering of `parsim check`.
+    #[must_use]
+    pub fn with_eager_limit(&self, limit: u64) -> Self {
+        let mut spec = self.spec.clone();
+        spec.network.eager_limit = limit;
+        if let Some(shm) = &mut spec.shm {
+            shm.eager_limit = limit;
+        }
+        Self::from_valid_spec(spec)
     }
 
     /// The built-in default: a present-day InfiniBand HDR cluster, used when
@@ -291,49 +299,6 @@ impl LogGpMachine {
         self.spec.node.ranks_per_node.max(1)
     }
 
-    /// Rank count of the current run (the last `reset`).
-    pub fn ranks(&self) -> u32 {
-        self.ranks
-    }
-
-    /// Number of nodes of the current run: `ceil(ranks / ranks_per_node)`,
-    /// at least 1.
-    pub fn nodes(&self) -> u32 {
-        self.nodes
-    }
-
-    /// The node `rank` runs on: `rank / p` for block placement, `rank %
-    /// nodes` for cyclic placement (with `nodes` from the last `reset`).
-    pub fn node_of(&self, rank: u32) -> u32 {
-        match self.spec.node.placement {
-            Placement::Block => rank / self.ranks_per_node(),
-            Placement::Cyclic => rank % self.nodes.max(1),
-        }
-    }
-
-    /// Whether messages from `src` to `dst` go through shared memory: SMP
-    /// model, shared-memory parameters present, same node (ParJava section 3,
-    /// class `SMP`).
-    pub fn uses_shm(&self, src: u32, dst: u32) -> bool {
-        self.spec.model == CommModel::Smp
-            && self.spec.shm.is_some()
-            && self.node_of(src) == self.node_of(dst)
-    }
-
-    /// The channel set a message from `src` to `dst` uses.
-    pub fn channel_params(&self, src: u32, dst: u32) -> &ChannelParams {
-        match &self.spec.shm {
-            Some(shm) if self.uses_shm(src, dst) => shm,
-            _ => &self.spec.network,
-        }
-    }
-
-    /// Bytes of a rendezvous control message between `src` and `dst` (the
-    /// pair's channel set).
-    pub fn control_bytes_between(&self, src: u32, dst: u32) -> u64 {
-        self.channel_params(src, dst).control_bytes
-    }
-
     /// A one-paragraph summary for the CLI.
     pub fn describe(&self) -> String {
         let spec = &self.spec;
@@ -374,6 +339,78 @@ impl LogGpMachine {
         text.push('.');
         text
     }
+}
+
+impl MachineDesc for LogGpMachine {
+    type Run<'a> = LogGpRun<'a>;
+
+    fn start(&self, ranks: u32) -> LogGpRun<'_> {
+        let mut run = LogGpRun {
+            machine: self,
+            ranks: 0,
+            nodes: 1,
+            nic_tx: Vec::new(),
+            nic_rx: Vec::new(),
+            shm_tx: Vec::new(),
+            shm_rx: Vec::new(),
+            shm_node_tx: Vec::new(),
+            shm_node_rx: Vec::new(),
+            overflow: HashMap::new(),
+            busy: Box::default(),
+        };
+        run.reset(ranks);
+        run
+    }
+}
+
+impl<'a> LogGpRun<'a> {
+    /// The machine this run is on.
+    pub fn machine(&self) -> &'a LogGpMachine {
+        self.machine
+    }
+
+    /// Rank count of the current run (the last `reset`).
+    pub fn ranks(&self) -> u32 {
+        self.ranks
+    }
+
+    /// Number of nodes of the current run: `ceil(ranks / ranks_per_node)`,
+    /// at least 1.
+    pub fn nodes(&self) -> u32 {
+        self.nodes
+    }
+
+    /// The node `rank` runs on: `rank / p` for block placement, `rank %
+    /// nodes` for cyclic placement (with `nodes` from the last `reset`).
+    pub fn node_of(&self, rank: u32) -> u32 {
+        match self.machine.spec.node.placement {
+            Placement::Block => rank / self.machine.ranks_per_node(),
+            Placement::Cyclic => rank % self.nodes.max(1),
+        }
+    }
+
+    /// Whether messages from `src` to `dst` go through shared memory: SMP
+    /// model, shared-memory parameters present, same node (ParJava section 3,
+    /// class `SMP`).
+    pub fn uses_shm(&self, src: u32, dst: u32) -> bool {
+        self.machine.spec.model == CommModel::Smp
+            && self.machine.spec.shm.is_some()
+            && self.node_of(src) == self.node_of(dst)
+    }
+
+    /// The channel set a message from `src` to `dst` uses.
+    pub fn channel_params(&self, src: u32, dst: u32) -> &ChannelParams {
+        match &self.machine.spec.shm {
+            Some(shm) if self.uses_shm(src, dst) => shm,
+            _ => &self.machine.spec.network,
+        }
+    }
+
+    /// Bytes of a rendezvous control message between `src` and `dst` (the
+    /// pair's channel set).
+    pub fn control_bytes_between(&self, src: u32, dst: u32) -> u64 {
+        self.channel_params(src, dst).control_bytes
+    }
 
     /// The (transmit, receive) timelines of a message from `src` to `dst`,
     /// and for a half-duplex channel the (sending, receiving) channels whose
@@ -386,7 +423,7 @@ impl LogGpMachine {
     ) -> (Timeline, Timeline, Option<(Channel, Channel)>) {
         let (from, to) = (self.node_of(src), self.node_of(dst));
         if shm {
-            match self.spec.shm.as_ref().map(|shm| shm.duplex) {
+            match self.machine.spec.shm.as_ref().map(|shm| shm.duplex) {
                 Some(Duplex::Half) => (
                     Timeline::ShmNodeTx(from),
                     Timeline::ShmNodeRx(to),
@@ -395,7 +432,7 @@ impl LogGpMachine {
                 Some(Duplex::Full) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst), None),
             }
         } else {
-            let half = match self.spec.network.duplex {
+            let half = match self.machine.spec.network.duplex {
                 Duplex::Half => Some((Channel::Nic(from), Channel::Nic(to))),
                 Duplex::Full => None,
             };
@@ -508,30 +545,30 @@ fn describe_loggp(params: &LogGpParams) -> String {
     )
 }
 
-impl Machine for LogGpMachine {
+impl Machine for LogGpRun<'_> {
     /// `nominal / cpu_rate` (ParJava section 3: `//CPURate`, the ratio of the
     /// modelled processor's performance to the reference one).
     fn compute_seconds(&self, _rank: u32, nominal: f64) -> f64 {
-        nominal / self.spec.node.cpu_rate
+        nominal / self.machine.spec.node.cpu_rate
     }
 
     /// `bytes / memcpy_bandwidth` (ParJava table 1: `//memcpy`, the time to
     /// copy one byte in a node's memory).
     fn copy_seconds(&self, _rank: u32, bytes: u64) -> f64 {
-        bytes as f64 / self.spec.node.memcpy_bandwidth
+        bytes as f64 / self.machine.spec.node.memcpy_bandwidth
     }
 
     /// `bytes / reduce_op` if the machine file gives the reduction's rate,
     /// else as a memory copy.
     fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        match self.spec.node.reduce_bandwidth {
+        match self.machine.spec.node.reduce_bandwidth {
             Some(rate) => bytes as f64 / rate,
             None => self.copy_seconds(rank, bytes),
         }
     }
 
     fn collectives(&self) -> sim_core::coll::CollConfig {
-        self.spec.collectives.clone()
+        self.machine.spec.collectives.clone()
     }
 
     fn eager_limit(&self, src: u32, dst: u32) -> u64 {
@@ -686,13 +723,13 @@ impl Machine for LogGpMachine {
     /// intervals).
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
-        self.nodes = ranks.div_ceil(self.ranks_per_node()).max(1);
+        self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
         let nodes = self.nodes as usize;
-        let nic_half = match self.spec.network.duplex {
+        let nic_half = match self.machine.spec.network.duplex {
             Duplex::Full => 0,
             Duplex::Half => nodes,
         };
-        let (shm_ranks, shm_nodes) = match (&self.spec.shm, self.spec.model) {
+        let (shm_ranks, shm_nodes) = match (&self.machine.spec.shm, self.machine.spec.model) {
             (Some(shm), CommModel::Smp) => match shm.duplex {
                 Duplex::Full => (ranks as usize, 0),
                 Duplex::Half => (0, nodes),

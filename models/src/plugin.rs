@@ -10,16 +10,31 @@
 //! negative, before `ready`, a pair's arrival going back) or a failed
 //! `parsim_model_transfer` is **clamped** to the nearest valid value, and
 //! the first such violation is kept ([`PluginMachine::violation`]) and all
-//! are counted ([`PluginMachine::violations`]) so that the CLI can report
+//! are counted ([`PluginRun::violations`]) so that the CLI can report
 //! them after the run.
+//!
+//! Description and runs: [`PluginMachine`] is the description; it owns the
+//! loaded library and the one model object `parsim_model_create` made from
+//! the file's parameters. The ABI keeps a run's dynamic state (busy links,
+//! NIC timelines) inside that model object and lets one thread at a time
+//! use it (`parsim_model.h`, "A model object is used by one thread at a
+//! time"), so two runs cannot share it. [`MachineDesc::start`] therefore
+//! locks the model object for the whole run: a [`PluginRun`] holds the
+//! lock, and runs of one description (and of the descriptions
+//! [`PluginMachine::with_eager_limit`] derives from it) are serialised; a
+//! second `start` waits until the first run is dropped. (Creating a model
+//! object per run would let runs overlap, but `parsim_model_create` can
+//! fail, and `start` cannot; a model that failed then would also not be the
+//! model the file was checked with.)
 
 mod ffi;
 
 use std::cell::{Cell, OnceCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 use thiserror::Error;
 
 use crate::config;
@@ -66,13 +81,26 @@ pub struct PluginViolation {
 /// no longer checked (about 32 MiB of state at most).
 const MAX_TRACKED_PAIRS: usize = 1 << 20;
 
-/// A machine whose every answer comes from a model plugin.
+/// A machine whose every answer comes from a model plugin: the
+/// description (the module documentation says how runs share it).
 #[derive(Debug)]
 pub struct PluginMachine {
     spec: PluginSpec,
     /// The machine file, for messages.
     file: String,
-    plugin: ffi::Plugin,
+    /// The model object, locked by the run that uses it; shared with the
+    /// descriptions derived by [`PluginMachine::with_eager_limit`].
+    plugin: Arc<Mutex<ffi::Plugin>>,
+    /// An eager limit for every pair instead of the plugin's.
+    eager_limit: Option<u64>,
+}
+
+/// One run on a [`PluginMachine`]: the locked model object and the checks
+/// of its results.
+#[derive(Debug)]
+pub struct PluginRun<'a> {
+    machine: &'a PluginMachine,
+    plugin: MutexGuard<'a, ffi::Plugin>,
     /// Number of results replaced since the last `reset`.
     violations: Cell<u64>,
     /// The first of them.
@@ -122,11 +150,23 @@ impl PluginMachine {
         Ok(Self {
             spec,
             file: file.into(),
-            plugin,
-            violations: Cell::new(0),
-            first_violation: OnceCell::new(),
-            last_arrival: HashMap::new(),
+            plugin: Arc::new(Mutex::new(plugin)),
+            eager_limit: None,
         })
+    }
+
+    /// The same machine, with `limit` as the eager limit of every pair
+    /// instead of the plugin's answer (0: every message uses the rendezvous
+    /// protocol, the zero buffering of `parsim check`). It shares this
+    /// description's model object, so their runs are serialised too.
+    #[must_use]
+    pub fn with_eager_limit(&self, limit: u64) -> Self {
+        Self {
+            spec: self.spec.clone(),
+            file: self.file.clone(),
+            plugin: Arc::clone(&self.plugin),
+            eager_limit: Some(limit),
+        }
     }
 
     /// Reads a plugin machine file and loads its plugin.
@@ -193,6 +233,34 @@ impl PluginMachine {
         text.push('.');
         text
     }
+}
+
+impl MachineDesc for PluginMachine {
+    type Run<'a> = PluginRun<'a>;
+
+    /// Locks the model object (waiting for a run of this description on
+    /// another thread to end) and resets it for `ranks` ranks.
+    fn start(&self, ranks: u32) -> PluginRun<'_> {
+        // A run that panicked left the model object in some state of its
+        // run; the reset below clears it, so the poison does not matter.
+        let plugin = self.plugin.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut run = PluginRun {
+            machine: self,
+            plugin,
+            violations: Cell::new(0),
+            first_violation: OnceCell::new(),
+            last_arrival: HashMap::new(),
+        };
+        run.reset(ranks);
+        run
+    }
+}
+
+impl<'a> PluginRun<'a> {
+    /// The machine this run is on.
+    pub fn machine(&self) -> &'a PluginMachine {
+        self.machine
+    }
 
     /// The first result since the last `reset` that broke the
     /// [`Machine`] contract and was replaced, if any.
@@ -209,7 +277,7 @@ impl PluginMachine {
         self.violations.set(self.violations.get().saturating_add(1));
         // Only the first is kept; `set` refuses the others.
         let _ = self.first_violation.set(PluginViolation {
-            library: self.spec.library.display().to_string(),
+            library: self.machine.spec.library.display().to_string(),
             call: call(),
             problem,
             replacement: format_time(replacement),
@@ -294,7 +362,7 @@ fn kind_name(kind: MessageKind) -> &'static str {
     }
 }
 
-impl Machine for PluginMachine {
+impl Machine for PluginRun<'_> {
     fn compute_seconds(&self, rank: u32, nominal: f64) -> f64 {
         let value = self.plugin.compute_seconds(rank, nominal);
         self.duration(value, "a time", || {
@@ -310,7 +378,10 @@ impl Machine for PluginMachine {
     }
 
     fn eager_limit(&self, src: u32, dst: u32) -> u64 {
-        self.plugin.eager_limit(src, dst)
+        match self.machine.eager_limit {
+            Some(limit) => limit,
+            None => self.plugin.eager_limit(src, dst),
+        }
     }
 
     fn control_bytes(&self, src: u32, dst: u32) -> u64 {

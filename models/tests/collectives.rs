@@ -4,7 +4,7 @@ use approx::assert_relative_eq;
 use models::LogGpMachine;
 use sim_core::coll::{Algorithm, Library};
 use sim_core::ir::CollKind;
-use sim_core::model::Machine;
+use sim_core::model::{Machine, MachineDesc};
 
 const BASE: &str = r#"
 name = "t"
@@ -24,7 +24,7 @@ fn load(extra: &str) -> Result<LogGpMachine, String> {
 #[test]
 fn default_is_mpich_with_nothing_forced() {
     let m = load("").expect("loads");
-    let c = m.collectives();
+    let c = m.start(1).collectives();
     assert_eq!(c.library, Library::Mpich);
     assert!(c.forced.is_empty());
 }
@@ -35,7 +35,7 @@ fn library_and_forced_algorithms_are_read() {
         "[collectives]\nlibrary = \"openmpi\"\nalltoall = \"pairwise\"\nbcast = \"binomial\"\n",
     )
     .expect("loads");
-    let c = m.collectives();
+    let c = m.start(1).collectives();
     assert_eq!(c.library, Library::OpenMpi);
     // Under Open MPI, its own variants of the named algorithms.
     assert!(
@@ -65,19 +65,31 @@ fn bad_collective_entries_name_the_key() {
 fn reduce_op_is_a_rate_or_a_time_per_byte() {
     // Default: like memcpy (1 GB/s).
     let m = load("").expect("loads");
-    assert_relative_eq!(m.reduce_seconds(0, 1000), 1.0e-6, max_relative = 1e-12);
+    assert_relative_eq!(
+        m.start(1).reduce_seconds(0, 1000),
+        1.0e-6,
+        max_relative = 1e-12
+    );
     let with_rate = BASE.replace(
         "memcpy = \"1 GB/s\"",
         "memcpy = \"1 GB/s\"\nreduce_op = \"250 MB/s\"",
     );
     let m = LogGpMachine::from_toml_str(&with_rate, "t.toml").expect("loads");
-    assert_relative_eq!(m.reduce_seconds(0, 1000), 4.0e-6, max_relative = 1e-12);
+    assert_relative_eq!(
+        m.start(1).reduce_seconds(0, 1000),
+        4.0e-6,
+        max_relative = 1e-12
+    );
     let per_byte = BASE.replace(
         "memcpy = \"1 GB/s\"",
         "memcpy = \"1 GB/s\"\nreduce_op = \"2 ns/B\"",
     );
     let m = LogGpMachine::from_toml_str(&per_byte, "t.toml").expect("loads");
-    assert_relative_eq!(m.reduce_seconds(0, 1000), 2.0e-6, max_relative = 1e-12);
+    assert_relative_eq!(
+        m.start(1).reduce_seconds(0, 1000),
+        2.0e-6,
+        max_relative = 1e-12
+    );
     let bad = BASE.replace(
         "memcpy = \"1 GB/s\"",
         "memcpy = \"1 GB/s\"\nreduce_op = \"fast\"",

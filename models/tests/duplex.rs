@@ -4,8 +4,8 @@
 //! serialisation, and the shared-memory channel of a node.
 
 use approx::assert_relative_eq;
-use models::{Duplex, LogGpMachine};
-use sim_core::model::{Machine, MessageKind, Transfer};
+use models::{Duplex, LogGpMachine, LogGpRun};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 
 const US: f64 = 1e-6;
 /// o_s = 1 us, L = 5 us.
@@ -38,17 +38,18 @@ eager_limit = "64 MiB"
 duplex = "SHM"
 "#;
 
-fn machine(ranks_per_node: u32, net: &str, shm: &str, ranks: u32) -> LogGpMachine {
+fn machine(ranks_per_node: u32, net: &str, shm: &str, ranks: u32) -> LogGpRun<'static> {
     let text = MACHINE
         .replace("RPN", &ranks_per_node.to_string())
         .replace("NET", net)
         .replace("SHM", shm);
-    let mut m = match LogGpMachine::from_toml_str(&text, "duplex.toml") {
+    let m = match LogGpMachine::from_toml_str(&text, "duplex.toml") {
         Ok(m) => m,
         Err(err) => panic!("test machine does not load: {err}"),
     };
-    m.reset(ranks);
-    m
+    // A run borrows its description; leaked, the description lives as long
+    // as the test needs it.
+    Box::leak(Box::new(m)).start(ranks)
 }
 
 fn post(n: u64) -> f64 {
@@ -63,9 +64,9 @@ fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
 #[test]
 fn duplex_is_read_and_described() {
     let m = machine(1, "half", "full", 2);
-    assert_eq!(m.network().duplex, Duplex::Half);
-    assert_eq!(m.shm().map(|shm| shm.duplex), Some(Duplex::Full));
-    let text = m.describe();
+    assert_eq!(m.machine().network().duplex, Duplex::Half);
+    assert_eq!(m.machine().shm().map(|shm| shm.duplex), Some(Duplex::Full));
+    let text = m.machine().describe();
     assert!(text.contains("half duplex"), "{text}");
     // The default is full duplex.
     let text = MACHINE
@@ -249,13 +250,13 @@ fn pair_arrivals_never_decrease_with_segments_and_contention() {
                [[network.segments]]\nfrom = \"1 KiB\"\nlatency = \"50 us\"\ngap = \"2 us\"\n\
                [[network.segments]]\nfrom = \"32 KiB\"\nlatency = \"80 us\"\n\
                bandwidth = \"1 GB/s\"\n";
-        let mut m = match LogGpMachine::from_toml_str(&text, "mixed.toml") {
+        let m = match LogGpMachine::from_toml_str(&text, "mixed.toml") {
             Ok(m) => m,
             Err(err) => panic!("{err}\n{text}"),
         };
         assert_eq!(m.network().segments.len(), 2);
         assert_eq!(m.shm().map(|shm| shm.segments.len()), Some(1));
-        m.reset(8);
+        let mut m = m.start(8);
         let mut state: u64 = 99;
         let mut next = || {
             state = state

@@ -3,7 +3,7 @@
 
 use approx::assert_relative_eq;
 use models::{ChannelParams, Duplex, LogGpMachine, Packets};
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 
 const US: f64 = 1e-6;
 
@@ -130,8 +130,8 @@ fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
 #[test]
 fn back_to_back_sends_gap_dominant() {
     // g = 50 us > post − L = 3 us for 1000 bytes.
-    let mut m = hardware("50 us", "");
-    m.reset(4);
+    let m = hardware("50 us", "");
+    let mut m = m.start(4);
     // post(1000) = 12 + 1 = 13 us.
     let first = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
     // start 0; arrival 13 us; cpu free after o_s (one packet); busy until max(g, 3 us) = 50 us.
@@ -152,8 +152,8 @@ fn back_to_back_sends_gap_dominant() {
 #[test]
 fn back_to_back_sends_bandwidth_dominant() {
     // g = 1 us < post − L = 102 us for 100,000 bytes.
-    let mut m = hardware("1 us", "");
-    m.reset(2);
+    let m = hardware("1 us", "");
+    let mut m = m.start(2);
     // post(100,000) = 12 + 100 = 112 us.
     let first = m.transfer(0, 1, 100_000, MessageKind::Eager, 0.0);
     assert_transfer(first, 2.0 * US, 112.0 * US);
@@ -175,8 +175,8 @@ fn back_to_back_sends_bandwidth_dominant() {
 
 #[test]
 fn rendezvous_kinds_and_cpu_free() {
-    let mut m = hardware("0 us", "");
-    m.reset(2);
+    let m = hardware("0 us", "");
+    let mut m = m.start(2);
     // RTS/CTS: like eager, free after the hand-over of the (only) packet.
     let rts = m.transfer(0, 1, 0, MessageKind::RendezvousRts, 0.0);
     assert_transfer(rts, 2.0 * US, 12.0 * US);
@@ -190,8 +190,8 @@ fn rendezvous_kinds_and_cpu_free() {
 
 #[test]
 fn fragmented_transfer() {
-    let mut m = hardware("0 us", "mtu = \"1000 B\"");
-    m.reset(2);
+    let m = hardware("0 us", "mtu = \"1000 B\"");
+    let mut m = m.start(2);
     // post(2500) = 2·13 + 12.5 = 38.5 us; all packets but the last: 26 us.
     let eager = m.transfer(0, 1, 2500, MessageKind::Eager, 0.0);
     // cpu free = start + 26 + o_s = 28 us.
@@ -206,7 +206,8 @@ fn fragmented_transfer() {
 
 #[test]
 fn node_model_and_overheads() {
-    let m = hardware("0 us", "");
+    let machine = hardware("0 us", "");
+    let m = machine.start(2);
     // cpu_rate = 2: nominal seconds halve.
     assert_relative_eq!(m.compute_seconds(0, 3.0), 1.5);
     // memcpy 1 GB/s = 10^9 B/s.
@@ -220,8 +221,8 @@ fn node_model_and_overheads() {
 
 #[test]
 fn reset_clears_busy_times() {
-    let mut m = hardware("50 us", "");
-    m.reset(2);
+    let m = hardware("50 us", "");
+    let mut m = m.start(2);
     m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
     m.reset(2);
     let after = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
@@ -231,8 +232,8 @@ fn reset_clears_busy_times() {
 #[test]
 fn pair_arrivals_never_decrease() {
     // Deterministic pseudo-random sizes and ready times (an LCG).
-    let mut m = hardware("3 us", "mtu = \"1500 B\"");
-    m.reset(2);
+    let m = hardware("3 us", "mtu = \"1500 B\"");
+    let mut m = m.start(2);
     let mut state: u64 = 12345;
     let mut next = || {
         state = state
@@ -260,8 +261,8 @@ fn pair_arrivals_never_decrease() {
 
 #[test]
 fn a_million_ranks() {
-    let mut m = LogGpMachine::builtin_default();
-    m.reset(1_000_000);
+    let m = LogGpMachine::builtin_default();
+    let mut m = m.start(1_000_000);
     assert_eq!(m.nodes(), 15_625); // ceil(10^6 / 64)
     assert_eq!(m.node_of(999_999), 15_624);
     let tr = m.transfer(999_999, 0, 8, MessageKind::Eager, 1.0);

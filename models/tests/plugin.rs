@@ -138,7 +138,7 @@ fn hockney(src: u32, dst: u32, bytes: u64) -> f64 {
 #[test]
 fn plugin_answers_follow_its_formula() {
     let path = machine_file("default", "formula.toml", PARAMS);
-    let mut machine = load_ok(&path);
+    let machine = load_ok(&path);
     assert!(machine.as_plugin().is_some());
     assert_eq!(machine.name(), "torus-test");
     assert_eq!(machine.description(), "the example plugin");
@@ -150,7 +150,7 @@ fn plugin_answers_follow_its_formula() {
     assert!(text.contains("latency = \"2.5e-6\""), "{text}");
     assert!(text.contains("eager_limit = \"4096\""), "{text}");
 
-    machine.reset(16);
+    let mut machine = machine.start(16);
     assert_relative_eq!(machine.compute_seconds(3, 3.0), 1.5);
     assert_relative_eq!(
         machine.copy_seconds(3, 1000),
@@ -217,14 +217,14 @@ latency = "2.5 us"
 bandwidth = "100 MB/s"
 eager_limit = "4 KiB"
 "#;
-    let mut loggp = match AnyMachine::from_toml_str(loggp_text, "flat.toml", Path::new(".")) {
+    let loggp = match AnyMachine::from_toml_str(loggp_text, "flat.toml", Path::new(".")) {
         Ok(machine) => machine,
         Err(err) => panic!("{err}"),
     };
-    let mut plugin = load_ok(&machine_file("default", "changes.toml", PARAMS));
+    let plugin = load_ok(&machine_file("default", "changes.toml", PARAMS));
     for (src, dst) in [(0, 1), (0, 10), (5, 15), (12, 0)] {
-        loggp.reset(16);
-        plugin.reset(16);
+        let mut loggp = loggp.start(16);
+        let mut plugin = plugin.start(16);
         let flat = loggp.transfer(src, dst, 1000, MessageKind::Eager, 0.0);
         let torus = plugin.transfer(src, dst, 1000, MessageKind::Eager, 0.0);
         assert_relative_eq!(flat.arrival, 12.5 * US, max_relative = 1e-12);
@@ -239,8 +239,8 @@ eager_limit = "4 KiB"
 #[test]
 fn a_plugin_out_of_range_rank_is_recorded_not_fatal() {
     let path = machine_file("default", "range.toml", PARAMS);
-    let mut machine = load_ok(&path);
-    machine.reset(4);
+    let machine = load_ok(&path);
+    let mut machine = machine.start(4);
     // Rank 7 is outside the run: the plugin returns an error code.
     let tr = machine.transfer(7, 0, 8, MessageKind::Eager, 2.0);
     assert_eq!((tr.cpu_free, tr.arrival), (2.0, 2.0));
@@ -318,8 +318,8 @@ fn create_errors_carry_the_plugin_message() {
 fn bad_results_are_clamped_and_recorded() {
     // The `faulty` build returns bad values for some sizes (see its source).
     let path = machine_file("faulty", "faulty.toml", PARAMS);
-    let mut machine = load_ok(&path);
-    machine.reset(16);
+    let machine = load_ok(&path);
+    let mut machine = machine.start(16);
     // 13 B: arrival NaN -> ready.
     let tr = machine.transfer(0, 1, 13, MessageKind::Eager, 1.0);
     assert_eq!(tr.arrival, 1.0);
@@ -450,12 +450,12 @@ fn the_example_machine_file_loads_with_the_built_library() {
     assert!(text.contains(shipped), "the example names {shipped}");
     let built = built("default").join(library_in_target());
     let text = text.replace(shipped, &built.display().to_string());
-    let mut machine = match AnyMachine::from_toml_str(&text, "torus-4x4.toml", &plugin_dir()) {
+    let machine = match AnyMachine::from_toml_str(&text, "torus-4x4.toml", &plugin_dir()) {
         Ok(machine) => machine,
         Err(err) => panic!("{err}"),
     };
     assert_eq!(machine.name(), "torus-4x4-hockney");
-    machine.reset(16);
+    let mut machine = machine.start(16);
     // a = 4.5 us, h = 0.2 us, 80 MB/s: 0 -> 10 (4 hops), 800 B: 4.5 + 0.8 + 10 us.
     let tr = machine.transfer(0, 10, 800, MessageKind::Eager, 0.0);
     assert_relative_eq!(tr.arrival, 15.3 * US, max_relative = 1e-12);
@@ -478,7 +478,7 @@ fn load_machine_reads_loggp_files_too() {
         assert!(any.as_loggp().is_some(), "{file}");
         assert_eq!(any.name(), loggp.name());
         assert_eq!(any.describe(), loggp.describe());
-        assert_eq!(any.violations(), 0);
+        assert_eq!(any.start(2).violations(), 0);
     }
     let builtin = AnyMachine::builtin_default();
     assert_eq!(builtin.name(), "default-infiniband");
@@ -491,7 +491,66 @@ fn load_machine_reads_loggp_files_too() {
             assert!(err.to_string().contains("load_machine"), "{err}");
         }
     }
-    // `AnyMachine` can cross threads, as a `Box<dyn Machine + Send>` could.
-    fn assert_send<T: Send>() {}
-    assert_send::<AnyMachine>();
+    // `AnyMachine` is a description that threads share.
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<AnyMachine>();
+}
+
+#[test]
+fn runs_of_one_plugin_description_are_serialised_and_independent() {
+    let path = machine_file("default", "runs.toml", PARAMS);
+    let machine = load_ok(&path);
+    // 0 -> 10 is 4 hops, 1000 B on idle links: 2.5 + 0.4 + 10 = 12.9 us;
+    // then 0 -> 3 waits for rank 0's link: 10 + 2.5 + 0.1 us.
+    let run = |machine: &AnyMachine| {
+        let mut run = machine.start(16);
+        let first = run.transfer(0, 10, 1000, MessageKind::Eager, 0.0);
+        let second = run.transfer(0, 3, 0, MessageKind::Eager, 0.0);
+        (first.arrival, second.arrival, run.violations())
+    };
+    let check = |(first, second, violations): (f64, f64, u64)| {
+        assert_relative_eq!(first, 12.9 * US, max_relative = 1e-12);
+        assert_relative_eq!(second, 12.6 * US, max_relative = 1e-12);
+        assert_eq!(violations, 0);
+    };
+    // One run after the other: the second starts from idle links.
+    check(run(&machine));
+    check(run(&machine));
+    // From several threads: the runs take turns with the one model object,
+    // and each starts from idle links.
+    let results: Vec<(f64, f64, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4).map(|_| scope.spawn(|| run(&machine))).collect();
+        handles
+            .into_iter()
+            .map(|handle| match handle.join() {
+                Ok(result) => result,
+                Err(_) => panic!("a run panicked"),
+            })
+            .collect()
+    });
+    assert_eq!(results.len(), 4);
+    results.into_iter().for_each(check);
+    // Zero buffering overrides the plugin's eager limit (4096 B) only.
+    let zero = machine.zero_buffering();
+    assert_eq!(machine.start(16).eager_limit(0, 5), 4096);
+    let zero_run = zero.start(16);
+    assert_eq!(zero_run.eager_limit(0, 5), 0);
+    assert_eq!(zero_run.control_bytes(0, 5), 32);
+    drop(zero_run);
+    check(run(&zero));
+}
+
+#[test]
+fn violations_belong_to_their_run() {
+    let path = machine_file("faulty", "faulty-runs.toml", PARAMS);
+    let machine = load_ok(&path);
+    let mut first = machine.start(16);
+    // 13 B: arrival NaN, replaced by ready.
+    let tr = first.transfer(0, 1, 13, MessageKind::Eager, 1.0);
+    assert_eq!(tr.arrival, 1.0);
+    assert_eq!(first.violations(), 1);
+    drop(first);
+    let second = machine.start(16);
+    assert_eq!(second.violations(), 0);
+    assert!(second.violation().is_none());
 }

@@ -3,7 +3,7 @@
 
 use approx::assert_relative_eq;
 use models::{LogGpMachine, MachineError};
-use sim_core::model::{Machine, MessageKind, Transfer};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 
 const US: f64 = 1e-6;
 
@@ -108,18 +108,22 @@ fn inherited_and_overridden_keys() {
     assert_relative_eq!(second.params.recv_overhead, 3.0 * US, max_relative = 1e-12);
     // The trait's overheads follow the segment of the message's size.
     assert_relative_eq!(
-        m.send_overhead(0, 1, 65_535),
+        m.start(2).send_overhead(0, 1, 65_535),
         1.0 * US,
         max_relative = 1e-12
     );
     assert_relative_eq!(
-        m.send_overhead(0, 1, 65_536),
+        m.start(2).send_overhead(0, 1, 65_536),
         2.0 * US,
         max_relative = 1e-12
     );
-    assert_relative_eq!(m.recv_overhead(0, 1, 7), 1.0 * US, max_relative = 1e-12);
     assert_relative_eq!(
-        m.recv_overhead(0, 1, 65_536),
+        m.start(2).recv_overhead(0, 1, 7),
+        1.0 * US,
+        max_relative = 1e-12
+    );
+    assert_relative_eq!(
+        m.start(2).recv_overhead(0, 1, 65_536),
         3.0 * US,
         max_relative = 1e-12
     );
@@ -154,8 +158,8 @@ fn fragmented_message_uses_the_segment_of_the_whole_message() {
 
 #[test]
 fn transfers_use_the_segment_of_their_own_size() {
-    let mut m = machine("unlimited");
-    m.reset(2);
+    let m = machine("unlimited");
+    let mut m = m.start(2);
     // Eager 7 B: base. cpu free at o_s = 1 us; arrival 6.0875 us.
     let eager = m.transfer(0, 1, 7, MessageKind::Eager, 0.0);
     assert_transfer(eager, 1.0 * US, (6.0 + 7.0 * 0.0125) * US);
@@ -175,11 +179,11 @@ fn gap_and_nic_busy_follow_the_segment() {
     let text = PIECEWISE
         .replace("MTU", "unlimited")
         .replace("from = \"8 B\"", "from = \"8 B\"\ngap = \"50 us\"");
-    let mut m = match LogGpMachine::from_toml_str(&text, "gap.toml") {
+    let m = match LogGpMachine::from_toml_str(&text, "gap.toml") {
         Ok(m) => m,
         Err(err) => panic!("{err}"),
     };
-    m.reset(2);
+    let mut m = m.start(2);
     let first = m.transfer(0, 1, 8, MessageKind::Eager, 0.0);
     // busy until max(g = 50, post − L = 1 + 8/60) = 50 us.
     let second = m.transfer(0, 1, 0, MessageKind::Eager, first.cpu_free);
@@ -308,11 +312,11 @@ from = "1 KiB"
     assert_eq!(err.key(), Some("shm.segments[1].from"), "{err}");
     // Fixed, the shm segment applies to pairs on one node only.
     let fixed = text.replace("from = \"1 KiB\"", "from = \"1 MiB\"");
-    let mut m = match LogGpMachine::from_toml_str(&fixed, "smp.toml") {
+    let m = match LogGpMachine::from_toml_str(&fixed, "smp.toml") {
         Ok(m) => m,
         Err(err) => panic!("{err}"),
     };
-    m.reset(4);
+    let mut m = m.start(4);
     // Shm 4 KiB: o_s 0 + L 2 us + 4096 B / 2 GB/s.
     let local = m.transfer(0, 1, 4096, MessageKind::Eager, 0.0);
     assert_relative_eq!(local.arrival, 2.0 * US + 4096.0 / 2e9, max_relative = 1e-12);

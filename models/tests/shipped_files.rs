@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use approx::assert_relative_eq;
 use models::{ChannelParams, CommModel, LogGpMachine, Placement};
-use sim_core::model::Machine;
+use sim_core::model::{Machine, MachineDesc};
 
 fn machine_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -92,7 +92,7 @@ fn paper_networks_load_with_their_parameters() {
         ("sci.toml", 4e-6, 300e6, None),
     ];
     for (file, latency, bandwidth, mtu) in cases {
-        let mut machine = load(file);
+        let machine = load(file);
         assert_eq!(machine.model(), CommModel::Smp, "{file}");
         assert_eq!(machine.ranks_per_node(), 2, "{file}");
         let net = machine.network().clone();
@@ -103,13 +103,13 @@ fn paper_networks_load_with_their_parameters() {
         assert_eq!(net.mtu, mtu, "{file}");
         // ParJava's k = 4: the service message size.
         assert_eq!(net.control_bytes, 4, "{file}");
-        assert_relative_eq!(machine.compute_seconds(0, 2.0), 2.0);
-        machine.reset(8);
+        assert!(!machine.describe().is_empty());
+        let run = machine.start(8);
+        assert_relative_eq!(run.compute_seconds(0, 2.0), 2.0);
         assert!(
-            machine.uses_shm(0, 1),
+            run.uses_shm(0, 1),
             "{file}: ranks 0 and 1 share a dual node"
         );
-        assert!(!machine.uses_shm(1, 2), "{file}: ranks 1 and 2 do not");
-        assert!(!machine.describe().is_empty());
+        assert!(!run.uses_shm(1, 2), "{file}: ranks 1 and 2 do not");
     }
 }

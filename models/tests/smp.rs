@@ -2,8 +2,8 @@
 //! ranks of one node, under block and cyclic placement.
 
 use approx::assert_relative_eq;
-use models::{CommModel, LogGpMachine, Placement};
-use sim_core::model::{Machine, MessageKind, Transfer};
+use models::{CommModel, LogGpMachine, LogGpRun, Placement};
+use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
 
 const US: f64 = 1e-6;
 
@@ -31,14 +31,15 @@ eager_limit = "16 KiB"
 control_bytes = "8 B"
 "#;
 
-fn smp(placement: &str, ranks: u32) -> LogGpMachine {
+fn smp(placement: &str, ranks: u32) -> LogGpRun<'static> {
     let text = SMP.replace("PLACEMENT", placement);
-    let mut machine = match LogGpMachine::from_toml_str(&text, "smp.toml") {
+    let m = match LogGpMachine::from_toml_str(&text, "smp.toml") {
         Ok(machine) => machine,
         Err(err) => panic!("test machine does not load: {err}"),
     };
-    machine.reset(ranks);
-    machine
+    // A run borrows its description; leaked, the description lives as long
+    // as the test needs it.
+    Box::leak(Box::new(m)).start(ranks)
 }
 
 fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
@@ -49,8 +50,8 @@ fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
 #[test]
 fn block_placement_pairs() {
     let m = smp("block", 4);
-    assert_eq!(m.model(), CommModel::Smp);
-    assert_eq!(m.node().placement, Placement::Block);
+    assert_eq!(m.machine().model(), CommModel::Smp);
+    assert_eq!(m.machine().node().placement, Placement::Block);
     assert_eq!(m.nodes(), 2);
     let nodes: Vec<u32> = (0..4).map(|r| m.node_of(r)).collect();
     assert_eq!(nodes, [0, 0, 1, 1]);
@@ -92,7 +93,7 @@ fn cyclic_placement_pairs() {
 /// second waits for the shared NIC. Network post(1000) = 1 + 10 + 1 = 12 us,
 /// busy for max(0, 12 − 10) = 2 us.
 fn check_nic_sharing(
-    m: &mut LogGpMachine,
+    m: &mut LogGpRun<'_>,
     a: u32,
     b: u32,
     remote_a: u32,
@@ -137,11 +138,11 @@ fn hardware_model_never_uses_shm() {
         .replace("PLACEMENT", "block")
         .replace("\"smp\"", "\"hardware\"")
         .replace("ranks_per_node = 2", "ranks_per_node = 1");
-    let mut m = match LogGpMachine::from_toml_str(&text, "hw.toml") {
+    let m = match LogGpMachine::from_toml_str(&text, "hw.toml") {
         Ok(machine) => machine,
         Err(err) => panic!("{err}"),
     };
-    m.reset(4);
+    let mut m = m.start(4);
     assert_eq!(m.nodes(), 4);
     assert!((0..4).all(|r| m.node_of(r) == r));
     assert!(!m.uses_shm(0, 1) && !m.uses_shm(0, 0));
@@ -154,12 +155,12 @@ fn hardware_model_never_uses_shm() {
 
 #[test]
 fn default_machine_has_64_ranks_per_node() {
-    let mut m = LogGpMachine::builtin_default();
-    m.reset(128);
+    let m = LogGpMachine::builtin_default();
+    let mut m = m.start(128);
     assert_eq!(m.nodes(), 2);
     assert!(m.uses_shm(0, 63) && !m.uses_shm(63, 64));
     // Ping-pong half round trip on the network: o_s + L + 8 B·G + o_r ≈ 1 us.
-    let net = m.network().clone();
+    let net = m.machine().network().clone();
     let tr = m.transfer(0, 64, 8, MessageKind::Eager, 0.0);
     let one_way = tr.arrival + m.recv_overhead(0, 64, 8);
     assert_relative_eq!(

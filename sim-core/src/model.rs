@@ -1,9 +1,23 @@
 //! The traits a machine model implements.
 //!
-//! The engine asks the model three kinds of question: how long a piece of
+//! A model has two parts:
+//! - a [`MachineDesc`], the machine's *description*: what a machine file
+//!   says, parsed once, immutable, `Send + Sync`, so that one description
+//!   serves every run of a sweep or every noise draw, also from several
+//!   threads at once;
+//! - a *run state*, which [`MachineDesc::start`] hands out for one run and
+//!   which implements [`Machine`]: the per-run network state (NIC "busy
+//!   until" timelines) that `transfer` updates. The engine receives a run
+//!   state as `&mut dyn Machine`.
+//!
+//! The engine asks a run state three kinds of question: how long a piece of
 //! compute or a memory copy takes on a rank's node, when a message that a
 //! rank starts to send is fully at its destination (and when the sender's
-//! CPU and NIC are free again), and which protocol a message uses.
+//! CPU and NIC are free again), and which protocol a message uses. The
+//! per-rank and per-pair questions (everything but `transfer` and `reset`)
+//! are pure within a run; they are asked of the run state and not of the
+//! description because a model may answer them from what it knows about
+//! the run (a plugin learns the rank count only when a run starts).
 //!
 //! Invariants a model must uphold (the engine relies on them):
 //! - Every returned time is finite and `>=` the time passed in.
@@ -11,8 +25,11 @@
 //!   order of `transfer` calls (MPI's non-overtaking rule needs envelopes of
 //!   one pair to arrive in send order). The engine clamps defensively anyway.
 //! - `transfer` calls arrive in nondecreasing `ready` order across the whole
-//!   simulation (the engine executes communication in global time order), so
-//!   a model may keep per-NIC "busy until" state.
+//!   run (the engine executes communication in global time order), so a run
+//!   state may keep per-NIC "busy until" state.
+//! - Two run states started from one description with the same rank count
+//!   and asked the same questions in the same order give the same answers:
+//!   a run never sees another run's state.
 
 /// What a transfer carries; models may charge protocol messages differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +55,8 @@ pub struct Transfer {
     pub arrival: f64,
 }
 
-/// A machine: nodes and the network between them.
+/// One run on a machine: the nodes and the network between them, with the
+/// network's state for this run. Started by [`MachineDesc::start`].
 pub trait Machine {
     /// Seconds that `nominal` seconds of reference compute take on `rank`'s node
     /// (ParJava's `//CPURate`).
@@ -85,6 +103,25 @@ pub trait Machine {
         crate::coll::CollConfig::default()
     }
 
-    /// Resets all dynamic state (NIC busy times) for a new run.
+    /// Clears all dynamic state (NIC busy times) for a new run of `ranks`
+    /// ranks, as [`MachineDesc::start`] leaves it. The engine calls it
+    /// before the first transfer of every run.
     fn reset(&mut self, ranks: u32);
+}
+
+/// A machine's description: the parsed machine file, immutable and
+/// shareable between threads. Every run gets its own state from
+/// [`start`](MachineDesc::start).
+pub trait MachineDesc: Send + Sync {
+    /// The state of one run (it may borrow the description).
+    type Run<'a>: Machine
+    where
+        Self: 'a;
+
+    /// A fresh run state for `ranks` ranks (all timelines idle, as after
+    /// [`Machine::reset`]). A description may serialise its runs (e.g. a
+    /// model plugin whose one model object holds the run's state): then
+    /// `start` waits until the previous run state is dropped, so a thread
+    /// must not hold two run states of such a description at once.
+    fn start(&self, ranks: u32) -> Self::Run<'_>;
 }

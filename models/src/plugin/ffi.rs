@@ -34,7 +34,9 @@
 //!    so calls on one model never overlap.
 //! 5. **Threads.** [`Plugin`] is `Send`: the ABI requires a model object to
 //!    work from any one thread at a time (no thread-local state), and
-//!    `&mut`/`&` borrows keep it to one thread at a time. It is not `Sync`.
+//!    `&mut`/`&` borrows keep it to one thread at a time. It is not `Sync`;
+//!    `PluginMachine` shares it between threads only inside a `Mutex`,
+//!    whose guard a run holds.
 //! 6. **Unwinding.** A Rust plugin's `extern "C"` functions abort instead of
 //!    unwinding; the ABI forbids C++ exceptions and panics crossing it.
 //!

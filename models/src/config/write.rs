@@ -1,0 +1,328 @@
+//! Writing a machine file: the format of `examples/machines/README.md`,
+//! with comments, piecewise segments and units written out:
+//!
+//! ```toml
+//! [network]                # base parameters, for sizes below the first segment's `from`
+//! latency = "5 us"
+//! bandwidth = "80 MB/s"
+//! ...
+//! [[network.segments]]     # messages of at least `from` bytes, up to the next segment's `from`
+//! from = "8 B"
+//! latency = "7.7 us"
+//! bandwidth = "60 MB/s"
+//! ```
+//!
+//! Times are written in µs to the picosecond, bandwidths in MB/s (10^6
+//! B/s) with 7 significant digits, sizes with [`format_size`]. What is
+//! written is not validated here: read it back (`LogGpMachine::from_toml_str`)
+//! to check it.
+
+use std::fmt::Write as _;
+
+use crate::params::{CommModel, LogGpParams, NodeParams};
+use crate::units::format_size;
+
+/// A LogGP machine file to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineFile {
+    /// Comment lines at the top, without the leading `#` (an empty line
+    /// writes a bare `#`).
+    pub header: Vec<String>,
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: String,
+    /// `model`.
+    pub model: CommModel,
+    /// `[node]`: `cpu_rate`, `memcpy`, `ranks_per_node`, `placement` and,
+    /// when given, `reduce_op`.
+    pub node: NodeParams,
+    /// `[network]`; `None` leaves the required section out (a file that
+    /// does not load, for a caller that has nothing to write).
+    pub network: Option<ChannelFile>,
+    /// `[shm]`.
+    pub shm: Option<ChannelFile>,
+    /// `[collectives]` entries (`library = "mpich"`, `alltoall =
+    /// "pairwise"`), written as given; empty for no section.
+    pub collectives: Vec<(String, String)>,
+}
+
+/// One channel section (`[network]` or `[shm]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelFile {
+    /// A comment line after the section's header, without the `#`.
+    pub comment: Option<String>,
+    /// The base parameters (sizes below the first segment's `from`).
+    pub base: LogGpParams,
+    /// `mtu`; `None` writes `"unlimited"`.
+    pub mtu: Option<u64>,
+    /// `duplex` ("full" or "half"), written as given; `None` leaves it out
+    /// (full duplex).
+    pub duplex: Option<String>,
+    /// `eager_limit`.
+    pub eager_limit: u64,
+    /// `control_bytes`.
+    pub control_bytes: u64,
+    /// `[[section.segments]]`, by increasing `from`.
+    pub segments: Vec<SegmentFile>,
+}
+
+/// One `[[section.segments]]` table. Its `latency` and speed are always
+/// written; the overheads and the gap only where they differ from the
+/// channel's base.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentFile {
+    /// A comment line after the table's header, without the `#`.
+    pub comment: Option<String>,
+    /// `from`: messages of at least this many bytes.
+    pub from: u64,
+    /// The segment's parameters.
+    pub params: LogGpParams,
+}
+
+/// A time in µs, to the picosecond, trailing zeros dropped: `"5.21 us"`.
+pub fn time_us(seconds: f64) -> String {
+    format!("{} us", trim(format!("{:.6}", seconds * 1e6)))
+}
+
+/// A bandwidth of `1 / seconds_per_byte` in MB/s (10^6 B/s) with 7
+/// significant digits: `"85.54 MB/s"`.
+pub fn bandwidth_mb(seconds_per_byte: f64) -> String {
+    let mb_per_s = 1.0 / seconds_per_byte / 1e6;
+    let digits = if mb_per_s >= 1.0 {
+        mb_per_s.log10().floor() as i32 + 1
+    } else {
+        1
+    };
+    let decimals = (7 - digits).clamp(0, 12) as usize;
+    format!("{} MB/s", trim(format!("{mb_per_s:.decimals$}")))
+}
+
+fn trim(text: String) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// A TOML basic string.
+pub fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `# line` for each line, `#` for an empty one.
+fn comments(out: &mut String, lines: &[String]) {
+    for line in lines {
+        if line.is_empty() {
+            out.push_str("#\n");
+        } else {
+            let _ = writeln!(out, "# {line}");
+        }
+    }
+}
+
+/// `latency` and `bandwidth` (or `gap_per_byte = "0 ns"` for G = 0).
+fn speed_keys(out: &mut String, params: &LogGpParams) {
+    let _ = writeln!(out, "latency = \"{}\"", time_us(params.latency));
+    if params.gap_per_byte > 0.0 {
+        let _ = writeln!(out, "bandwidth = \"{}\"", bandwidth_mb(params.gap_per_byte));
+    } else {
+        let _ = writeln!(out, "gap_per_byte = \"0 ns\"");
+    }
+}
+
+fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
+    let base = &channel.base;
+    let _ = writeln!(out, "\n[{section}]");
+    if let Some(comment) = &channel.comment {
+        let _ = writeln!(out, "# {comment}");
+    }
+    speed_keys(out, base);
+    let _ = writeln!(out, "send_overhead = \"{}\"", time_us(base.send_overhead));
+    let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
+    let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
+    let mtu = channel
+        .mtu
+        .map_or_else(|| "unlimited".to_owned(), format_size);
+    let _ = writeln!(out, "mtu = \"{mtu}\"");
+    if let Some(duplex) = &channel.duplex {
+        let _ = writeln!(out, "duplex = {}", quoted(duplex));
+    }
+    let _ = writeln!(
+        out,
+        "eager_limit = \"{}\"",
+        format_size(channel.eager_limit)
+    );
+    let _ = writeln!(
+        out,
+        "control_bytes = \"{}\"",
+        format_size(channel.control_bytes)
+    );
+    for segment in &channel.segments {
+        let params = &segment.params;
+        let _ = writeln!(out, "\n[[{section}.segments]]");
+        if let Some(comment) = &segment.comment {
+            let _ = writeln!(out, "# {comment}");
+        }
+        let _ = writeln!(out, "from = \"{}\"", format_size(segment.from));
+        speed_keys(out, params);
+        if params.send_overhead != base.send_overhead {
+            let _ = writeln!(out, "send_overhead = \"{}\"", time_us(params.send_overhead));
+        }
+        if params.recv_overhead != base.recv_overhead {
+            let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(params.recv_overhead));
+        }
+        if params.gap != base.gap {
+            let _ = writeln!(out, "gap = \"{}\"", time_us(params.gap));
+        }
+    }
+}
+
+/// The text of a machine file.
+pub fn machine_file(file: &MachineFile) -> String {
+    let mut out = String::new();
+    comments(&mut out, &file.header);
+    out.push('\n');
+    let _ = writeln!(out, "name = {}", quoted(&file.name));
+    let _ = writeln!(out, "description = {}", quoted(&file.description));
+    let _ = writeln!(out, "model = \"{}\"", file.model.as_str());
+    let node = &file.node;
+    out.push_str("\n[node]\n");
+    let _ = writeln!(out, "cpu_rate = {}", trim(format!("{:.6}", node.cpu_rate)));
+    let _ = writeln!(
+        out,
+        "memcpy = \"{}\"",
+        bandwidth_mb(1.0 / node.memcpy_bandwidth)
+    );
+    let _ = writeln!(out, "ranks_per_node = {}", node.ranks_per_node);
+    let _ = writeln!(out, "placement = \"{}\"", node.placement.as_str());
+    if let Some(rate) = node.reduce_bandwidth {
+        let _ = writeln!(out, "reduce_op = \"{}\"", bandwidth_mb(1.0 / rate));
+    }
+    if let Some(network) = &file.network {
+        channel(&mut out, "network", network);
+    }
+    if let Some(shm) = &file.shm {
+        channel(&mut out, "shm", shm);
+    }
+    if !file.collectives.is_empty() {
+        let _ = writeln!(out, "\n[collectives]");
+        for (key, value) in &file.collectives {
+            let _ = writeln!(out, "{key} = {}", quoted(value));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Placement;
+
+    #[test]
+    fn numbers_are_written_with_units() {
+        assert_eq!(time_us(5.21e-6), "5.21 us");
+        assert_eq!(time_us(0.0), "0 us");
+        assert_eq!(time_us(2e-12), "0.000002 us");
+        assert_eq!(bandwidth_mb(1.0 / 85.54e6), "85.54 MB/s");
+        assert_eq!(bandwidth_mb(1.0 / 1e9), "1000 MB/s");
+        assert_eq!(bandwidth_mb(1.0 / 1.25e5), "0.125 MB/s");
+        assert_eq!(quoted("a \"b\"\n"), "\"a \\\"b\\\"\\n\"");
+    }
+
+    #[test]
+    fn a_written_file_reads_back_to_the_same_machine() {
+        let params = |latency: f64, gap_per_byte: f64| LogGpParams {
+            latency,
+            send_overhead: 1e-6,
+            recv_overhead: 2e-6,
+            gap: 0.0,
+            gap_per_byte,
+        };
+        let file = MachineFile {
+            header: vec!["written by a test".into(), String::new()],
+            name: "written".into(),
+            description: "a \"quoted\" word".into(),
+            model: CommModel::Hardware,
+            node: NodeParams {
+                cpu_rate: 1.5,
+                memcpy_bandwidth: 2e9,
+                ranks_per_node: 1,
+                placement: Placement::Block,
+                reduce_bandwidth: Some(5e8),
+            },
+            network: Some(ChannelFile {
+                comment: Some("the base".into()),
+                base: params(5e-6, 1e-8),
+                mtu: Some(1500),
+                duplex: Some("half".into()),
+                eager_limit: 65_536,
+                control_bytes: 64,
+                segments: vec![SegmentFile {
+                    comment: None,
+                    from: 1024,
+                    params: LogGpParams {
+                        send_overhead: 3e-6,
+                        ..params(7.5e-6, 0.0)
+                    },
+                }],
+            }),
+            shm: None,
+            collectives: vec![("library".into(), "openmpi".into())],
+        };
+        let text = machine_file(&file);
+        assert!(
+            text.starts_with("# written by a test\n#\n\nname = \"written\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\n[network]\n# the base\nlatency = \"5 us\"\nbandwidth = \"100 MB/s\"\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n[[network.segments]]\nfrom = \"1 KiB\"\nlatency = \"7.5 us\"\ngap_per_byte = \"0 ns\"\nsend_overhead = \"3 us\"\n\n"),
+            "{text}"
+        );
+        let spec = match crate::config::parse(&text, "written.toml") {
+            Ok(spec) => spec,
+            Err(err) => panic!("{err}\n{text}"),
+        };
+        assert_eq!(spec.name, "written");
+        assert_eq!(spec.description, "a \"quoted\" word");
+        assert_eq!(spec.node.cpu_rate, 1.5);
+        assert_eq!(spec.node.memcpy_bandwidth, 2e9);
+        assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
+        let net = &spec.network;
+        assert_eq!(net.mtu, Some(1500));
+        assert_eq!(net.duplex, crate::params::Duplex::Half);
+        assert_eq!((net.eager_limit, net.control_bytes), (65_536, 64));
+        assert!((net.latency - 5e-6).abs() < 1e-18);
+        assert!((net.gap_per_byte - 1e-8).abs() < 1e-20);
+        assert_eq!(net.segments.len(), 1);
+        let segment = &net.segments[0];
+        assert_eq!(segment.from, 1024);
+        assert!((segment.params.send_overhead - 3e-6).abs() < 1e-18);
+        // Not written, so inherited from the base.
+        assert!((segment.params.recv_overhead - 2e-6).abs() < 1e-18);
+        assert_eq!(segment.params.gap_per_byte, 0.0);
+        assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi);
+    }
+}
