@@ -12,9 +12,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use app::check::Severity;
-use sim_core::engine::SimConfig;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
@@ -48,45 +46,30 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
-    let file = args.file.display().to_string();
-    let source =
-        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {file}"))?;
-    let mut program = match frontend::compile(&file, &source) {
-        Ok(p) => p,
-        Err(d) => {
-            eprint!("{}", d.render(&file, &source));
-            return Ok(1);
-        }
-    };
-    let overrides = app::scenario::parse_overrides(&args.params)
-        .map_err(|e| anyhow::Error::msg(crate::flagged(e).to_string()))?;
-    if let Err(e) = frontend::apply_param_overrides(&mut program, &overrides) {
-        eprintln!("error: {e}");
-        return Ok(1);
-    }
-    let machine = match crate::load_machine(args.machine.as_deref(), args.ppn) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(1);
-        }
-    };
-    let kernel_times = match &args.blocks {
-        None => Vec::new(),
-        Some(path) => match crate::load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
-            Ok(blocks) => blocks.times,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(1);
-            }
-        },
-    };
-    let cfg = SimConfig {
+    let Ok(scenario) = crate::load_scenario(&app::scenario::Request {
+        file: &args.file,
+        params: &args.params,
+        machine: args.machine.as_deref(),
+        ranks_per_node: args.ppn,
         ranks: args.ranks,
-        kernel_times,
-        ..args.limits.apply(SimConfig::default())
+        blocks: args.blocks.as_deref(),
+        limits: args.limits.app(),
+        // A run of 0 ranks is the engine's error (exit 4) here.
+        require_ranks: false,
+    }) else {
+        return Ok(1);
     };
-    let checked = app::check::check(&program, &file, &source, &machine, cfg, args.explore);
+    let file = &scenario.source.name;
+    let source = &scenario.source.text;
+    let cfg = scenario.config();
+    let checked = app::check::check(
+        &scenario.program,
+        file,
+        source,
+        &scenario.machine,
+        cfg,
+        args.explore,
+    );
     let code = match checked.worst() {
         Some(Severity::Deadlock) => 3,
         Some(Severity::Error) => 4,

@@ -10,7 +10,7 @@ use app::study::{self, Study, StudyError};
 
 use clap::ValueEnum;
 use models::AnyMachine;
-use sim_core::engine::{SimConfig, SimError};
+use sim_core::engine::SimError;
 
 /// The limits that stop a runaway program (`run`, `report`, `check`).
 #[derive(clap::Args, Clone, Copy)]
@@ -37,11 +37,6 @@ impl Limits {
             max_sim_time: self.max_sim_time,
             max_zero_time_blocks: self.max_zero_time_blocks,
         }
-    }
-
-    /// `cfg` with these limits.
-    pub(crate) fn apply(self, cfg: SimConfig) -> SimConfig {
-        self.app().apply(cfg)
     }
 }
 
@@ -104,6 +99,7 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
     match e {
         app::Error::ParamSyntax(m) => anyhow::anyhow!("--param {m}"),
         app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        app::Error::NoRanks => anyhow::anyhow!("--ranks must be at least 1"),
         app::Error::RanksPerNode {
             ranks_per_node,
             reason,
@@ -147,15 +143,6 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(app::scenario::write_atomically(path, text)?)
 }
 
-/// The calibrated kernel times of a blocks file for runs with
-/// `ranks_on_node` ranks sharing a node.
-pub(crate) fn load_blocks(
-    path: &Path,
-    ranks_on_node: u32,
-) -> anyhow::Result<app::scenario::Blocks> {
-    Ok(app::scenario::Blocks::load(path, ranks_on_node)?)
-}
-
 /// Warns (stderr) about kernels whose calibrated time was extrapolated more
 /// than 2x beyond the measured range of work.
 pub(crate) fn warn_extrapolation(blocks: &app::scenario::Blocks, path: &Path) {
@@ -164,52 +151,19 @@ pub(crate) fn warn_extrapolation(blocks: &app::scenario::Blocks, path: &Path) {
     }
 }
 
-/// What `run` and `report` simulate: the source, the program with its
-/// `--param` overrides applied, and the machine with `--ppn`.
-pub(crate) struct RunInput {
-    pub source: String,
-    pub name: String,
-    pub program: sim_core::ir::Program,
-    pub overrides: Vec<(String, String)>,
-    pub machine: AnyMachine,
-}
-
-/// Reads, compiles and loads a run's inputs; an input error is printed and
-/// comes back as the outcome to exit with.
-pub(crate) fn prepare_run(
-    file: &Path,
-    params: &[String],
-    machine: Option<&Path>,
-    ppn: Option<u32>,
-    ranks: u32,
-) -> anyhow::Result<Result<RunInput, Outcome>> {
-    let source = read_source(file)?;
-    let name = file.display().to_string();
-    let Some(mut program) = compile(file, &source) else {
-        return Ok(Err(Outcome::InputError));
-    };
-    let checked = (|| {
-        let overrides = app::scenario::apply_overrides(&mut program, params)
-            .map_err(|e| flagged(e).to_string())?;
-        let machine = load_machine(machine, ppn)?;
-        if ranks == 0 {
-            return Err("--ranks must be at least 1".to_owned());
+/// Loads what `run`, `report` and `check` simulate; an input error is
+/// printed (diagnostics as rendered, anything else as `error: ...` naming
+/// the flag) and comes back as the outcome to exit with.
+pub(crate) fn load_scenario(
+    r: &app::scenario::Request<'_>,
+) -> Result<app::scenario::Scenario, Outcome> {
+    app::scenario::Scenario::load(r).map_err(|e| {
+        match e {
+            app::Error::Compile(diagnostics) => eprint!("{diagnostics}"),
+            e => eprintln!("error: {}", flagged(e)),
         }
-        Ok((overrides, machine))
-    })();
-    match checked {
-        Ok((overrides, machine)) => Ok(Ok(RunInput {
-            source,
-            name,
-            program,
-            overrides,
-            machine,
-        })),
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(Err(Outcome::InputError))
-        }
-    }
+        Outcome::InputError
+    })
 }
 
 /// The exit code of a simulation that failed.
@@ -282,6 +236,7 @@ impl StudyOptions {
 pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<study::Curve>> {
     study::curves(machines, sets).map_err(|e| match e {
         app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
+        app::Error::NoRanks => anyhow::anyhow!("--ranks must be at least 1"),
         e => e.into(),
     })
 }

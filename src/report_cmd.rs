@@ -12,9 +12,9 @@ use app::page::{MAX_PRINTED, Page};
 use app::study::Study;
 use sim_core::engine::{PrintLine, SimConfig};
 
+use crate::Outcome;
 use crate::StudyOptions;
 use crate::report::{self, fmt_time};
-use crate::{Outcome, RunInput};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -55,35 +55,30 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
-    let RunInput {
-        source,
-        name,
-        program,
-        overrides,
-        machine,
-    } = match crate::prepare_run(
-        &args.file,
-        &args.params,
-        args.machine.as_deref(),
-        args.ppn,
-        args.ranks,
-    )? {
-        Ok(input) => input,
+    let scenario = match crate::load_scenario(&app::scenario::Request {
+        file: &args.file,
+        params: &args.params,
+        machine: args.machine.as_deref(),
+        ranks_per_node: args.ppn,
+        ranks: args.ranks,
+        blocks: args.study.blocks.as_deref(),
+        limits: args.limits.app(),
+        require_ranks: true,
+    }) {
+        Ok(s) => s,
         Err(outcome) => return Ok(outcome),
     };
+    let name = scenario.source.name.clone();
+    let source = &scenario.source.text;
+    let (program, machine, blocks) = (&scenario.program, &scenario.machine, &scenario.blocks);
+    let overrides = &scenario.overrides;
     // Parse the sweep's rank list before the (maybe long) run.
     let sweep_ranks = args.sweep.as_deref().map(crate::parse_ranks).transpose()?;
-    let blocks = match &args.study.blocks {
-        None => app::scenario::Blocks::default(),
-        Some(path) => crate::load_blocks(path, args.ranks.min(machine.ranks_per_node()))?,
-    };
     let cfg = SimConfig {
-        ranks: args.ranks,
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,
-        kernel_times: blocks.times.clone(),
         noise_seed: args.study.noise,
-        ..args.limits.apply(SimConfig::default())
+        ..scenario.config()
     };
     let mut printed: Vec<PrintLine> = Vec::new();
     let mut sink = |line: PrintLine| {
@@ -93,16 +88,16 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     };
     let start = Instant::now();
     let mut run = machine.start(cfg.ranks);
-    let rep = match sim_core::simulate(&program, &mut run, cfg, &mut sink) {
+    let rep = match sim_core::simulate(program, &mut run, cfg, &mut sink) {
         Ok(rep) => rep,
         Err(e) => {
-            eprint!("{}", report::sim_error(&e, &name, &source));
+            eprint!("{}", report::sim_error(&e, &name, source));
             return Ok(crate::sim_outcome(&e));
         }
     };
     let wall = start.elapsed().as_secs_f64();
     if let Some(path) = &args.study.blocks {
-        crate::warn_extrapolation(&blocks, path);
+        crate::warn_extrapolation(blocks, path);
     }
     if let Some(e) = crate::plugin_violation(&run) {
         eprintln!("error: {e}");
@@ -119,7 +114,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
             let curves = crate::curves(&machines, &args.sweep_sets)?;
             Some(crate::run_study(
                 &Study {
-                    program: &program,
+                    program,
                     file: &name,
                     ranks,
                     curves: &curves,
@@ -127,15 +122,15 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
                     options: args.study.options(),
                     limits: args.limits.app(),
                 },
-                &source,
+                source,
             )?)
         }
     };
     let page = Page {
         file: &name,
-        source: &source,
+        source,
         machine: machine.name(),
-        params: &overrides,
+        params: overrides,
         rep: &rep,
         wall,
         printed: &printed,

@@ -8,8 +8,8 @@ use std::time::Instant;
 use sim_core::engine::{PrintLine, SimConfig};
 
 use crate::{
-    Format, Limits, Outcome, RunInput, load_blocks, monitor, out, plugin_violation, prepare_run,
-    report, sim_outcome, warn_extrapolation,
+    Format, Limits, Outcome, monitor, out, plugin_violation, report, sim_outcome,
+    warn_extrapolation,
 };
 
 #[derive(clap::Args)]
@@ -85,39 +85,29 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
-    let RunInput {
-        source,
-        name,
-        program,
-        machine,
-        ..
-    } = match prepare_run(
-        &args.file,
-        &args.params,
-        args.machine.as_deref(),
-        args.ppn,
-        args.ranks,
-    )? {
-        Ok(input) => input,
+    let scenario = match crate::load_scenario(&app::scenario::Request {
+        file: &args.file,
+        params: &args.params,
+        machine: args.machine.as_deref(),
+        ranks_per_node: args.ppn,
+        ranks: args.ranks,
+        blocks: args.blocks.as_deref(),
+        limits: args.limits.app(),
+        require_ranks: true,
+    }) {
+        Ok(s) => s,
         Err(outcome) => return Ok(outcome),
     };
-    let blocks = match &args.blocks {
-        None => app::scenario::Blocks::default(),
-        Some(path) => match load_blocks(path, args.ranks.min(machine.ranks_per_node())) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(Outcome::InputError);
-            }
-        },
-    };
+    let name = scenario.source.name.clone();
+    let source = &scenario.source.text;
+    let program = &scenario.program;
+    let machine = &scenario.machine;
+    let blocks = &scenario.blocks;
     if args.noise.is_some() && args.blocks.is_none() {
         eprintln!("error: --noise draws calibrated kernel times: it needs --blocks");
         return Ok(Outcome::InputError);
     }
-    let limits = args.limits.app();
     let cfg = SimConfig {
-        kernel_times: blocks.times.clone(),
         noise_seed: args.noise,
         trace_limit: if args.trace.is_some() || args.critical_path {
             args.trace_limit.max(1)
@@ -125,7 +115,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             0
         },
         comm_matrix: args.comm_matrix.is_some(),
-        ..limits.config(args.ranks)
+        ..scenario.config()
     };
     let json = args.format == Format::Json;
     let mut monitor = if args.monitor {
@@ -168,7 +158,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     let mut run = machine.start(cfg.ranks);
     let result =
-        sim_core::engine::simulate_with_progress(&program, &mut run, cfg, &mut sink, &mut progress);
+        sim_core::engine::simulate_with_progress(program, &mut run, cfg, &mut sink, &mut progress);
     let violation = plugin_violation(&run);
     drop(run);
     if shown {
@@ -182,7 +172,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     let wall = start.elapsed().as_secs_f64();
     if let Some(path) = &args.blocks {
-        warn_extrapolation(&blocks, path);
+        warn_extrapolation(blocks, path);
     }
     match result {
         Ok(rep) => {
@@ -225,17 +215,14 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             let draws = match (args.samples, args.noise) {
                 (Some(n), Some(seed)) => {
-                    let base = SimConfig {
-                        kernel_times: blocks.times.clone(),
-                        ..limits.config(args.ranks)
-                    };
-                    match app::study::noise_draws(&program, &machine, &base, seed, n) {
+                    let base = scenario.config();
+                    match app::study::noise_draws(program, machine, &base, seed, n) {
                         Ok(mut rest) => {
                             rest.insert(0, (seed, rep.predicted_seconds));
                             Some(rest)
                         }
                         Err(e) => {
-                            eprint!("{}", report::sim_error(&e, &name, &source));
+                            eprint!("{}", report::sim_error(&e, &name, source));
                             return Ok(sim_outcome(&e));
                         }
                     }
@@ -260,7 +247,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             if args.stats {
                 eprintln!("stats: stopped after {wall:.3} s wall");
             }
-            eprint!("{}", report::sim_error(&e, &name, &source));
+            eprint!("{}", report::sim_error(&e, &name, source));
             Ok(sim_outcome(&e))
         }
     }

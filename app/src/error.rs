@@ -32,6 +32,9 @@ pub enum Error {
     /// binary names its flag).
     #[error("{ranks_per_node}: {reason}")]
     RanksPerNode { ranks_per_node: u32, reason: String },
+    /// A run of no ranks (the binary names its flag).
+    #[error("a run needs at least 1 rank")]
+    NoRanks,
     /// A what-if setting of a machine key that cannot be applied (the
     /// binary names its flag).
     #[error("{0}")]
@@ -70,6 +73,7 @@ impl Error {
                 | Error::Input(_)
                 | Error::ParamSyntax(_)
                 | Error::RanksPerNode { .. }
+                | Error::NoRanks
                 | Error::Read { .. }
         )
     }

@@ -261,21 +261,74 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
     std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
 }
 
-/// Everything one simulation of a program needs: the builder every
-/// command uses (`run`, `report`, `check`, `sweep`, `validate`,
-/// `calibrate blocks`).
+/// What a command asks to simulate, as given: the builder's input.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The skeleton program.
+    pub file: &'a Path,
+    /// `NAME=VALUE` overrides of its `param`s.
+    pub params: &'a [String],
+    /// The machine file (the built-in machine without one).
+    pub machine: Option<&'a Path>,
+    /// Ranks per node, overriding the machine's.
+    pub ranks_per_node: Option<u32>,
+    pub ranks: u32,
+    /// A blocks file of calibrated kernel times.
+    pub blocks: Option<&'a Path>,
+    pub limits: Limits,
+    /// Refuse 0 ranks ([`Error::NoRanks`]) once the machine is loaded;
+    /// without it a run of 0 ranks is left to the engine to refuse.
+    pub require_ranks: bool,
+}
+
+/// Everything one simulation of a program needs, loaded in one place for
+/// every command (`run`, `report`, `check`; the others load the same way
+/// through [`load_program`] and [`load_machine`]).
 pub struct Scenario {
     pub source: Source,
     /// The program with its `param` overrides applied.
     pub program: Program,
+    /// The overrides as `(name, value)` pairs.
+    pub overrides: Vec<(String, String)>,
+    /// The machine's description; each simulation starts a run of it.
     pub machine: AnyMachine,
     pub ranks: u32,
-    /// Calibrated kernel times (none: the kernels' cost formulas).
+    /// Calibrated kernel times (none: the kernels' cost formulas), the
+    /// level measured with as many copies at once as the run places ranks
+    /// on a node.
     pub blocks: Blocks,
     pub limits: Limits,
 }
 
 impl Scenario {
+    /// Loads a request: the source (an unreadable file is
+    /// [`Error::Read`]), the program ([`Error::Compile`] holds the
+    /// rendered diagnostics), the overrides, the machine, the rank count
+    /// and the blocks file, in that order; the first problem is the error.
+    pub fn load(r: &Request<'_>) -> Result<Scenario, Error> {
+        let source = Source::read(r.file)?;
+        let mut program = source.compile()?;
+        let overrides = apply_overrides(&mut program, r.params)?;
+        let machine = load_machine(r.machine, r.ranks_per_node)?;
+        if r.require_ranks && r.ranks == 0 {
+            return Err(Error::NoRanks);
+        }
+        let blocks = match r.blocks {
+            None => Blocks::default(),
+            Some(path) => Blocks::load(path, r.ranks.min(machine.ranks_per_node()))
+                .map_err(|e| Error::Input(e.to_string()))?,
+        };
+        Ok(Scenario {
+            source,
+            program,
+            overrides,
+            machine,
+            ranks: r.ranks,
+            blocks,
+            limits: r.limits,
+        })
+    }
+
     /// The run configuration: ranks, limits, kernel times; the caller adds
     /// what it observes (timeline, matrix, wildcards, noise seed).
     pub fn config(&self) -> SimConfig {
