@@ -156,26 +156,24 @@ pub fn check(
     cfg: SimConfig,
     explore: Option<u32>,
 ) -> Checked {
-    let cfg = SimConfig {
-        record_wildcards: true,
-        ..cfg
-    };
-    let run_ranks = cfg.ranks;
-    let mut sink = |_: PrintLine| {};
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut text = String::new();
-    // Run 1: the machine as described.
-    let first = sim_core::simulate(
+    let cx = Cx {
         program,
-        &mut machine.start(cfg.ranks),
-        cfg.clone(),
-        &mut sink,
-    );
+        file,
+        source,
+        machine,
+        cfg: SimConfig {
+            record_wildcards: true,
+            ..cfg
+        },
+    };
+    let mut out = Out::default();
+    // Run 1: the machine as described.
+    let first = cx.simulate(cx.cfg.clone(), machine);
     let mut races = Vec::new();
     match &first {
         Ok(rep) => {
             for l in &rep.leftovers {
-                findings.push(leftover_finding(l, file, source));
+                out.findings.push(leftover_finding(l, file, source));
             }
             races = rep
                 .wildcards
@@ -184,73 +182,131 @@ pub fn check(
                 .cloned()
                 .collect::<Vec<_>>();
         }
-        Err(e) => {
-            let (kind, severity) = match e {
-                SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
-                _ => (Kind::Error, Severity::Error),
-            };
-            let (ranks, line, col) = match e {
-                SimError::Deadlock { blocked, .. } => (
-                    blocked.iter().map(|b| b.rank).collect(),
-                    blocked.first().map_or(0, |b| b.span.line),
-                    blocked.first().map_or(0, |b| b.span.col),
-                ),
-                SimError::Runtime { rank, span, .. } => (vec![*rank], span.line, span.col),
-                SimError::KernelWithoutCost { span, .. } => (Vec::new(), span.line, span.col),
-                _ => (Vec::new(), 0, 0),
-            };
-            let rendered = crate::diagnostics::sim_error(e, file, source);
-            text.push_str(&rendered);
-            if let SimError::Deadlock { blocked, .. } = e
-                && let Some(m) = communicator_mismatch(blocked)
-            {
-                text.push_str(&format!("error: {}\n", m.message));
-                findings.push(m);
-            }
-            if let SimError::Deadlock { blocked, .. } = e {
-                // Ranks whose every possible partner has already finished.
-                let dead: Vec<&sim_core::engine::BlockedRank> = blocked
-                    .iter()
-                    .filter(|b| !b.waits.is_empty() && b.waits.iter().all(|w| w.peer_finished))
-                    .collect();
-                if let Some(first) = dead.first() {
-                    let ranks: Vec<u32> = dead.iter().map(|b| b.rank).collect();
-                    let message = format!(
-                        "rank(s) {} wait in `{}` ({file}:{}) for partners that have already finished",
-                        crate::diagnostics::rank_ranges(&ranks),
-                        first.op,
-                        first.span.line
-                    );
-                    text.push_str(&format!("error: {message}\n"));
-                    findings.push(Finding {
-                        kind: Kind::WaitOnFinished,
-                        severity: Severity::Deadlock,
-                        ranks,
-                        line: first.span.line,
-                        col: first.span.col,
-                        message,
-                    });
-                }
-            }
+        Err(e) => first_run_failed(e, file, source, &mut out),
+    }
+    let (explored, clean_runs) = explore_races(&cx, &races, explore, &mut out);
+    // Run 2: zero buffering, when the first run completed.
+    if let Ok(rep) = &first {
+        buffering_hazard(&cx, rep, &mut out);
+    }
+    Checked {
+        findings: out.findings,
+        text: out.text,
+        explored,
+        clean_runs,
+    }
+}
+
+/// What every run of one check shares.
+struct Cx<'a> {
+    program: &'a Program,
+    file: &'a str,
+    source: &'a str,
+    machine: &'a AnyMachine,
+    /// The run configuration, wildcard matches recorded.
+    cfg: SimConfig,
+}
+
+impl Cx<'_> {
+    /// One run of the program on `machine` (this check's machine, or its
+    /// zero-buffering variant).
+    fn simulate(
+        &self,
+        cfg: SimConfig,
+        machine: &AnyMachine,
+    ) -> Result<sim_core::SimReport, SimError> {
+        let mut sink = |_: PrintLine| {};
+        sim_core::simulate(self.program, &mut machine.start(cfg.ranks), cfg, &mut sink)
+    }
+}
+
+/// Findings and their text, in the order found.
+#[derive(Default)]
+struct Out {
+    findings: Vec<Finding>,
+    text: String,
+}
+
+/// The findings of a first run that failed: the error itself, and for a
+/// deadlock the collective mismatch and the waits on finished ranks behind
+/// it.
+fn first_run_failed(e: &SimError, file: &str, source: &str, out: &mut Out) {
+    let Out { findings, text } = out;
+    let (kind, severity) = match e {
+        SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
+        _ => (Kind::Error, Severity::Error),
+    };
+    let (ranks, line, col) = match e {
+        SimError::Deadlock { blocked, .. } => (
+            blocked.iter().map(|b| b.rank).collect(),
+            blocked.first().map_or(0, |b| b.span.line),
+            blocked.first().map_or(0, |b| b.span.col),
+        ),
+        SimError::Runtime { rank, span, .. } => (vec![*rank], span.line, span.col),
+        SimError::KernelWithoutCost { span, .. } => (Vec::new(), span.line, span.col),
+        _ => (Vec::new(), 0, 0),
+    };
+    let rendered = crate::diagnostics::sim_error(e, file, source);
+    text.push_str(&rendered);
+    if let SimError::Deadlock { blocked, .. } = e
+        && let Some(m) = communicator_mismatch(blocked)
+    {
+        text.push_str(&format!("error: {}\n", m.message));
+        findings.push(m);
+    }
+    if let SimError::Deadlock { blocked, .. } = e {
+        // Ranks whose every possible partner has already finished.
+        let dead: Vec<&sim_core::engine::BlockedRank> = blocked
+            .iter()
+            .filter(|b| !b.waits.is_empty() && b.waits.iter().all(|w| w.peer_finished))
+            .collect();
+        if let Some(first) = dead.first() {
+            let ranks: Vec<u32> = dead.iter().map(|b| b.rank).collect();
+            let message = format!(
+                "rank(s) {} wait in `{}` ({file}:{}) for partners that have already finished",
+                crate::diagnostics::rank_ranges(&ranks),
+                first.op,
+                first.span.line
+            );
+            text.push_str(&format!("error: {message}\n"));
             findings.push(Finding {
-                kind,
-                severity,
+                kind: Kind::WaitOnFinished,
+                severity: Severity::Deadlock,
                 ranks,
-                line,
-                col,
-                message: rendered
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches("error: ")
-                    .to_owned(),
+                line: first.span.line,
+                col: first.span.col,
+                message,
             });
         }
     }
-    // Wildcard races: with --explore each alternative match is forced in a
-    // run of its own; a race whose every alternative was explored without
-    // a problem is intended nondeterminism (a server taking any worker) and
-    // not reported; the others are warnings.
+    findings.push(Finding {
+        kind,
+        severity,
+        ranks,
+        line,
+        col,
+        message: rendered
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_owned(),
+    });
+}
+
+/// Wildcard races: with exploring, each alternative match is forced in a
+/// run of its own; a race whose every alternative was explored without a
+/// problem is intended nondeterminism (a server taking any worker) and not
+/// reported; the others are warnings. Returns the matchings run and how
+/// many of them were clean.
+fn explore_races(
+    cx: &Cx<'_>,
+    races: &[WildcardMatch],
+    explore: Option<u32>,
+    out: &mut Out,
+) -> (u32, u32) {
+    let (file, source, cfg) = (cx.file, cx.source, &cx.cfg);
+    let Out { findings, text } = out;
     let mut explored = 0u32;
     // Runs whose forced matching completed cleanly, with their own races:
     // the next level of the search (combinations of forced matches).
@@ -259,7 +315,7 @@ pub fn check(
     let mut reported_lines: Vec<u32> = Vec::new();
     let mut clean_runs = 0u32;
     let mut budget_hit = false;
-    for w in &races {
+    for w in races {
         let mut all_explored_clean = explore.is_some();
         if let Some(budget) = explore {
             for &alt in &w.alternatives {
@@ -279,10 +335,8 @@ pub fn check(
                     ..cfg.clone()
                 };
                 let forced_list = forced.forced_wildcards.clone();
-                let run =
-                    sim_core::simulate(program, &mut machine.start(cfg.ranks), forced, &mut sink);
-                match explored_outcome(run, &forced_list, w, file, source, &mut findings, &mut text)
-                {
+                let run = cx.simulate(forced, cx.machine);
+                match explored_outcome(run, &forced_list, w, file, source, findings, text) {
                     Some(races_there) => {
                         clean_runs += 1;
                         deeper.push_back((forced_list, races_there));
@@ -361,10 +415,9 @@ pub fn check(
                     forced_wildcards: next.clone(),
                     ..cfg.clone()
                 };
-                let run =
-                    sim_core::simulate(program, &mut machine.start(cfg.ranks), run_cfg, &mut sink);
+                let run = cx.simulate(run_cfg, cx.machine);
                 if let Some(races_there) =
-                    explored_outcome(run, &next, w, file, source, &mut findings, &mut text)
+                    explored_outcome(run, &next, w, file, source, findings, text)
                 {
                     clean_runs += 1;
                     deeper.push_back((next, races_there));
@@ -393,69 +446,72 @@ pub fn check(
             "explored {explored} alternative wildcard matching(s), {clean_runs} without a problem\n"
         ));
     }
-    // Run 2: zero buffering, when the first run completed.
-    if first.is_ok() {
-        let zero = machine.zero_buffering();
-        let second = sim_core::simulate(program, &mut zero.start(cfg.ranks), cfg, &mut sink);
-        if let Err(err) = &second
-            && let SimError::Deadlock { blocked, .. } = err
-        {
-            let sends: Vec<u64> = blocked
-                .iter()
-                .flat_map(|b| b.waits.iter())
-                .filter(|w| w.kind == sim_core::engine::PendingKind::Send)
-                .map(|w| w.bytes)
-                .collect();
-            // Sends whose messages run 1 found never received are that
-            // error, not a buffering hazard.
-            let unreceived: Vec<(u32, u32)> = match &first {
-                Ok(rep) => rep
-                    .leftovers
+    (explored, clean_runs)
+}
+
+/// Run 2, with zero buffering (every send waits for its receive): a
+/// deadlock there that the first run (`first`) did not have is a buffering
+/// hazard, unless its sends are the messages run 1 found never received.
+fn buffering_hazard(cx: &Cx<'_>, first: &sim_core::SimReport, out: &mut Out) {
+    let Cx {
+        file,
+        source,
+        machine,
+        ..
+    } = *cx;
+    let run_ranks = cx.cfg.ranks;
+    let Out { findings, text } = out;
+    let zero = machine.zero_buffering();
+    let second = cx.simulate(cx.cfg.clone(), &zero);
+    if let Err(err) = &second
+        && let SimError::Deadlock { blocked, .. } = err
+    {
+        let sends: Vec<u64> = blocked
+            .iter()
+            .flat_map(|b| b.waits.iter())
+            .filter(|w| w.kind == sim_core::engine::PendingKind::Send)
+            .map(|w| w.bytes)
+            .collect();
+        // Sends whose messages run 1 found never received are that
+        // error, not a buffering hazard.
+        let unreceived: Vec<(u32, u32)> = first
+            .leftovers
+            .iter()
+            .filter(|l| l.kind == LeftoverKind::UnreceivedMessage)
+            .map(|l| (l.span.line, l.span.col))
+            .collect();
+        let only_unreceived = blocked.iter().flat_map(|b| b.waits.iter()).all(|w| {
+            w.kind == sim_core::engine::PendingKind::Send
+                && unreceived.contains(&(w.span.line, w.span.col))
+        });
+        let largest = sends.iter().copied().max().unwrap_or(0);
+        let smallest = sends.iter().copied().min().unwrap_or(0);
+        let limit = blocked
+            .first()
+            .and_then(|b| {
+                b.waits
                     .iter()
-                    .filter(|l| l.kind == LeftoverKind::UnreceivedMessage)
-                    .map(|l| (l.span.line, l.span.col))
-                    .collect(),
-                Err(_) => Vec::new(),
-            };
-            let only_unreceived = blocked.iter().flat_map(|b| b.waits.iter()).all(|w| {
-                w.kind == sim_core::engine::PendingKind::Send
-                    && unreceived.contains(&(w.span.line, w.span.col))
+                    .find(|w| w.peer.is_some())
+                    .map(|w| (b.rank, w.peer.unwrap_or(0)))
+            })
+            .map_or(0, |(a, b)| machine.start(run_ranks).eager_limit(a, b));
+        let rendered = crate::diagnostics::sim_error(err, file, source);
+        if !only_unreceived {
+            let message = format!(
+                "buffering hazard: completes with this machine's eager limit ({limit} B) only because sends of {smallest}..{largest} bytes are buffered; it deadlocks on an MPI that does not buffer, or once these messages reach the eager limit ({limit} B)"
+            );
+            text.push_str(&format!(
+                "warning: {message}\n  with zero buffering: {rendered}"
+            ));
+            findings.push(Finding {
+                kind: Kind::BufferingHazard,
+                severity: Severity::Warning,
+                ranks: blocked.iter().map(|b| b.rank).collect(),
+                line: blocked.first().map_or(0, |b| b.span.line),
+                col: blocked.first().map_or(0, |b| b.span.col),
+                message,
             });
-            let largest = sends.iter().copied().max().unwrap_or(0);
-            let smallest = sends.iter().copied().min().unwrap_or(0);
-            let limit = blocked
-                .first()
-                .and_then(|b| {
-                    b.waits
-                        .iter()
-                        .find(|w| w.peer.is_some())
-                        .map(|w| (b.rank, w.peer.unwrap_or(0)))
-                })
-                .map_or(0, |(a, b)| machine.start(run_ranks).eager_limit(a, b));
-            let rendered = crate::diagnostics::sim_error(err, file, source);
-            if !only_unreceived {
-                let message = format!(
-                    "buffering hazard: completes with this machine's eager limit ({limit} B) only because sends of {smallest}..{largest} bytes are buffered; it deadlocks on an MPI that does not buffer, or once these messages reach the eager limit ({limit} B)"
-                );
-                text.push_str(&format!(
-                    "warning: {message}\n  with zero buffering: {rendered}"
-                ));
-                findings.push(Finding {
-                    kind: Kind::BufferingHazard,
-                    severity: Severity::Warning,
-                    ranks: blocked.iter().map(|b| b.rank).collect(),
-                    line: blocked.first().map_or(0, |b| b.span.line),
-                    col: blocked.first().map_or(0, |b| b.span.col),
-                    message,
-                });
-            }
         }
-    }
-    Checked {
-        findings,
-        text,
-        explored,
-        clean_runs,
     }
 }
 
