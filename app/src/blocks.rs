@@ -9,8 +9,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use calibrate::blocks::file::{BlocksFile, CalibrationInfo, CopyEntry, KernelEntry, PointEntry};
-use calibrate::blocks::library::{CompileOptions, KernelLibrary, compile, compiler_version};
-use calibrate::blocks::timing::{Before, TimingOptions, time_kernel, timer_overhead};
+use calibrate::blocks::library::{
+    CompileOptions, KernelFn, KernelLibrary, compile, compiler_version,
+};
+use calibrate::blocks::timing::{Before, Measurement, TimingOptions, time_kernel, timer_overhead};
 use calibrate::blocks::{fit, integer_args, select_points};
 use sim_core::engine::{PrintLine, SimConfig};
 use sim_core::kernels::KernelProfile;
@@ -73,36 +75,7 @@ pub fn calibrate_blocks(
         .prefix("parsim-blocks-")
         .tempdir()
         .map_err(|e| Error::Tool(format!("cannot create a temporary directory: {e}")))?;
-    let dir = tmp.path();
-    let opts = CompileOptions {
-        cc: plan.cc.clone(),
-        cflags: plan.cflags.clone(),
-    };
-    let is_source = plan
-        .kernels
-        .extension()
-        .is_some_and(|e| e == "c" || e == "cc" || e == "cpp");
-    let (lib_path, compiler) = if is_source {
-        let (lib, line) =
-            compile(&plan.kernels, dir, &opts).map_err(|e| Error::Tool(e.to_string()))?;
-        progress(&format!("compiled: {line}"));
-        let version = compiler_version(&plan.cc).unwrap_or_else(|| plan.cc.clone());
-        (lib, version)
-    } else {
-        (plan.kernels.clone(), "prebuilt library".to_owned())
-    };
-    let mut libraries = Vec::new();
-    for i in 0..copies {
-        let copy = dir.join(format!("copy{i}.so"));
-        std::fs::copy(&lib_path, &copy).map_err(|e| {
-            Error::Tool(format!(
-                "cannot copy {} to {}: {e}",
-                lib_path.display(),
-                copy.display()
-            ))
-        })?;
-        libraries.push(KernelLibrary::load(&copy).map_err(|e| Error::Input(e.to_string()))?);
-    }
+    let (libraries, compiler, is_source) = load_libraries(plan, tmp.path(), copies, progress)?;
 
     // 3. Time the chosen tuples of every kernel that has a native version.
     let timing = TimingOptions {
@@ -160,23 +133,7 @@ pub fn calibrate_blocks(
             let call = &prof.calls[i];
             let ints = integer_args(&prof.kernel, &prof.params, &call.args)
                 .map_err(|e| Error::Input(e.to_string()))?;
-            // In sequence: after the call that precedes it in the program
-            // (when that is another call with a native version).
-            let pre = match &call.predecessor {
-                Some((k, a)) if !(plan.isolated || (*k == prof.kernel && *a == call.args)) => {
-                    let fns: Vec<_> = libraries.iter().filter_map(|l| l.kernel(k)).collect();
-                    let params = program
-                        .kernels
-                        .iter()
-                        .find(|d| d.name == *k)
-                        .map_or(Vec::new(), |d| d.params.clone());
-                    match integer_args(k, &params, a) {
-                        Ok(ints) if fns.len() == libraries.len() => Some((k.clone(), fns, ints)),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
+            let pre = predecessor(plan, program, &libraries, prof, call);
             let before = pre.as_ref().map(|(_, f, a)| Before {
                 kernels: &f[..level as usize],
                 args: a,
@@ -188,85 +145,12 @@ pub fn calibrate_blocks(
                     a.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
                 )
             });
-            let shown = ints
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
-            progress(&format!(
-                "  {}({shown}){}: {} ± {:.2}% ({} samples of {} call{}, {} trimmed; first call {})",
-                prof.kernel,
-                if after.is_empty() {
-                    String::new()
-                } else {
-                    format!(" after {after}")
-                },
-                seconds(m.seconds),
-                m.rse * 100.0,
-                m.samples,
-                m.batch,
-                if m.batch == 1 { "" } else { "s" },
-                m.trimmed,
-                seconds(m.first_call)
-            ));
-            points.push(PointEntry {
-                args: ints,
-                seconds: m.seconds,
-                median: m.median,
-                ci95: [m.ci95.0, m.ci95.1],
-                rse: m.rse,
-                samples: m.samples as u64,
-                trimmed: m.trimmed as u64,
-                batch: m.batch,
-                first_call: m.first_call,
-                warmup: m.warmup,
-                calls: call.count,
-                copies: m
-                    .per_copy
-                    .iter()
-                    .map(|c| CopyEntry {
-                        seconds: c.seconds,
-                        quantiles: c.quantiles.clone(),
-                    })
-                    .collect(),
-                quantiles: m.quantiles,
-                after,
-            });
+            progress(&point_line(&prof.kernel, &ints, &after, &m));
+            points.push(point_entry(m, ints, call.count, after));
         }
-        let data: Vec<(Vec<f64>, f64)> = points
-            .iter()
-            .map(|p| (p.args.iter().map(|&a| a as f64).collect(), p.seconds))
-            .collect();
-        let model = fit::fit(&prof.params, &data);
-        let formula = model
-            .as_ref()
-            .map_or_else(String::new, |m| m.formula(&prof.params));
-        let _ = writeln!(
-            summary,
-            "{:<12} x{:<3} {:>3} of {:>4} tuples timed  t = {}{}",
-            prof.kernel,
-            level,
-            points.len(),
-            prof.calls.len(),
-            formula,
-            model.as_ref().map_or(String::new(), |m| format!(
-                "  (fit error max {:.1}%{})",
-                m.max_rel_error * 100.0,
-                if m.loo_rel_error.is_finite() {
-                    format!(", leave-one-out {:.1}%", m.loo_rel_error * 100.0)
-                } else {
-                    String::new()
-                }
-            ))
-        );
-        kernels.push(KernelEntry {
-            name: prof.kernel.clone(),
-            params: prof.params.clone(),
-            concurrent: level,
-            formula,
-            model,
-            points,
-        });
+        let (entry, line) = kernel_entry(prof, level, points);
+        summary.push_str(&line);
+        kernels.push(entry);
     }
     if kernels.is_empty() {
         return Err(Error::Input(format!(
@@ -304,6 +188,172 @@ pub fn calibrate_blocks(
         kernels,
     };
     Ok((file, summary))
+}
+
+/// The progress line of one measured tuple.
+fn point_line(kernel: &str, ints: &[i64], after: &str, m: &Measurement) -> String {
+    let shown = ints
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "  {}({shown}){}: {} ± {:.2}% ({} samples of {} call{}, {} trimmed; first call {})",
+        kernel,
+        if after.is_empty() {
+            String::new()
+        } else {
+            format!(" after {after}")
+        },
+        seconds(m.seconds),
+        m.rse * 100.0,
+        m.samples,
+        m.batch,
+        if m.batch == 1 { "" } else { "s" },
+        m.trimmed,
+        seconds(m.first_call)
+    )
+}
+
+/// A kernel's entry at one concurrency level: its measured tuples and the
+/// cost model fitted to them, with the summary line.
+fn kernel_entry(
+    prof: &KernelProfile,
+    level: u32,
+    points: Vec<PointEntry>,
+) -> (KernelEntry, String) {
+    let data: Vec<(Vec<f64>, f64)> = points
+        .iter()
+        .map(|p| (p.args.iter().map(|&a| a as f64).collect(), p.seconds))
+        .collect();
+    let model = fit::fit(&prof.params, &data);
+    let formula = model
+        .as_ref()
+        .map_or_else(String::new, |m| m.formula(&prof.params));
+    let mut line = String::new();
+    let _ = writeln!(
+        line,
+        "{:<12} x{:<3} {:>3} of {:>4} tuples timed  t = {}{}",
+        prof.kernel,
+        level,
+        points.len(),
+        prof.calls.len(),
+        formula,
+        model.as_ref().map_or(String::new(), |m| format!(
+            "  (fit error max {:.1}%{})",
+            m.max_rel_error * 100.0,
+            if m.loo_rel_error.is_finite() {
+                format!(", leave-one-out {:.1}%", m.loo_rel_error * 100.0)
+            } else {
+                String::new()
+            }
+        ))
+    );
+    let entry = KernelEntry {
+        name: prof.kernel.clone(),
+        params: prof.params.clone(),
+        concurrent: level,
+        formula,
+        model,
+        points,
+    };
+    (entry, line)
+}
+
+/// The kernel library (compiled from a C source, or prebuilt), loaded
+/// `copies` times from copies in `dir` so that concurrent copies have
+/// their own data; the compiler's version and whether it was compiled.
+fn load_libraries(
+    plan: &Plan,
+    dir: &std::path::Path,
+    copies: u32,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<KernelLibrary>, String, bool), Error> {
+    let opts = CompileOptions {
+        cc: plan.cc.clone(),
+        cflags: plan.cflags.clone(),
+    };
+    let is_source = plan
+        .kernels
+        .extension()
+        .is_some_and(|e| e == "c" || e == "cc" || e == "cpp");
+    let (lib_path, compiler) = if is_source {
+        let (lib, line) =
+            compile(&plan.kernels, dir, &opts).map_err(|e| Error::Tool(e.to_string()))?;
+        progress(&format!("compiled: {line}"));
+        let version = compiler_version(&plan.cc).unwrap_or_else(|| plan.cc.clone());
+        (lib, version)
+    } else {
+        (plan.kernels.clone(), "prebuilt library".to_owned())
+    };
+    let mut libraries = Vec::new();
+    for i in 0..copies {
+        let copy = dir.join(format!("copy{i}.so"));
+        std::fs::copy(&lib_path, &copy).map_err(|e| {
+            Error::Tool(format!(
+                "cannot copy {} to {}: {e}",
+                lib_path.display(),
+                copy.display()
+            ))
+        })?;
+        libraries.push(KernelLibrary::load(&copy).map_err(|e| Error::Input(e.to_string()))?);
+    }
+    Ok((libraries, compiler, is_source))
+}
+
+/// The call that precedes `call` in the program, to run untimed before
+/// each timed call (so the caches are as the program leaves them), when it
+/// is another call with a native version: its kernel, functions and
+/// arguments.
+fn predecessor(
+    plan: &Plan,
+    program: &sim_core::ir::Program,
+    libraries: &[KernelLibrary],
+    prof: &KernelProfile,
+    call: &sim_core::kernels::ProfiledCall,
+) -> Option<(String, Vec<KernelFn>, Vec<i64>)> {
+    match &call.predecessor {
+        Some((k, a)) if !(plan.isolated || (*k == prof.kernel && *a == call.args)) => {
+            let fns: Vec<_> = libraries.iter().filter_map(|l| l.kernel(k)).collect();
+            let params = program
+                .kernels
+                .iter()
+                .find(|d| d.name == *k)
+                .map_or(Vec::new(), |d| d.params.clone());
+            match integer_args(k, &params, a) {
+                Ok(ints) if fns.len() == libraries.len() => Some((k.clone(), fns, ints)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A measured tuple as the blocks file keeps it.
+fn point_entry(m: Measurement, ints: Vec<i64>, calls: u64, after: String) -> PointEntry {
+    PointEntry {
+        args: ints,
+        seconds: m.seconds,
+        median: m.median,
+        ci95: [m.ci95.0, m.ci95.1],
+        rse: m.rse,
+        samples: m.samples as u64,
+        trimmed: m.trimmed as u64,
+        batch: m.batch,
+        first_call: m.first_call,
+        warmup: m.warmup,
+        calls,
+        copies: m
+            .per_copy
+            .iter()
+            .map(|c| CopyEntry {
+                seconds: c.seconds,
+                quantiles: c.quantiles.clone(),
+            })
+            .collect(),
+        quantiles: m.quantiles,
+        after,
+    }
 }
 
 /// The kernel calls of every (parameter set, rank count) profile run,
