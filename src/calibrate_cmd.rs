@@ -207,8 +207,14 @@ fn channel_options(
     })
 }
 
-pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
-    // Measured tables are saved and then read like given ones.
+/// `--run` and `--shm-run`: runs the benchmark and returns the arguments
+/// with the saved tables as inputs (and the measured duplex), the measured
+/// memcpy bandwidth with its launcher, and the duplex note.
+#[expect(
+    clippy::type_complexity,
+    reason = "one private call site, which destructures the tuple at once"
+)]
+fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>, Option<String>)> {
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
     let mut duplex_note: Option<String> = None;
@@ -240,6 +246,12 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         args.shm = Some(m.table);
         args.shm_format = "imb".into();
     }
+    Ok((args, measured_memcpy, duplex_note))
+}
+
+pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
+    // Measured tables are saved and then read like given ones.
+    let (args, measured_memcpy, duplex_note) = measure(args)?;
     let args = &args;
     let input = args
         .input

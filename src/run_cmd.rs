@@ -190,29 +190,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     rep.messages
                 );
             }
-            if args.critical_path {
-                if rep.trace_truncated {
-                    eprintln!(
-                        "warning: the timeline was cut (--trace-limit): the critical path may be incomplete"
-                    );
-                }
-                out(&report::critical_path_text(
-                    &app::analysis::critical_path(&rep),
-                    &name,
-                ));
-            }
-            if let Some(path) = &args.comm_matrix {
-                app::export::write_comm_matrix(path, &rep, args.ranks, &name)?;
-            }
-            if let Some(path) = &args.trace {
-                app::export::write_trace(path, &rep, args.ranks, &name)?;
-                if rep.trace_truncated {
-                    eprintln!(
-                        "warning: the timeline was cut at {} events (--trace-limit)",
-                        args.trace_limit
-                    );
-                }
-            }
+            analyses(args, &rep, &name)?;
             let draws = match (args.samples, args.noise) {
                 (Some(n), Some(seed)) => {
                     let base = scenario.config();
@@ -251,6 +229,35 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             Ok(sim_outcome(&e))
         }
     }
+}
+
+/// What `run` writes besides its report: the critical path, the
+/// communication matrix and the timeline.
+fn analyses(args: &RunArgs, rep: &sim_core::SimReport, name: &str) -> anyhow::Result<()> {
+    if args.critical_path {
+        if rep.trace_truncated {
+            eprintln!(
+                "warning: the timeline was cut (--trace-limit): the critical path may be incomplete"
+            );
+        }
+        out(&report::critical_path_text(
+            &app::analysis::critical_path(rep),
+            name,
+        ));
+    }
+    if let Some(path) = &args.comm_matrix {
+        app::export::write_comm_matrix(path, rep, args.ranks, name)?;
+    }
+    if let Some(path) = &args.trace {
+        app::export::write_trace(path, rep, args.ranks, name)?;
+        if rep.trace_truncated {
+            eprintln!(
+                "warning: the timeline was cut at {} events (--trace-limit)",
+                args.trace_limit
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Median, 5th and 95th percentiles (type 7), min and max of the draws.

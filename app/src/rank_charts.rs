@@ -204,22 +204,22 @@ enum State {
     Wait,
 }
 
-/// The timeline of a run with at most [`MAX_TIMELINE_RANKS`] ranks: one row
-/// per rank over model time. Each pixel column of a row shows the state
-/// that filled most of it, so a long run stays a small picture; within a
-/// communication call the blocked part is drawn between the halves of its
-/// CPU overheads. Message arrows are drawn when there are at most 400.
-pub fn timeline_svg(rep: &SimReport) -> String {
+/// A timeline's rows sampled into pixel columns.
+struct Pixels {
+    /// Per rank and pixel: seconds of compute, comm and wait.
+    fill: Vec<[f64; 3]>,
+    /// Per rank and pixel: the seconds and trace index of the interval
+    /// that contributed most (for the tooltip).
+    best: Vec<(f64, usize)>,
+    /// Messages: source, destination, sent, received.
+    messages: Vec<(u32, u32, f64, f64)>,
+}
+
+/// Samples the timeline of `rep` into `cols` pixel columns of `px` seconds
+/// each; a communication interval's blocked part is put between the halves
+/// of its CPU overheads.
+fn pixels(rep: &SimReport, cols: usize, px: f64) -> Pixels {
     let n = rep.ranks.len();
-    let row = (420.0 / n.max(1) as f64).clamp(8.0, 22.0);
-    let top = 30.0;
-    let base = top + row * n as f64;
-    let height = base + 65.0;
-    let cols = (WIDTH - LEFT - RIGHT) as usize;
-    let end = rep.predicted_seconds.max(1e-300);
-    let px = end / cols as f64;
-    // Per rank and pixel: seconds of compute, comm, wait, and the interval
-    // that contributed most (for the tooltip).
     let mut fill = vec![[0.0f64; 3]; n * cols];
     let mut best = vec![(0.0f64, usize::MAX); n * cols];
     let mut add = |rank: usize, s: f64, e: f64, state: usize, ev: usize| {
@@ -270,6 +270,32 @@ pub fn timeline_svg(rep: &SimReport) -> String {
             } => messages.push((*src, *dst, *sent, *received)),
         }
     }
+    Pixels {
+        fill,
+        best,
+        messages,
+    }
+}
+
+/// The timeline of a run with at most [`MAX_TIMELINE_RANKS`] ranks: one row
+/// per rank over model time. Each pixel column of a row shows the state
+/// that filled most of it, so a long run stays a small picture; within a
+/// communication call the blocked part is drawn between the halves of its
+/// CPU overheads. Message arrows are drawn when there are at most 400.
+pub fn timeline_svg(rep: &SimReport) -> String {
+    let n = rep.ranks.len();
+    let row = (420.0 / n.max(1) as f64).clamp(8.0, 22.0);
+    let top = 30.0;
+    let base = top + row * n as f64;
+    let height = base + 65.0;
+    let cols = (WIDTH - LEFT - RIGHT) as usize;
+    let end = rep.predicted_seconds.max(1e-300);
+    let px = end / cols as f64;
+    let Pixels {
+        fill,
+        best,
+        messages,
+    } = pixels(rep, cols, px);
     let x_of = |t: f64| LEFT + t / end * (WIDTH - LEFT - RIGHT);
     let mut out = open_svg(height, "timeline", "timeline (model time, s)");
     let _ = writeln!(

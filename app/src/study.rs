@@ -446,21 +446,7 @@ pub fn svg(series: &[Series], title: &str) -> String {
             .flat_map(|p| std::iter::once(get(p)).chain(bars(p).into_iter().flatten()))
             .filter(|v| v.is_finite() && (!log || *v > 0.0))
             .collect();
-        let (mut lo, mut hi) = vals
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
-        if !lo.is_finite() {
-            lo = 0.0;
-            hi = 1.0;
-        }
-        if !log {
-            lo = lo.min(0.0);
-        }
-        if hi <= lo {
-            hi = lo + 1.0;
-        }
+        let (lo, hi) = axis_range(&vals, *log);
         let fy = |v: f64| -> f64 {
             let t = if *log {
                 (v.log10() - lo.log10()) / (hi.log10() - lo.log10()).max(1e-9)
@@ -556,8 +542,36 @@ pub fn svg(series: &[Series], title: &str) -> String {
         }
         let _ = writeln!(out, "</g>");
     }
+    legend(&mut out, series, &colours, H + 50.0);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The value axis of a chart panel: from the smallest to the largest value
+/// (from 0 on a linear axis), never empty.
+fn axis_range(vals: &[f64], log: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = vals
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    if !lo.is_finite() {
+        lo = 0.0;
+        hi = 1.0;
+    }
+    if !log {
+        lo = lo.min(0.0);
+    }
+    if hi <= lo {
+        hi = lo + 1.0;
+    }
+    (lo, hi)
+}
+
+/// One legend row per series from `top`: its colour, label and limit.
+fn legend(out: &mut String, series: &[Series], colours: &[&str], top: f64) {
     for (si, s) in series.iter().enumerate() {
-        let y = H + 50.0 + 22.0 * si as f64;
+        let y = top + 22.0 * si as f64;
         let c = colours[si % colours.len()];
         let limit = s
             .limit_reason
@@ -572,8 +586,6 @@ pub fn svg(series: &[Series], title: &str) -> String {
             escape(&limit)
         );
     }
-    out.push_str("</svg>\n");
-    out
 }
 
 #[cfg(test)]
