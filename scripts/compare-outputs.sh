@@ -82,6 +82,15 @@ case_ net-matrix run "$r/examples/net.mpl" --ranks 16 --param iters=3 --comm-mat
 case_ graph-heat graph "$r/examples/heat.mpl"
 case_ graph-net graph "$r/examples/net.mpl"
 
+# Calibrated kernel times, drawn with noise, and their spread.
+dm=$r/validation/dev-machine
+case_ noise-text run "$r/examples/heat.mpl" --ranks 4 --param n=512 --param iters=20 \
+    --machine "$dm/machine.toml" --blocks "$dm/blocks-heat.toml" --noise 3 --samples 5
+case_ noise-json run "$r/examples/heat.mpl" --ranks 4 --param n=512 --param iters=20 \
+    --machine "$dm/machine.toml" --blocks "$dm/blocks-heat.toml" --noise 3 --samples 5 --format json
+case_ noise-sweep sweep "$r/examples/heat.mpl" --ranks 1,2,4 --param n=512 --param iters=20 \
+    --machine "$dm/machine.toml" --blocks "$dm/blocks-heat.toml" --noise 3 --samples 4 --format json
+
 # The IMB suite (PMB 2.2 timing) on EKSS-1 and the OSU method on the default.
 for f in "$r"/examples/imb/*.mpl; do
     b=$(basename "$f" .mpl)

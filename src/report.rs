@@ -1,58 +1,16 @@
-//! Rendering of predictions and simulation errors (text and JSON).
+//! Rendering of predictions as text (the JSON report is
+//! `app::report::Prediction`) and of the critical path.
 
 use std::fmt::Write;
 
-use serde_json::json;
 use sim_core::SimReport;
-use sim_core::engine::{PrintLine, RankStats};
+use sim_core::engine::RankStats;
 
 use app::analysis::PathStep;
 pub use app::diagnostics::{fmt_time, sim_error};
 
 /// Above this many distinct groups the text report summarises the ranks.
 const MAX_GROUPS: usize = 32;
-
-pub fn json(
-    rep: &SimReport,
-    printed: &[PrintLine],
-    wall: f64,
-    file: &str,
-    machine: &str,
-    ranks: u32,
-) -> serde_json::Value {
-    let per_rank: Vec<_> = rep
-        .ranks
-        .iter()
-        .enumerate()
-        .map(|(r, s)| {
-            json!({
-                "rank": r,
-                "finish_seconds": s.finish,
-                "compute_seconds": s.compute,
-                "comm_seconds": s.comm,
-                "wait_seconds": s.wait(),
-                "messages_sent": s.messages_sent,
-                "bytes_sent": s.bytes_sent,
-            })
-        })
-        .collect();
-    let output: Vec<_> = printed
-        .iter()
-        .map(|l| json!({"rank": l.rank, "time_seconds": l.time, "text": l.text}))
-        .collect();
-    json!({
-        "program": file,
-        "machine": machine,
-        "num_ranks": ranks,
-        "predicted_seconds": rep.predicted_seconds,
-        "ranks": per_rank,
-        "messages": rep.messages,
-        "bytes": rep.bytes,
-        "events": rep.events,
-        "wall_seconds": wall,
-        "output": output,
-    })
-}
 
 fn secs(x: f64) -> String {
     format!("{x:.6}")

@@ -208,10 +208,15 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 _ => None,
             };
             if json {
-                let mut v = report::json(&rep, &printed, wall, &name, machine.name(), args.ranks);
-                if let Some(d) = &draws {
-                    v["noise_draws"] = draws_json(d);
-                }
+                let mut v = app::report::Prediction::new(
+                    &rep,
+                    &printed,
+                    wall,
+                    &name,
+                    machine.name(),
+                    args.ranks,
+                );
+                v.noise_draws = draws.as_deref().map(app::report::NoiseDraws::of);
                 out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
             } else {
                 out(&report::text(&rep, &name, machine.name(), args.all_ranks));
@@ -279,13 +284,4 @@ fn draws_text(draws: &[(u64, f64)]) -> String {
         report::fmt_time(min),
         report::fmt_time(max),
     )
-}
-
-fn draws_json(draws: &[(u64, f64)]) -> serde_json::Value {
-    let [median, p5, p95, min, max] = draw_stats(draws);
-    serde_json::json!({
-        "seeds": draws.iter().map(|d| d.0).collect::<Vec<_>>(),
-        "predicted_seconds": draws.iter().map(|d| d.1).collect::<Vec<_>>(),
-        "median": median, "p5": p5, "p95": p95, "min": min, "max": max,
-    })
 }
