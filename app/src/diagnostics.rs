@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use sim_core::engine::{BlockedRank, PendingKind, SimError};
+use sim_core::engine::{BlockedRank, PendingKind, Runaway, SimError};
 use sim_core::ir::Span;
 
 /// Seconds with a readable unit.
@@ -107,7 +107,7 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
             time,
             positions,
         } => {
-            let _ = writeln!(out, "error: runaway program: {reason}");
+            let _ = writeln!(out, "error: runaway program: {}", runaway_text(reason));
             let _ = writeln!(
                 out,
                 "  after {events} events, at model time {}",
@@ -307,4 +307,23 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
         );
     }
     out
+}
+
+/// Why a program was stopped, naming the `parsim` option behind the limit
+/// it reached.
+fn runaway_text(reason: &Runaway) -> String {
+    match reason {
+        Runaway::Events {
+            events,
+            calls,
+            limit,
+        } => format!(
+            "stopped after {events} events and {calls} communication calls (--max-events {limit} counts both)"
+        ),
+        Runaway::SimTime { limit } => format!("model time passed {limit} s (--max-sim-time)"),
+        Runaway::ZeroTime { rank, blocks } => format!(
+            "rank {rank} ran {blocks} basic blocks without its model time advancing and without communicating (--max-zero-time-blocks): a loop that never ends?"
+        ),
+        Runaway::Loop { .. } => reason.to_string(),
+    }
 }

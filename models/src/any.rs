@@ -63,7 +63,7 @@ impl AnyMachine {
                 .map(Self::LogGp)
                 .map_err(|e| e.to_string()),
             Self::Plugin(m) => Err(format!(
-                "--ppn cannot change the placement of the plugin model {}: set it in its [plugin.params]",
+                "the plugin model {} places ranks itself: set ranks per node in its [plugin.params]",
                 m.name()
             )),
         }

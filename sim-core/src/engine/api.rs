@@ -306,7 +306,7 @@ pub enum SimError {
     },
     #[error("{reason}")]
     Runaway {
-        reason: String,
+        reason: Runaway,
         events: u64,
         time: f64,
         positions: Vec<(u32, Span)>,
@@ -315,6 +315,32 @@ pub enum SimError {
     KernelWithoutCost { kernel: String, span: Span },
     #[error("bad configuration: {0}")]
     Config(String),
+}
+
+/// Why a program was stopped as runaway, in the engine's terms (a
+/// front end names the setting behind each limit).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Runaway {
+    /// Events plus communication calls passed [`SimConfig::max_events`].
+    #[error(
+        "stopped after {events} events and {calls} communication calls (the limit of {limit} counts both)"
+    )]
+    Events { events: u64, calls: u64, limit: u64 },
+    /// Model time passed [`SimConfig::max_sim_time`].
+    #[error("model time passed {limit} s")]
+    SimTime { limit: f64 },
+    /// A rank ran [`SimConfig::max_zero_time_blocks`] blocks or more without
+    /// its clock advancing and without communicating.
+    #[error(
+        "rank {rank} ran {blocks} basic blocks without its model time advancing and without communicating: a loop that never ends?"
+    )]
+    ZeroTime { rank: u32, blocks: u64 },
+    /// A rank came back to a loop's head with every variable unchanged, in
+    /// a loop that neither communicates nor reads `wtime()`.
+    #[error(
+        "rank {rank} loops forever: it came back to the same point of a loop with every variable unchanged, and the loop neither communicates nor reads wtime(), so nothing can change"
+    )]
+    Loop { rank: u32 },
 }
 
 /// Runs `program` on `machine` with `cfg`, sending `print` output to `output`.

@@ -71,7 +71,7 @@ impl<'a> Engine<'a> {
         })
     }
 
-    pub(super) fn runaway(&self, reason: String) -> SimError {
+    pub(super) fn runaway(&self, reason: Runaway) -> SimError {
         let positions = (0..self.cfg.ranks)
             .filter(|&r| self.lps[r as usize].state != LpState::Finished)
             .filter_map(|r| self.position(r).map(|s| (r, s)))

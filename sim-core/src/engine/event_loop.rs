@@ -155,16 +155,16 @@ impl<'a> Engine<'a> {
             self.obs.event(self.events, time, self.finished, &self.lps);
             self.now = time;
             if self.events.saturating_add(self.comm_calls) > self.cfg.max_events {
-                return Err(self.runaway(format!(
-                    "stopped after {} events and {} communication calls (--max-events {} counts both)",
-                    self.events, self.comm_calls, self.cfg.max_events
-                )));
+                return Err(self.runaway(Runaway::Events {
+                    events: self.events,
+                    calls: self.comm_calls,
+                    limit: self.cfg.max_events,
+                }));
             }
             if time > self.cfg.max_sim_time {
-                return Err(self.runaway(format!(
-                    "model time passed {} s (--max-sim-time)",
-                    self.cfg.max_sim_time
-                )));
+                return Err(self.runaway(Runaway::SimTime {
+                    limit: self.cfg.max_sim_time,
+                }));
             }
             match ev_kind {
                 EventKind::Resume(lp) => {

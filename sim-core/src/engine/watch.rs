@@ -96,11 +96,10 @@ impl<'a> Engine<'a> {
             w.idle_blocks = 0;
         }
         if w.idle_blocks >= max {
-            let reason = format!(
-                "rank {id} ran {} basic blocks without its model time advancing and \
-                 without communicating (--max-zero-time-blocks): a loop that never ends?",
-                w.idle_blocks
-            );
+            let reason = Runaway::ZeroTime {
+                rank: id,
+                blocks: w.idle_blocks,
+            };
             return Err(self.runaway_at(id, reason));
         }
         w.age += 1;
@@ -115,16 +114,11 @@ impl<'a> Engine<'a> {
 
     /// A proven infinite loop of rank `id` (see [`Watch`]).
     pub(super) fn infinite_loop(&self, id: u32) -> SimError {
-        let reason = format!(
-            "rank {id} loops forever: it came back to the same point of a loop with \
-             every variable unchanged, and the loop neither communicates nor reads wtime(), \
-             so nothing can change"
-        );
-        self.runaway_at(id, reason)
+        self.runaway_at(id, Runaway::Loop { rank: id })
     }
 
     /// A runaway error that points at rank `id` only.
-    pub(super) fn runaway_at(&self, id: u32, reason: String) -> SimError {
+    pub(super) fn runaway_at(&self, id: u32, reason: Runaway) -> SimError {
         SimError::Runaway {
             reason,
             events: self.events,
