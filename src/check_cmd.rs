@@ -35,8 +35,8 @@ pub struct CheckArgs {
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    format: String,
+    #[arg(long, value_enum, default_value_t = crate::Format::Text)]
+    format: crate::Format,
     #[command(flatten)]
     limits: crate::Limits,
     /// Re-run with each alternative match of racing ANY_SOURCE receives
@@ -76,7 +76,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         Some(Severity::Warning) => 5,
         None => 0,
     };
-    if args.format == "json" {
+    if args.format == crate::Format::Json {
         let v = serde_json::json!({ "program": file, "ranks": args.ranks, "findings": checked.findings, "exit_code": code });
         crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
     } else {

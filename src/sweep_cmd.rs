@@ -38,8 +38,8 @@ pub struct SweepArgs {
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    format: String,
+    #[arg(long, value_enum, default_value_t = crate::Format::Text)]
+    format: crate::Format,
 }
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
@@ -62,7 +62,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     if let Some(p) = &args.plot {
         app::chart::write_picture(p, &study::svg(&series, &file))?;
     }
-    if args.format == "json" {
+    if args.format == crate::Format::Json {
         crate::out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({"program": file, "series": series}))?

@@ -62,8 +62,8 @@ pub struct ValidateArgs {
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    format: String,
+    #[arg(long, value_enum, default_value_t = crate::Format::Text)]
+    format: crate::Format,
     #[command(flatten)]
     real: RunModeArgs,
 }
@@ -76,7 +76,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
             machine: args.machine.as_deref(),
             ppn: args.ppn,
             params: &args.params,
-            json: args.format == "json",
+            json: args.format == crate::Format::Json,
             args: &args.real,
         });
     }
@@ -117,7 +117,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         app::scenario::Limits::default(),
     )?;
     let origin = measured.origin;
-    if args.format == "json" {
+    if args.format == crate::Format::Json {
         let per_group: Vec<serde_json::Value> = per_group
             .iter()
             .map(|g| {
