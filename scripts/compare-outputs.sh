@@ -140,4 +140,13 @@ case_ bad-ranks run "$r/examples/heat.mpl" --ranks 0
 case_ bad-param run "$r/examples/heat.mpl" --ranks 2 --param nosuch=1
 case_ bad-file run "$r/examples/nosuch.mpl" --ranks 2
 case_ check-bad-ranks check "$r/examples/heat.mpl" --ranks 0
+# Tables that cannot be read: the errors name the options that settle them.
+printf 'bytes,a_usec,b_usec\n0,1,2\n1,1,2\n' >"$work/ambiguous.csv"
+printf 'hello\nnothing here\n' >"$work/unknown.txt"
+printf 'bytes,t_usec\n0,1\n0,2\n' >"$work/duplicate.csv"
+printf 'x,y\n1,2\n' >"$work/nocolumn.csv"
+for t in ambiguous.csv unknown.txt duplicate.csv nocolumn.csv; do
+    case_ "bad-table-$t" calibrate net "$work/$t"
+    case_ "bad-validate-$t" validate "$r/examples/imb/alltoall.mpl" --table "$work/$t" --param max_bytes=1
+done
 echo "wrote $(ls "$out" | wc -l) files to $out"

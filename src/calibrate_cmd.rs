@@ -318,7 +318,8 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         &network_options,
         shm_input.as_ref(),
         memcpy,
-    )?;
+    )
+    .map_err(crate::flagged)?;
     if args.shm.is_none() && args.shm_from_alltoall2 {
         bail!("--shm-from-alltoall2 needs --shm TABLE");
     }

@@ -93,6 +93,34 @@ pub(crate) fn compile(file: &Path, text: &str) -> Option<sim_core::ir::Program> 
     }
 }
 
+/// A table reader's error, naming the option that settles it.
+fn table_error(err: &calibrate::InputError) -> String {
+    use calibrate::{Column, InputError};
+    match err {
+        InputError::UnknownFormat => err
+            .to_string()
+            .replace("(name the format)", "(give --format)"),
+        InputError::ChooseColumn {
+            message,
+            column,
+            available,
+        } => {
+            let flag = match column {
+                Column::Bytes => "--bytes-col",
+                Column::Time => "--time-col",
+            };
+            format!(
+                "{message}; the columns are: {} (give {flag})",
+                available.join(", ")
+            )
+        }
+        InputError::DuplicateSize { .. } => err
+            .to_string()
+            .replace("(filter the table)", "(filter the table, e.g. --where)"),
+        _ => err.to_string(),
+    }
+}
+
 /// An application error as the command line says it: with the flag that
 /// gave the bad value.
 pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
@@ -100,6 +128,9 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
         app::Error::ParamSyntax(m) => anyhow::anyhow!("--param {m}"),
         app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
         app::Error::NoRanks => anyhow::anyhow!("--ranks must be at least 1"),
+        app::Error::Table { path, err } => {
+            anyhow::anyhow!("{}: {}", path.display(), table_error(&err))
+        }
         app::Error::RanksPerNode {
             ranks_per_node,
             reason,
@@ -237,6 +268,9 @@ pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Ve
     study::curves(machines, sets).map_err(|e| match e {
         app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
         app::Error::NoRanks => anyhow::anyhow!("--ranks must be at least 1"),
+        app::Error::Table { path, err } => {
+            anyhow::anyhow!("{}: {}", path.display(), table_error(&err))
+        }
         e => e.into(),
     })
 }

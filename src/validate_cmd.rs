@@ -97,7 +97,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    let measured = app::validate::read_table(&query, table)?;
+    let measured = app::validate::read_table(&query, table).map_err(crate::flagged)?;
     let file = args.program.display().to_string();
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
     let machine =

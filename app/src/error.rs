@@ -43,6 +43,14 @@ pub enum Error {
     /// the message holds its command line and output.
     #[error("{0}")]
     Tool(String),
+    /// A benchmark table that cannot be read: its path and why, in the
+    /// table reader's terms (a front end names the options that settle
+    /// it).
+    #[error("{}: {err}", path.display())]
+    Table {
+        path: PathBuf,
+        err: calibrate::InputError,
+    },
     /// A picture could not be rendered (PNG output needs a system font).
     #[error("{0}")]
     Picture(String),
@@ -74,6 +82,7 @@ impl Error {
                 | Error::ParamSyntax(_)
                 | Error::RanksPerNode { .. }
                 | Error::NoRanks
+                | Error::Table { .. }
                 | Error::Read { .. }
         )
     }

@@ -56,8 +56,10 @@ pub struct MachineInfo {
 /// Reads a benchmark table (IMB/PMB, OSU or CSV) from `path`.
 pub fn read_table(path: &Path, options: &InputOptions) -> Result<Table, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    calibrate::parse_table(&text, options)
-        .map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+    calibrate::parse_table(&text, options).map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })
 }
 
 /// Reads and fits the network table at `input` and, when given, the

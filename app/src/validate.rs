@@ -321,7 +321,10 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         title,
         columns,
         rows,
-    } = calibrate::osu_table(text).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+    } = calibrate::osu_table(text).map_err(|err| Error::Table {
+        path: table.to_owned(),
+        err,
+    })?;
     if columns
         .iter()
         .any(|c| c.contains("Bandwidth") || c.contains("MB/s"))
@@ -433,7 +436,10 @@ fn row_values(
 /// IMB-MPI1 / PMB text output: the blocks of one benchmark.
 fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
     let path = table.display();
-    let blocks = calibrate::imb_blocks(text).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+    let blocks = calibrate::imb_blocks(text).map_err(|err| Error::Table {
+        path: table.to_owned(),
+        err,
+    })?;
     let mut names: Vec<&str> = Vec::new();
     for name in blocks.iter().filter_map(|b| b.benchmark.as_deref()) {
         if !names.iter().any(|n| n.eq_ignore_ascii_case(name)) {

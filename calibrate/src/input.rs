@@ -168,15 +168,31 @@ pub struct Table {
     pub origin: String,
 }
 
+/// A column a table reader has to find: the message size or the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Bytes,
+    Time,
+}
+
+impl std::fmt::Display for Column {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Column::Bytes => "message size",
+            Column::Time => "time",
+        })
+    }
+}
+
 /// Why a table could not be read. Line numbers are 1-based.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum InputError {
-    /// `--format` with an unknown name.
+    /// A format with an unknown name.
     #[error("unknown format `{0}` (expected imb, osu-latency, osu-bw or csv)")]
     UnknownFormatName(String),
-    /// The content matches no format.
+    /// The content matches no format (a front end says how to name one).
     #[error(
-        "cannot tell the format: no IMB `# Benchmarking` section, OSU header or CSV header found (give --format)"
+        "cannot tell the format: no IMB `# Benchmarking` section, OSU header or CSV header found (name the format)"
     )]
     UnknownFormat,
     /// The IMB output has no section for the benchmark.
@@ -209,12 +225,12 @@ pub enum InputError {
         available: Vec<String>,
     },
     /// No column, or several, could be the size or the time column.
-    #[error("{message}; the columns are: {} (give {flag})", .available.join(", "))]
+    #[error("{message}; the columns are: {} (name the {column} column)", .available.join(", "))]
     ChooseColumn {
         /// What is wrong.
         message: String,
-        /// The flag that settles it.
-        flag: &'static str,
+        /// The column to name.
+        column: Column,
         /// The columns present.
         available: Vec<String>,
     },
@@ -227,9 +243,7 @@ pub enum InputError {
         message: String,
     },
     /// Two rows for one message size.
-    #[error(
-        "lines {first_line} and {line}: two rows for {bytes} bytes (filter the table, e.g. --where)"
-    )]
+    #[error("lines {first_line} and {line}: two rows for {bytes} bytes (filter the table)")]
     DuplicateSize {
         /// The size.
         bytes: u64,
@@ -547,7 +561,7 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
             .find_map(|want| columns.iter().position(|c| c == want))
             .ok_or_else(|| InputError::ChooseColumn {
                 message: "no `t[usec]` or `t_avg[usec]` column".into(),
-                flag: "--time-col",
+                column: Column::Time,
                 available: columns.clone(),
             })?,
     };
@@ -730,7 +744,7 @@ fn choose_column(
     columns: &[String],
     explicit: Option<&str>,
     role: &str,
-    flag: &'static str,
+    column: Column,
     matches: impl Fn(&str) -> bool,
 ) -> Result<usize, InputError> {
     if let Some(name) = explicit {
@@ -749,7 +763,7 @@ fn choose_column(
         [only] => Ok(*only),
         [] => Err(InputError::ChooseColumn {
             message: format!("no column looks like the {role}"),
-            flag,
+            column,
             available: columns.to_vec(),
         }),
         several => Err(InputError::ChooseColumn {
@@ -761,7 +775,7 @@ fn choose_column(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            flag,
+            column,
             available: columns.to_vec(),
         }),
     }
@@ -780,14 +794,14 @@ fn parse_csv(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
         &columns,
         options.bytes_col.as_deref(),
         "message size in bytes",
-        "--bytes-col",
+        Column::Bytes,
         |name| BYTES_NAMES.iter().any(|b| name.eq_ignore_ascii_case(b)),
     )?;
     let time_index = choose_column(
         &columns,
         options.time_col.as_deref(),
         "time in microseconds",
-        "--time-col",
+        Column::Time,
         looks_like_usec,
     )?;
     let mut filters = Vec::new();
@@ -892,7 +906,14 @@ mod tests {
         let ambiguous = "bytes,a_usec,b_usec\n0,1,2\n1,1,2\n";
         let err = parse_table(ambiguous, &InputOptions::default()).expect_err("ambiguous");
         assert!(err.to_string().contains("a_usec, b_usec"), "{err}");
-        assert!(err.to_string().contains("--time-col"), "{err}");
+        assert!(err.to_string().contains("(name the time column)"), "{err}");
+        assert!(matches!(
+            err,
+            InputError::ChooseColumn {
+                column: Column::Time,
+                ..
+            }
+        ));
         let negative = "bytes,t_usec\n0,1\n1,-2\n";
         let err = parse_table(negative, &InputOptions::default()).expect_err("negative");
         assert_eq!(
