@@ -149,4 +149,9 @@ for t in ambiguous.csv unknown.txt duplicate.csv nocolumn.csv; do
     case_ "bad-table-$t" calibrate net "$work/$t"
     case_ "bad-validate-$t" validate "$r/examples/imb/alltoall.mpl" --table "$work/$t" --param max_bytes=1
 done
+# Fits and machine files that cannot be made.
+printf 'bytes,t_usec\n0,5\n1024,6\n2048,7\n' >"$work/pingpong.csv"
+case_ bad-smp-without-shm calibrate net "$work/pingpong.csv" --ranks-per-node 2
+case_ bad-shm-without-smp calibrate net "$work/pingpong.csv" --shm "$work/pingpong.csv"
+case_ bad-eager-limit calibrate net "$work/pingpong.csv" --eager-limit "32 B"
 echo "wrote $(ls "$out" | wc -l) files to $out"

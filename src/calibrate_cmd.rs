@@ -344,22 +344,24 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             )),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let toml = fitted.machine_file(
-        &app::netfit::MachineInfo {
-            name,
-            description: args.description.clone(),
-            command,
-            ranks_per_node: args.ranks_per_node,
-            cpu_rate: args.cpu_rate,
-            memcpy,
-            memcpy_origin,
-            duplex: args.duplex.clone(),
-            duplex_note,
-            collectives,
-            notes: args.notes.clone(),
-        },
-        &app::clock::today(),
-    )?;
+    let toml = fitted
+        .machine_file(
+            &app::netfit::MachineInfo {
+                name,
+                description: args.description.clone(),
+                command,
+                ranks_per_node: args.ranks_per_node,
+                cpu_rate: args.cpu_rate,
+                memcpy,
+                memcpy_origin,
+                duplex: args.duplex.clone(),
+                duplex_note,
+                collectives,
+                notes: args.notes.clone(),
+            },
+            &app::clock::today(),
+        )
+        .map_err(crate::flagged)?;
     // The models crate is the judge of the format; a file it refuses is
     // still written (it may predate a format feature), with a warning.
     if let Err(e) = models::LogGpMachine::from_toml_str(&toml, "<calibrated machine>") {

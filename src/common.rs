@@ -121,6 +121,43 @@ fn table_error(err: &calibrate::InputError) -> String {
     }
 }
 
+/// A channel fit's error, naming the eager-limit option of the channel.
+fn fit_error(err: &calibrate::ChannelError, eager_flag: &str) -> String {
+    match err {
+        calibrate::ChannelError::ControlNotEager { control, eager } => format!(
+            "control messages of {control} B are not below the eager limit of {eager} B (give a larger {eager_flag})"
+        ),
+        _ => err.to_string(),
+    }
+}
+
+/// An Alltoall table's error, naming `--memcpy`.
+fn alltoall_error(err: &calibrate::channel::AlltoallError) -> String {
+    match err {
+        calibrate::channel::AlltoallError::CopyExceedsTime {
+            bytes,
+            measured_us,
+            copy_us,
+        } => format!(
+            "{bytes} B: the local copy ({copy_us:.3} us at the memcpy bandwidth) is not shorter than the measured call ({measured_us:.3} us); give a faster --memcpy"
+        ),
+        _ => err.to_string(),
+    }
+}
+
+/// A machine-file writer's error, naming `--shm` and `--ranks-per-node`.
+fn machine_file_error(err: &calibrate::WriteError) -> String {
+    match err {
+        calibrate::WriteError::SmpWithoutShm(n) => format!(
+            "{n} ranks per node need a shared-memory channel: give an intra-node table (--shm), or 1 rank per node"
+        ),
+        calibrate::WriteError::ShmWithoutSmp => {
+            format!("{err} (--ranks-per-node)")
+        }
+        _ => err.to_string(),
+    }
+}
+
 /// An application error as the command line says it: with the flag that
 /// gave the bad value.
 pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
@@ -131,6 +168,22 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
         app::Error::Table { path, err } => {
             anyhow::anyhow!("{}: {}", path.display(), table_error(&err))
         }
+        app::Error::Fit { path, shm, err } => anyhow::anyhow!(
+            "{}: fit: {}",
+            path.display(),
+            fit_error(
+                &err,
+                if shm {
+                    "--shm-eager-limit"
+                } else {
+                    "--eager-limit"
+                }
+            )
+        ),
+        app::Error::Alltoall { path, err } => {
+            anyhow::anyhow!("{}: {}", path.display(), alltoall_error(&err))
+        }
+        app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
         app::Error::RanksPerNode {
             ranks_per_node,
             reason,
@@ -271,6 +324,22 @@ pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Ve
         app::Error::Table { path, err } => {
             anyhow::anyhow!("{}: {}", path.display(), table_error(&err))
         }
+        app::Error::Fit { path, shm, err } => anyhow::anyhow!(
+            "{}: fit: {}",
+            path.display(),
+            fit_error(
+                &err,
+                if shm {
+                    "--shm-eager-limit"
+                } else {
+                    "--eager-limit"
+                }
+            )
+        ),
+        app::Error::Alltoall { path, err } => {
+            anyhow::anyhow!("{}: {}", path.display(), alltoall_error(&err))
+        }
+        app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
         e => e.into(),
     })
 }

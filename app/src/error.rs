@@ -51,6 +51,23 @@ pub enum Error {
         path: PathBuf,
         err: calibrate::InputError,
     },
+    /// A channel of a benchmark table cannot be fitted (`shm`: the
+    /// intra-node channel).
+    #[error("{}: fit: {err}", path.display())]
+    Fit {
+        path: PathBuf,
+        shm: bool,
+        err: calibrate::ChannelError,
+    },
+    /// An Alltoall table cannot be turned into one-way times.
+    #[error("{}: {err}", path.display())]
+    Alltoall {
+        path: PathBuf,
+        err: calibrate::channel::AlltoallError,
+    },
+    /// The fitted machine cannot be written.
+    #[error("{0}")]
+    MachineFile(calibrate::WriteError),
     /// A picture could not be rendered (PNG output needs a system font).
     #[error("{0}")]
     Picture(String),
@@ -83,6 +100,9 @@ impl Error {
                 | Error::RanksPerNode { .. }
                 | Error::NoRanks
                 | Error::Table { .. }
+                | Error::Fit { .. }
+                | Error::Alltoall { .. }
+                | Error::MachineFile(_)
                 | Error::Read { .. }
         )
     }

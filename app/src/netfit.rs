@@ -72,18 +72,26 @@ pub fn fit(
     memcpy: f64,
 ) -> Result<Fitted, Error> {
     let table = read_table(input, input_options)?;
-    let network = calibrate::calibrate_channel(&table, network)
-        .map_err(|e| Error::Input(format!("{}: fit: {e}", input.display())))?;
+    let network = calibrate::calibrate_channel(&table, network).map_err(|err| Error::Fit {
+        path: input.to_owned(),
+        shm: false,
+        err,
+    })?;
     let shm = match shm {
         None => None,
         Some(s) => {
             let mut t = read_table(&s.path, &s.input)?;
             if s.from_alltoall2 {
-                t = calibrate::alltoall2_to_oneway(&t, memcpy)
-                    .map_err(|e| Error::Input(format!("{}: {e}", s.path.display())))?;
+                t = calibrate::alltoall2_to_oneway(&t, memcpy).map_err(|err| Error::Alltoall {
+                    path: s.path.clone(),
+                    err,
+                })?;
             }
-            let fit = calibrate::calibrate_channel(&t, &s.channel)
-                .map_err(|e| Error::Input(format!("{}: fit: {e}", s.path.display())))?;
+            let fit = calibrate::calibrate_channel(&t, &s.channel).map_err(|err| Error::Fit {
+                path: s.path.clone(),
+                shm: true,
+                err,
+            })?;
             Some((s.path.clone(), t, fit))
         }
     };
@@ -176,6 +184,6 @@ impl Fitted {
             network_duplex: m.duplex.clone(),
             collectives: m.collectives.clone(),
         })
-        .map_err(|e| Error::Input(e.to_string()))
+        .map_err(Error::MachineFile)
     }
 }

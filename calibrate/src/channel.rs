@@ -219,7 +219,7 @@ pub enum ChannelError {
     BadOverhead(f64),
     /// The control message would itself use rendezvous.
     #[error(
-        "control messages of {control} B are not below the eager limit of {eager} B (give a larger --eager-limit)"
+        "control messages of {control} B are not below the eager limit of {eager} B (raise the eager limit)"
     )]
     ControlNotEager {
         /// Control bytes.
@@ -650,7 +650,7 @@ pub enum AlltoallError {
     BadMemcpy(f64),
     /// The local copy alone takes longer than the measured call.
     #[error(
-        "{bytes} B: the local copy ({copy_us:.3} us at the memcpy bandwidth) is not shorter than the measured call ({measured_us:.3} us); give a faster --memcpy"
+        "{bytes} B: the local copy ({copy_us:.3} us at the memcpy bandwidth) is not shorter than the measured call ({measured_us:.3} us); the memcpy bandwidth is too low"
     )]
     CopyExceedsTime {
         /// Size.

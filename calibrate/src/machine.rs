@@ -47,11 +47,11 @@ pub enum WriteError {
     NoRanks,
     /// An SMP machine without a shared-memory channel.
     #[error(
-        "{0} ranks per node need a shared-memory channel: give an intra-node table (--shm), or 1 rank per node"
+        "{0} ranks per node need a shared-memory channel: give an intra-node table, or 1 rank per node"
     )]
     SmpWithoutShm(u32),
     /// A shared-memory channel for a machine of one rank per node.
-    #[error("a shared-memory channel needs more than 1 rank per node (--ranks-per-node)")]
+    #[error("a shared-memory channel needs more than 1 rank per node")]
     ShmWithoutSmp,
     /// A name, rate or bandwidth that cannot be written.
     #[error("{0}")]
