@@ -121,6 +121,20 @@ fn table_error(err: &calibrate::InputError) -> String {
     }
 }
 
+/// A table's column or benchmark to choose, naming the option.
+fn choose_error(message: &str, columns: Option<&str>, choice: app::error::Choice) -> String {
+    use app::error::Choice;
+    match (choice, columns) {
+        (Choice::TimeColumn, None) => format!("{message} (name it with --time-col)"),
+        (Choice::TimeColumn, Some(c)) => format!("{message} (columns: {c}; give --time-col)"),
+        (Choice::TimeOrSimulatedColumn, c) => format!(
+            "{message} (columns: {}; give --time-col, or --column)",
+            c.unwrap_or_default()
+        ),
+        (Choice::Benchmark, _) => format!("{message}; choose one with --benchmark"),
+    }
+}
+
 /// A channel fit's error, naming the eager-limit option of the channel.
 fn fit_error(err: &calibrate::ChannelError, eager_flag: &str) -> String {
     match err {
@@ -183,6 +197,11 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
         app::Error::Alltoall { path, err } => {
             anyhow::anyhow!("{}: {}", path.display(), alltoall_error(&err))
         }
+        app::Error::Choose {
+            message,
+            columns,
+            choice,
+        } => anyhow::anyhow!("{}", choose_error(&message, columns.as_deref(), choice)),
         app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
         app::Error::RanksPerNode {
             ranks_per_node,
@@ -339,6 +358,11 @@ pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Ve
         app::Error::Alltoall { path, err } => {
             anyhow::anyhow!("{}: {}", path.display(), alltoall_error(&err))
         }
+        app::Error::Choose {
+            message,
+            columns,
+            choice,
+        } => anyhow::anyhow!("{}", choose_error(&message, columns.as_deref(), choice)),
         app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
         e => e.into(),
     })

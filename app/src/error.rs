@@ -68,6 +68,16 @@ pub enum Error {
     /// The fitted machine cannot be written.
     #[error("{0}")]
     MachineFile(calibrate::WriteError),
+    /// A measured table's time column or benchmark cannot be chosen
+    /// without being named (the binary names the option).
+    #[error("{}", choice.library_text(message, columns.as_deref()))]
+    Choose {
+        /// What is missing or ambiguous.
+        message: String,
+        /// The table's columns, when the message lists them.
+        columns: Option<String>,
+        choice: Choice,
+    },
     /// A picture could not be rendered (PNG output needs a system font).
     #[error("{0}")]
     Picture(String),
@@ -100,10 +110,37 @@ impl Error {
                 | Error::RanksPerNode { .. }
                 | Error::NoRanks
                 | Error::Table { .. }
+                | Error::Choose { .. }
                 | Error::Fit { .. }
                 | Error::Alltoall { .. }
                 | Error::MachineFile(_)
                 | Error::Read { .. }
         )
+    }
+}
+
+/// What a user has to name to settle an [`Error::Choose`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The measured time column.
+    TimeColumn,
+    /// The measured time column, or which simulated column to compare.
+    TimeOrSimulatedColumn,
+    /// One of several benchmarks in the file.
+    Benchmark,
+}
+
+impl Choice {
+    /// `message` with what to name, in the library's words.
+    pub fn library_text(self, message: &str, columns: Option<&str>) -> String {
+        let what = match self {
+            Choice::TimeColumn => "name the time column",
+            Choice::TimeOrSimulatedColumn => "name the time column, or the simulated column",
+            Choice::Benchmark => "name the benchmark",
+        };
+        match columns {
+            Some(c) => format!("{message} (columns: {c}; {what})"),
+            None => format!("{message} ({what})"),
+        }
     }
 }

@@ -17,6 +17,7 @@ use sim_core::engine::PrintLine;
 use sim_core::ir::Program;
 
 use crate::Error;
+use crate::error::Choice;
 use crate::scenario::Limits;
 
 /// Which measured table to read and how.
@@ -219,13 +220,10 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
         None => cols
             .iter()
             .position(|c| c.contains("usec") || c.starts_with("t_"))
-            .ok_or_else(|| {
-                Error::Input({
-                    format!(
-                        "{}: no time column (name it with --time-col)",
-                        table.display()
-                    )
-                })
+            .ok_or_else(|| Error::Choose {
+                message: format!("{}: no time column", table.display()),
+                columns: None,
+                choice: Choice::TimeColumn,
             })?,
     };
     let bytes = find("bytes");
@@ -355,14 +353,13 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
                 })
         }
     }
-    .ok_or_else(|| {
-        Error::Input({
-            format!(
-                "{path}: no column for {} (columns: {}; give --time-col, or --column)",
-                q.time_col.as_deref().unwrap_or(&q.column),
-                columns.join(", ")
-            )
-        })
+    .ok_or_else(|| Error::Choose {
+        message: format!(
+            "{path}: no column for {}",
+            q.time_col.as_deref().unwrap_or(&q.column)
+        ),
+        columns: Some(columns.join(", ")),
+        choice: Choice::TimeOrSimulatedColumn,
     })?;
     let ranks = q.ranks;
     let mut points = Vec::new();
@@ -457,13 +454,10 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
                     .iter()
                     .find(|n| n.eq_ignore_ascii_case(&stem))
                     .map(|n| (*n).to_owned())
-                    .ok_or_else(|| {
-                        Error::Input({
-                            format!(
-                                "{path}: several benchmarks ({}); choose one with --benchmark",
-                                names.join(", ")
-                            )
-                        })
+                    .ok_or_else(|| Error::Choose {
+                        message: format!("{path}: several benchmarks ({})", names.join(", ")),
+                        columns: None,
+                        choice: Choice::Benchmark,
                     })?,
             ),
         },
@@ -498,14 +492,13 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         let time = want_col
             .iter()
             .find_map(|w| block.columns.iter().position(|c| c.eq_ignore_ascii_case(w)))
-            .ok_or_else(|| {
-                Error::Input({
-                    format!(
-                        "{path}: benchmark {name} has no column {} (columns: {}; give --time-col)",
-                        want_col.join(" or "),
-                        block.columns.join(" ")
-                    )
-                })
+            .ok_or_else(|| Error::Choose {
+                message: format!(
+                    "{path}: benchmark {name} has no column {}",
+                    want_col.join(" or ")
+                ),
+                columns: Some(block.columns.join(" ")),
+                choice: Choice::TimeColumn,
             })?;
         used_col.clone_from(&block.columns[time]);
         let bytes = block.columns.first().is_some_and(|c| c == "#bytes");
