@@ -191,21 +191,9 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 );
             }
             analyses(args, &rep, &name)?;
-            let draws = match (args.samples, args.noise) {
-                (Some(n), Some(seed)) => {
-                    let base = scenario.config();
-                    match app::study::noise_draws(program, machine, &base, seed, n) {
-                        Ok(mut rest) => {
-                            rest.insert(0, (seed, rep.predicted_seconds));
-                            Some(rest)
-                        }
-                        Err(e) => {
-                            eprint!("{}", report::sim_error(&e, &name, source));
-                            return Ok(sim_outcome(&e));
-                        }
-                    }
-                }
-                _ => None,
+            let draws = match noise_draws(args, &scenario, rep.predicted_seconds) {
+                Ok(d) => d,
+                Err(outcome) => return Ok(outcome),
             };
             if json {
                 let mut v = app::report::Prediction::new(
@@ -263,6 +251,33 @@ fn analyses(args: &RunArgs, rep: &sim_core::SimReport, name: &str) -> anyhow::Re
         }
     }
     Ok(())
+}
+
+/// `--samples N`: the first draw's time `first` and the N - 1 further
+/// draws, `(seed, predicted seconds)`; a failed draw is reported and ends
+/// the run with its outcome.
+fn noise_draws(
+    args: &RunArgs,
+    scenario: &app::scenario::Scenario,
+    first: f64,
+) -> Result<Option<Vec<(u64, f64)>>, Outcome> {
+    let (Some(n), Some(seed)) = (args.samples, args.noise) else {
+        return Ok(None);
+    };
+    let base = scenario.config();
+    match app::study::noise_draws(&scenario.program, &scenario.machine, &base, seed, n) {
+        Ok(mut rest) => {
+            rest.insert(0, (seed, first));
+            Ok(Some(rest))
+        }
+        Err(e) => {
+            eprint!(
+                "{}",
+                report::sim_error(&e, &scenario.source.name, &scenario.source.text)
+            );
+            Err(sim_outcome(&e))
+        }
+    }
 }
 
 /// Median, 5th and 95th percentiles (type 7), min and max of the draws.
