@@ -219,7 +219,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>, Op
     let mut measured_memcpy: Option<(f64, String)> = None;
     let mut duplex_note: Option<String> = None;
     let bench = if args.run.is_some() || args.shm_run.is_some() {
-        Some(app::netbench::Bench::build(&args.mpicc)?)
+        Some(app::netbench::Bench::build(&args.mpicc).map_err(crate::flagged)?)
     } else {
         None
     };

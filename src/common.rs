@@ -202,6 +202,9 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
             columns,
             choice,
         } => anyhow::anyhow!("{}", choose_error(&message, columns.as_deref(), choice)),
+        app::Error::NoMpiCompiler { compiler, err } => {
+            anyhow::anyhow!("cannot run `{compiler}` (install MPI, or give --mpicc): {err}")
+        }
         app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
         app::Error::RanksPerNode {
             ranks_per_node,
@@ -363,6 +366,9 @@ pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Ve
             columns,
             choice,
         } => anyhow::anyhow!("{}", choose_error(&message, columns.as_deref(), choice)),
+        app::Error::NoMpiCompiler { compiler, err } => {
+            anyhow::anyhow!("cannot run `{compiler}` (install MPI, or give --mpicc): {err}")
+        }
         app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
         e => e.into(),
     })

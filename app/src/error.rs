@@ -78,6 +78,13 @@ pub enum Error {
         columns: Option<String>,
         choice: Choice,
     },
+    /// The MPI compiler wrapper cannot be run (the binary names the option
+    /// that chooses another).
+    #[error("cannot run `{compiler}` (install MPI): {err}")]
+    NoMpiCompiler {
+        compiler: String,
+        err: std::io::Error,
+    },
     /// A picture could not be rendered (PNG output needs a system font).
     #[error("{0}")]
     Picture(String),
@@ -98,24 +105,6 @@ impl Error {
             path: path.into(),
             err,
         }
-    }
-
-    /// Whether the error is in the user's input (exit code 1 in the binary).
-    pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            Error::Compile(_)
-                | Error::Input(_)
-                | Error::ParamSyntax(_)
-                | Error::RanksPerNode { .. }
-                | Error::NoRanks
-                | Error::Table { .. }
-                | Error::Choose { .. }
-                | Error::Fit { .. }
-                | Error::Alltoall { .. }
-                | Error::MachineFile(_)
-                | Error::Read { .. }
-        )
     }
 }
 

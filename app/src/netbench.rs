@@ -63,10 +63,9 @@ fn compile(dir: &Path, mpicc: &str) -> Result<PathBuf, Error> {
         .arg("-o")
         .arg(&binary)
         .output()
-        .map_err(|e| {
-            Error::Tool(format!(
-                "cannot run `{mpicc}` (install MPI, or give --mpicc): {e}"
-            ))
+        .map_err(|err| Error::NoMpiCompiler {
+            compiler: mpicc.to_owned(),
+            err,
         })?;
     if !out.status.success() {
         return Err(Error::Tool(format!(
