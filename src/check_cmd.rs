@@ -69,6 +69,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         &scenario.machine,
         cfg,
         args.explore,
+        &app::check::Advice {
+            explore: "--explore",
+        },
     );
     let code = match checked.worst() {
         Some(Severity::Deadlock) => 3,

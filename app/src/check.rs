@@ -147,7 +147,8 @@ impl Checked {
 /// Checks `program` (its source text `source`, named `file`) on `machine`
 /// with the run configuration `cfg` (ranks, limits, kernel times);
 /// `explore`: the budget of runs with forced wildcard matches, `None` to
-/// only report races.
+/// only report races; `advice`: how the front end names the option that
+/// turns exploring on, for the findings' advice.
 pub fn check(
     program: &Program,
     file: &str,
@@ -155,6 +156,7 @@ pub fn check(
     machine: &AnyMachine,
     cfg: SimConfig,
     explore: Option<u32>,
+    advice: &Advice<'_>,
 ) -> Checked {
     let cx = Cx {
         program,
@@ -184,7 +186,7 @@ pub fn check(
         }
         Err(e) => first_run_failed(e, file, source, &mut out),
     }
-    let (explored, clean_runs) = explore_races(&cx, &races, explore, &mut out);
+    let (explored, clean_runs) = explore_races(&cx, &races, explore, advice, &mut out);
     // Run 2: zero buffering, when the first run completed.
     if let Ok(rep) = &first {
         buffering_hazard(&cx, rep, &mut out);
@@ -218,6 +220,14 @@ impl Cx<'_> {
         let mut sink = |_: PrintLine| {};
         sim_core::simulate(self.program, &mut machine.start(cfg.ranks), cfg, &mut sink)
     }
+}
+
+/// How a front end names its options in the findings' advice.
+#[derive(Debug, Clone, Copy)]
+pub struct Advice<'a> {
+    /// The option that turns exploring on (`--explore` on the command
+    /// line), followed by `=N` for a budget.
+    pub explore: &'a str,
 }
 
 /// Findings and their text, in the order found.
@@ -303,6 +313,7 @@ fn explore_races(
     cx: &Cx<'_>,
     races: &[WildcardMatch],
     explore: Option<u32>,
+    advice: &Advice<'_>,
     out: &mut Out,
 ) -> (u32, u32) {
     let (file, source, cfg) = (cx.file, cx.source, &cx.cfg);
@@ -362,9 +373,9 @@ fn explore_races(
             w.chosen,
             alts.join(", "),
             if explore.is_none() {
-                " (--explore tries the other matchings)"
+                format!(" ({} tries the other matchings)", advice.explore)
             } else {
-                ""
+                String::new()
             }
         );
         text.push_str(&format!("warning: {message}\n"));
@@ -429,7 +440,8 @@ fn explore_races(
     // explored to the end, say so.
     if budget_hit {
         let message = format!(
-            "--explore stopped after {explored} matchings with more to try; raise the budget (--explore=N) to cover them"
+            "{explore_opt} stopped after {explored} matchings with more to try; raise the budget ({explore_opt}=N) to cover them",
+            explore_opt = advice.explore
         );
         text.push_str(&format!("warning: {message}\n"));
         findings.push(Finding {
@@ -634,7 +646,7 @@ fn explored_outcome(
 mod tests {
     use models::AnyMachine;
 
-    use super::{Kind, Severity, check};
+    use super::{Advice, Kind, Severity, check};
     use crate::scenario::Limits;
 
     fn run(src: &str, ranks: u32, explore: Option<u32>) -> super::Checked {
@@ -647,7 +659,40 @@ mod tests {
             &machine,
             Limits::default().config(ranks),
             explore,
+            &Advice { explore: "EXPLORE" },
         )
+    }
+
+    #[test]
+    fn a_wildcard_race_names_the_front_ends_option() {
+        let src = "if rank == 0 {\n    for i in 1 .. size { recv(from: any, bytes: 8) }\n} else {\n    send(to: 0, bytes: 8)\n}\n";
+        let c = run(src, 4, None);
+        let race = c
+            .findings
+            .iter()
+            .find(|f| f.kind == Kind::WildcardRace)
+            .expect("a race");
+        assert_eq!(race.severity, Severity::Warning);
+        assert!(
+            race.message
+                .ends_with("(EXPLORE tries the other matchings)"),
+            "{}",
+            race.message
+        );
+        // Exploring with a budget of 1 leaves matchings untried.
+        let c = run(src, 4, Some(1));
+        let stop = c
+            .findings
+            .iter()
+            .find(|f| f.kind == Kind::ExploreIncomplete)
+            .expect("budget ran out");
+        assert!(
+            stop.message
+                .starts_with("EXPLORE stopped after 1 matchings")
+                && stop.message.contains("(EXPLORE=N)"),
+            "{}",
+            stop.message
+        );
     }
 
     #[test]
