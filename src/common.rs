@@ -80,11 +80,7 @@ pub(crate) fn read_source(file: &Path) -> anyhow::Result<String> {
 
 /// Parses and lowers; on error prints the diagnostics and returns None.
 pub(crate) fn compile(file: &Path, text: &str) -> Option<sim_core::ir::Program> {
-    let source = app::scenario::Source {
-        name: file.display().to_string(),
-        text: text.to_owned(),
-    };
-    match source.compile() {
+    match app::scenario::compile(&file.display().to_string(), text) {
         Ok(p) => Some(p),
         Err(e) => {
             eprint!("{e}");
@@ -216,13 +212,7 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
 
 /// The machine of a file (the built-in one without), with `--ppn` applied.
 pub(crate) fn load_machine(file: Option<&Path>, ppn: Option<u32>) -> Result<AnyMachine, String> {
-    app::scenario::load_machine(file, ppn).map_err(|e| match e {
-        app::scenario::MachineLoadError::RanksPerNode {
-            ranks_per_node,
-            reason,
-        } => format!("--ppn {ranks_per_node}: {reason}"),
-        e => e.to_string(),
-    })
+    app::scenario::load_machine(file, ppn).map_err(|e| flagged(e).to_string())
 }
 
 /// Reads, compiles and applies `--param` overrides; diagnostics go into the
@@ -340,38 +330,7 @@ impl StudyOptions {
 /// The curves of `--machine` files and `--set` what-ifs, errors naming the
 /// flag.
 pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Vec<study::Curve>> {
-    study::curves(machines, sets).map_err(|e| match e {
-        app::Error::Setting(m) => anyhow::anyhow!("--set {m}"),
-        app::Error::NoRanks => anyhow::anyhow!("--ranks must be at least 1"),
-        app::Error::Table { path, err } => {
-            anyhow::anyhow!("{}: {}", path.display(), table_error(&err))
-        }
-        app::Error::Fit { path, shm, err } => anyhow::anyhow!(
-            "{}: fit: {}",
-            path.display(),
-            fit_error(
-                &err,
-                if shm {
-                    "--shm-eager-limit"
-                } else {
-                    "--eager-limit"
-                }
-            )
-        ),
-        app::Error::Alltoall { path, err } => {
-            anyhow::anyhow!("{}: {}", path.display(), alltoall_error(&err))
-        }
-        app::Error::Choose {
-            message,
-            columns,
-            choice,
-        } => anyhow::anyhow!("{}", choose_error(&message, columns.as_deref(), choice)),
-        app::Error::NoMpiCompiler { compiler, err } => {
-            anyhow::anyhow!("cannot run `{compiler}` (install MPI, or give --mpicc): {err}")
-        }
-        app::Error::MachineFile(err) => anyhow::anyhow!("{}", machine_file_error(&err)),
-        e => e.into(),
-    })
+    study::curves(machines, sets).map_err(flagged)
 }
 
 /// Runs a study; a failed simulation is rendered with its source line.

@@ -365,8 +365,7 @@ fn profile(plan: &Plan) -> Result<Vec<KernelProfile>, Error> {
         let params: Vec<String> = plan.params.iter().chain(set).cloned().collect();
         let (program, _) = crate::scenario::load_program(&plan.file, &params)?;
         for &ranks in &plan.ranks {
-            let machine = crate::scenario::load_machine(plan.machine.as_deref(), None)
-                .map_err(|e| Error::Input(e.to_string()))?;
+            let machine = crate::scenario::load_machine(plan.machine.as_deref(), None)?;
             let cfg = SimConfig {
                 kernel_profile: true,
                 ..plan.limits.config(ranks)

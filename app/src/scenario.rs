@@ -80,9 +80,14 @@ impl Source {
 
     /// Parses and lowers; the error holds the rendered diagnostics.
     pub fn compile(&self) -> Result<Program, Error> {
-        frontend::compile(&self.name, &self.text)
-            .map_err(|d| Error::Compile(d.render(&self.name, &self.text)))
+        compile(&self.name, &self.text)
     }
+}
+
+/// Parses and lowers the program `text` named `name`; the error holds the
+/// rendered diagnostics.
+pub fn compile(name: &str, text: &str) -> Result<Program, Error> {
+    frontend::compile(name, text).map_err(|d| Error::Compile(d.render(name, text)))
 }
 
 /// `NAME=VALUE` words (`--param`) as pairs; the error names the bad word.
@@ -124,52 +129,23 @@ pub fn param_sets(sets: &[String]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Why a machine could not be had.
-#[derive(Debug, thiserror::Error)]
-pub enum MachineLoadError {
-    /// The file is unreadable or wrong (the message names the key).
-    #[error("{0}")]
-    File(String),
-    /// The ranks-per-node override is not possible on this machine.
-    #[error("{ranks_per_node}: {reason}")]
-    RanksPerNode { ranks_per_node: u32, reason: String },
-}
-
-impl From<MachineLoadError> for Error {
-    fn from(e: MachineLoadError) -> Error {
-        match e {
-            MachineLoadError::File(m) => Error::Input(m),
-            MachineLoadError::RanksPerNode {
-                ranks_per_node,
-                reason,
-            } => Error::RanksPerNode {
-                ranks_per_node,
-                reason,
-            },
-        }
-    }
-}
-
 /// The machine of `file` (the built-in one without), with `ranks_per_node`
-/// ranks on each node when given.
-pub fn load_machine(
-    file: Option<&Path>,
-    ranks_per_node: Option<u32>,
-) -> Result<AnyMachine, MachineLoadError> {
+/// ranks on each node when given. A bad file is [`Error::Input`] (the
+/// message names the key); an impossible override
+/// [`Error::RanksPerNode`].
+pub fn load_machine(file: Option<&Path>, ranks_per_node: Option<u32>) -> Result<AnyMachine, Error> {
     let machine = match file {
         None => AnyMachine::builtin_default(),
-        Some(path) => AnyMachine::load(path).map_err(|e| MachineLoadError::File(e.to_string()))?,
+        Some(path) => AnyMachine::load(path).map_err(|e| Error::Input(e.to_string()))?,
     };
     match ranks_per_node {
         None => Ok(machine),
-        Some(p) => {
-            machine
-                .with_ranks_per_node(p)
-                .map_err(|reason| MachineLoadError::RanksPerNode {
-                    ranks_per_node: p,
-                    reason,
-                })
-        }
+        Some(p) => machine
+            .with_ranks_per_node(p)
+            .map_err(|reason| Error::RanksPerNode {
+                ranks_per_node: p,
+                reason,
+            }),
     }
 }
 

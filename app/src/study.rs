@@ -248,16 +248,14 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
                 ranks: r,
                 error,
             });
-        Ok::<_, StudyError>((t, calibrated.extrapolations(2.0)))
+        (t, calibrated.extrapolations(2.0))
     };
-    let results: Vec<Result<_, StudyError>> =
-        pool(max_workers)?.install(|| jobs.par_iter().map(run_one).collect());
+    let results: Vec<_> = pool(max_workers)?.install(|| jobs.par_iter().map(run_one).collect());
     // The farthest extrapolation of each kernel over all runs; the first
     // failure in job order ends the study.
     let mut extrapolated: Vec<Extrapolation> = Vec::new();
     let mut times_of = Vec::with_capacity(results.len());
-    for res in results {
-        let (t, ex) = res?;
+    for (t, ex) in results {
         for e in ex {
             match extrapolated.iter_mut().find(|o| o.kernel == e.kernel) {
                 Some(o) if o.factor < e.factor => *o = e,
