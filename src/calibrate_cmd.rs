@@ -61,9 +61,19 @@ pub(crate) struct NetArgs {
     #[arg(long, default_value_t = 1)]
     ranks_per_node: u32,
     /// The network adapter's duplex: "half" when sending and receiving
-    /// share one bus (32-bit PCI adapters), "full" otherwise (the default).
-    #[arg(long, value_parser = ["full", "half"])]
-    duplex: Option<String>,
+    /// share one bus (32-bit PCI adapters), "full", or the share of time the
+    /// two directions overlap (0 to 1). Default: fitted from --pingping,
+    /// else full.
+    #[arg(long, value_parser = parse_duplex)]
+    duplex: Option<models::Duplex>,
+    /// A PingPing table of the same network (two ranks on two nodes sending
+    /// to each other at once: IMB PingPing, or CSV): fits the adapter's
+    /// per-message occupancy g and the duplex overlap. --run measures it.
+    #[arg(long, value_name = "TABLE")]
+    pingping: Option<PathBuf>,
+    /// The --pingping table's format.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "csv"])]
+    pingping_format: String,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich`, `alltoall=pairwise`, ...
     #[arg(long = "collective", value_name = "KEY=VALUE")]
@@ -88,9 +98,10 @@ pub(crate) struct NetArgs {
     #[arg(long)]
     shm_overhead: Option<String>,
     /// o_s + o_r as a fraction of the smallest message's time, when not
-    /// given (a ping-pong cannot separate overheads from latency).
-    #[arg(long, default_value_t = calibrate::channel::DEFAULT_OVERHEAD_FRACTION)]
-    overhead_fraction: f64,
+    /// given (a ping-pong cannot separate overheads from latency). Default:
+    /// fitted with --pingping, else 0.4.
+    #[arg(long)]
+    overhead_fraction: Option<f64>,
     /// Network eager limit: a size ("64 KiB") or "detect".
     #[arg(long, default_value = "detect")]
     eager_limit: String,
@@ -121,6 +132,11 @@ pub(crate) struct NetArgs {
     /// (repeatable).
     #[arg(long = "note", value_name = "TEXT")]
     notes: Vec<String>,
+}
+
+fn parse_duplex(text: &str) -> Result<models::Duplex, String> {
+    models::Duplex::parse(text)
+        .ok_or_else(|| format!("expected full, half, or a number from 0 to 1, got `{text}`"))
 }
 
 fn format_of(name: &str) -> anyhow::Result<Option<Format>> {
@@ -188,7 +204,10 @@ fn channel_options(
 ) -> anyhow::Result<ChannelOptions> {
     let overhead = match overhead {
         Some(text) => Overhead::Fixed(time_flag(overhead_flag, text)?),
-        None => Overhead::Fraction(args.overhead_fraction),
+        None => Overhead::Fraction(
+            args.overhead_fraction
+                .unwrap_or(calibrate::channel::DEFAULT_OVERHEAD_FRACTION),
+        ),
     };
     Ok(ChannelOptions {
         overhead,
@@ -208,16 +227,11 @@ fn channel_options(
 }
 
 /// `--run` and `--shm-run`: runs the benchmark and returns the arguments
-/// with the saved tables as inputs (and the measured duplex), the measured
-/// memcpy bandwidth with its launcher, and the duplex note.
-#[expect(
-    clippy::type_complexity,
-    reason = "one private call site, which destructures the tuple at once"
-)]
-fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>, Option<String>)> {
+/// with the saved tables as inputs (PingPong, and PingPing for the crossing
+/// fit) and the measured memcpy bandwidth with its launcher.
+fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
-    let mut duplex_note: Option<String> = None;
     let bench = if args.run.is_some() || args.shm_run.is_some() {
         Some(app::netbench::Bench::build(&args.mpicc).map_err(crate::flagged)?)
     } else {
@@ -227,11 +241,11 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>, Op
         let m = bench.measure(launcher, &bench_path(&args, "network"), &mut |m| {
             eprintln!("{m}")
         })?;
-        if args.duplex.is_none() {
-            args.duplex = Some(m.duplex.to_owned());
-        }
-        duplex_note = Some(m.duplex_note.clone());
         measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
+        if args.pingping.is_none() {
+            args.pingping = Some(m.table.clone());
+            args.pingping_format = "imb".into();
+        }
         args.input = Some(m.table);
         args.format = "imb".into();
         args.benchmark = "PingPong".into();
@@ -246,12 +260,12 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>, Op
         args.shm = Some(m.table);
         args.shm_format = "imb".into();
     }
-    Ok((args, measured_memcpy, duplex_note))
+    Ok((args, measured_memcpy))
 }
 
 pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     // Measured tables are saved and then read like given ones.
-    let (args, measured_memcpy, duplex_note) = measure(args)?;
+    let (args, measured_memcpy) = measure(args)?;
     let args = &args;
     let input = args
         .input
@@ -312,11 +326,27 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             from_alltoall2: args.shm_from_alltoall2,
         }),
     };
+    let crossing_input = match &args.pingping {
+        None => None,
+        Some(path) => Some(app::netfit::CrossingInput {
+            path: path.clone(),
+            input: InputOptions {
+                format: format_of(&args.pingping_format)?,
+                benchmark: Some("PingPing".into()),
+                bytes_col: args.bytes_col.clone(),
+                time_col: args.time_col.clone(),
+                ..InputOptions::default()
+            },
+            duplex: args.duplex,
+            fit_overheads: args.overhead.is_none() && args.overhead_fraction.is_none(),
+        }),
+    };
     let fitted = app::netfit::fit(
         &input,
         &input_options,
         &network_options,
         shm_input.as_ref(),
+        crossing_input.as_ref(),
         memcpy,
     )
     .map_err(crate::flagged)?;
@@ -354,8 +384,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 cpu_rate: args.cpu_rate,
                 memcpy,
                 memcpy_origin,
-                duplex: args.duplex.clone(),
-                duplex_note,
+                duplex: args.duplex,
                 collectives,
                 notes: args.notes.clone(),
             },

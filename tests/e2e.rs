@@ -137,9 +137,11 @@ fn pingpong_rendezvous_pays_the_handshake() {
 #[test]
 fn linear_broadcast_matches_loggp_closed_form() {
     // The root sends m bytes to ranks 1..n-1 in turn (blocking, eager).
-    // Hockney (MPIPerf): t_i = i (a + m b). Under our LogGP model the root
-    // starts message i at (i-1) D with D = max(g, o_s + m G) (the NIC gap),
-    // so rank i has the data at t_i = (i-1) D + o_s + L + m G + o_r.
+    // Hockney (MPIPerf): t_i = i (a + m b). Under our LogGP model the root's
+    // adapter takes message i at o_s + (i-1) D with D = max(o_s, g + m G)
+    // (LogGP: the CPU's overhead or the adapter's gap and bytes, whichever
+    // is longer), so rank i has the data at t_i = (i-1) D + o_s + L + m G +
+    // o_r.
     let (_dir, prog) = temp_file(
         "linear_bcast.mpl",
         r#"
@@ -164,7 +166,7 @@ if rank == 0 {
                 &format!("m={m}"),
             ],
         );
-        let d = GAP.max(OS + m * G);
+        let d = OS.max(GAP + m * G);
         for i in 1..n {
             let t_i = f64::from(i - 1) * d + OS + L + m * G + OR;
             let got = v["ranks"][i as usize]["finish_seconds"]

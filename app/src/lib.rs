@@ -18,6 +18,7 @@ pub mod blocks;
 pub mod chart;
 pub mod check;
 pub mod clock;
+pub mod crossing;
 pub mod diagnostics;
 pub mod error;
 pub mod export;

@@ -16,11 +16,6 @@ pub struct Measured {
     pub table: PathBuf,
     /// Rank 0's memcpy bandwidth, bytes/s.
     pub memcpy: Option<f64>,
-    /// "half" when a simultaneous exchange of large messages (PingPing)
-    /// takes clearly longer than one direction (PingPong), else "full".
-    pub duplex: &'static str,
-    /// How `duplex` was decided, for the machine file's header.
-    pub duplex_note: String,
 }
 
 /// The benchmark, built once for every launcher it runs with.
@@ -104,9 +99,9 @@ fn measure(
         )
         .map_err(|e| Error::Input(format!("{}: {name}: {e}", save.display())))
     };
-    let pong = table("PingPong")?;
-    let ping = table("PingPing")?;
-    let (duplex, duplex_note) = duplex_of(&pong, &ping);
+    // Both tables must be there: the fit reads them from the saved file.
+    table("PingPong")?;
+    table("PingPing")?;
     let memcpy = stdout
         .lines()
         .find_map(|l| l.strip_prefix("# parsim netbench: memcpy "))
@@ -116,40 +111,5 @@ fn measure(
     Ok(Measured {
         table: save.to_owned(),
         memcpy,
-        duplex,
-        duplex_note: format!("Duplex ({launcher}): {duplex_note}."),
     })
-}
-
-/// Half duplex if PingPing's time per message at the largest common size is
-/// at least 1.5 times PingPong's: with one bus for both directions, two
-/// simultaneous messages take twice as long as one (full duplex: the same).
-fn duplex_of(pong: &calibrate::Table, ping: &calibrate::Table) -> (&'static str, String) {
-    let largest = pong
-        .points
-        .iter()
-        .filter(|p| ping.points.iter().any(|q| q.bytes == p.bytes))
-        .max_by_key(|p| p.bytes);
-    let Some(p) = largest else {
-        return (
-            "full",
-            "no common sizes in PingPong and PingPing, full assumed".into(),
-        );
-    };
-    let Some(q) = ping.points.iter().find(|q| q.bytes == p.bytes) else {
-        return (
-            "full",
-            "no common sizes in PingPong and PingPing, full assumed".into(),
-        );
-    };
-    let ratio = q.seconds / p.seconds;
-    let duplex = if ratio >= 1.5 { "half" } else { "full" };
-    (
-        duplex,
-        format!(
-            "PingPing / PingPong at {} bytes = {ratio:.2} (one shared bus would give about 2; \
-             half duplex from 1.5), so {duplex}",
-            p.bytes
-        ),
-    )
 }

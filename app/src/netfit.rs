@@ -7,8 +7,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use calibrate::{ChannelFit, ChannelOptions, InputOptions, MachineDescription, Table};
+use models::Duplex;
 
 use crate::Error;
+use crate::crossing::CrossingFit;
 
 /// The intra-node table and how to fit it.
 #[derive(Debug, Clone)]
@@ -21,6 +23,18 @@ pub struct ShmInput {
     pub from_alltoall2: bool,
 }
 
+/// The PingPing table and how to read it.
+#[derive(Debug, Clone)]
+pub struct CrossingInput {
+    pub path: PathBuf,
+    pub input: InputOptions,
+    /// A duplex given by the user: then only `g` is fitted.
+    pub duplex: Option<Duplex>,
+    /// Fit the overhead split too (the user gave neither overheads nor a
+    /// fraction).
+    pub fit_overheads: bool,
+}
+
 /// The fitted channels and the tables they came from.
 #[derive(Debug, Clone)]
 pub struct Fitted {
@@ -29,6 +43,9 @@ pub struct Fitted {
     pub network: ChannelFit,
     /// The intra-node table's path, table and fit.
     pub shm: Option<(PathBuf, Table, ChannelFit)>,
+    /// The PingPing table's path, table and the crossing fit (whose `g` is
+    /// also in `network`'s segments).
+    pub crossing: Option<(PathBuf, Table, CrossingFit)>,
 }
 
 /// What the machine file says beyond the fits.
@@ -44,9 +61,9 @@ pub struct MachineInfo {
     /// node.memcpy, bytes/s, and where it came from.
     pub memcpy: f64,
     pub memcpy_origin: String,
-    pub duplex: Option<String>,
-    /// How the duplex was decided, when it was measured.
-    pub duplex_note: Option<String>,
+    /// The network's duplex as given on the command line; `None`: the
+    /// crossing fit's, or full.
+    pub duplex: Option<Duplex>,
     /// `[collectives]` entries.
     pub collectives: Vec<(String, String)>,
     /// Extra lines for the header.
@@ -67,16 +84,76 @@ pub fn read_table(path: &Path, options: &InputOptions) -> Result<Table, Error> {
 pub fn fit(
     input: &Path,
     input_options: &InputOptions,
-    network: &ChannelOptions,
+    network_options: &ChannelOptions,
     shm: Option<&ShmInput>,
+    crossing: Option<&CrossingInput>,
     memcpy: f64,
 ) -> Result<Fitted, Error> {
     let table = read_table(input, input_options)?;
-    let network = calibrate::calibrate_channel(&table, network).map_err(|err| Error::Fit {
-        path: input.to_owned(),
-        shm: false,
-        err,
-    })?;
+    let mut network =
+        calibrate::calibrate_channel(&table, network_options).map_err(|err| Error::Fit {
+            path: input.to_owned(),
+            shm: false,
+            err,
+        })?;
+    let crossing = match crossing {
+        None => None,
+        Some(c) => {
+            let t = read_table(&c.path, &c.input)?;
+            // The overhead splits to try: the given one, or 10%..90% of the
+            // smallest time in 5% steps.
+            use crate::crossing::OVERHEAD_FRACTION_STEP as STEP;
+            use crate::crossing::{MAX_OVERHEAD_FRACTION, MIN_OVERHEAD_FRACTION};
+            let mut fits = vec![(f64::NAN, network.clone())];
+            if c.fit_overheads {
+                fits.clear();
+                let steps = ((MAX_OVERHEAD_FRACTION - MIN_OVERHEAD_FRACTION) / STEP).round() as u32;
+                for k in 0..=steps {
+                    let fraction = MIN_OVERHEAD_FRACTION + f64::from(k) * STEP;
+                    let options = ChannelOptions {
+                        overhead: calibrate::Overhead::Fraction(fraction),
+                        ..network_options.clone()
+                    };
+                    let fit = calibrate::calibrate_channel(&table, &options).map_err(|err| {
+                        Error::Fit {
+                            path: input.to_owned(),
+                            shm: false,
+                            err,
+                        }
+                    })?;
+                    fits.push((fraction, fit));
+                }
+            }
+            let splits = fits
+                .iter()
+                .map(|(fraction, fit)| {
+                    Ok(crate::crossing::Split {
+                        fraction: *fraction,
+                        machine: pingpong_machine(fit)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            let joint = crate::crossing::fit_joint(
+                &splits,
+                &crate::crossing::Tables {
+                    pingpong: &table,
+                    pingping: &t,
+                    fixed_duplex: c.duplex,
+                },
+            )?;
+            network = fits.swap_remove(joint.split).1;
+            for segment in &mut network.segments {
+                segment.gap = joint.fit.gap;
+            }
+            if let Some(fraction) = joint.fit.overhead_fraction {
+                network.overhead_origin = format!(
+                    "o_s + o_r = {:.0}% of the 0 B time, fitted to PingPong and PingPing together",
+                    fraction * 100.0
+                );
+            }
+            Some((c.path.clone(), t, joint.fit))
+        }
+    };
     let shm = match shm {
         None => None,
         Some(s) => {
@@ -100,7 +177,28 @@ pub fn fit(
         table,
         network,
         shm,
+        crossing,
     })
+}
+
+/// The network fit as a machine of one rank per node, for fitting what the
+/// ping-pong cannot show.
+fn pingpong_machine(network: &ChannelFit) -> Result<models::LogGpMachine, Error> {
+    let text = calibrate::write_machine(&MachineDescription {
+        name: "pingpong".into(),
+        description: String::new(),
+        ranks_per_node: 1,
+        cpu_rate: 1.0,
+        memcpy: 1e9,
+        network,
+        shm: None,
+        header: Vec::new(),
+        network_duplex: None,
+        collectives: Vec::new(),
+    })
+    .map_err(Error::MachineFile)?;
+    models::LogGpMachine::from_toml_str(&text, "<ping-pong fit>")
+        .map_err(|e| Error::Input(format!("the ping-pong fit does not make a machine: {e}")))
 }
 
 impl Fitted {
@@ -126,6 +224,19 @@ impl Fitted {
                 t.points.len()
             );
             report.push_str(&calibrate::report::text("shm", fit));
+        }
+        if let Some((path, t, fit)) = &self.crossing {
+            let _ = writeln!(
+                report,
+                "\ncrossing: {} ({}, {}, {} points)",
+                path.display(),
+                t.format,
+                t.origin,
+                t.points.len()
+            );
+            for line in fit.describe() {
+                let _ = writeln!(report, "{line}");
+            }
         }
         report
     }
@@ -156,8 +267,15 @@ impl Fitted {
                 t.points.len()
             ));
         }
-        if let Some(note) = &m.duplex_note {
-            header.push(note.clone());
+        if let Some((path, t, fit)) = &self.crossing {
+            header.push(format!(
+                "Crossing table: {} ({}; {}; {} points).",
+                path.display(),
+                t.format,
+                t.origin,
+                t.points.len()
+            ));
+            header.extend(fit.summary());
         }
         header.push(format!(
             "Node: cpu_rate {} as given on the command line (not fitted); {}.",
@@ -181,7 +299,9 @@ impl Fitted {
             network: &self.network,
             shm: self.shm.as_ref().map(|s| &s.2),
             header,
-            network_duplex: m.duplex.clone(),
+            network_duplex: m
+                .duplex
+                .or_else(|| self.crossing.as_ref().map(|(_, _, fit)| fit.duplex)),
             collectives: m.collectives.clone(),
         })
         .map_err(Error::MachineFile)

@@ -473,13 +473,15 @@ fn calibrate_stream(table: &Table, options: &ChannelOptions) -> Result<ChannelFi
         return Err(ChannelError::BadLatency(latency));
     }
     let (o_r, overhead_origin) = match options.overhead {
-        Overhead::Fixed(o) if o.is_finite() && o >= 0.0 => {
-            (o, "o_r given; o_s = the stream's per-message time".to_owned())
-        }
+        Overhead::Fixed(o) if o.is_finite() && o >= 0.0 => (
+            o,
+            "o_r given; g = the stream's per-message time, o_s = 0".to_owned(),
+        ),
         Overhead::Fixed(x) => return Err(ChannelError::BadOverhead(x)),
         Overhead::Fraction(_) => (
             0.0,
-            "o_s = the stream's per-message time (o_s and g are not separable in a stream); o_r = 0"
+            "g = the stream's per-message time (o_s and g are not separable in a stream: the \
+             model spaces a stream max(o_s, g + n G) apart), o_s = o_r = 0"
                 .to_owned(),
         ),
     };
@@ -505,9 +507,9 @@ fn calibrate_stream(table: &Table, options: &ChannelOptions) -> Result<ChannelFi
             rms_rel: s.rms_rel,
             max_rel: s.max_rel,
             latency,
-            send_overhead: s.line.a,
+            send_overhead: 0.0,
             recv_overhead: o_r,
-            gap: 0.0,
+            gap: s.line.a,
             gap_per_byte: s.line.b,
             rendezvous: from >= eager_limit,
             latency_clamped: false,
@@ -542,14 +544,14 @@ impl ChannelFit {
 
     /// The model's time for `n` bytes, by the closed forms: the ping-pong
     /// half round trip (eager `post(n) + o_r`, rendezvous `2·post(c) +
-    /// post(n) + o_r`), or for a stream the sender's spacing `max(g, o_s +
-    /// n·G)`.
+    /// post(n) + o_r`), or for a stream the sender's spacing `max(o_s, g +
+    /// n·G)` (the adapter takes a message every `g + n·G`, LogGP).
     pub fn predict(&self, n: u64) -> f64 {
         let Some(s) = self.segment_for(n) else {
             return 0.0;
         };
         match self.measure {
-            Measure::Stream => s.gap.max(s.send_overhead + n as f64 * s.gap_per_byte),
+            Measure::Stream => s.send_overhead.max(s.gap + n as f64 * s.gap_per_byte),
             Measure::PingPong if n < self.eager_limit => self.post(n) + s.recv_overhead,
             Measure::PingPong => {
                 2.0 * self.post(self.control_bytes) + self.post(n) + s.recv_overhead

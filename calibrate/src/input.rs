@@ -44,7 +44,7 @@ pub enum Measure {
     /// `osu_latency`): the one-way time of a message.
     PingPong,
     /// Time per message of a stream of back-to-back messages (`osu_bw`): the
-    /// sender's spacing of messages, `max(g, o_s + n·G)` in the model.
+    /// sender's spacing of messages, `max(o_s, g + n·G)` in the model.
     Stream,
 }
 

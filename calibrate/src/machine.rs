@@ -5,7 +5,7 @@
 
 use models::config::write::{self, ChannelFile, MachineFile, SegmentFile};
 use models::units::format_size;
-use models::{CommModel, LogGpParams, NodeParams, Placement};
+use models::{CommModel, Duplex, LogGpParams, NodeParams, Placement};
 use thiserror::Error;
 
 use crate::channel::{ChannelFit, ChannelSegment, EagerOrigin};
@@ -32,8 +32,9 @@ pub struct MachineDescription<'a> {
     /// Comment lines for the header (provenance: command, inputs, date),
     /// without the leading `#`.
     pub header: Vec<String>,
-    /// `network.duplex` ("full" or "half"); `None` leaves the default.
-    pub network_duplex: Option<String>,
+    /// `network.duplex` (full, half, or the overlap share); `None` leaves
+    /// the default (full).
+    pub network_duplex: Option<Duplex>,
     /// `[collectives]` entries (`library = "mpich"`, `alltoall = "pairwise"`),
     /// written as given; empty for none.
     pub collectives: Vec<(String, String)>,
@@ -60,7 +61,7 @@ pub enum WriteError {
 
 /// The channel section of a fit: its first segment is the base, the
 /// others are `[[section.segments]]`; `None` without segments.
-fn channel_file(fit: &ChannelFit, duplex: Option<&str>) -> Option<ChannelFile> {
+fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile> {
     let base = fit.segments.first()?;
     let params = |segment: &ChannelSegment| LogGpParams {
         latency: segment.latency,
@@ -98,7 +99,7 @@ fn channel_file(fit: &ChannelFit, duplex: Option<&str>) -> Option<ChannelFile> {
         comment: Some(comment),
         base: params(base),
         mtu: None,
-        duplex: duplex.map(str::to_owned),
+        duplex,
         eager_limit: fit.eager_limit,
         control_bytes: fit.control_bytes,
         segments,
@@ -199,7 +200,8 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
         "tolerance (SimGrid contrib/network_model/calibrate_piecewise.py's test). Each".into(),
         "segment maps to LogGP: G = b; eager a = o_s + L + o_r; rendezvous".into(),
         "a = 2 post(c) + o_s + L + o_r with post(c) = o_s + L_c + c G_c. Not identifiable".into(),
-        "from a ping-pong, so assumed: the o_s/L/o_r split, g = 0, mtu unlimited.".into(),
+        "from a ping-pong, so assumed unless a crossing table (PingPing) fitted them".into(),
+        "(see above): the o_s/L/o_r split, g = 0, full duplex; mtu unlimited.".into(),
         String::new(),
     ]);
     header.extend(describe_channel("network", machine.network));
@@ -223,7 +225,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             placement: Placement::Block,
             reduce_bandwidth: None,
         },
-        network: channel_file(machine.network, machine.network_duplex.as_deref()),
+        network: channel_file(machine.network, machine.network_duplex),
         shm: machine.shm.and_then(|shm| channel_file(shm, None)),
         collectives: machine.collectives.clone(),
     }))

@@ -85,7 +85,7 @@ fn samples_fit_within_tolerance() {
             network: &fit,
             shm: None,
             header: vec!["a sample".into()],
-            network_duplex: Some("half".into()),
+            network_duplex: Some(models::Duplex::HALF),
             collectives: vec![("alltoall".into(), "pairwise".into())],
         };
         let toml = write_machine(&machine).expect("writes");

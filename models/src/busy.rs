@@ -4,8 +4,9 @@
 //! bytes a node sends and the bytes it receives must not cross its channel
 //! at the same moment (PCI Local Bus Specification 2.2, chapter 3: one bus
 //! master at a time). [`Intervals`] holds the reservations of one direction
-//! so that a transfer in the other direction can find the earliest time its
-//! own bytes fit between them.
+//! so that a transfer in the other direction can find how long it overlaps
+//! them (and is slowed by the share of that time the channel cannot serve
+//! both directions).
 
 use std::collections::VecDeque;
 
@@ -23,24 +24,32 @@ pub(crate) struct Intervals {
 }
 
 impl Intervals {
-    /// The earliest `t >= from` at which `[t + offset, t + offset + len)`
-    /// overlaps no reserved interval. A zero-length request overlaps an
-    /// interval only when it falls strictly inside it.
-    pub(crate) fn earliest(&self, from: f64, offset: f64, len: f64) -> f64 {
-        let mut t = from;
-        // The first interval that ends after the request begins; later ones
-        // are visited in order as the request moves past each overlap.
-        let mut index = self.spans.partition_point(|&(_, end)| end <= t + offset);
-        while let Some(&(begin, end)) = self.spans.get(index) {
-            let at = t + offset;
-            if begin >= at + len || (len == 0.0 && begin >= at) {
+    /// How long `[begin, end)` overlaps the union of the reserved
+    /// intervals.
+    pub(crate) fn overlap(&self, begin: f64, end: f64) -> f64 {
+        if end <= begin {
+            return 0.0;
+        }
+        // The first interval that ends after `begin`; the ones after it are
+        // visited in order until one begins at or after `end`. Intervals may
+        // overlap each other (a stretched reservation), so coverage is
+        // counted from `covered` on only.
+        let mut index = self.spans.partition_point(|&(_, stop)| stop <= begin);
+        let mut covered = begin;
+        let mut total = 0.0;
+        while let Some(&(b, e)) = self.spans.get(index) {
+            if b >= end {
                 break;
             }
-            // Overlap: the request can begin once this interval has ended.
-            t = t.max(end - offset);
+            let from = b.max(covered);
+            let to = e.min(end);
+            if to > from {
+                total += to - from;
+                covered = to;
+            }
             index += 1;
         }
-        t
+        total
     }
 
     /// Reserves `[begin, end)`; empty intervals are not kept.
@@ -85,31 +94,25 @@ mod tests {
     use super::Intervals;
 
     #[test]
-    fn requests_move_past_overlaps_only() {
+    fn overlap_counts_the_covered_time() {
         let mut busy = Intervals::default();
         busy.reserve(10.0, 20.0);
         busy.reserve(25.0, 30.0);
-        // Fits before the first interval.
-        assert_eq!(busy.earliest(0.0, 0.0, 10.0), 0.0);
-        // Would overlap the first: after it, then too long for the hole
-        // between 20 and 25, so after the second.
-        assert_eq!(busy.earliest(5.0, 0.0, 6.0), 30.0);
-        // Ends where the first begins: no overlap.
-        assert_eq!(busy.earliest(5.0, 0.0, 5.0), 5.0);
-        // Fits the hole.
-        assert_eq!(busy.earliest(12.0, 0.0, 5.0), 20.0);
-        // An offset: the request covers [t + 2, t + 5).
-        assert_eq!(busy.earliest(7.0, 2.0, 3.0), 18.0);
-        // Zero length: blocked strictly inside, not at the edges.
-        assert_eq!(busy.earliest(10.0, 0.0, 0.0), 10.0);
-        assert_eq!(busy.earliest(15.0, 0.0, 0.0), 20.0);
-        assert_eq!(busy.earliest(20.0, 0.0, 0.0), 20.0);
+        assert_eq!(busy.overlap(0.0, 10.0), 0.0);
+        assert_eq!(busy.overlap(5.0, 15.0), 5.0);
+        assert_eq!(busy.overlap(12.0, 27.0), 10.0);
+        assert_eq!(busy.overlap(0.0, 100.0), 15.0);
+        assert_eq!(busy.overlap(30.0, 40.0), 0.0);
+        assert_eq!(busy.overlap(15.0, 15.0), 0.0);
+        // Overlapping reservations count once.
+        busy.reserve(12.0, 26.0);
+        assert_eq!(busy.overlap(0.0, 100.0), 20.0);
         // Empty reservations are not kept; old ones are forgotten.
         busy.reserve(40.0, 40.0);
+        assert_eq!(busy.len(), 3);
+        busy.forget_before(21.0);
         assert_eq!(busy.len(), 2);
-        busy.forget_before(20.0);
-        assert_eq!(busy.len(), 1);
-        assert_eq!(busy.earliest(0.0, 0.0, 100.0), 30.0);
+        assert_eq!(busy.overlap(0.0, 100.0), 18.0);
     }
 
     #[test]
@@ -118,8 +121,8 @@ mod tests {
         busy.reserve(10.0, 50.0);
         busy.reserve(20.0, 30.0);
         busy.reserve(0.0, 5.0);
-        assert_eq!(busy.earliest(0.0, 0.0, 1.0), 5.0);
-        assert_eq!(busy.earliest(6.0, 0.0, 1.0), 6.0);
-        assert_eq!(busy.earliest(8.0, 0.0, 5.0), 50.0);
+        assert_eq!(busy.overlap(0.0, 1.0), 1.0);
+        assert_eq!(busy.overlap(4.0, 11.0), 2.0);
+        assert_eq!(busy.overlap(0.0, 60.0), 45.0);
     }
 }

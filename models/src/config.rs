@@ -544,19 +544,24 @@ impl<'f> Walker<'f> {
             None => 0,
         };
         let duplex = match table.get("duplex") {
-            None => Duplex::Full,
-            Some(value) => match value.as_str() {
-                Some("full") => Duplex::Full,
-                Some("half") => Duplex::Half,
-                _ => {
-                    return Err(self.bad_value(
+            None => Duplex::FULL,
+            Some(value) => {
+                let parsed = match value {
+                    Value::String(text) if text == "full" => Some(Duplex::FULL),
+                    Value::String(text) if text == "half" => Some(Duplex::HALF),
+                    Value::Float(share) => Duplex::partial(*share),
+                    Value::Integer(share) => Duplex::partial(*share as f64),
+                    _ => None,
+                };
+                parsed.ok_or_else(|| {
+                    self.bad_value(
                         &key("duplex"),
-                        "\"full\" or \"half\"",
+                        "\"full\", \"half\", or the share of time the two directions overlap, a number from 0 (half) to 1 (full)",
                         value,
                         None,
-                    ));
-                }
-            },
+                    )
+                })?
+            }
         };
         let base = LogGpParams {
             latency,

@@ -241,7 +241,7 @@ impl LogGpMachine {
                 eager_limit: 64 * KIB,
                 control_bytes: 64,
                 segments: Vec::new(),
-                duplex: Duplex::Full,
+                duplex: Duplex::FULL,
             },
             shm: Some(ChannelParams {
                 latency: 0.1 * US,
@@ -253,7 +253,7 @@ impl LogGpMachine {
                 eager_limit: 64 * KIB,
                 control_bytes: 64,
                 segments: Vec::new(),
-                duplex: Duplex::Full,
+                duplex: Duplex::FULL,
             }),
             collectives: sim_core::coll::CollConfig::default(),
         }
@@ -424,18 +424,16 @@ impl<'a> LogGpRun<'a> {
         let (from, to) = (self.node_of(src), self.node_of(dst));
         if shm {
             match self.machine.spec.shm.as_ref().map(|shm| shm.duplex) {
-                Some(Duplex::Half) => (
+                Some(duplex) if !duplex.is_full() => (
                     Timeline::ShmNodeTx(from),
                     Timeline::ShmNodeRx(to),
                     Some((Channel::Shm(from), Channel::Shm(to))),
                 ),
-                Some(Duplex::Full) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst), None),
+                Some(_) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst), None),
             }
         } else {
-            let half = match self.machine.spec.network.duplex {
-                Duplex::Half => Some((Channel::Nic(from), Channel::Nic(to))),
-                Duplex::Full => None,
-            };
+            let half = (!self.machine.spec.network.duplex.is_full())
+                .then_some((Channel::Nic(from), Channel::Nic(to)));
             (Timeline::NicTx(from), Timeline::NicRx(to), half)
         }
     }
@@ -525,10 +523,10 @@ fn describe_channel(channel: &ChannelParams) -> String {
         .mtu
         .map_or_else(|| "unlimited".to_owned(), format_size);
     text.push_str(&format!(
-        " MTU {mtu}, eager limit {}, control messages {}, {} duplex",
+        " MTU {mtu}, eager limit {}, control messages {}, {}",
         format_size(channel.eager_limit),
         format_size(channel.control_bytes),
-        channel.duplex.as_str(),
+        channel.duplex.describe(),
     ));
     text
 }
@@ -598,64 +596,74 @@ impl Machine for LogGpRun<'_> {
 
     /// With `P = post(n)` of the pair's channel set and `L`, `g`, `o_s` of
     /// the segment of `n` (see [`ChannelParams::post_time`]), and
-    /// `W = Σ m·G = n·G` over the packets, the time the message's bytes
-    /// occupy a NIC ([`ChannelParams::wire_time`]):
+    /// `W = Σ m·G = n·G` over the packets ([`ChannelParams::wire_time`]):
     ///
-    /// - `start = max(ready, tx_free)`
-    /// - `arrival = max(start + P, rx_free + W)`
-    /// - `tx_free = start + max(g, P − L)`: the next message of the sending
-    ///   side starts no sooner than g after this one (LogGP's gap), nor
-    ///   before this one's last byte has left (LogGP's G serialising one NIC;
-    ///   Alexandrov et al., SPAA 1995).
-    /// - `rx_free = arrival`: the bytes reach the receiver during
-    ///   `[arrival − W, arrival]`, and the receiving NIC takes one message's
-    ///   bytes at a time. Receiver-side serialisation as in LogGOPSim
-    ///   (Hoefler, Schneider, Lumsdaine, "LogGOPSim – Simulating Large-Scale
-    ///   Applications in the LogGOPS Model", HPDC 2010, LSAP workshop), where
-    ///   a message also occupies the receiving NIC for its `g` and `(s−1)·G`.
+    /// - The sending CPU spends `o_s` first (the engine charges it to the
+    ///   rank); the adapter takes the message after that:
+    ///   `start = max(ready + o_s, tx_free)`. The overhead is the core's, not
+    ///   the adapter's: ranks of a node that share an adapter overlap their
+    ///   overheads with each other's transfers.
+    /// - `arrival = max(start + P − o_s, rx_free + g + W)`: the last byte
+    ///   reaches the receiving adapter `L + W` after the adapter started
+    ///   (one packet), unless that adapter is still taking earlier messages.
+    /// - The adapters at both ends are busy with the message for its
+    ///   per-message occupancy `g` and its bytes `W`: the sending one during
+    ///   `[start, start + A_s]`, `A_s = max(g + W, P − L − o_s)` (the second
+    ///   term is ParJava's stop-and-wait send phase with an MTU), so
+    ///   `tx_free = start + A_s`; the receiving one from its first byte for
+    ///   `W + g`, `[arrival − W, arrival + g]`, so the next reception's
+    ///   last byte comes no sooner than `g + W'` after `arrival` (`rx_free =
+    ///   arrival`). LogGP (Alexandrov, Ionescu, Schauser, Scheiman, SPAA
+    ///   1995): after a k-byte message a processor can send the next one
+    ///   `(k−1)·G + g` later, and `g` is "the minimum time interval between
+    ///   consecutive message transmissions or consecutive message receptions
+    ///   at a processor"; LogGOPSim (Hoefler, Schneider, Lumsdaine, HPDC
+    ///   2010) charges `g + (s−1)·G` to the NIC at both ends. We charge
+    ///   `n·G` (see [`ChannelParams::packet_time`]).
     /// - `cpu_free`, for eager messages and rendezvous RTS/CTS:
-    ///   `start + (P − T(last packet)) + o_s`: the CPU is free once it has
-    ///   handed over the last packet (ParJava's Post: "the buffer is passed to
-    ///   an abstract channel, after which MPI no longer controls the sending");
-    ///   for rendezvous data: `arrival − L`, the user buffer is busy until its
-    ///   last byte has left (later than `start + P − L` when the receiving
-    ///   NIC holds the data back).
+    ///   `start + (P − T(last packet))`: the CPU is free once the adapter has
+    ///   taken the last packet (ParJava's Post: "the buffer is passed to an
+    ///   abstract channel, after which MPI no longer controls the sending");
+    ///   for rendezvous data: `arrival − L`, the user buffer is busy until
+    ///   its last byte has left.
     ///
     /// The timelines: for the network, `tx_free` is the transmit timeline of
-    /// `src`'s node's NIC (shared by its `ranks_per_node` ranks) and
-    /// `rx_free` the receive timeline of `dst`'s node's NIC. For shared
+    /// `src`'s node's adapter (shared by its `ranks_per_node` ranks) and
+    /// `rx_free` the receive timeline of `dst`'s node's adapter. For shared
     /// memory, full duplex: `src`'s send and `dst`'s receive timelines (per
-    /// rank); half duplex: per node, shared by its ranks.
+    /// rank); otherwise per node, shared by its ranks.
     ///
-    /// Half duplex (`duplex = "half"`): a channel moves bytes one way at a
-    /// time, as a 32-bit/33 MHz PCI bus, where one bus master at a time
-    /// moves data, 132 MB/s for both directions together (PCI Local Bus
-    /// Specification 2.2, chapter 3, arbitration). The bytes a message sends
-    /// cross `src`'s node's channel during the last `W` of its send phase,
-    /// `[start + P − L − W, start + P − L]`, and `dst`'s during
-    /// `[arrival − W, arrival]`; a transfer moves `start` (and then
-    /// `arrival`) to the earliest time its bytes overlap no bytes going the
-    /// other way through the same channel. Only bytes conflict: the
-    /// latency `L` and the overheads are not channel time, so two small
-    /// messages crossing each other are not delayed (LogGP has no term for
-    /// it), while two large ones take about `2·n·G`.
+    /// Duplex (`duplex = "half"`, or a share `0 <= d < 1`): the two
+    /// directions of an adapter (or memory channel) overlap for only `d` of
+    /// their time, as a 32-bit/33 MHz PCI bus, where one bus master at a
+    /// time moves data (PCI Local Bus Specification 2.2, chapter 3). Each
+    /// channel keeps the busy intervals above per direction. A new transfer
+    /// whose sending interval overlaps the opposite direction's intervals at
+    /// `src`'s node by `x_s`, and whose receiving interval overlaps them at
+    /// `dst`'s node by `x_r`, is slowed by `(1 − d)·max(x_s, x_r)`: while
+    /// the two directions share the channel, each gets part of it; the
+    /// slower end governs a message that streams through both. Two equal
+    /// messages crossing each other then take `(1 − d)·(g + W − L)` longer
+    /// than one (the fluid answer of two flows sharing one channel fairly,
+    /// as in SimGrid's flow model, Velho et al., ACM TOMACS 23(4), 2013), and
+    /// two large ones about `(2 − d)·W`.
     ///
-    /// A "free at" timeline is an approximation of a reservation calendar:
-    /// it reserves intervals in call order, first come first served, so a
-    /// later call whose data would fit into an idle gap before an earlier
-    /// call's reserved interval (`[arrival − W, arrival]` lies in the
-    /// future of `ready`) still queues behind it. Calls come in
-    /// nondecreasing `ready` order (the trait's contract), which keeps the
-    /// error to those gaps. The half-duplex byte intervals are a calendar:
-    /// a transfer fits between the other direction's reservations.
+    /// Approximations, first come first served: a timeline reserves in call
+    /// order, so a later call whose data would fit into an idle gap before
+    /// an earlier call's reservation still queues behind it; and in a
+    /// duplex conflict only the transfer computed later is slowed (the
+    /// earlier one's arrival has been handed out already), where fair
+    /// sharing would slow both by part of it. For the symmetric exchanges
+    /// of benchmarks and collectives (every step ends when both messages
+    /// have arrived) the step time is the same. Calls come in nondecreasing
+    /// `ready` order (the trait's contract).
     ///
     /// Per pair, arrivals never decrease (the trait's non-overtaking
     /// contract): a pair always uses the same receive timeline, a timeline
-    /// only moves later, and every transfer leaves it at least at its
-    /// arrival; so a later transfer of the pair has
-    /// `arrival' >= rx_free + W' >= arrival` (the half-duplex search only
-    /// moves `arrival'` later). This holds across segments too, where the
-    /// sender-side argument `start' >= start + P − L`, `P' >= L'` alone
+    /// only moves later, and every transfer leaves it at its arrival; so a
+    /// later transfer of the pair has `arrival' >= rx_free + g' + W' >=
+    /// arrival` (the duplex slowdown only moves `arrival'` later). This
+    /// holds across segments too, where the sender-side argument alone
     /// would not: a small message after a large one can have a smaller `L`.
     fn transfer(
         &mut self,
@@ -672,45 +680,49 @@ impl Machine for LogGpRun<'_> {
         let (before_last, last) = params.post_split(bytes);
         let post = before_last + last;
         let wire = params.wire_time(bytes);
+        let share = params.duplex.overlap();
         let (tx, rx, half) = self.timelines(src, dst, shm);
-        // Where the bytes lie in the send phase `[start, start + P − L]`:
-        // its last `W` (`P − L >= W`, every packet costs at least its m·G;
-        // the max guards the rounding).
-        let lead = (post - latency - wire).max(0.0);
+        // The adapter's time at each end (`P − L − o_s >= W`: every packet
+        // costs at least its m·G; the max guards the rounding).
+        let send_busy = (gap + wire).max(post - latency - send_overhead);
+        let recv_busy = gap + wire;
 
-        let mut start = ready.max(self.free_at(tx));
-        if let Some((from, _)) = half
-            && let Some(busy) = self.busy(from)
-        {
-            start = busy.rx.earliest(start, lead, wire);
+        let start = (ready + send_overhead).max(self.free_at(tx));
+        let mut arrival = (start + post - send_overhead).max(self.free_at(rx) + recv_busy);
+        let mut slowed = 0.0;
+        if let Some((from, to)) = half {
+            let at_src = self
+                .busy(from)
+                .map_or(0.0, |busy| busy.rx.overlap(start, start + send_busy));
+            let at_dst = self
+                .busy(to)
+                .map_or(0.0, |busy| busy.tx.overlap(arrival - wire, arrival + gap));
+            slowed = (1.0 - share) * at_src.max(at_dst);
+            arrival += slowed;
         }
-        let mut arrival = (start + post).max(self.free_at(rx) + wire);
-        if let Some((_, to)) = half
-            && let Some(busy) = self.busy(to)
-        {
-            arrival = busy.tx.earliest(arrival, -wire, wire);
-        }
-        self.occupy_until(tx, start + gap.max(post - latency));
+        self.occupy_until(tx, start + send_busy + slowed);
         self.occupy_until(rx, arrival);
         if let Some((from, to)) = half {
-            // Transfers come in nondecreasing `ready` order and no request
-            // begins before its `ready`: older intervals are done with.
+            // Transfers come in nondecreasing `ready` order and every busy
+            // interval begins at or after its transfer's `ready` (`start >=
+            // ready`, `arrival − W − slowed >= start + L`): older intervals
+            // are done with.
             let sending = self.busy_mut(from);
             sending.tx.forget_before(ready);
             sending.rx.forget_before(ready);
-            sending.tx.reserve(start + lead, start + lead + wire);
+            sending.tx.reserve(start, start + send_busy + slowed);
             let receiving = self.busy_mut(to);
             receiving.tx.forget_before(ready);
             receiving.rx.forget_before(ready);
-            receiving.rx.reserve(arrival - wire, arrival);
+            receiving.rx.reserve(arrival - wire - slowed, arrival + gap);
         }
         let cpu_free = match kind {
             MessageKind::Eager | MessageKind::RendezvousRts | MessageKind::RendezvousCts => {
-                start + before_last + send_overhead
+                start + before_last
             }
-            // `arrival >= start + post >= start + L`, so this is `>= start`
-            // up to rounding; the max keeps the trait's "never before the
-            // time passed in" exact.
+            // `arrival >= start + post − o_s >= start + L`, so this is
+            // `>= start` up to rounding; the max keeps the trait's "never
+            // before the time passed in" exact.
             MessageKind::RendezvousData => (arrival - latency).max(start),
         };
         Transfer { cpu_free, arrival }
@@ -725,15 +737,19 @@ impl Machine for LogGpRun<'_> {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
         let nodes = self.nodes as usize;
-        let nic_half = match self.machine.spec.network.duplex {
-            Duplex::Full => 0,
-            Duplex::Half => nodes,
+        let nic_half = if self.machine.spec.network.duplex.is_full() {
+            0
+        } else {
+            nodes
         };
         let (shm_ranks, shm_nodes) = match (&self.machine.spec.shm, self.machine.spec.model) {
-            (Some(shm), CommModel::Smp) => match shm.duplex {
-                Duplex::Full => (ranks as usize, 0),
-                Duplex::Half => (0, nodes),
-            },
+            (Some(shm), CommModel::Smp) => {
+                if shm.duplex.is_full() {
+                    (ranks as usize, 0)
+                } else {
+                    (0, nodes)
+                }
+            }
             _ => (0, 0),
         };
         for (timelines, len) in [

@@ -52,7 +52,7 @@ impl Default for ChannelParams {
             eager_limit: 0,
             control_bytes: 0,
             segments: Vec::new(),
-            duplex: Duplex::Full,
+            duplex: Duplex::FULL,
         }
     }
 }
@@ -105,24 +105,83 @@ pub struct Segment {
     pub params: LogGpParams,
 }
 
-/// Whether a channel moves data in both directions at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Duplex {
-    /// Sending and receiving have separate timelines.
-    #[default]
-    Full,
-    /// Sending and receiving share one timeline: they serialise (a NIC on a
-    /// half-duplex bus such as 32-bit/33 MHz PCI, whose DMA moves data one
-    /// way at a time).
-    Half,
+/// Whether a channel moves data in both directions at once: the share of
+/// the time of one direction's transfers that can overlap transfers going
+/// the other way through the same adapter (or memory channel).
+///
+/// 1 is full duplex (sending and receiving never delay each other), 0 is
+/// half duplex (a bus that moves data one way at a time, such as
+/// 32-bit/33 MHz PCI, where one bus master at a time moves data: PCI Local
+/// Bus Specification 2.2, chapter 3), and a value between them a channel
+/// whose two directions overlap partly (a bus that interleaves the two
+/// directions' transactions with some loss, or a DMA engine shared by both
+/// directions for part of each transfer). Where transfers of opposite
+/// directions overlap in time, each new one is slowed by `1 − overlap` of
+/// the time they overlap ([`crate::LogGpRun`]'s `transfer`).
+///
+/// Invariant: `0 <= overlap <= 1` (checked when a machine file is read).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Duplex {
+    overlap: f64,
+}
+
+impl Default for Duplex {
+    fn default() -> Self {
+        Self::FULL
+    }
 }
 
 impl Duplex {
-    /// The name used in machine files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Duplex::Full => "full",
-            Duplex::Half => "half",
+    /// Full duplex: the two directions never delay each other.
+    pub const FULL: Duplex = Duplex { overlap: 1.0 };
+    /// Half duplex: one direction at a time.
+    pub const HALF: Duplex = Duplex { overlap: 0.0 };
+
+    /// A channel whose two directions overlap for `overlap` of their time;
+    /// `None` outside `[0, 1]` (or NaN).
+    pub fn partial(overlap: f64) -> Option<Duplex> {
+        (0.0..=1.0).contains(&overlap).then_some(Duplex { overlap })
+    }
+
+    /// A duplex as written on a command line: `full`, `half`, or the
+    /// overlap share as a number from 0 to 1.
+    pub fn parse(text: &str) -> Option<Duplex> {
+        match text.trim() {
+            "full" => Some(Self::FULL),
+            "half" => Some(Self::HALF),
+            other => other.parse::<f64>().ok().and_then(Self::partial),
+        }
+    }
+
+    /// The share of the two directions' time that overlaps: 1 full, 0 half.
+    pub fn overlap(self) -> f64 {
+        self.overlap
+    }
+
+    /// Whether the two directions are independent (no calendars needed).
+    pub fn is_full(self) -> bool {
+        self.overlap >= 1.0
+    }
+
+    /// The value for a machine file: `"full"`, `"half"`, or the overlap as
+    /// a number (`0.3`).
+    pub fn as_str(self) -> String {
+        if self.is_full() {
+            "full".to_owned()
+        } else if self.overlap <= 0.0 {
+            "half".to_owned()
+        } else {
+            format!("{}", (self.overlap * 1000.0).round() / 1000.0)
+        }
+    }
+
+    /// For descriptions: `full duplex`, `half duplex`, or `duplex overlap
+    /// 0.3`.
+    pub fn describe(self) -> String {
+        if self.is_full() || self.overlap <= 0.0 {
+            format!("{} duplex", self.as_str())
+        } else {
+            format!("duplex overlap {}", self.as_str())
         }
     }
 }

@@ -64,8 +64,8 @@ fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
 #[test]
 fn duplex_is_read_and_described() {
     let m = machine(1, "half", "full", 2);
-    assert_eq!(m.machine().network().duplex, Duplex::Half);
-    assert_eq!(m.machine().shm().map(|shm| shm.duplex), Some(Duplex::Full));
+    assert_eq!(m.machine().network().duplex, Duplex::HALF);
+    assert_eq!(m.machine().shm().map(|shm| shm.duplex), Some(Duplex::FULL));
     let text = m.machine().describe();
     assert!(text.contains("half duplex"), "{text}");
     // The default is full duplex.
@@ -74,7 +74,7 @@ fn duplex_is_read_and_described() {
         .replace("duplex = \"NET\"\n", "")
         .replace("SHM", "half");
     match LogGpMachine::from_toml_str(&text, "default.toml") {
-        Ok(m) => assert_eq!(m.network().duplex, Duplex::Full),
+        Ok(m) => assert_eq!(m.network().duplex, Duplex::FULL),
         Err(err) => panic!("{err}"),
     }
     let bad = MACHINE
@@ -103,23 +103,50 @@ fn exchange_half_duplex_one_is_later_by_about_n_g() {
     let mut m = machine(1, "half", "full", 2);
     let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     assert_transfer(a, OS, post(N));
-    // a's bytes cross node 1's channel during [o_s + L, post(n)]; b's would
-    // leave node 1 during [o_s, o_s + n·G], which overlaps, so b starts once
-    // they fit after: start + o_s = post(n), start = L + n·G; its bytes then
-    // reach node 0 during [2·post(n) − o_s − n·G, 2·post(n) − o_s], after
-    // a's left it.
+    // a's adapter time: [o_s, o_s + W] at node 0, [o_s + L, post(n)] at
+    // node 1. b's would be [o_s, o_s + W] at node 1 and [o_s + L, post(n)]
+    // at node 0: each overlaps the other direction by W − L, which half
+    // duplex serves one way at a time, so b is later by W − L.
     let b = m.transfer(1, 0, N, MessageKind::Eager, 0.0);
-    assert_transfer(b, post(N), 2.0 * post(N) - OS);
-    // Later by L + n·G, about n·G (10 ms) for a large n.
-    let later = b.arrival - a.arrival;
-    assert_relative_eq!(later, N as f64 * G + L, max_relative = 1e-12);
-    assert_relative_eq!(later, N as f64 * G, max_relative = 1e-3);
+    let w = N as f64 * G;
+    assert_transfer(b, OS, post(N) + w - L);
+    // Later by about n·G (10 ms) for a large n.
+    assert_relative_eq!(b.arrival - a.arrival, w - L, max_relative = 1e-12);
+    assert_relative_eq!(b.arrival - a.arrival, w, max_relative = 1e-3);
+}
+
+#[test]
+fn partial_duplex_crossing_is_one_minus_d_of_the_overlap() {
+    // With a per-message occupancy g and overlap share d, two equal
+    // messages crossing cost (1 − d)·(g + W − L) more than one.
+    for (d, g_us, n) in [(0.3, 8.0, 1000_u64), (0.0, 8.0, 0), (0.5, 2.0, 20_000)] {
+        let text = MACHINE
+            .replace("RPN", "1")
+            .replace(
+                "duplex = \"NET\"",
+                &format!("duplex = {d}\ngap = \"{g_us} us\""),
+            )
+            .replace("SHM", "full");
+        let m = match LogGpMachine::from_toml_str(&text, "partial.toml") {
+            Ok(m) => m,
+            Err(err) => panic!("{err}\n{text}"),
+        };
+        assert_eq!(m.network().duplex.overlap(), d);
+        let mut m = m.start(2);
+        let a = m.transfer(0, 1, n, MessageKind::Eager, 0.0);
+        let b = m.transfer(1, 0, n, MessageKind::Eager, 0.0);
+        assert_transfer(a, OS, post(n));
+        let g = g_us * US;
+        let extra = (1.0 - d) * (g + n as f64 * G - L).max(0.0);
+        assert_transfer(b, OS, post(n) + extra);
+    }
 }
 
 #[test]
 fn half_duplex_exchange_of_small_messages_is_symmetric() {
-    // Only bytes share the channel: two 0-byte messages crossing each other
-    // both take o_s + L (LogGP), whichever the machine computes first.
+    // Without a per-message occupancy (g = 0) only bytes take the channel:
+    // two 0-byte messages crossing each other both take o_s + L (LogGP),
+    // whichever the machine computes first.
     let mut m = machine(1, "half", "full", 2);
     let a = m.transfer(0, 1, 0, MessageKind::Eager, 0.0);
     let b = m.transfer(1, 0, 0, MessageKind::Eager, 0.0);
@@ -134,27 +161,22 @@ fn half_duplex_exchange_of_small_messages_is_symmetric() {
 }
 
 #[test]
-fn half_duplex_receiving_holds_back_sending() {
+fn half_duplex_receiving_slows_sending_by_the_overlap() {
     let mut m = machine(1, "half", "full", 3);
-    // Rank 1 receives a large message from rank 0: its bytes cross node 1's
+    // Rank 1 receives a large message from rank 0: it takes node 1's
     // channel during [o_s + L, post(n)] = [6 us, 10.006 ms].
     let incoming = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
-    // A 0-byte message whose send phase ends before that goes through.
+    // A 0-byte message (g = 0: no channel time) goes through.
     let early = m.transfer(1, 2, 0, MessageKind::Eager, 1.0 * US);
     assert_transfer(early, 2.0 * US, 7.0 * US);
-    // 1000 bytes (10 us of bytes) sent at 3 us would leave during
-    // [4 us, 14 us]: they wait until the incoming bytes have crossed,
-    // start = post(n) − o_s.
+    // 1000 bytes (10 us of bytes) sent at 3 us leave during [4 us, 14 us]:
+    // 8 us of it overlap the incoming bytes, and in half duplex the channel
+    // serves one direction at a time, so they take 8 us longer (fair
+    // sharing: half the channel each during the 16 us both need it).
     let outgoing = m.transfer(1, 2, 1000, MessageKind::Eager, 3.0 * US);
-    let start = incoming.arrival - OS;
-    assert_transfer(outgoing, start + OS, start + post(1000));
-    // A 0-byte message whose send phase ends inside the incoming bytes
-    // waits for them too.
-    let mut m = machine(1, "half", "full", 3);
-    let incoming = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
-    let late = m.transfer(1, 2, 0, MessageKind::Eager, 7.0 * US);
-    assert_transfer(late, incoming.arrival, incoming.arrival + L);
-    // In full duplex neither would.
+    assert_transfer(outgoing, 4.0 * US, 3.0 * US + post(1000) + 8.0 * US);
+    assert!(incoming.arrival > outgoing.arrival);
+    // In full duplex it would not be slowed.
     let mut m = machine(1, "full", "full", 3);
     m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     let outgoing = m.transfer(1, 2, 1000, MessageKind::Eager, 3.0 * US);
@@ -169,17 +191,68 @@ fn two_ranks_of_a_node_share_its_nic() {
         let mut m = machine(2, duplex, "full", 4);
         let first = m.transfer(0, 2, N, MessageKind::Eager, 0.0);
         assert_transfer(first, OS, post(N));
-        // The shared NIC's transmit side is free at max(g, post − L) =
-        // o_s + n·G; the receiving NIC at post(n), and post(n) + W is the
-        // same as start + post(n): serialised on both sides.
+        // The shared adapter's transmit side is free at o_s + g + n·G; the
+        // second rank's overhead ran on its own core meanwhile, so its bytes
+        // follow at once: later by n·G on both sides.
         let second = m.transfer(1, 3, N, MessageKind::Eager, 0.0);
         let start = OS + N as f64 * G;
-        assert_transfer(second, start + OS, start + post(N));
+        assert_transfer(second, start, start + L + N as f64 * G);
         assert_relative_eq!(
             second.arrival - first.arrival,
-            OS + N as f64 * G,
+            N as f64 * G,
             max_relative = 1e-12
         );
+    }
+}
+
+#[test]
+fn many_pairs_of_small_messages_share_the_adapter_by_g() {
+    // k ranks of node 0 each send one 0-byte message to their partner on
+    // node 1 at the same time: the adapter takes them g apart (the message
+    // rate of a node is 1/g), and the senders' overheads overlap.
+    let text = MACHINE
+        .replace("RPN", "8")
+        .replace("duplex = \"NET\"", "gap = \"2 us\"")
+        .replace("SHM", "full");
+    let m = match LogGpMachine::from_toml_str(&text, "rate.toml") {
+        Ok(m) => m,
+        Err(err) => panic!("{err}"),
+    };
+    let mut m = m.start(16);
+    for k in 0..8_u32 {
+        let tr = m.transfer(k, 8 + k, 0, MessageKind::Eager, 0.0);
+        let start = OS + f64::from(k) * 2.0 * US;
+        assert_transfer(tr, start, start + L);
+    }
+}
+
+#[test]
+fn a_stream_of_messages_is_g_plus_w_apart() {
+    // One rank sends k messages back to back (each posted when the
+    // previous one is handed over): LogGP's (k−1)·G + g between them.
+    let text = MACHINE
+        .replace("RPN", "1")
+        .replace("duplex = \"NET\"", "gap = \"3 us\"")
+        .replace("SHM", "full");
+    let m = match LogGpMachine::from_toml_str(&text, "stream.toml") {
+        Ok(m) => m,
+        Err(err) => panic!("{err}"),
+    };
+    let mut m = m.start(2);
+    let n = 1000_u64;
+    let mut ready = 0.0;
+    let mut last = None;
+    for _ in 0..5 {
+        let tr = m.transfer(0, 1, n, MessageKind::Eager, ready);
+        if let Some(prev) = last {
+            assert_relative_eq!(
+                tr.arrival - prev,
+                3.0 * US + n as f64 * G,
+                max_relative = 1e-12
+            );
+        }
+        last = Some(tr.arrival);
+        ready = tr.cpu_free;
     }
 }
 
@@ -195,10 +268,10 @@ fn receiving_nic_serialises_incoming_messages() {
     // The sender is free after o_s; the bytes arrive during
     // [arrival − W, arrival] after the first's: arrival = post(n) + n·G.
     assert_transfer(second, OS, post(N) + N as f64 * G);
-    // A small message to another node is not held up.
+    // A small message to another node is not held up by node 2, only by
+    // rank 1's adapter, free at o_s + n·G.
     let other = m.transfer(1, 0, 0, MessageKind::Eager, 0.0);
-    // Rank 1's NIC transmit side: free at o_s + n·G.
-    assert_transfer(other, 2.0 * OS + N as f64 * G, OS + N as f64 * G + post(0));
+    assert_transfer(other, OS + N as f64 * G, OS + N as f64 * G + L);
 }
 
 /// Shm post(n) with o_s 0.5 us, L 1 us, 1 GB/s.
@@ -211,14 +284,15 @@ fn shm_half_duplex_serialises_the_node() {
     // Ranks 0 and 1 share node 0 and write to each other at the same time.
     let mut m = machine(2, "full", "half", 4);
     assert!(m.uses_shm(0, 1));
+    let w = N as f64 * 1e-9;
     let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     assert_transfer(a, 0.5 * US, shm_post(N));
-    // One memory channel per node: b's send phase begins once a's has
-    // ended (the node's sending side, o_s + n·G), and its bytes once a's
-    // have arrived: start = shm_post(n) − o_s, so the CPU is free at
-    // shm_post(n) and b arrives at 2·shm_post(n) − o_s.
+    // One memory channel per node: b's bytes go once a's have left (the
+    // node's sending side is free at o_s + W); they then overlap a's
+    // receiving interval [1.5 us, 1.5 us + W] by 1 us, which half duplex
+    // adds: arrival 2.5 us + 2 W.
     let b = m.transfer(1, 0, N, MessageKind::Eager, 0.0);
-    assert_transfer(b, shm_post(N), 2.0 * shm_post(N) - 0.5 * US);
+    assert_transfer(b, 0.5 * US + w, 2.5 * US + 2.0 * w);
     // The other node's channel is free.
     let c = m.transfer(2, 3, N, MessageKind::Eager, 0.0);
     assert_transfer(c, 0.5 * US, shm_post(N));

@@ -19,7 +19,7 @@ fn channel(mtu: Option<u64>, gap: f64) -> ChannelParams {
         eager_limit: 65_536,
         control_bytes: 0,
         segments: Vec::new(),
-        duplex: Duplex::Full,
+        duplex: Duplex::FULL,
     }
 }
 
@@ -129,47 +129,48 @@ fn assert_transfer(got: Transfer, cpu_free: f64, arrival: f64) {
 
 #[test]
 fn back_to_back_sends_gap_dominant() {
-    // g = 50 us > post − L = 3 us for 1000 bytes.
+    // g = 50 us, W = 1 us for 1000 bytes: the adapter is busy g + W.
     let m = hardware("50 us", "");
     let mut m = m.start(4);
     // post(1000) = 12 + 1 = 13 us.
     let first = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
-    // start 0; arrival 13 us; cpu free after o_s (one packet); busy until max(g, 3 us) = 50 us.
+    // The adapter starts after o_s = 2 us; arrival 13 us; cpu free once the
+    // adapter has the (only) packet; the adapter busy until 2 + 51 us.
     assert_transfer(first, 2.0 * US, 13.0 * US);
     let second = m.transfer(0, 2, 1000, MessageKind::Eager, first.cpu_free);
-    // start = max(2 us, 50 us) = 50 us.
-    assert_transfer(second, 52.0 * US, 63.0 * US);
+    // start = max(2 + 2 us, 53 us) = 53 us.
+    assert_transfer(second, 53.0 * US, 64.0 * US);
     let third = m.transfer(0, 1, 1000, MessageKind::Eager, second.cpu_free);
-    assert_transfer(third, 102.0 * US, 113.0 * US);
-    // Another rank has its own NIC in the Hardware model.
+    assert_transfer(third, 104.0 * US, 115.0 * US);
+    // Another rank has its own adapter in the Hardware model.
     let other = m.transfer(1, 0, 1000, MessageKind::Eager, 3.0 * US);
     assert_transfer(other, 5.0 * US, 16.0 * US);
-    // A sender that is ready after the NIC is free starts when ready.
+    // A sender that is ready after the adapter is free starts when ready.
     let late = m.transfer(0, 1, 0, MessageKind::Eager, 500.0 * US);
     assert_transfer(late, 502.0 * US, 512.0 * US);
 }
 
 #[test]
 fn back_to_back_sends_bandwidth_dominant() {
-    // g = 1 us < post − L = 102 us for 100,000 bytes.
+    // g = 1 us, W = 100 us for 100,000 bytes.
     let m = hardware("1 us", "");
     let mut m = m.start(2);
     // post(100,000) = 12 + 100 = 112 us.
     let first = m.transfer(0, 1, 100_000, MessageKind::Eager, 0.0);
     assert_transfer(first, 2.0 * US, 112.0 * US);
-    // busy = 0 + max(1, 112 − 10) = 102 us.
+    // The adapter is free at 2 + g + W = 103 us.
     let second = m.transfer(0, 1, 100_000, MessageKind::Eager, first.cpu_free);
-    assert_transfer(second, 104.0 * US, 214.0 * US);
-    // Messages of one NIC stream at o_s + n·G apart: 102 us.
+    assert_transfer(second, 103.0 * US, 213.0 * US);
+    // Messages of one adapter stream g + n·G apart (LogGP): 101 us.
     assert_relative_eq!(
         second.arrival - first.arrival,
-        102.0 * US,
+        101.0 * US,
         max_relative = 1e-12
     );
     // A small message behind a large one does not overtake it.
     let small = m.transfer(0, 1, 0, MessageKind::Eager, second.cpu_free);
-    // start = busy = 102 + 102 = 204 us; arrival 204 + 12 = 216 us >= 214 us.
-    assert_transfer(small, 206.0 * US, 216.0 * US);
+    // start = 103 + 101 = 204 us; arrival max(204 + 10, 213 + g) = 214 us.
+    assert_transfer(small, 204.0 * US, 214.0 * US);
     assert!(small.arrival >= second.arrival);
 }
 
@@ -194,11 +195,11 @@ fn fragmented_transfer() {
     let mut m = m.start(2);
     // post(2500) = 2·13 + 12.5 = 38.5 us; all packets but the last: 26 us.
     let eager = m.transfer(0, 1, 2500, MessageKind::Eager, 0.0);
-    // cpu free = start + 26 + o_s = 28 us.
+    // The adapter starts after the first o_s (2 us); cpu free = 2 + 26 us.
     assert_transfer(eager, 28.0 * US, 38.5 * US);
-    // busy = max(0, 38.5 − 10) = 28.5 us.
+    // The adapter's send phase: P − L − o_s = 26.5 us, free at 28.5 us.
     let next = m.transfer(0, 1, 1000, MessageKind::Eager, eager.cpu_free);
-    assert_transfer(next, 30.5 * US, 41.5 * US);
+    assert_transfer(next, 30.0 * US, 41.0 * US);
     // Rendezvous data: arrival − L.
     let data = m.transfer(0, 1, 3000, MessageKind::RendezvousData, 100.0 * US);
     assert_transfer(data, (100.0 + 29.0) * US, (100.0 + 39.0) * US);

@@ -82,10 +82,11 @@ fn step(
 
 /// The hand-computed start of the sequence: 0 -> 2 over the network,
 /// post(1000) = o_s + L + n·G = 1 + 10 + 1 us; rank 1 shares rank 0's NIC,
-/// which is busy for max(g, post − L) = 2 us; 0 -> 1 through shared memory,
-/// 0.5 + 1 + 0.5 us.
+/// which takes the message after o_s and is busy for g + n·G = 1 us, so
+/// rank 1's bytes start at 2 us (its own o_s overlapped); 0 -> 1 through
+/// shared memory, 0.5 + 1 + 0.5 us.
 fn assert_hand_computed(got: &[Transfer]) {
-    let expected = [(1.0, 12.0), (3.0, 14.0), (0.5, 2.0)];
+    let expected = [(1.0, 12.0), (2.0, 13.0), (0.5, 2.0)];
     for (tr, (cpu_free, arrival)) in got.iter().zip(expected) {
         assert_relative_eq!(tr.cpu_free, cpu_free * US, max_relative = 1e-12);
         assert_relative_eq!(tr.arrival, arrival * US, max_relative = 1e-12);

@@ -185,12 +185,16 @@ fn gap_and_nic_busy_follow_the_segment() {
     };
     let mut m = m.start(2);
     let first = m.transfer(0, 1, 8, MessageKind::Eager, 0.0);
-    // busy until max(g = 50, post − L = 1 + 8/60) = 50 us.
+    // The adapter takes it after o_s = 1 us and is busy g + W = 50 us +
+    // 8/60 us.
+    let busy = 51.0 + 8.0 / 60.0;
     let second = m.transfer(0, 1, 0, MessageKind::Eager, first.cpu_free);
-    assert_transfer(second, 51.0 * US, 56.0 * US);
-    // A base-size message leaves the NIC busy for max(0, post − L) = o_s.
+    assert_transfer(second, busy * US, (busy + 5.0) * US);
+    // A base-size message (g = 0, W = 0) leaves the adapter free at once;
+    // the next 8-byte message's reception needs the receiving adapter for
+    // g + W after the previous arrival.
     let third = m.transfer(0, 1, 8, MessageKind::Eager, 0.0);
-    assert_transfer(third, 52.0 * US, (51.0 + 8.7 + 8.0 / 60.0) * US);
+    assert_transfer(third, busy * US, (busy + 5.0 + 50.0 + 8.0 / 60.0) * US);
 }
 
 #[test]
@@ -262,7 +266,7 @@ fn segment_errors_name_the_key() {
         (
             base.replace("duplex = \"full\"", "duplex = \"both\""),
             "network.duplex",
-            "\"full\" or \"half\"",
+            "\"full\", \"half\", or the share",
         ),
         (
             base[..base.find("[[network.segments]]").unwrap_or(base.len())]

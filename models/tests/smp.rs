@@ -90,8 +90,9 @@ fn cyclic_placement_pairs() {
 }
 
 /// Two ranks of one node send across the network at the same time: the
-/// second waits for the shared NIC. Network post(1000) = 1 + 10 + 1 = 12 us,
-/// busy for max(0, 12 − 10) = 2 us.
+/// second waits for the shared NIC. Network post(1000) = 1 + 10 + 1 = 12 us;
+/// the NIC takes a message after its sender's o_s and is busy for its
+/// g + n·G = 1 us.
 fn check_nic_sharing(
     m: &mut LogGpRun<'_>,
     a: u32,
@@ -104,18 +105,19 @@ fn check_nic_sharing(
     let first = m.transfer(a, remote_a, 1000, MessageKind::Eager, 0.0);
     assert_transfer(first, 1.0 * US, 12.0 * US);
     let second = m.transfer(b, remote_b, 1000, MessageKind::Eager, 0.0);
-    assert_transfer(second, 3.0 * US, 14.0 * US);
+    assert_transfer(second, 2.0 * US, 13.0 * US);
     // The other node's NIC is free.
     let other = m.transfer(other_node, a, 1000, MessageKind::Eager, 0.0);
     assert_transfer(other, 1.0 * US, 12.0 * US);
     // Shared memory does not wait for the NIC. Shm post(1000) = 0.5 + 1 + 0.5 = 2 us.
     let local = m.transfer(a, b, 1000, MessageKind::Eager, 0.0);
     assert_transfer(local, 0.5 * US, 2.0 * US);
-    // The shm channel is per rank: b's is free, a's busy until 2 − 1 = 1 us.
+    // The shm channel is per rank: b's is free, a's busy until 0.5 + 0.5 us
+    // (g + n·G after its o_s).
     let local_b = m.transfer(b, a, 1000, MessageKind::Eager, 0.0);
     assert_transfer(local_b, 0.5 * US, 2.0 * US);
     let local_again = m.transfer(a, b, 1000, MessageKind::Eager, 0.0);
-    assert_transfer(local_again, 1.5 * US, 3.0 * US);
+    assert_transfer(local_again, 1.0 * US, 2.5 * US);
 }
 
 #[test]

@@ -19,7 +19,7 @@
 
 use std::fmt::Write as _;
 
-use crate::params::{CommModel, LogGpParams, NodeParams};
+use crate::params::{CommModel, Duplex, LogGpParams, NodeParams};
 use crate::units::format_size;
 
 /// A LogGP machine file to write.
@@ -56,9 +56,9 @@ pub struct ChannelFile {
     pub base: LogGpParams,
     /// `mtu`; `None` writes `"unlimited"`.
     pub mtu: Option<u64>,
-    /// `duplex` ("full" or "half"), written as given; `None` leaves it out
-    /// (full duplex).
-    pub duplex: Option<String>,
+    /// `duplex` (`"full"`, `"half"` or the overlap share); `None` leaves
+    /// it out (full duplex).
+    pub duplex: Option<Duplex>,
     /// `eager_limit`.
     pub eager_limit: u64,
     /// `control_bytes`.
@@ -161,8 +161,13 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
         .mtu
         .map_or_else(|| "unlimited".to_owned(), format_size);
     let _ = writeln!(out, "mtu = \"{mtu}\"");
-    if let Some(duplex) = &channel.duplex {
-        let _ = writeln!(out, "duplex = {}", quoted(duplex));
+    if let Some(duplex) = channel.duplex {
+        let value = duplex.as_str();
+        if duplex.is_full() || duplex.overlap() <= 0.0 {
+            let _ = writeln!(out, "duplex = {}", quoted(&value));
+        } else {
+            let _ = writeln!(out, "duplex = {value}");
+        }
     }
     let _ = writeln!(
         out,
@@ -271,7 +276,7 @@ mod tests {
                 comment: Some("the base".into()),
                 base: params(5e-6, 1e-8),
                 mtu: Some(1500),
-                duplex: Some("half".into()),
+                duplex: Some(crate::params::Duplex::HALF),
                 eager_limit: 65_536,
                 control_bytes: 64,
                 segments: vec![SegmentFile {
@@ -312,7 +317,7 @@ mod tests {
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
         let net = &spec.network;
         assert_eq!(net.mtu, Some(1500));
-        assert_eq!(net.duplex, crate::params::Duplex::Half);
+        assert_eq!(net.duplex, crate::params::Duplex::HALF);
         assert_eq!((net.eager_limit, net.control_bytes), (65_536, 64));
         assert!((net.latency - 5e-6).abs() < 1e-18);
         assert!((net.gap_per_byte - 1e-8).abs() < 1e-20);
