@@ -67,13 +67,22 @@ pub(crate) struct NetArgs {
     #[arg(long, value_parser = parse_duplex)]
     duplex: Option<models::Duplex>,
     /// A PingPing table of the same network (two ranks on two nodes sending
-    /// to each other at once: IMB PingPing, or CSV): fits the adapter's
-    /// per-message occupancy g and the duplex overlap. --run measures it.
+    /// to each other at once: IMB PingPing, or CSV bytes and µs): with the
+    /// ping-pong, fits the adapter's per-message occupancy g, the duplex
+    /// overlap and the overhead split. --run measures it.
     #[arg(long, value_name = "TABLE")]
     pingping: Option<PathBuf>,
     /// The --pingping table's format.
     #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "csv"])]
     pingping_format: String,
+    /// An osu_bw table of the same network (a stream of messages in one
+    /// direction): fitted with the ping-pong as --pingping is.
+    #[arg(long, value_name = "TABLE")]
+    stream: Option<PathBuf>,
+    /// An osu_bibw table of the same network (streams both ways at once):
+    /// fitted with the ping-pong as --pingping is.
+    #[arg(long, value_name = "TABLE")]
+    bistream: Option<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich`, `alltoall=pairwise`, ...
     #[arg(long = "collective", value_name = "KEY=VALUE")]
@@ -326,27 +335,46 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             from_alltoall2: args.shm_from_alltoall2,
         }),
     };
-    let crossing_input = match &args.pingping {
-        None => None,
-        Some(path) => Some(app::netfit::CrossingInput {
-            path: path.clone(),
-            input: InputOptions {
+    let mut pattern_tables = Vec::new();
+    if let Some(path) = &args.pingping {
+        pattern_tables.push((
+            app::patterns::Pattern::PingPing,
+            path.clone(),
+            InputOptions {
                 format: format_of(&args.pingping_format)?,
                 benchmark: Some("PingPing".into()),
                 bytes_col: args.bytes_col.clone(),
                 time_col: args.time_col.clone(),
                 ..InputOptions::default()
             },
-            duplex: args.duplex,
-            fit_overheads: args.overhead.is_none() && args.overhead_fraction.is_none(),
-        }),
-    };
+        ));
+    }
+    for (pattern, path) in [
+        (app::patterns::Pattern::Stream, &args.stream),
+        (app::patterns::Pattern::BiStream, &args.bistream),
+    ] {
+        if let Some(path) = path {
+            pattern_tables.push((
+                pattern,
+                path.clone(),
+                InputOptions {
+                    format: Some(Format::OsuBw),
+                    ..InputOptions::default()
+                },
+            ));
+        }
+    }
+    let pattern_input = (!pattern_tables.is_empty()).then(|| app::netfit::PatternInput {
+        tables: pattern_tables,
+        duplex: args.duplex,
+        fit_overheads: args.overhead.is_none() && args.overhead_fraction.is_none(),
+    });
     let fitted = app::netfit::fit(
         &input,
         &input_options,
         &network_options,
         shm_input.as_ref(),
-        crossing_input.as_ref(),
+        pattern_input.as_ref(),
         memcpy,
     )
     .map_err(crate::flagged)?;

@@ -10,7 +10,7 @@ use calibrate::{ChannelFit, ChannelOptions, InputOptions, MachineDescription, Ta
 use models::Duplex;
 
 use crate::Error;
-use crate::crossing::CrossingFit;
+use crate::patterns::{JointFit, Pattern};
 
 /// The intra-node table and how to fit it.
 #[derive(Debug, Clone)]
@@ -23,12 +23,13 @@ pub struct ShmInput {
     pub from_alltoall2: bool,
 }
 
-/// The PingPing table and how to read it.
+/// The other patterns' tables (PingPing, osu_bw, osu_bibw) and how to fit
+/// them with the ping-pong.
 #[derive(Debug, Clone)]
-pub struct CrossingInput {
-    pub path: PathBuf,
-    pub input: InputOptions,
-    /// A duplex given by the user: then only `g` is fitted.
+pub struct PatternInput {
+    /// Each pattern's table path and how to read it.
+    pub tables: Vec<(Pattern, PathBuf, InputOptions)>,
+    /// A duplex given by the user: then it is not fitted.
     pub duplex: Option<Duplex>,
     /// Fit the overhead split too (the user gave neither overheads nor a
     /// fraction).
@@ -43,9 +44,9 @@ pub struct Fitted {
     pub network: ChannelFit,
     /// The intra-node table's path, table and fit.
     pub shm: Option<(PathBuf, Table, ChannelFit)>,
-    /// The PingPing table's path, table and the crossing fit (whose `g` is
-    /// also in `network`'s segments).
-    pub crossing: Option<(PathBuf, Table, CrossingFit)>,
+    /// The other patterns' paths and tables, and the joint fit (whose `g`
+    /// is also in `network`'s segments).
+    pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
 }
 
 /// What the machine file says beyond the fits.
@@ -86,7 +87,7 @@ pub fn fit(
     input_options: &InputOptions,
     network_options: &ChannelOptions,
     shm: Option<&ShmInput>,
-    crossing: Option<&CrossingInput>,
+    patterns: Option<&PatternInput>,
     memcpy: f64,
 ) -> Result<Fitted, Error> {
     let table = read_table(input, input_options)?;
@@ -96,20 +97,29 @@ pub fn fit(
             shm: false,
             err,
         })?;
-    let crossing = match crossing {
+    let patterns = match patterns {
         None => None,
-        Some(c) => {
-            let t = read_table(&c.path, &c.input)?;
+        Some(p) => {
+            let tables = p
+                .tables
+                .iter()
+                .map(|(_, path, options)| read_table(path, options))
+                .collect::<Result<Vec<_>, Error>>()?;
+            use crate::patterns::OVERHEAD_FRACTION_STEP as STEP;
+            use crate::patterns::{MAX_OVERHEAD_FRACTION, MIN_OVERHEAD_FRACTION};
             // The overhead splits to try: the given one, or 10%..90% of the
-            // smallest time in 5% steps.
-            use crate::crossing::OVERHEAD_FRACTION_STEP as STEP;
-            use crate::crossing::{MAX_OVERHEAD_FRACTION, MIN_OVERHEAD_FRACTION};
+            // smallest time in 5% steps (the default 40% among them).
             let mut fits = vec![(f64::NAN, network.clone())];
-            if c.fit_overheads {
+            let mut default_split = 0;
+            if p.fit_overheads {
                 fits.clear();
                 let steps = ((MAX_OVERHEAD_FRACTION - MIN_OVERHEAD_FRACTION) / STEP).round() as u32;
                 for k in 0..=steps {
                     let fraction = MIN_OVERHEAD_FRACTION + f64::from(k) * STEP;
+                    if (fraction - calibrate::channel::DEFAULT_OVERHEAD_FRACTION).abs() < STEP / 2.0
+                    {
+                        default_split = fits.len();
+                    }
                     let options = ChannelOptions {
                         overhead: calibrate::Overhead::Fraction(fraction),
                         ..network_options.clone()
@@ -127,18 +137,25 @@ pub fn fit(
             let splits = fits
                 .iter()
                 .map(|(fraction, fit)| {
-                    Ok(crate::crossing::Split {
+                    Ok(crate::patterns::Split {
                         fraction: *fraction,
                         machine: pingpong_machine(fit)?,
                     })
                 })
                 .collect::<Result<Vec<_>, Error>>()?;
-            let joint = crate::crossing::fit_joint(
+            let named: Vec<(Pattern, &Table)> = p
+                .tables
+                .iter()
+                .zip(&tables)
+                .map(|((pattern, _, _), t)| (*pattern, t))
+                .collect();
+            let joint = crate::patterns::fit_joint(
                 &splits,
-                &crate::crossing::Tables {
+                &crate::patterns::Tables {
                     pingpong: &table,
-                    pingping: &t,
-                    fixed_duplex: c.duplex,
+                    patterns: &named,
+                    fixed_duplex: p.duplex,
+                    default_split,
                 },
             )?;
             network = fits.swap_remove(joint.split).1;
@@ -147,11 +164,12 @@ pub fn fit(
             }
             if let Some(fraction) = joint.fit.overhead_fraction {
                 network.overhead_origin = format!(
-                    "o_s + o_r = {:.0}% of the 0 B time, fitted to PingPong and PingPing together",
+                    "o_s + o_r = {:.0}% of the 0 B time, fitted to PingPong and the other patterns together",
                     fraction * 100.0
                 );
             }
-            Some((c.path.clone(), t, joint.fit))
+            let paths = p.tables.iter().map(|(_, path, _)| path.clone());
+            Some((paths.zip(tables).collect(), joint.fit))
         }
     };
     let shm = match shm {
@@ -177,7 +195,7 @@ pub fn fit(
         table,
         network,
         shm,
-        crossing,
+        patterns,
     })
 }
 
@@ -225,15 +243,18 @@ impl Fitted {
             );
             report.push_str(&calibrate::report::text("shm", fit));
         }
-        if let Some((path, t, fit)) = &self.crossing {
-            let _ = writeln!(
-                report,
-                "\ncrossing: {} ({}, {}, {} points)",
-                path.display(),
-                t.format,
-                t.origin,
-                t.points.len()
-            );
+        if let Some((tables, fit)) = &self.patterns {
+            for ((path, t), p) in tables.iter().zip(&fit.patterns) {
+                let _ = writeln!(
+                    report,
+                    "\n{}: {} ({}, {}, {} points)",
+                    p.pattern.name(),
+                    path.display(),
+                    t.format,
+                    t.origin,
+                    t.points.len()
+                );
+            }
             for line in fit.describe() {
                 let _ = writeln!(report, "{line}");
             }
@@ -267,14 +288,17 @@ impl Fitted {
                 t.points.len()
             ));
         }
-        if let Some((path, t, fit)) = &self.crossing {
-            header.push(format!(
-                "Crossing table: {} ({}; {}; {} points).",
-                path.display(),
-                t.format,
-                t.origin,
-                t.points.len()
-            ));
+        if let Some((tables, fit)) = &self.patterns {
+            for ((path, t), p) in tables.iter().zip(&fit.patterns) {
+                header.push(format!(
+                    "{} table: {} ({}; {}; {} points).",
+                    p.pattern.name(),
+                    path.display(),
+                    t.format,
+                    t.origin,
+                    t.points.len()
+                ));
+            }
             header.extend(fit.summary());
         }
         header.push(format!(
@@ -301,7 +325,7 @@ impl Fitted {
             header,
             network_duplex: m
                 .duplex
-                .or_else(|| self.crossing.as_ref().map(|(_, _, fit)| fit.duplex)),
+                .or_else(|| self.patterns.as_ref().map(|(_, fit)| fit.duplex)),
             collectives: m.collectives.clone(),
         })
         .map_err(Error::MachineFile)
