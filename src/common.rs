@@ -350,7 +350,7 @@ pub(crate) fn run_study(s: &Study, source: &str) -> anyhow::Result<Vec<study::Se
             error,
         }) => bail!(
             "{label} on {ranks} ranks:\n{}",
-            crate::report::sim_error(&error, s.file, source)
+            app::diagnostics::sim_error(&error, s.file, source)
         ),
         Err(StudyError::Input(e)) => Err(e.into()),
     }

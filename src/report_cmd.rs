@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
+use app::diagnostics::{fmt_time, sim_error};
 use app::page::{MAX_PRINTED, Page};
 use app::study::Study;
 use sim_core::engine::{PrintLine, SimConfig};
 
 use crate::Outcome;
 use crate::StudyOptions;
-use crate::report::{self, fmt_time};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -91,7 +91,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let rep = match sim_core::simulate(program, &mut run, cfg, &mut sink) {
         Ok(rep) => rep,
         Err(e) => {
-            eprint!("{}", report::sim_error(&e, &name, source));
+            eprint!("{}", sim_error(&e, &name, source));
             return Ok(crate::sim_outcome(&e));
         }
     };
