@@ -356,6 +356,86 @@ fn derive(
     }
 }
 
+/// A list of rank counts that cannot be read ([`parse_ranks`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RanksError {
+    /// A `...` without two numbers before it, or (`after`) without one
+    /// after it.
+    #[error("`...` needs two numbers before it{}", if *after { " and one after" } else { "" })]
+    Ellipsis { after: bool },
+    #[error("`{text}` is not a rank count")]
+    NotACount {
+        text: String,
+        #[source]
+        err: std::num::ParseIntError,
+    },
+    #[error("0 is not a rank count")]
+    Zero,
+    #[error("no rank counts")]
+    Empty,
+}
+
+/// Reads rank counts, `1,2,4,...,64`: a `...` continues the geometric
+/// progression of the two numbers before it (when the second is a
+/// multiple of at least twice the first) or else the arithmetic one, below
+/// the number after it, which ends the list. Repeats in a row are dropped.
+pub fn parse_ranks(spec: &str) -> Result<Vec<u32>, RanksError> {
+    let mut out: Vec<u32> = Vec::new();
+    let tokens: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let count = |t: &str| {
+        t.parse::<u32>().map_err(|err| RanksError::NotACount {
+            text: t.to_owned(),
+            err,
+        })
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t == "..." {
+            let (Some(&b), Some(end)) = (out.last(), tokens.get(i + 1)) else {
+                return Err(RanksError::Ellipsis { after: true });
+            };
+            let Some(&a) = out.len().checked_sub(2).and_then(|k| out.get(k)) else {
+                return Err(RanksError::Ellipsis { after: false });
+            };
+            let end = count(end)?;
+            let geometric = a > 0 && b % a == 0 && b / a >= 2;
+            let mut x = b;
+            loop {
+                let next = if geometric {
+                    x.checked_mul(b / a)
+                } else {
+                    x.checked_add(b.saturating_sub(a).max(1))
+                };
+                match next {
+                    Some(n) if n < end => {
+                        out.push(n);
+                        x = n;
+                    }
+                    _ => break,
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let n = count(t)?;
+        if n == 0 {
+            return Err(RanksError::Zero);
+        }
+        out.push(n);
+        i += 1;
+    }
+    if out.is_empty() {
+        return Err(RanksError::Empty);
+    }
+    out.dedup();
+    Ok(out)
+}
+
 /// The spread of noise draws' predicted times, as `run --samples` and
 /// `sweep --samples` report it: median, 5th and 95th percentiles (type 7),
 /// min and max.
@@ -592,6 +672,29 @@ mod tests {
 
     use super::{Options, Study, derive, noise_draws, run_study, spread_of};
     use crate::scenario::Limits;
+
+    #[test]
+    fn rank_lists() {
+        use super::{RanksError, parse_ranks};
+        let ok = |spec| parse_ranks(spec).expect("a rank list");
+        assert_eq!(ok("1,2,4,...,64"), vec![1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!(ok("2, 4, ..., 20"), vec![2, 4, 8, 16, 20]);
+        assert_eq!(ok("10,20,...,50"), vec![10, 20, 40, 50]);
+        assert_eq!(ok("3,5,...,11"), vec![3, 5, 7, 9, 11]);
+        assert_eq!(ok("16"), vec![16]);
+        assert_eq!(
+            parse_ranks("...,4"),
+            Err(RanksError::Ellipsis { after: true })
+        );
+        assert_eq!(
+            parse_ranks("2,...,8"),
+            Err(RanksError::Ellipsis { after: false })
+        );
+        assert_eq!(parse_ranks("0,1"), Err(RanksError::Zero));
+        assert_eq!(parse_ranks(" , "), Err(RanksError::Empty));
+        let e = parse_ranks("a").expect_err("not a number");
+        assert_eq!(e.to_string(), "`a` is not a rank count");
+    }
 
     #[test]
     fn spread_is_type_7_quantiles() {
