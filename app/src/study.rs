@@ -477,6 +477,54 @@ pub fn noise_draws(
     all.into_iter().collect()
 }
 
+/// The study for people: per curve a table of time, speedup and
+/// efficiency (with the 5%..95% range of noise draws when there is one)
+/// and the scalability limit, or that the curve stays above `efficiency`.
+pub fn text(series: &[Series], file: &str, efficiency: f64) -> String {
+    let mut out = String::new();
+    for s in series {
+        let _ = writeln!(out, "{}: {file}", s.label);
+        let spread = s.points.iter().any(|p| p.spread.is_some());
+        let _ = write!(
+            out,
+            "{:>8} {:>16} {:>10} {:>11}",
+            "ranks", "time (s)", "speedup", "efficiency"
+        );
+        let _ = writeln!(out, "{}", if spread { "   draws 5%..95% (s)" } else { "" });
+        for p in &s.points {
+            let _ = write!(
+                out,
+                "{:>8} {:>16.6} {:>10.2} {:>10.1}%",
+                p.ranks,
+                p.seconds,
+                p.speedup,
+                p.efficiency * 100.0
+            );
+            match p.spread {
+                Some([lo, hi]) => {
+                    let _ = writeln!(out, "   {lo:.6} .. {hi:.6}");
+                }
+                None => {
+                    let _ = writeln!(out);
+                }
+            }
+        }
+        match &s.limit_reason {
+            Some(r) => {
+                let _ = writeln!(out, "scalability limit: {r}\n");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "scales over the whole range (efficiency stays above {:.0}%)\n",
+                    efficiency * 100.0
+                );
+            }
+        }
+    }
+    out
+}
+
 /// A chart panel: its title, the value it plots, and whether the axis is logarithmic.
 type Panel = (&'static str, fn(&Point) -> f64, bool);
 
@@ -694,6 +742,45 @@ mod tests {
         assert_eq!(parse_ranks(" , "), Err(RanksError::Empty));
         let e = parse_ranks("a").expect_err("not a number");
         assert_eq!(e.to_string(), "`a` is not a rank count");
+    }
+
+    #[test]
+    fn a_study_as_text() {
+        let point = |ranks, spread| super::Point {
+            ranks,
+            seconds: 1.0 / f64::from(ranks),
+            speedup: f64::from(ranks),
+            efficiency: 1.0,
+            spread,
+        };
+        let series = |label: &str, spread, limit_reason| super::Series {
+            label: label.to_owned(),
+            points: vec![point(1, spread), point(2, None)],
+            limit: None,
+            limit_reason,
+        };
+        let t = super::text(
+            &[
+                series("a", None, None),
+                series("b", Some([0.5, 1.5]), Some("time stops falling".into())),
+            ],
+            "x.mpl",
+            0.5,
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "a: x.mpl");
+        assert_eq!(
+            lines[1].trim_end(),
+            "   ranks         time (s)    speedup  efficiency"
+        );
+        assert_eq!(lines[2], "       1         1.000000       1.00      100.0%");
+        assert_eq!(
+            lines[4],
+            "scales over the whole range (efficiency stays above 50%)"
+        );
+        assert!(lines[7].ends_with("efficiency   draws 5%..95% (s)"), "{t}");
+        assert!(lines[8].ends_with("100.0%   0.500000 .. 1.500000"), "{t}");
+        assert_eq!(lines[10], "scalability limit: time stops falling");
     }
 
     #[test]
