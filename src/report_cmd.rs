@@ -136,6 +136,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         printed: &printed,
         series: series.as_deref(),
         weak: args.study.weak,
+        advice: app::page::Advice {
+            trace_limit: "--trace-limit",
+            sweep: "--sweep 1,2,4,...,64",
+            sweep_machines: "--sweep-machine A.toml B.toml",
+            trace: "parsim run --trace FILE.json",
+        },
     };
     std::fs::write(&args.output, page.html())
         .with_context(|| format!("cannot write {}", args.output.display()))?;
