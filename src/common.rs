@@ -271,20 +271,6 @@ pub(crate) fn sim_outcome(e: &SimError) -> Outcome {
     }
 }
 
-/// A plugin model that returned invalid times makes the prediction
-/// untrustworthy: the message to stop with.
-pub(crate) fn plugin_violation(run: &models::AnyRun<'_>) -> Option<String> {
-    let v = run.violation()?;
-    Some(format!(
-        "the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
-        v.library,
-        run.violations(),
-        v.call,
-        v.problem,
-        v.replacement
-    ))
-}
-
 /// How a study derives and runs its points (`sweep`, `report --sweep`).
 #[derive(clap::Args, Clone)]
 pub(crate) struct StudyOptions {

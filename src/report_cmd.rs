@@ -99,7 +99,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.study.blocks {
         crate::warn_extrapolation(blocks, path);
     }
-    if let Some(e) = crate::plugin_violation(&run) {
+    if let Some(e) = app::diagnostics::plugin_violation(&run) {
         eprintln!("error: {e}");
         return Ok(Outcome::InputError);
     }

@@ -5,13 +5,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use app::diagnostics::sim_error;
+use app::diagnostics::{plugin_violation, sim_error};
 use app::report::NoiseDraws;
 use sim_core::engine::{PrintLine, SimConfig};
 
-use crate::{
-    Format, Limits, Outcome, monitor, out, plugin_violation, sim_outcome, warn_extrapolation,
-};
+use crate::{Format, Limits, Outcome, monitor, out, sim_outcome, warn_extrapolation};
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
