@@ -26,6 +26,7 @@ pub mod netfit;
 pub mod page;
 pub mod paraver;
 pub mod rank_charts;
+pub mod rank_grid;
 pub mod report;
 pub mod scenario;
 pub mod shell;
