@@ -11,6 +11,11 @@ use sim_core::engine::{PrintLine, SimConfig};
 
 use crate::{Format, Limits, Outcome, monitor, out, sim_outcome, warn_extrapolation};
 
+/// How the text report names the ways to see every rank.
+const EVERY_RANK: app::report::Advice<'static> = app::report::Advice {
+    every_rank: "--all-ranks or --format json",
+};
+
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
     /// The skeleton program (.mpl).
@@ -206,15 +211,12 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 v.noise_draws = draws;
                 out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
             } else {
-                let advice = app::report::Advice {
-                    every_rank: "--all-ranks or --format json",
-                };
                 out(&app::report::text(
                     &rep,
                     &name,
                     machine.name(),
                     args.all_ranks,
-                    &advice,
+                    &EVERY_RANK,
                 ));
                 if let Some(d) = &draws {
                     out(&d.text());
