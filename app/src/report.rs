@@ -162,7 +162,7 @@ fn secs(x: f64) -> String {
 
 /// The prediction of `rep` (a run of the program `file` on `machine`) as
 /// text: the totals, then a row per group of consecutive ranks with
-/// identical rows (per rank with `all_ranks`), or above [`MAX_GROUPS`]
+/// identical rows (per rank with `all_ranks`), or above `MAX_GROUPS` (32)
 /// groups the distribution over ranks of each column.
 pub fn text(
     rep: &SimReport,
