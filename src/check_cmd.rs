@@ -83,18 +83,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         let v = serde_json::json!({ "program": file, "ranks": args.ranks, "findings": checked.findings, "exit_code": code });
         crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
     } else {
-        let mut text = String::new();
-        for f in checked.findings.iter().filter(|f| f.kind.is_leftover()) {
-            text.push_str(&format!("error: {}\n", f.message));
-        }
-        text.push_str(&checked.text);
-        if checked.findings.is_empty() {
-            text.push_str(&format!(
-                "no problems found in {file} on {} ranks (also checked with zero buffering)\n",
-                args.ranks
-            ));
-        }
-        crate::out(&text);
+        crate::out(&checked.report(file, args.ranks));
     }
     Ok(code)
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use app::study::{self, Study, StudyError};
 
 use clap::ValueEnum;
@@ -271,20 +271,6 @@ pub(crate) fn sim_outcome(e: &SimError) -> Outcome {
     }
 }
 
-/// A plugin model that returned invalid times makes the prediction
-/// untrustworthy: the message to stop with.
-pub(crate) fn plugin_violation(run: &models::AnyRun<'_>) -> Option<String> {
-    let v = run.violation()?;
-    Some(format!(
-        "the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
-        v.library,
-        run.violations(),
-        v.call,
-        v.problem,
-        v.replacement
-    ))
-}
-
 /// How a study derives and runs its points (`sweep`, `report --sweep`).
 #[derive(clap::Args, Clone)]
 pub(crate) struct StudyOptions {
@@ -350,66 +336,21 @@ pub(crate) fn run_study(s: &Study, source: &str) -> anyhow::Result<Vec<study::Se
             error,
         }) => bail!(
             "{label} on {ranks} ranks:\n{}",
-            crate::report::sim_error(&error, s.file, source)
+            app::diagnostics::sim_error(&error, s.file, source)
         ),
         Err(StudyError::Input(e)) => Err(e.into()),
     }
 }
 
-/// Parses `1,2,4,...,64`.
+/// Reads `--ranks` (`1,2,4,...,64`); errors name the flag.
 pub(crate) fn parse_ranks(spec: &str) -> anyhow::Result<Vec<u32>> {
-    let mut out: Vec<u32> = Vec::new();
-    let tokens: Vec<&str> = spec
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .collect();
-    let mut i = 0;
-    while i < tokens.len() {
-        let t = tokens[i];
-        if t == "..." {
-            let (Some(&b), Some(end)) = (out.last(), tokens.get(i + 1)) else {
-                bail!("`...` in --ranks needs two numbers before it and one after");
-            };
-            let Some(&a) = out.len().checked_sub(2).and_then(|k| out.get(k)) else {
-                bail!("`...` in --ranks needs two numbers before it");
-            };
-            let end: u32 = end
-                .parse()
-                .with_context(|| format!("--ranks: `{end}` is not a rank count"))?;
-            let geometric = a > 0 && b % a == 0 && b / a >= 2;
-            let mut x = b;
-            loop {
-                let next = if geometric {
-                    x.checked_mul(b / a)
-                } else {
-                    x.checked_add(b.saturating_sub(a).max(1))
-                };
-                match next {
-                    Some(n) if n < end => {
-                        out.push(n);
-                        x = n;
-                    }
-                    _ => break,
-                }
-            }
-            i += 1;
-            continue;
-        }
-        let n: u32 = t
-            .parse()
-            .with_context(|| format!("--ranks: `{t}` is not a rank count"))?;
-        if n == 0 {
-            bail!("--ranks: 0 is not a rank count");
-        }
-        out.push(n);
-        i += 1;
-    }
-    if out.is_empty() {
-        bail!("--ranks: no rank counts");
-    }
-    out.dedup();
-    Ok(out)
+    study::parse_ranks(spec).map_err(|e| match e {
+        study::RanksError::Ellipsis { after } => anyhow::anyhow!(
+            "`...` in --ranks needs two numbers before it{}",
+            if after { " and one after" } else { "" }
+        ),
+        e => anyhow::Error::new(e).context("--ranks"),
+    })
 }
 
 /// `e` with the advice that names the flags of `emit-c`, `build-mpi` and
@@ -443,29 +384,6 @@ pub(crate) fn fraction_flag(flag: &str, text: &str) -> anyhow::Result<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_ranks;
-
-    #[test]
-    fn rank_lists() {
-        assert_eq!(
-            parse_ranks("1,2,4,...,64").expect("ok"),
-            vec![1, 2, 4, 8, 16, 32, 64]
-        );
-        assert_eq!(
-            parse_ranks("2, 4, ..., 20").expect("ok"),
-            vec![2, 4, 8, 16, 20]
-        );
-        assert_eq!(
-            parse_ranks("10,20,...,50").expect("ok"),
-            vec![10, 20, 40, 50]
-        );
-        assert_eq!(parse_ranks("3,5,...,11").expect("ok"), vec![3, 5, 7, 9, 11]);
-        assert_eq!(parse_ranks("16").expect("ok"), vec![16]);
-        assert!(parse_ranks("...,4").is_err());
-        assert!(parse_ranks("0,1").is_err());
-        assert!(parse_ranks("a").is_err());
-    }
-
     #[test]
     fn tolerances() {
         use super::fraction_flag;

@@ -11,7 +11,6 @@ mod check_cmd;
 mod common;
 mod emit_c_cmd;
 mod monitor;
-mod report;
 mod report_cmd;
 mod run_cmd;
 mod sweep_cmd;

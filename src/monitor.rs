@@ -12,6 +12,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use app::rank_grid::Grid;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::style::{Color, Print, ResetColor, SetBackgroundColor, SetForegroundColor};
 use crossterm::terminal::{self, ClearType};
@@ -121,18 +122,13 @@ impl Monitor {
         let (width, height) = terminal::size().unwrap_or((80, 24));
         let running = self.start.elapsed().saturating_sub(self.paused_for);
         let rate = p.events as f64 / running.as_secs_f64().max(1e-9) / 1e6;
-        let mut counts = [0usize; 4];
-        for s in &self.states {
-            if let Some(i) = STATES.iter().position(|(state, ..)| state == s) {
-                counts[i] += 1;
-            }
-        }
         // Two columns per cell; the grid gets the rows below the 4 text lines.
-        let cols = usize::from(width / 2).max(1);
-        let rows = usize::from(height.saturating_sub(5)).max(1);
-        let n = self.states.len().max(1);
-        let group = n.div_ceil(cols * rows).max(1);
-        let per_row = n.div_ceil(group).div_ceil(rows).max(cols.min(64)).min(cols);
+        let grid = Grid::new(
+            &self.states,
+            usize::from(width / 2),
+            usize::from(height.saturating_sub(5)),
+        );
+        let group = grid.group;
         let mut err = std::io::stderr().lock();
         let mut lines = vec![
             format!(
@@ -141,8 +137,7 @@ impl Monitor {
             ),
             STATES
                 .iter()
-                .zip(counts)
-                .map(|((_, _, _, name), k)| format!("{name} {k}"))
+                .map(|(state, _, _, name)| format!("{name} {}", grid.count(*state)))
                 .collect::<Vec<_>>()
                 .join(", "),
         ];
@@ -175,17 +170,10 @@ impl Monitor {
             );
         }
         let _ = queue!(err, terminal::Clear(ClearType::UntilNewLine));
-        for (row, chunk) in self
-            .states
-            .chunks(group)
-            .collect::<Vec<_>>()
-            .chunks(per_row.max(1))
-            .enumerate()
-            .take(rows)
-        {
+        for (row, cells) in grid.rows.iter().enumerate() {
             let _ = queue!(err, cursor::MoveTo(0, 4 + row as u16));
-            for cell in chunk {
-                let (colour, glyph) = style(most_common(cell));
+            for cell in cells {
+                let (colour, glyph) = style(*cell);
                 let _ = queue!(
                     err,
                     SetBackgroundColor(colour),
@@ -198,17 +186,6 @@ impl Monitor {
         let _ = queue!(err, ResetColor, terminal::Clear(ClearType::FromCursorDown));
         let _ = err.flush();
     }
-}
-
-/// The state most ranks of a cell are in (the first in `STATES` on a tie).
-fn most_common(cell: &[RankState]) -> RankState {
-    STATES
-        .iter()
-        .map(|(s, ..)| (*s, cell.iter().filter(|c| *c == s).count()))
-        .fold((RankState::Finished, 0), |best, (s, k)| {
-            if k > best.1 { (s, k) } else { best }
-        })
-        .0
 }
 
 /// Gives the terminal back: normal screen, cursor, cooked mode.
@@ -236,18 +213,5 @@ fn quit(p: &Progress) -> ! {
 impl Drop for Monitor {
     fn drop(&mut self) {
         restore();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::most_common;
-    use sim_core::engine::RankState::{Communicating, Computing, Finished, Waiting};
-
-    #[test]
-    fn a_cell_shows_the_most_common_state() {
-        assert_eq!(most_common(&[Waiting, Computing, Waiting]), Waiting);
-        assert_eq!(most_common(&[Finished]), Finished);
-        assert_eq!(most_common(&[Communicating, Computing]), Computing);
     }
 }

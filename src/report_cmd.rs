@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
+use app::diagnostics::{fmt_time, sim_error};
 use app::page::{MAX_PRINTED, Page};
 use app::study::Study;
 use sim_core::engine::{PrintLine, SimConfig};
 
 use crate::Outcome;
 use crate::StudyOptions;
-use crate::report::{self, fmt_time};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -91,7 +91,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let rep = match sim_core::simulate(program, &mut run, cfg, &mut sink) {
         Ok(rep) => rep,
         Err(e) => {
-            eprint!("{}", report::sim_error(&e, &name, source));
+            eprint!("{}", sim_error(&e, &name, source));
             return Ok(crate::sim_outcome(&e));
         }
     };
@@ -99,7 +99,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.study.blocks {
         crate::warn_extrapolation(blocks, path);
     }
-    if let Some(e) = crate::plugin_violation(&run) {
+    if let Some(e) = app::diagnostics::plugin_violation(&run) {
         eprintln!("error: {e}");
         return Ok(Outcome::InputError);
     }
@@ -136,6 +136,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         printed: &printed,
         series: series.as_deref(),
         weak: args.study.weak,
+        advice: app::page::Advice {
+            trace_limit: "--trace-limit",
+            sweep: "--sweep 1,2,4,...,64",
+            sweep_machines: "--sweep-machine A.toml B.toml",
+            trace: "parsim run --trace FILE.json",
+        },
     };
     std::fs::write(&args.output, page.html())
         .with_context(|| format!("cannot write {}", args.output.display()))?;

@@ -5,11 +5,15 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use app::diagnostics::{plugin_violation, sim_error};
+use app::report::NoiseDraws;
 use sim_core::engine::{PrintLine, SimConfig};
 
-use crate::{
-    Format, Limits, Outcome, monitor, out, plugin_violation, report, sim_outcome,
-    warn_extrapolation,
+use crate::{Format, Limits, Outcome, monitor, out, sim_outcome, warn_extrapolation};
+
+/// How the text report names the ways to see every rank.
+const EVERY_RANK: app::report::Advice<'static> = app::report::Advice {
+    every_rank: "--all-ranks or --format json",
 };
 
 #[derive(clap::Args)]
@@ -192,7 +196,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             analyses(args, &rep, &name)?;
             let draws = match noise_draws(args, &scenario, rep.predicted_seconds) {
-                Ok(d) => d,
+                Ok(d) => d.as_deref().map(NoiseDraws::of),
                 Err(outcome) => return Ok(outcome),
             };
             if json {
@@ -204,12 +208,18 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     machine.name(),
                     args.ranks,
                 );
-                v.noise_draws = draws.as_deref().map(app::report::NoiseDraws::of);
+                v.noise_draws = draws;
                 out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
             } else {
-                out(&report::text(&rep, &name, machine.name(), args.all_ranks));
+                out(&app::report::text(
+                    &rep,
+                    &name,
+                    machine.name(),
+                    args.all_ranks,
+                    &EVERY_RANK,
+                ));
                 if let Some(d) = &draws {
-                    out(&draws_text(d));
+                    out(&d.text());
                 }
             }
             Ok(Outcome::Ok)
@@ -218,7 +228,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             if args.stats {
                 eprintln!("stats: stopped after {wall:.3} s wall");
             }
-            eprint!("{}", report::sim_error(&e, &name, source));
+            eprint!("{}", sim_error(&e, &name, source));
             Ok(sim_outcome(&e))
         }
     }
@@ -233,7 +243,7 @@ fn analyses(args: &RunArgs, rep: &sim_core::SimReport, name: &str) -> anyhow::Re
                 "warning: the timeline was cut (--trace-limit): the critical path may be incomplete"
             );
         }
-        out(&report::critical_path_text(
+        out(&app::analysis::path_text(
             &app::analysis::critical_path(rep),
             name,
         ));
@@ -273,30 +283,9 @@ fn noise_draws(
         Err(e) => {
             eprint!(
                 "{}",
-                report::sim_error(&e, &scenario.source.name, &scenario.source.text)
+                sim_error(&e, &scenario.source.name, &scenario.source.text)
             );
             Err(sim_outcome(&e))
         }
     }
-}
-
-/// Median, 5th and 95th percentiles (type 7), min and max of the draws.
-fn draw_stats(draws: &[(u64, f64)]) -> [f64; 5] {
-    app::study::spread_of(draws.iter().map(|d| d.1).collect())
-}
-
-fn draws_text(draws: &[(u64, f64)]) -> String {
-    let [median, p5, p95, min, max] = draw_stats(draws);
-    let first = draws.first().map_or(0, |d| d.0);
-    let last = draws.last().map_or(0, |d| d.0);
-    format!(
-        "\nnoise: {} draws (seeds {first}..{last}): predicted run time median {}, \
-         90% of draws in {} .. {}, min {}, max {}\n",
-        draws.len(),
-        report::fmt_time(median),
-        report::fmt_time(p5),
-        report::fmt_time(p95),
-        report::fmt_time(min),
-        report::fmt_time(max),
-    )
 }

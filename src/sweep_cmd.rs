@@ -69,47 +69,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         ));
         return Ok(());
     }
-    let mut out = String::new();
-    for s in &series {
-        let _ = writeln!(out, "{}: {file}", s.label);
-        let spread = s.points.iter().any(|p| p.spread.is_some());
-        let _ = write!(
-            out,
-            "{:>8} {:>16} {:>10} {:>11}",
-            "ranks", "time (s)", "speedup", "efficiency"
-        );
-        let _ = writeln!(out, "{}", if spread { "   draws 5%..95% (s)" } else { "" });
-        for p in &s.points {
-            let _ = write!(
-                out,
-                "{:>8} {:>16.6} {:>10.2} {:>10.1}%",
-                p.ranks,
-                p.seconds,
-                p.speedup,
-                p.efficiency * 100.0
-            );
-            match p.spread {
-                Some([lo, hi]) => {
-                    let _ = writeln!(out, "   {lo:.6} .. {hi:.6}");
-                }
-                None => {
-                    let _ = writeln!(out);
-                }
-            }
-        }
-        match &s.limit_reason {
-            Some(r) => {
-                let _ = writeln!(out, "scalability limit: {r}\n");
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "scales over the whole range (efficiency stays above {:.0}%)\n",
-                    args.study.efficiency * 100.0
-                );
-            }
-        }
-    }
+    let mut out = study::text(&series, &file, args.study.efficiency);
     if let Some(p) = &args.plot {
         let _ = writeln!(out, "plot: {}", p.display());
     }

@@ -10,7 +10,6 @@
 //! table has an active-process column (IMB's "k active of N": the program
 //! runs the benchmark in a communicator of the first K ranks).
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -96,18 +95,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
+        ranks_from: "--ranks".to_owned(),
     };
     let measured = app::validate::read_table(&query, table).map_err(crate::flagged)?;
     let file = args.program.display().to_string();
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
     let machine =
         crate::load_machine(args.machine.as_deref(), args.ppn).map_err(anyhow::Error::msg)?;
-    let app::validate::Comparison {
-        rows,
-        groups: per_group,
-        median_abs_error: overall_median,
-        max_abs_error: overall_max,
-    } = app::validate::compare(
+    let comparison = app::validate::compare(
         &base,
         &file,
         &source,
@@ -116,73 +111,12 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         &query,
         app::scenario::Limits::default(),
     )?;
-    let origin = measured.origin;
     if args.format == crate::Format::Json {
-        let per_group: Vec<serde_json::Value> = per_group
-            .iter()
-            .map(|g| {
-                serde_json::json!({
-                    "active": g.active, "total": g.total, "median_abs_error": g.median_abs_error, "max_abs_error": g.max_abs_error,
-                })
-            })
-            .collect();
-        let v = serde_json::json!({
-            "program": file,
-            "machine": machine.name(),
-            "column": args.column,
-            "measured": origin,
-            "rows": rows,
-            "groups": per_group,
-            "median_abs_error": overall_median,
-            "max_abs_error": overall_max,
-        });
-        crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
-        return Ok(0);
+        let json = serde_json::to_string_pretty(&comparison.json())?;
+        crate::out(&format!("{json}\n"));
+    } else {
+        crate::out(&comparison.text());
     }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "program: {file}\nmachine: {}\ncompared: simulated {} against {origin}\n",
-        machine.name(),
-        args.column,
-    );
-    let _ = writeln!(
-        out,
-        "| active/total | bytes | measured (us) | predicted (us) | error |"
-    );
-    let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: |");
-    for r in &rows {
-        let _ = writeln!(
-            out,
-            "| {}/{} | {} | {:.2} | {:.2} | {:+.1}% |",
-            r.active,
-            r.total,
-            r.bytes.map_or("-".to_owned(), |b| b.to_string()),
-            r.measured_usec,
-            r.predicted_usec,
-            r.error * 100.0
-        );
-    }
-    let _ = writeln!(out);
-    for g in &per_group {
-        let _ = writeln!(
-            out,
-            "{} of {}: {} points, median |error| {:.1}%, max |error| {:.1}%",
-            g.active,
-            g.total,
-            g.points,
-            g.median_abs_error * 100.0,
-            g.max_abs_error * 100.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        "all: {} points, median |error| {:.1}%, max |error| {:.1}%",
-        rows.len(),
-        overall_median * 100.0,
-        overall_max * 100.0
-    );
-    crate::out(&out);
     Ok(0)
 }
 
@@ -291,45 +225,33 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
     let binary = dir.join(&stem);
     build(m.program, args, &binary)?;
 
-    let rows = app::validate::real_runs(
-        &app::validate::RealRuns {
-            program: m.program,
-            params: m.params,
-            sets: &sets,
-            np: &args.np,
-            repeat: args.repeat,
-            machine: m.machine,
-            ranks_per_node: m.ppn,
-            blocks: args.blocks.as_deref(),
-            noise: args.noise,
-            limits: app::scenario::Limits::default(),
-            launcher,
-            binary: &binary,
-        },
-        &mut |line| eprintln!("{line}"),
-    )
-    .map_err(crate::flagged)?;
-    let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
-    let median = app::validate::median(&mut errors);
-    let max = errors.last().copied().unwrap_or(f64::NAN);
+    let real = app::validate::RealRuns {
+        program: m.program,
+        params: m.params,
+        sets: &sets,
+        np: &args.np,
+        repeat: args.repeat,
+        machine: m.machine,
+        ranks_per_node: m.ppn,
+        blocks: args.blocks.as_deref(),
+        noise: args.noise,
+        limits: app::scenario::Limits::default(),
+        launcher,
+        binary: &binary,
+    };
+    let compared =
+        app::validate::real_runs(&real, &mut |line| eprintln!("{line}")).map_err(crate::flagged)?;
     if m.json {
-        let v = serde_json::json!({
-            "program": m.program.display().to_string(),
-            "launcher": launcher,
-            "repeat": args.repeat,
-            "rows": rows,
-            "median_abs_error": median,
-            "max_abs_error": max,
-        });
-        crate::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+        let json = serde_json::to_string_pretty(&compared.json(&real))?;
+        crate::out(&format!("{json}\n"));
     } else {
-        crate::out(&table(m, launcher, &rows, median, max));
+        crate::out(&compared.text(&real));
     }
     Ok(match threshold {
-        Some(t) if median.is_nan() || median > t => {
+        Some(t) if compared.exceeds(t) => {
             eprintln!(
                 "error: median |error| {:.1}% is above --max-median-error {:.1}%",
-                median * 100.0,
+                compared.median_abs_error * 100.0,
                 t * 100.0
             );
             5
@@ -353,62 +275,4 @@ fn build(program: &Path, args: &RunModeArgs, binary: &Path) -> anyhow::Result<()
         .map_err(crate::cli_error)
         .with_context(|| format!("building the real program {}", program.display()))?;
     Ok(())
-}
-
-fn table(
-    m: &RunMode<'_>,
-    launcher: &str,
-    rows: &[app::validate::RealRow],
-    median: f64,
-    max: f64,
-) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "program: {}   machine: {}   blocks: {}",
-        m.program.display(),
-        m.machine
-            .map_or("built-in".into(), |p| p.display().to_string()),
-        m.args
-            .blocks
-            .as_deref()
-            .map_or("cost formulas".into(), |p| p.display().to_string())
-    );
-    let _ = writeln!(
-        s,
-        "real runs: `{launcher}`, {} run(s) per point, median compared\n",
-        m.args.repeat
-    );
-    let _ = writeln!(
-        s,
-        "{:>5}  {:<28} {:>12} {:>25} {:>12} {:>8}",
-        "ranks", "params", "measured s", "runs min .. max", "predicted s", "error"
-    );
-    for r in rows {
-        let lo = r.runs.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = r.runs.iter().copied().fold(0.0, f64::max);
-        let _ = writeln!(
-            s,
-            "{:>5}  {:<28} {:>12.6} {:>12.6} .. {:<10.6} {:>12.6} {:>+7.1}%",
-            r.ranks,
-            if r.params.is_empty() {
-                "(defaults)"
-            } else {
-                &r.params
-            },
-            r.measured,
-            lo,
-            hi,
-            r.predicted,
-            r.error * 100.0
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\n{} points: median |error| {:.1}%, max |error| {:.1}%",
-        rows.len(),
-        median * 100.0,
-        max * 100.0
-    );
-    s
 }

@@ -145,6 +145,35 @@ pub fn merge_path(path: &[PathStep]) -> Vec<PathStep> {
     merged
 }
 
+/// Steps of the critical path that [`path_text`] lists.
+const MAX_PATH_LINES: usize = 200;
+
+/// The critical path as text, earliest first, with consecutive steps of one
+/// rank and operation merged ([`merge_path`]); `file` names the program in
+/// the source positions.
+pub fn path_text(path: &[PathStep], file: &str) -> String {
+    use std::fmt::Write as _;
+    let merged = merge_path(path);
+    let mut out =
+        String::from("critical path (what determines the predicted time), earliest first:\n");
+    for s in merged.iter().take(MAX_PATH_LINES) {
+        let at = if s.line > 0 {
+            format!(" at {file}:{}", s.line)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  rank {:>5} {:>14.9} s .. {:>14.9} s  {}{at}",
+            s.rank, s.start, s.end, s.what
+        );
+    }
+    if merged.len() > MAX_PATH_LINES {
+        let _ = writeln!(out, "  ... {} more steps", merged.len() - MAX_PATH_LINES);
+    }
+    out
+}
+
 /// A cycle in the wait-for graph (rank -> the specific ranks it waits on),
 /// if there is one among the blocked ranks.
 pub fn find_cycle(blocked: &[BlockedRank]) -> Option<Vec<u32>> {
@@ -190,4 +219,38 @@ pub fn find_cycle(blocked: &[BlockedRank]) -> Option<Vec<u32>> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PathStep, path_text};
+
+    fn step(rank: u32, what: &str, line: u32, start: f64, end: f64) -> PathStep {
+        PathStep {
+            rank,
+            what: what.to_owned(),
+            line,
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn the_path_as_text_merges_steps_and_names_lines() {
+        // Latest first, as `critical_path` gives it.
+        let path = [
+            step(1, "recv", 0, 2.0, 3.0),
+            step(0, "compute", 4, 1.0, 2.0),
+            step(0, "compute", 4, 0.0, 1.0),
+        ];
+        let t = path_text(&path, "a.mpl");
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        assert!(lines[1].ends_with("compute at a.mpl:4"), "{t}");
+        assert!(
+            lines[1].contains("0.000000000 s ..    2.000000000 s"),
+            "{t}"
+        );
+        assert!(lines[2].ends_with("s  recv"), "{t}");
+    }
 }

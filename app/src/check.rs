@@ -142,6 +142,23 @@ impl Checked {
     pub fn worst(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).min()
     }
+
+    /// The findings for people: the leftovers first, then the others as
+    /// found; or, for a clean program `file` on `ranks` ranks, that there
+    /// were none.
+    pub fn report(&self, file: &str, ranks: u32) -> String {
+        let mut text = String::new();
+        for f in self.findings.iter().filter(|f| f.kind.is_leftover()) {
+            text.push_str(&format!("error: {}\n", f.message));
+        }
+        text.push_str(&self.text);
+        if self.findings.is_empty() {
+            text.push_str(&format!(
+                "no problems found in {file} on {ranks} ranks (also checked with zero buffering)\n"
+            ));
+        }
+        text
+    }
 }
 
 /// Checks `program` (its source text `source`, named `file`) on `machine`
@@ -732,6 +749,10 @@ mod tests {
         assert!(c.findings.is_empty(), "{:?}", c.findings);
         assert_eq!(c.worst(), None);
         assert_eq!((c.explored, c.clean_runs), (0, 0));
+        assert_eq!(
+            c.report("t.mpl", 2),
+            "no problems found in t.mpl on 2 ranks (also checked with zero buffering)\n"
+        );
     }
 
     #[test]
@@ -741,5 +762,6 @@ mod tests {
         assert_eq!(c.findings[0].kind, Kind::UnreceivedMessage);
         assert!(c.findings[0].kind.is_leftover());
         assert_eq!(c.worst(), Some(Severity::Error));
+        assert!(c.report("t.mpl", 2).starts_with("error: "));
     }
 }

@@ -1,7 +1,7 @@
 //! Simulation errors explained for people: run-time errors and runaway
 //! programs with the rank and the source line (file:line:col, the line and
 //! a caret), deadlocks with every blocked rank grouped, what each waits
-//! for, and the cycle of waits.
+//! for, and the cycle of waits; a plugin model's invalid times.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -55,6 +55,20 @@ fn line_of(source: &str, span: Span) -> String {
         .nth(span.line as usize - 1)
         .map(|l| l.trim().to_owned())
         .unwrap_or_default()
+}
+
+/// A plugin model that returned invalid times in `run` makes the
+/// prediction untrustworthy: the message to stop with.
+pub fn plugin_violation(run: &models::AnyRun<'_>) -> Option<String> {
+    let v = run.violation()?;
+    Some(format!(
+        "the plugin model {} returned invalid times {} time(s); the prediction is not trustworthy\n  first: {} {} (used {} instead)",
+        v.library,
+        run.violations(),
+        v.call,
+        v.problem,
+        v.replacement
+    ))
 }
 
 /// Compresses sorted ranks into `0-3, 7, 9-12`.

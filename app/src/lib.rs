@@ -7,7 +7,9 @@
 //! configuration, the [`check`]er's runs and findings, [`study`] runners
 //! (sweeps and noise draws on one rayon pool), [`analysis`] of a finished
 //! run (critical path, wait-for cycles) and [`export`]s (Chrome and Paraver
-//! traces, the communication matrix) and [`chart`]s.
+//! traces, the communication matrix) and [`chart`]s, and the text of the
+//! results the binary prints (the run [`report`], [`validate`]'s
+//! comparisons, [`study`] tables, the monitor's [`rank_grid`]).
 //!
 //! Invariant: this crate never prints, never exits and never names a
 //! command-line flag in its errors; the binary parses arguments, renders
@@ -27,6 +29,7 @@ pub mod page;
 pub mod paraver;
 pub mod patterns;
 pub mod rank_charts;
+pub mod rank_grid;
 pub mod report;
 pub mod scenario;
 pub mod shell;

@@ -40,6 +40,21 @@ pub struct Page<'a> {
     /// The scaling study, if one was run.
     pub series: Option<&'a [Series]>,
     pub weak: bool,
+    /// How the notes tell the reader to get what the page lacks.
+    pub advice: Advice<'a>,
+}
+
+/// How a front end names its options in the page's notes (on the command
+/// line, its flags).
+#[derive(Debug, Clone, Copy)]
+pub struct Advice<'a> {
+    /// The limit on recorded timeline events (`--trace-limit`).
+    pub trace_limit: &'a str,
+    /// How to add a scaling study, and its machines (shown as code).
+    pub sweep: &'a str,
+    pub sweep_machines: &'a str,
+    /// How to write the whole timeline for another viewer (shown as code).
+    pub trace: &'a str,
 }
 
 const STYLE: &str = r#"
@@ -256,8 +271,10 @@ impl Page<'_> {
              predicted time, walked back from the rank that finishes last.</p>\n",
         );
         if rep.trace_truncated {
-            out.push_str(
-                "<p class=\"note\">The timeline was cut (--trace-limit): the path may be incomplete.</p>\n",
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">The timeline was cut ({}): the path may be incomplete.</p>",
+                escape(self.advice.trace_limit)
             );
         }
         // Time on the path per operation and source line (waits for
@@ -328,10 +345,13 @@ impl Page<'_> {
     fn scaling(&self, out: &mut String) {
         out.push_str("<section id=\"scaling\"><h2>Scaling</h2>\n");
         let Some(series) = self.series else {
-            out.push_str(
-                "<p class=\"note\">No scaling study: add <code>--sweep 1,2,4,...,64</code> \
-                 (and <code>--sweep-machine A.toml B.toml</code>) for the time, speedup and \
-                 efficiency curves.</p></section>\n",
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">No scaling study: add <code>{}</code> \
+                 (and <code>{}</code>) for the time, speedup and \
+                 efficiency curves.</p></section>",
+                escape(self.advice.sweep),
+                escape(self.advice.sweep_machines)
             );
             return;
         };
@@ -404,7 +424,8 @@ impl Page<'_> {
             let _ = writeln!(
                 out,
                 "<p class=\"note\">No timeline for {n} ranks (it is drawn for up to {MAX_TIMELINE_RANKS}); \
-                 <code>parsim run --trace FILE.json</code> writes one for Perfetto.</p></section>"
+                 <code>{}</code> writes one for Perfetto.</p></section>",
+                escape(self.advice.trace)
             );
             return;
         }
@@ -414,8 +435,10 @@ impl Page<'_> {
              Arrows are messages (drawn when there are at most 400).</p>\n",
         );
         if rep.trace_truncated {
-            out.push_str(
-                "<p class=\"note\">The timeline was cut (--trace-limit): later parts of the run are missing.</p>\n",
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">The timeline was cut ({}): later parts of the run are missing.</p>",
+                escape(self.advice.trace_limit)
             );
         }
         let _ = writeln!(

@@ -1,10 +1,18 @@
-//! The prediction as data: what `parsim run --format json` prints, with
-//! stable field names (documented in README.md). Fields are declared in
-//! alphabetical order, the order the output has always had.
+//! The prediction of one run: as data, what `parsim run --format json`
+//! prints, with stable field names (documented in README.md; fields are
+//! declared in alphabetical order, the order the output has always had),
+//! and as text for people ([`text`], [`NoiseDraws::text`]).
+
+use std::fmt::Write as _;
 
 use serde::Serialize;
 use sim_core::SimReport;
-use sim_core::engine::PrintLine;
+use sim_core::engine::{PrintLine, RankStats};
+
+use crate::diagnostics::fmt_time;
+
+/// Above this many distinct groups the text report summarises the ranks.
+const MAX_GROUPS: usize = 32;
 
 /// One run's prediction.
 #[derive(Debug, Serialize)]
@@ -73,6 +81,23 @@ impl NoiseDraws {
             seeds: draws.iter().map(|d| d.0).collect(),
         }
     }
+
+    /// The spread as a paragraph of the text report (it starts with an
+    /// empty line).
+    pub fn text(&self) -> String {
+        let first = self.seeds.first().copied().unwrap_or(0);
+        let last = self.seeds.last().copied().unwrap_or(0);
+        format!(
+            "\nnoise: {} draws (seeds {first}..{last}): predicted run time median {}, \
+             90% of draws in {} .. {}, min {}, max {}\n",
+            self.seeds.len(),
+            fmt_time(self.median),
+            fmt_time(self.p5),
+            fmt_time(self.p95),
+            fmt_time(self.min),
+            fmt_time(self.max),
+        )
+    }
 }
 
 impl<'a> Prediction<'a> {
@@ -119,5 +144,181 @@ impl<'a> Prediction<'a> {
                 .collect(),
             wall_seconds: wall,
         }
+    }
+}
+
+/// How a front end names its ways of showing every rank, for the text
+/// report's hint when it summarises them.
+#[derive(Debug, Clone, Copy)]
+pub struct Advice<'a> {
+    /// What shows every rank (on the command line: `--all-ranks or
+    /// --format json`).
+    pub every_rank: &'a str,
+}
+
+fn secs(x: f64) -> String {
+    format!("{x:.6}")
+}
+
+/// The prediction of `rep` (a run of the program `file` on `machine`) as
+/// text: the totals, then a row per group of consecutive ranks with
+/// identical rows (per rank with `all_ranks`), or above `MAX_GROUPS` (32)
+/// groups the distribution over ranks of each column.
+pub fn text(
+    rep: &SimReport,
+    file: &str,
+    machine: &str,
+    all_ranks: bool,
+    advice: &Advice<'_>,
+) -> String {
+    let mut out = String::new();
+    let n = rep.ranks.len();
+    let _ = writeln!(out, "program:   {file}");
+    let _ = writeln!(out, "machine:   {machine}");
+    let _ = writeln!(out, "ranks:     {n}");
+    let _ = writeln!(
+        out,
+        "predicted run time: {}",
+        fmt_time(rep.predicted_seconds)
+    );
+    let _ = writeln!(out, "messages:  {}   bytes: {}", rep.messages, rep.bytes);
+    let _ = writeln!(out);
+    // Group consecutive ranks whose printed rows are identical.
+    let row = |s: &RankStats| {
+        format!(
+            "{:>14} {:>14} {:>14} {:>14}",
+            secs(s.finish),
+            secs(s.compute),
+            secs(s.comm),
+            secs(s.wait())
+        )
+    };
+    let mut groups: Vec<(usize, usize, String, &RankStats)> = Vec::new();
+    for (r, s) in rep.ranks.iter().enumerate() {
+        let line = row(s);
+        match groups.last_mut() {
+            Some(g) if !all_ranks && g.2 == line && g.1 + 1 == r => g.1 = r,
+            _ => groups.push((r, r, line, s)),
+        }
+    }
+    if all_ranks || groups.len() <= MAX_GROUPS {
+        let _ = writeln!(
+            out,
+            "{:<14} {:>14} {:>14} {:>14} {:>14} {:>10} {:>14}",
+            "rank(s)",
+            "finish (s)",
+            "compute (s)",
+            "comm (s)",
+            "wait (s)",
+            "msgs/rank",
+            "bytes/rank"
+        );
+        for (a, b, line, s) in &groups {
+            let ranks = if a == b {
+                format!("{a}")
+            } else {
+                format!("{a}-{b}")
+            };
+            let _ = writeln!(
+                out,
+                "{ranks:<14} {line} {:>10} {:>14}",
+                s.messages_sent, s.bytes_sent
+            );
+        }
+    } else {
+        distribution(&mut out, rep, groups.len(), advice);
+    }
+    out
+}
+
+/// Too many distinct ranks to list: the minimum, median and maximum over
+/// ranks of each column, and the slowest rank.
+fn distribution(out: &mut String, rep: &SimReport, groups: usize, advice: &Advice<'_>) {
+    let _ = writeln!(
+        out,
+        "{groups} distinct rank profiles; distribution over ranks:"
+    );
+    let _ = writeln!(
+        out,
+        "{:<14} {:>14} {:>14} {:>14} {:>14}",
+        "", "finish (s)", "compute (s)", "comm (s)", "wait (s)"
+    );
+    let cols: [fn(&RankStats) -> f64; 4] = [|s| s.finish, |s| s.compute, |s| s.comm, |s| s.wait()];
+    for (label, q) in [("min", 0.0), ("median", 0.5), ("max", 1.0)] {
+        let mut line = format!("{label:<14}");
+        for c in cols {
+            let mut v: Vec<f64> = rep.ranks.iter().map(c).collect();
+            v.sort_by(f64::total_cmp);
+            let i = ((v.len() - 1) as f64 * q).round() as usize;
+            let _ = write!(line, " {:>14}", secs(v[i]));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some((r, _)) = rep
+        .ranks
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.finish.total_cmp(&b.1.finish))
+    {
+        let _ = writeln!(
+            out,
+            "slowest rank: {r} (use {} for every rank)",
+            advice.every_rank
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sim_core::SimReport;
+    use sim_core::engine::RankStats;
+
+    use super::{Advice, NoiseDraws, text};
+
+    const ADVICE: Advice<'static> = Advice {
+        every_rank: "the every-rank option",
+    };
+
+    fn report(finishes: &[f64]) -> SimReport {
+        SimReport {
+            predicted_seconds: finishes.iter().copied().fold(0.0, f64::max),
+            ranks: finishes
+                .iter()
+                .map(|&finish| RankStats {
+                    finish,
+                    ..RankStats::default()
+                })
+                .collect(),
+            ..SimReport::default()
+        }
+    }
+
+    #[test]
+    fn identical_consecutive_ranks_share_a_row() {
+        let t = text(&report(&[1.0, 1.0, 2.0, 1.0]), "a.mpl", "m", false, &ADVICE);
+        let rows: Vec<&str> = t.lines().skip(7).map(|l| &l[..5]).collect();
+        assert_eq!(rows, ["0-1  ", "2    ", "3    "], "{t}");
+        let every = text(&report(&[1.0, 1.0]), "a.mpl", "m", true, &ADVICE);
+        assert_eq!(every.lines().count(), 9, "{every}");
+    }
+
+    #[test]
+    fn many_profiles_are_summarised_with_the_advice() {
+        let finishes: Vec<f64> = (0..40).map(f64::from).collect();
+        let t = text(&report(&finishes), "a.mpl", "m", false, &ADVICE);
+        assert!(t.contains("40 distinct rank profiles"), "{t}");
+        assert!(
+            t.ends_with("slowest rank: 39 (use the every-rank option for every rank)\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn noise_draws_as_text() {
+        let t = NoiseDraws::of(&[(3, 1.0), (4, 3.0), (5, 2.0)]).text();
+        assert!(
+            t.starts_with("\nnoise: 3 draws (seeds 3..5): predicted run time median 2.000000 s"),
+            "{t}"
+        );
     }
 }

@@ -356,6 +356,86 @@ fn derive(
     }
 }
 
+/// A list of rank counts that cannot be read ([`parse_ranks`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RanksError {
+    /// A `...` without two numbers before it, or (`after`) without one
+    /// after it.
+    #[error("`...` needs two numbers before it{}", if *after { " and one after" } else { "" })]
+    Ellipsis { after: bool },
+    #[error("`{text}` is not a rank count")]
+    NotACount {
+        text: String,
+        #[source]
+        err: std::num::ParseIntError,
+    },
+    #[error("0 is not a rank count")]
+    Zero,
+    #[error("no rank counts")]
+    Empty,
+}
+
+/// Reads rank counts, `1,2,4,...,64`: a `...` continues the geometric
+/// progression of the two numbers before it (when the second is a
+/// multiple of at least twice the first) or else the arithmetic one, below
+/// the number after it, which ends the list. Repeats in a row are dropped.
+pub fn parse_ranks(spec: &str) -> Result<Vec<u32>, RanksError> {
+    let mut out: Vec<u32> = Vec::new();
+    let tokens: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let count = |t: &str| {
+        t.parse::<u32>().map_err(|err| RanksError::NotACount {
+            text: t.to_owned(),
+            err,
+        })
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t == "..." {
+            let (Some(&b), Some(end)) = (out.last(), tokens.get(i + 1)) else {
+                return Err(RanksError::Ellipsis { after: true });
+            };
+            let Some(&a) = out.len().checked_sub(2).and_then(|k| out.get(k)) else {
+                return Err(RanksError::Ellipsis { after: false });
+            };
+            let end = count(end)?;
+            let geometric = a > 0 && b % a == 0 && b / a >= 2;
+            let mut x = b;
+            loop {
+                let next = if geometric {
+                    x.checked_mul(b / a)
+                } else {
+                    x.checked_add(b.saturating_sub(a).max(1))
+                };
+                match next {
+                    Some(n) if n < end => {
+                        out.push(n);
+                        x = n;
+                    }
+                    _ => break,
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let n = count(t)?;
+        if n == 0 {
+            return Err(RanksError::Zero);
+        }
+        out.push(n);
+        i += 1;
+    }
+    if out.is_empty() {
+        return Err(RanksError::Empty);
+    }
+    out.dedup();
+    Ok(out)
+}
+
 /// The spread of noise draws' predicted times, as `run --samples` and
 /// `sweep --samples` report it: median, 5th and 95th percentiles (type 7),
 /// min and max.
@@ -395,6 +475,54 @@ pub fn noise_draws(
         Err(_) => seeds.iter().map(run).collect(),
     };
     all.into_iter().collect()
+}
+
+/// The study for people: per curve a table of time, speedup and
+/// efficiency (with the 5%..95% range of noise draws when there is one)
+/// and the scalability limit, or that the curve stays above `efficiency`.
+pub fn text(series: &[Series], file: &str, efficiency: f64) -> String {
+    let mut out = String::new();
+    for s in series {
+        let _ = writeln!(out, "{}: {file}", s.label);
+        let spread = s.points.iter().any(|p| p.spread.is_some());
+        let _ = write!(
+            out,
+            "{:>8} {:>16} {:>10} {:>11}",
+            "ranks", "time (s)", "speedup", "efficiency"
+        );
+        let _ = writeln!(out, "{}", if spread { "   draws 5%..95% (s)" } else { "" });
+        for p in &s.points {
+            let _ = write!(
+                out,
+                "{:>8} {:>16.6} {:>10.2} {:>10.1}%",
+                p.ranks,
+                p.seconds,
+                p.speedup,
+                p.efficiency * 100.0
+            );
+            match p.spread {
+                Some([lo, hi]) => {
+                    let _ = writeln!(out, "   {lo:.6} .. {hi:.6}");
+                }
+                None => {
+                    let _ = writeln!(out);
+                }
+            }
+        }
+        match &s.limit_reason {
+            Some(r) => {
+                let _ = writeln!(out, "scalability limit: {r}\n");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "scales over the whole range (efficiency stays above {:.0}%)\n",
+                    efficiency * 100.0
+                );
+            }
+        }
+    }
+    out
 }
 
 /// A chart panel: its title, the value it plots, and whether the axis is logarithmic.
@@ -592,6 +720,68 @@ mod tests {
 
     use super::{Options, Study, derive, noise_draws, run_study, spread_of};
     use crate::scenario::Limits;
+
+    #[test]
+    fn rank_lists() {
+        use super::{RanksError, parse_ranks};
+        let ok = |spec| parse_ranks(spec).expect("a rank list");
+        assert_eq!(ok("1,2,4,...,64"), vec![1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!(ok("2, 4, ..., 20"), vec![2, 4, 8, 16, 20]);
+        assert_eq!(ok("10,20,...,50"), vec![10, 20, 40, 50]);
+        assert_eq!(ok("3,5,...,11"), vec![3, 5, 7, 9, 11]);
+        assert_eq!(ok("16"), vec![16]);
+        assert_eq!(
+            parse_ranks("...,4"),
+            Err(RanksError::Ellipsis { after: true })
+        );
+        assert_eq!(
+            parse_ranks("2,...,8"),
+            Err(RanksError::Ellipsis { after: false })
+        );
+        assert_eq!(parse_ranks("0,1"), Err(RanksError::Zero));
+        assert_eq!(parse_ranks(" , "), Err(RanksError::Empty));
+        let e = parse_ranks("a").expect_err("not a number");
+        assert_eq!(e.to_string(), "`a` is not a rank count");
+    }
+
+    #[test]
+    fn a_study_as_text() {
+        let point = |ranks, spread| super::Point {
+            ranks,
+            seconds: 1.0 / f64::from(ranks),
+            speedup: f64::from(ranks),
+            efficiency: 1.0,
+            spread,
+        };
+        let series = |label: &str, spread, limit_reason| super::Series {
+            label: label.to_owned(),
+            points: vec![point(1, spread), point(2, None)],
+            limit: None,
+            limit_reason,
+        };
+        let t = super::text(
+            &[
+                series("a", None, None),
+                series("b", Some([0.5, 1.5]), Some("time stops falling".into())),
+            ],
+            "x.mpl",
+            0.5,
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "a: x.mpl");
+        assert_eq!(
+            lines[1].trim_end(),
+            "   ranks         time (s)    speedup  efficiency"
+        );
+        assert_eq!(lines[2], "       1         1.000000       1.00      100.0%");
+        assert_eq!(
+            lines[4],
+            "scales over the whole range (efficiency stays above 50%)"
+        );
+        assert!(lines[7].ends_with("efficiency   draws 5%..95% (s)"), "{t}");
+        assert!(lines[8].ends_with("100.0%   0.500000 .. 1.500000"), "{t}");
+        assert_eq!(lines[10], "scalability limit: time stops falling");
+    }
 
     #[test]
     fn spread_is_type_7_quantiles() {

@@ -10,6 +10,7 @@
 //! runs the benchmark in a communicator of the first K ranks).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use models::AnyMachine;
@@ -38,6 +39,9 @@ pub struct Query {
     pub column: String,
     /// The skeleton's file stem (`alltoall` for alltoall.mpl).
     pub program_stem: String,
+    /// Where `ranks` came from, in the caller's terms (on the command
+    /// line, the flag), for the description of a table that does not say.
+    pub ranks_from: String,
 }
 
 /// A measured table: its points, whether they have message sizes, and what
@@ -59,9 +63,15 @@ pub struct Group {
     pub max_abs_error: f64,
 }
 
-/// Every compared point, per group and overall.
+/// Every compared point, per group and overall, and what was compared.
 #[derive(Debug, Clone)]
 pub struct Comparison {
+    /// The program's file, the machine's name, the simulated column
+    /// (`t_avg`, ...) and what the measured table was read as.
+    pub program: String,
+    pub machine: String,
+    pub column: String,
+    pub measured: String,
     pub rows: Vec<Row>,
     pub groups: Vec<Group>,
     pub median_abs_error: f64,
@@ -156,11 +166,91 @@ pub fn compare(
         })
         .collect();
     Ok(Comparison {
+        program: file.to_owned(),
+        machine: machine.name().to_owned(),
+        column: q.column.clone(),
+        measured: measured.origin.clone(),
         rows,
         groups: per_group,
         median_abs_error: overall_median,
         max_abs_error: overall_max,
     })
+}
+
+impl Comparison {
+    /// The comparison for people: what was compared, a Markdown table of
+    /// the points, the errors per group and overall.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "program: {}\nmachine: {}\ncompared: simulated {} against {}\n",
+            self.program, self.machine, self.column, self.measured
+        );
+        let _ = writeln!(
+            out,
+            "| active/total | bytes | measured (us) | predicted (us) | error |"
+        );
+        let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: |");
+        for r in &self.rows {
+            let _ = writeln!(
+                out,
+                "| {}/{} | {} | {:.2} | {:.2} | {:+.1}% |",
+                r.active,
+                r.total,
+                r.bytes.map_or("-".to_owned(), |b| b.to_string()),
+                r.measured_usec,
+                r.predicted_usec,
+                r.error * 100.0
+            );
+        }
+        let _ = writeln!(out);
+        for g in &self.groups {
+            let _ = writeln!(
+                out,
+                "{} of {}: {} points, median |error| {:.1}%, max |error| {:.1}%",
+                g.active,
+                g.total,
+                g.points,
+                g.median_abs_error * 100.0,
+                g.max_abs_error * 100.0
+            );
+        }
+        let _ = writeln!(
+            out,
+            "all: {} points, median |error| {:.1}%, max |error| {:.1}%",
+            self.rows.len(),
+            self.median_abs_error * 100.0,
+            self.max_abs_error * 100.0
+        );
+        out
+    }
+
+    /// The comparison as data (keys in alphabetical order).
+    pub fn json(&self) -> serde_json::Value {
+        let groups: Vec<serde_json::Value> = self
+            .groups
+            .iter()
+            .map(|g| {
+                serde_json::json!({
+                    "active": g.active,
+                    "total": g.total,
+                    "median_abs_error": g.median_abs_error,
+                    "max_abs_error": g.max_abs_error,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "program": self.program,
+            "machine": self.machine,
+            "column": self.column,
+            "measured": self.measured,
+            "rows": self.rows,
+            "groups": groups,
+            "median_abs_error": self.median_abs_error,
+            "max_abs_error": self.max_abs_error,
+        })
+    }
 }
 
 /// One measured point.
@@ -312,7 +402,7 @@ fn strip_rank_prefixes(text: &str) -> String {
 /// `osu_barrier`, ...; with or without `-f`): a title `# OSU MPI ... Test`,
 /// a header `# Size  Avg Latency(us)  Min Latency(us) ...` (`# Avg
 /// Latency(us)` for Barrier, `# Size  Latency (us)` for osu_latency), rows.
-/// The output does not say how many processes ran: `--ranks`.
+/// The output does not say how many processes ran: [`Query::ranks`].
 fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
     let path = table.display();
     let calibrate::OsuTable {
@@ -376,8 +466,8 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         return Err(Error::Input(format!("{path}: the OSU table has no rows")));
     }
     let origin = format!(
-        "{path}, {title}, column {} ({ranks} processes, from --ranks)",
-        columns[time]
+        "{path}, {title}, column {} ({ranks} processes, from {})",
+        columns[time], q.ranks_from
     );
     Ok(Measured {
         points,
@@ -624,10 +714,105 @@ pub struct RealRow {
     pub error: f64,
 }
 
+/// Real runs against predictions: every point, and the median and the
+/// maximum of the absolute errors (NaN without points).
+#[derive(Debug, Clone)]
+pub struct RealComparison {
+    pub rows: Vec<RealRow>,
+    pub median_abs_error: f64,
+    pub max_abs_error: f64,
+}
+
+impl RealComparison {
+    fn of(rows: Vec<RealRow>) -> RealComparison {
+        let mut errors: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+        let median_abs_error = median(&mut errors);
+        let max_abs_error = errors.last().copied().unwrap_or(f64::NAN);
+        RealComparison {
+            rows,
+            median_abs_error,
+            max_abs_error,
+        }
+    }
+
+    /// Whether the median absolute error is above `threshold`, or unknown
+    /// (no points).
+    pub fn exceeds(&self, threshold: f64) -> bool {
+        self.median_abs_error.is_nan() || self.median_abs_error > threshold
+    }
+
+    /// The comparison for people: what ran (`r`), a row per point with the
+    /// range of its runs, the median and maximum absolute error.
+    pub fn text(&self, r: &RealRuns<'_>) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "program: {}   machine: {}   blocks: {}",
+            r.program.display(),
+            r.machine
+                .map_or("built-in".into(), |p| p.display().to_string()),
+            r.blocks
+                .map_or("cost formulas".into(), |p| p.display().to_string())
+        );
+        let _ = writeln!(
+            s,
+            "real runs: `{}`, {} run(s) per point, median compared\n",
+            r.launcher, r.repeat
+        );
+        let _ = writeln!(
+            s,
+            "{:>5}  {:<28} {:>12} {:>25} {:>12} {:>8}",
+            "ranks", "params", "measured s", "runs min .. max", "predicted s", "error"
+        );
+        for row in &self.rows {
+            let lo = row.runs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = row.runs.iter().copied().fold(0.0, f64::max);
+            let _ = writeln!(
+                s,
+                "{:>5}  {:<28} {:>12.6} {:>12.6} .. {:<10.6} {:>12.6} {:>+7.1}%",
+                row.ranks,
+                if row.params.is_empty() {
+                    "(defaults)"
+                } else {
+                    &row.params
+                },
+                row.measured,
+                lo,
+                hi,
+                row.predicted,
+                row.error * 100.0
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\n{} points: median |error| {:.1}%, max |error| {:.1}%",
+            self.rows.len(),
+            self.median_abs_error * 100.0,
+            self.max_abs_error * 100.0
+        );
+        s
+    }
+
+    /// The comparison as data (keys in alphabetical order).
+    pub fn json(&self, r: &RealRuns<'_>) -> serde_json::Value {
+        serde_json::json!({
+            "program": r.program.display().to_string(),
+            "launcher": r.launcher,
+            "repeat": r.repeat,
+            "rows": self.rows,
+            "median_abs_error": self.median_abs_error,
+            "max_abs_error": self.max_abs_error,
+        })
+    }
+}
+
 /// Predicts and runs every (parameter set, rank count) point; `progress`
 /// hears each finished point and each kernel time extrapolated beyond what
 /// was measured.
-pub fn real_runs(r: &RealRuns<'_>, progress: &mut dyn FnMut(&str)) -> Result<Vec<RealRow>, Error> {
+pub fn real_runs(
+    r: &RealRuns<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RealComparison, Error> {
     let mut rows = Vec::new();
     for set in r.sets {
         let mut params: Vec<String> = r.params.to_vec();
@@ -681,7 +866,7 @@ pub fn real_runs(r: &RealRuns<'_>, progress: &mut dyn FnMut(&str)) -> Result<Vec
             rows.push(row);
         }
     }
-    Ok(rows)
+    Ok(RealComparison::of(rows))
 }
 
 /// One run of the real program; its `PARSIM_RESULT` seconds.
@@ -725,6 +910,7 @@ mod tests {
             ranks: 2,
             column: "t_avg".into(),
             program_stem: "alltoall".into(),
+            ranks_from: "the query".into(),
         }
     }
 
@@ -767,6 +953,78 @@ mod tests {
         assert_eq!(super::parse_result(out), Some(0.015));
         assert_eq!(super::parse_result("nothing"), None);
         assert_eq!(super::parse_result("PARSIM_RESULT {\"seconds\":-1}"), None);
+    }
+
+    #[test]
+    fn a_comparison_as_text_and_data() {
+        let c = super::Comparison {
+            program: "a.mpl".into(),
+            machine: "m".into(),
+            column: "t_avg".into(),
+            measured: "t.csv, column t_usec".into(),
+            rows: vec![super::Row {
+                active: 2,
+                total: 4,
+                bytes: None,
+                measured_usec: 10.0,
+                predicted_usec: 11.0,
+                error: 0.1,
+            }],
+            groups: vec![super::Group {
+                active: 2,
+                total: 4,
+                points: 1,
+                median_abs_error: 0.1,
+                max_abs_error: 0.1,
+            }],
+            median_abs_error: 0.1,
+            max_abs_error: 0.1,
+        };
+        let t = c.text();
+        assert!(t.starts_with("program: a.mpl\nmachine: m\ncompared: simulated t_avg against t.csv, column t_usec\n\n"), "{t}");
+        assert!(t.contains("| 2/4 | - | 10.00 | 11.00 | +10.0% |\n"), "{t}");
+        assert!(t.ends_with("2 of 4: 1 points, median |error| 10.0%, max |error| 10.0%\nall: 1 points, median |error| 10.0%, max |error| 10.0%\n"), "{t}");
+        let v = c.json();
+        assert_eq!(v["measured"], "t.csv, column t_usec");
+        assert!(v["groups"][0].get("points").is_none(), "{v}");
+    }
+
+    #[test]
+    fn real_runs_as_text() {
+        let row = |ranks, error: f64| super::RealRow {
+            ranks,
+            params: String::new(),
+            runs: vec![1.0, 2.0],
+            measured: 1.5,
+            predicted: 1.5 * (1.0 + error),
+            error,
+        };
+        let c = super::RealComparison::of(vec![row(1, -0.2), row(2, 0.1)]);
+        assert!((c.median_abs_error - 0.15).abs() < 1e-12);
+        assert!(c.exceeds(0.1) && !c.exceeds(0.2));
+        assert!(super::RealComparison::of(Vec::new()).exceeds(1.0));
+        let r = super::RealRuns {
+            program: std::path::Path::new("a.mpl"),
+            params: &[],
+            sets: &[],
+            np: &[1, 2],
+            repeat: 2,
+            machine: None,
+            ranks_per_node: None,
+            blocks: None,
+            noise: None,
+            limits: super::Limits::default(),
+            launcher: "run {ranks}",
+            binary: std::path::Path::new("a"),
+        };
+        let t = c.text(&r);
+        assert!(t.starts_with("program: a.mpl   machine: built-in   blocks: cost formulas\nreal runs: `run {ranks}`, 2 run(s) per point"), "{t}");
+        assert!(t.contains("    1  (defaults)  "), "{t}");
+        assert!(
+            t.ends_with("\n2 points: median |error| 15.0%, max |error| 20.0%\n"),
+            "{t}"
+        );
+        assert_eq!(c.json(&r)["repeat"], 2);
     }
 
     #[test]
