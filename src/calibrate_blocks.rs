@@ -113,6 +113,7 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
         machine: args.machine.clone(),
         isolated: args.isolated,
         limits: app::scenario::Limits::default(),
+        run_with_blocks: "run --blocks".into(),
     };
     let (file, summary) =
         app::blocks::calibrate_blocks(&plan, &program, &mut |m| eprintln!("{m}"))?;

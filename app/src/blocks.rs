@@ -50,6 +50,10 @@ pub struct Plan {
     /// Time every call alone instead of after its predecessor.
     pub isolated: bool,
     pub limits: Limits,
+    /// How the front end runs a program with the blocks file (`run
+    /// --blocks` on the command line), for the warning about a kernel that
+    /// has neither a native implementation nor a cost formula.
+    pub run_with_blocks: String,
 }
 
 /// Runs the calibration: the blocks file and a one-line-per-kernel summary.
@@ -108,9 +112,12 @@ pub fn calibrate_blocks(
             }
             let k = program.kernels.iter().find(|k| k.name == prof.kernel);
             let note = if k.is_some_and(|k| k.cost.is_some()) {
-                "keeps its cost formula"
+                "keeps its cost formula".to_owned()
             } else {
-                "has no cost formula either: `run --blocks` will fail on it"
+                format!(
+                    "has no cost formula either: `{}` will fail on it",
+                    plan.run_with_blocks
+                )
             };
             progress(&format!(
                 "warning: kernel `{}` has no native implementation (parsim_kernel_{}) in {}: it {note}",
