@@ -134,6 +134,19 @@ pub fn fit(
                     fits.push((fraction, fit));
                 }
             }
+            // A stream's rate per byte, where it is above the ping-pong's.
+            let stream = p
+                .tables
+                .iter()
+                .zip(&tables)
+                .find(|((pattern, _, _), _)| *pattern == Pattern::Stream)
+                .map(|(_, t)| t);
+            let mut stream_notes = Vec::new();
+            if let Some(stream) = stream {
+                for (_, fit) in &mut fits {
+                    stream_notes = crate::patterns::apply_stream(fit, stream);
+                }
+            }
             let splits = fits
                 .iter()
                 .map(|(fraction, fit)| {
@@ -149,7 +162,7 @@ pub fn fit(
                 .zip(&tables)
                 .map(|((pattern, _, _), t)| (*pattern, t))
                 .collect();
-            let joint = crate::patterns::fit_joint(
+            let mut joint = crate::patterns::fit_joint(
                 &splits,
                 &crate::patterns::Tables {
                     pingpong: &table,
@@ -158,6 +171,7 @@ pub fn fit(
                     default_split,
                 },
             )?;
+            joint.fit.stream_notes = stream_notes;
             network = fits.swap_remove(joint.split).1;
             for segment in &mut network.segments {
                 segment.gap = joint.fit.gap;

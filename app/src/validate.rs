@@ -413,14 +413,11 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         path: table.to_owned(),
         err,
     })?;
-    if columns
+    if let Some(bandwidth) = columns
         .iter()
-        .any(|c| c.contains("Bandwidth") || c.contains("MB/s"))
+        .position(|c| c.contains("Bandwidth") || c.contains("MB/s"))
     {
-        return Err(Error::Input(format!(
-            "{path}: a bandwidth table ({}); validate compares times: give a latency benchmark's output",
-            columns.join(", ")
-        )));
+        return read_osu_bandwidth(q, table, text, &title, &columns, &rows, bandwidth);
     }
     let has_bytes = columns.first().is_some_and(|c| c == "Size");
     let time = match &q.time_col {
@@ -473,6 +470,68 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         points,
         has_bytes,
         origin,
+    })
+}
+
+/// An OSU bandwidth table (`osu_bw`, `osu_bibw`, `osu_mbw_mr`): each row's
+/// MB/s (10^6 bytes per second, as OMB prints it) read as the time per
+/// message, `bytes / (MB/s)` µs, which the bandwidth skeletons
+/// (`examples/osu/bw.mpl`, `bibw.mpl`, `mbw_mr.mpl`) print as their t_avg;
+/// an error in time is an error in bandwidth's inverse. osu_mbw_mr says
+/// its pair count (`# [ pairs: 4 ]`): the table is for twice as many
+/// processes, whatever the query says.
+fn read_osu_bandwidth(
+    q: &Query,
+    table: &Path,
+    text: &str,
+    title: &str,
+    columns: &[String],
+    rows: &[(usize, Vec<String>)],
+    bandwidth: usize,
+) -> Result<Measured, Error> {
+    let path = table.display();
+    if columns.first().is_none_or(|c| c != "Size") {
+        return Err(Error::Input(format!(
+            "{path}: a bandwidth table without a Size column ({})",
+            columns.join(", ")
+        )));
+    }
+    let pairs = text.lines().find_map(|line| {
+        let rest = line.split_once("pairs:")?.1;
+        rest.trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse::<u32>()
+            .ok()
+            .filter(|&p| p >= 1)
+    });
+    let (ranks, from) = match pairs {
+        Some(p) => (2 * p, format!("{p} pairs in the table")),
+        None => (q.ranks, q.ranks_from.clone()),
+    };
+    let mut points = Vec::new();
+    for (line, cells) in rows {
+        let (mb_per_s, bytes) = row_values(&path, *line, cells, columns, bandwidth, true)?;
+        let Some(bytes) = bytes.filter(|&b| b > 0) else {
+            continue;
+        };
+        points.push(Point {
+            active: Some(ranks),
+            total: Some(ranks),
+            bytes: Some(bytes),
+            usec: bytes as f64 / mb_per_s,
+        });
+    }
+    if points.is_empty() {
+        return Err(Error::Input(format!("{path}: the OSU table has no rows")));
+    }
+    Ok(Measured {
+        points,
+        has_bytes: true,
+        origin: format!(
+            "{path}, {title}, column {} read as time per message, bytes / (MB/s) ({ranks} processes, from {from})",
+            columns[bandwidth]
+        ),
     })
 }
 

@@ -140,8 +140,11 @@ pub struct ChannelSegment {
     pub recv_overhead: f64,
     /// g in seconds.
     pub gap: f64,
-    /// G in seconds per byte.
+    /// G in seconds per byte: the adapter's time per byte.
     pub gap_per_byte: f64,
+    /// Latency per byte beyond G (0 from a ping-pong alone; a stream can
+    /// show that the adapter takes bytes faster than a ping-pong's slope).
+    pub latency_per_byte: f64,
     /// Whether its sizes use the rendezvous protocol.
     pub rendezvous: bool,
     /// Whether L came out negative and was raised to 0 (the model then
@@ -441,6 +444,7 @@ fn calibrate_pingpong(table: &Table, options: &ChannelOptions) -> Result<Channel
                 recv_overhead: o,
                 gap: 0.0,
                 gap_per_byte: s.line.b,
+                latency_per_byte: 0.0,
                 rendezvous,
                 latency_clamped: latency < -1e-15,
             }
@@ -511,6 +515,7 @@ fn calibrate_stream(table: &Table, options: &ChannelOptions) -> Result<ChannelFi
             recv_overhead: o_r,
             gap: s.line.a,
             gap_per_byte: s.line.b,
+            latency_per_byte: 0.0,
             rendezvous: from >= eager_limit,
             latency_clamped: false,
         })

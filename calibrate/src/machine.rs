@@ -69,6 +69,7 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
         recv_overhead: segment.recv_overhead,
         gap: segment.gap,
         gap_per_byte: segment.gap_per_byte,
+        latency_per_byte: segment.latency_per_byte,
     };
     let comment = format!(
         "sizes below {}: points {} .. {}",

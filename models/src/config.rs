@@ -63,6 +63,7 @@ const CHANNEL_KEYS: &[&str] = &[
     "send_overhead",
     "recv_overhead",
     "gap",
+    "latency_per_byte",
     "mtu",
     "eager_limit",
     "control_bytes",
@@ -79,6 +80,7 @@ const SEGMENT_KEYS: &[&str] = &[
     "send_overhead",
     "recv_overhead",
     "gap",
+    "latency_per_byte",
 ];
 
 const TIME_EXPECTED: &str = "a time such as \"30 us\"";
@@ -516,6 +518,7 @@ impl<'f> Walker<'f> {
         let send_overhead = optional_time("send_overhead")?;
         let recv_overhead = optional_time("recv_overhead")?;
         let gap = optional_time("gap")?;
+        let latency_per_byte = optional_time("latency_per_byte")?;
         let mtu = match table.get("mtu") {
             None => None,
             Some(value)
@@ -569,6 +572,7 @@ impl<'f> Walker<'f> {
             recv_overhead,
             gap,
             gap_per_byte,
+            latency_per_byte,
         };
         let segments = match table.get("segments") {
             None => Vec::new(),
@@ -580,6 +584,7 @@ impl<'f> Walker<'f> {
             recv_overhead,
             gap,
             gap_per_byte,
+            latency_per_byte,
             mtu,
             eager_limit,
             control_bytes,
@@ -658,6 +663,7 @@ impl<'f> Walker<'f> {
         let send_overhead = time_or("send_overhead", base.send_overhead)?;
         let recv_overhead = time_or("recv_overhead", base.recv_overhead)?;
         let gap = time_or("gap", base.gap)?;
+        let latency_per_byte = time_or("latency_per_byte", base.latency_per_byte)?;
         let gap_per_byte = self
             .gap_per_byte(section, table)?
             .unwrap_or(base.gap_per_byte);
@@ -669,6 +675,7 @@ impl<'f> Walker<'f> {
                 recv_overhead,
                 gap,
                 gap_per_byte,
+                latency_per_byte,
             },
         })
     }
@@ -948,6 +955,7 @@ fn validate_times(params: &LogGpParams, section: &str, file: &str) -> Result<(),
         ("recv_overhead", params.recv_overhead),
         ("gap", params.gap),
         ("gap_per_byte", params.gap_per_byte),
+        ("latency_per_byte", params.latency_per_byte),
     ];
     for (name, seconds) in times {
         if !(seconds >= 0.0 && seconds.is_finite()) {

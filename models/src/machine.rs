@@ -71,7 +71,8 @@ struct HalfDuplex {
 /// a [`LogGpRun`] per run, which holds the dynamic state.
 #[derive(Debug, Clone)]
 pub struct LogGpMachine {
-    spec: MachineSpec,
+    /// Boxed: a run state and `AnyMachine` stay small.
+    spec: Box<MachineSpec>,
 }
 
 /// One run on a [`LogGpMachine`]: the description and the run's set of
@@ -130,7 +131,7 @@ impl LogGpMachine {
     /// placement, like `mpirun -ppn`): 1 makes every rank its own node's
     /// only process; more needs the SMP model with a `[shm]` section.
     pub fn with_ranks_per_node(&self, ranks_per_node: u32) -> Result<Self, MachineError> {
-        let mut spec = self.spec.clone();
+        let mut spec = (*self.spec).clone();
         spec.node.ranks_per_node = ranks_per_node;
         if ranks_per_node > 1 && spec.model == CommModel::Hardware {
             spec.model = CommModel::Smp;
@@ -156,7 +157,9 @@ impl LogGpMachine {
     }
 
     fn from_valid_spec(spec: MachineSpec) -> Self {
-        Self { spec }
+        Self {
+            spec: Box::new(spec),
+        }
     }
 
     /// The same machine with the eager limit of every channel set (network
@@ -165,7 +168,7 @@ impl LogGpMachine {
     /// buffering of `parsim check`.
     #[must_use]
     pub fn with_eager_limit(&self, limit: u64) -> Self {
-        let mut spec = self.spec.clone();
+        let mut spec = (*self.spec).clone();
         spec.network.eager_limit = limit;
         if let Some(shm) = &mut spec.shm {
             shm.eager_limit = limit;
@@ -237,6 +240,7 @@ impl LogGpMachine {
                 recv_overhead: 0.2 * US,
                 gap: 5.0 * NS,
                 gap_per_byte: 1.0 / (24.0 * GB),
+                latency_per_byte: 0.0,
                 mtu: None,
                 eager_limit: 64 * KIB,
                 control_bytes: 64,
@@ -249,6 +253,7 @@ impl LogGpMachine {
                 recv_overhead: 0.1 * US,
                 gap: 0.0,
                 gap_per_byte: 1.0 / (10.0 * GB),
+                latency_per_byte: 0.0,
                 mtu: None,
                 eager_limit: 64 * KIB,
                 control_bytes: 64,
@@ -532,7 +537,7 @@ fn describe_channel(channel: &ChannelParams) -> String {
 }
 
 fn describe_loggp(params: &LogGpParams) -> String {
-    format!(
+    let mut text = format!(
         "L {}, o_s {}, o_r {}, g {}, {} (G {}/B)",
         format_time(params.latency),
         format_time(params.send_overhead),
@@ -540,7 +545,14 @@ fn describe_loggp(params: &LogGpParams) -> String {
         format_time(params.gap),
         format_bandwidth(params.bandwidth()),
         format_time(params.gap_per_byte),
-    )
+    );
+    if params.latency_per_byte > 0.0 {
+        text.push_str(&format!(
+            ", latency {}/B more",
+            format_time(params.latency_per_byte)
+        ));
+    }
+    text
 }
 
 impl Machine for LogGpRun<'_> {
@@ -608,8 +620,9 @@ impl Machine for LogGpRun<'_> {
     ///   (one packet), unless that adapter is still taking earlier messages.
     /// - The adapters at both ends are busy with the message for its
     ///   per-message occupancy `g` and its bytes `W`: the sending one during
-    ///   `[start, start + A_s]`, `A_s = max(g + W, P − L − o_s)` (the second
-    ///   term is ParJava's stop-and-wait send phase with an MTU), so
+    ///   `[start, start + A_s]`, `A_s = g + W` (with an MTU, ParJava's
+    ///   stop-and-wait packets before the last come first:
+    ///   [`ChannelParams::send_busy`]), so
     ///   `tx_free = start + A_s`; the receiving one from its first byte for
     ///   `W + g`, `[arrival − W, arrival + g]`, so the next reception's
     ///   last byte comes no sooner than `g + W'` after `arrival` (`rx_free =
@@ -682,9 +695,8 @@ impl Machine for LogGpRun<'_> {
         let wire = params.wire_time(bytes);
         let share = params.duplex.overlap();
         let (tx, rx, half) = self.timelines(src, dst, shm);
-        // The adapter's time at each end (`P − L − o_s >= W`: every packet
-        // costs at least its m·G; the max guards the rounding).
-        let send_busy = (gap + wire).max(post - latency - send_overhead);
+        // The adapter's time at each end.
+        let send_busy = params.send_busy(bytes);
         let recv_busy = gap + wire;
 
         let start = (ready + send_overhead).max(self.free_at(tx));

@@ -18,8 +18,14 @@ pub struct ChannelParams {
     pub recv_overhead: f64,
     /// g: minimum time between the starts of two messages of one channel.
     pub gap: f64,
-    /// G: seconds per byte, `1 / bandwidth`.
+    /// G: seconds per byte, `1 / bandwidth`: how long each byte occupies
+    /// the adapter (LogGP's G; what a stream of messages shows).
     pub gap_per_byte: f64,
+    /// Seconds per byte that a message's last byte arrives later, beyond
+    /// `G`, without occupying the adapter (a protocol's pipeline fill, or a
+    /// copy on the path): a ping-pong's per-byte slope is `G` plus this.
+    /// 0 unless a stream says the adapter is faster than the ping-pong.
+    pub latency_per_byte: f64,
     /// The system buffer: at most this many bytes per packet; `None` is
     /// unlimited (ParJava's default).
     pub mtu: Option<u64>,
@@ -48,6 +54,7 @@ impl Default for ChannelParams {
             recv_overhead: 0.0,
             gap: 0.0,
             gap_per_byte: 0.0,
+            latency_per_byte: 0.0,
             mtu: None,
             eager_limit: 0,
             control_bytes: 0,
@@ -69,15 +76,19 @@ pub struct LogGpParams {
     pub recv_overhead: f64,
     /// g: minimum time between the starts of two messages of one channel.
     pub gap: f64,
-    /// G: seconds per byte.
+    /// G: seconds per byte the adapter is busy.
     pub gap_per_byte: f64,
+    /// Seconds per byte of latency beyond G (see
+    /// [`ChannelParams::latency_per_byte`]).
+    pub latency_per_byte: f64,
 }
 
 impl LogGpParams {
-    /// Time of one packet of `m` bytes: `T(m) = o_s + L + m·G` (see
-    /// [`ChannelParams::packet_time`] for why `m·G` and not `(m − 1)·G`).
+    /// Time of one packet of `m` bytes: `T(m) = o_s + L + m·(G + G_L)`,
+    /// `G_L` the latency per byte (see [`ChannelParams::packet_time`] for
+    /// why `m·G` and not `(m − 1)·G`).
     pub fn packet_time(&self, m: u64) -> f64 {
-        self.send_overhead + self.latency + m as f64 * self.gap_per_byte
+        self.send_overhead + self.latency + m as f64 * (self.gap_per_byte + self.latency_per_byte)
     }
 
     /// Bandwidth in bytes per second (`1 / G`; infinite when G = 0).
@@ -219,6 +230,7 @@ impl ChannelParams {
             recv_overhead: self.recv_overhead,
             gap: self.gap,
             gap_per_byte: self.gap_per_byte,
+            latency_per_byte: self.latency_per_byte,
         }
     }
 
@@ -289,6 +301,23 @@ impl ChannelParams {
     /// occupy a NIC (or memory channel) on either side.
     pub fn wire_time(&self, n: u64) -> f64 {
         n as f64 * self.params_for(n).gap_per_byte
+    }
+
+    /// How long the sending adapter is busy with a message of `n` bytes:
+    /// the packets before the last, sent stop-and-wait (each a whole
+    /// `T(m)`, ParJava), then the per-message occupancy `g` and the last
+    /// packet's bytes `m·G` (LogGP). Without an MTU: `g + n·G`. The latency
+    /// per byte is not adapter time.
+    pub fn send_busy(&self, n: u64) -> f64 {
+        let params = self.params_for(n);
+        let packets = self.packets(n);
+        let (before_last, _) = self.post_split(n);
+        let last = if packets.rest > 0 {
+            packets.rest
+        } else {
+            packets.size
+        };
+        before_last + params.gap + last as f64 * params.gap_per_byte
     }
 
     /// `post_time(n)` split into (all packets but the last, the last packet).

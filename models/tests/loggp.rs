@@ -20,6 +20,7 @@ fn channel(mtu: Option<u64>, gap: f64) -> ChannelParams {
         control_bytes: 0,
         segments: Vec::new(),
         duplex: Duplex::FULL,
+        ..ChannelParams::default()
     }
 }
 
@@ -271,4 +272,23 @@ fn a_million_ranks() {
     // A rank outside the announced range does not panic.
     let stray = m.transfer(u32::MAX, 0, 8, MessageKind::Eager, 1.0);
     assert!(stray.arrival > 1.0);
+}
+
+#[test]
+fn latency_per_byte_delays_arrival_but_not_the_adapter() {
+    // G = 1 ns/B on the adapter, 3 ns/B more on the way: a 1000-byte
+    // message arrives after o_s + L + 4 us, and the next leaves the adapter
+    // g + n·G = 1 us after the first started.
+    let m = hardware("0 us", "");
+    let mut spec = m.spec().clone();
+    spec.network.latency_per_byte = 3e-9;
+    let m = LogGpMachine::new(spec).expect("valid");
+    assert_relative_eq!(m.network().post_time(1000), 16.0 * US, max_relative = 1e-12);
+    let mut run = m.start(2);
+    let first = run.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(first, 2.0 * US, 16.0 * US);
+    let second = run.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    // The adapter is free at 2 + 1 us; the receiving adapter takes the
+    // second message's bytes g + n·G after the first arrived.
+    assert_transfer(second, 3.0 * US, 17.0 * US);
 }

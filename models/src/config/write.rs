@@ -157,6 +157,13 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
     let _ = writeln!(out, "send_overhead = \"{}\"", time_us(base.send_overhead));
     let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
     let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
+    if base.latency_per_byte > 0.0 {
+        let _ = writeln!(
+            out,
+            "latency_per_byte = \"{}\"",
+            time_ns(base.latency_per_byte)
+        );
+    }
     let mtu = channel
         .mtu
         .map_or_else(|| "unlimited".to_owned(), format_size);
@@ -196,7 +203,19 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
         if params.gap != base.gap {
             let _ = writeln!(out, "gap = \"{}\"", time_us(params.gap));
         }
+        if params.latency_per_byte != base.latency_per_byte {
+            let _ = writeln!(
+                out,
+                "latency_per_byte = \"{}\"",
+                time_ns(params.latency_per_byte)
+            );
+        }
     }
+}
+
+/// Seconds per byte as nanoseconds with 6 decimals: `"0.041667 ns"`.
+fn time_ns(seconds: f64) -> String {
+    format!("{} ns", trim(format!("{:.6}", seconds * 1e9)))
 }
 
 /// The text of a machine file.
@@ -259,6 +278,7 @@ mod tests {
             recv_overhead: 2e-6,
             gap: 0.0,
             gap_per_byte,
+            latency_per_byte: 0.0,
         };
         let file = MachineFile {
             header: vec!["written by a test".into(), String::new()],
@@ -284,6 +304,7 @@ mod tests {
                     from: 1024,
                     params: LogGpParams {
                         send_overhead: 3e-6,
+                        latency_per_byte: 2.5e-10,
                         ..params(7.5e-6, 0.0)
                     },
                 }],
@@ -303,7 +324,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("\n[[network.segments]]\nfrom = \"1 KiB\"\nlatency = \"7.5 us\"\ngap_per_byte = \"0 ns\"\nsend_overhead = \"3 us\"\n\n"),
+            text.contains("\n[[network.segments]]\nfrom = \"1 KiB\"\nlatency = \"7.5 us\"\ngap_per_byte = \"0 ns\"\nsend_overhead = \"3 us\"\nlatency_per_byte = \"0.25 ns\"\n\n"),
             "{text}"
         );
         let spec = match crate::config::parse(&text, "written.toml") {
@@ -328,6 +349,8 @@ mod tests {
         // Not written, so inherited from the base.
         assert!((segment.params.recv_overhead - 2e-6).abs() < 1e-18);
         assert_eq!(segment.params.gap_per_byte, 0.0);
+        assert!((segment.params.latency_per_byte - 2.5e-10).abs() < 1e-22);
+        assert_eq!(net.latency_per_byte, 0.0);
         assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi);
     }
 }
