@@ -623,14 +623,22 @@ impl ChannelFit {
                 ));
             }
             if s.held.intercept && !s.held.inherited_slope && count > 1 {
+                // The intercept its points ask for (a floor far below any
+                // time leaves only b >= 0).
+                let own = fit::fit_segment(&self.points, s.first, s.last, -1.0).line.a;
+                let why = if own < 0.0 {
+                    "below zero: the time per byte rises with size here, and a segment's \
+                     a + b n with L >= 0 cannot follow a per-byte cost that grows from \
+                     one size on"
+                } else if self.measure == Measure::PingPong {
+                    "the assumed overheads, or the handshake, are too large for them"
+                } else {
+                    "below zero"
+                };
                 warnings.push(format!(
-                    "{at}: the intercept is held at its least value, {floor} = {}, so L = 0: the points of {range} alone put it lower{}",
+                    "{at}: the intercept is held at its least value, {floor} = {}, so L = 0; the points of {range} alone put it at {} ({why}), and the model misses them",
                     us(s.line.a),
-                    if self.measure == Measure::PingPong {
-                        " (the assumed overheads, or the handshake, are too large for them)"
-                    } else {
-                        ""
-                    }
+                    us(own)
                 ));
             }
             if s.held.level {
