@@ -141,14 +141,17 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
             EagerOrigin::NotIdentifiable => "not identifiable from a stream table".to_owned(),
         }
     ));
-    if !fit.criterion.is_empty() {
-        let values: Vec<String> = fit
-            .criterion
-            .iter()
-            .map(|c| format!("{} {:.1}", c.segments, c.bic))
+    if let Some(most) = fit.criterion.iter().map(|c| c.segments).max() {
+        let values: Vec<String> = (1..=most)
+            .map(|k| {
+                fit.criterion
+                    .iter()
+                    .find(|c| c.segments == k)
+                    .map_or(format!("{k}: -"), |c| format!("{k}: {:.1}", c.bic))
+            })
             .collect();
         lines.push(format!(
-            "  segments: {}, the least BIC (Schwarz 1978) on the relative residuals, by number of segments: {}",
+            "  segments: {}, the least BIC (Schwarz 1978) on the relative residuals; by number of segments ('-': no fit keeps the rules): {}",
             fit.segments.len(),
             values.join(", ")
         ));
