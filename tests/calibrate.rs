@@ -59,13 +59,17 @@ fn ekss1_pingpong_fit_reproduces_the_table() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let report = stdout(&o);
-    // Achieved: median 0.08%, max 1.15% over the 24 sizes (8 segments).
+    // Achieved: median 0.21%, max 6.65% over the 24 sizes (7 segments of
+    // at least 3 points, the 0 B point alone; the max is the 32 B point,
+    // 8.07 us after 8.95 us at 16 B, which a time that never falls with
+    // size cannot follow).
     let s = summaries(&report);
     assert_eq!(s.len(), 1, "{report}");
     let (points, median, max) = s[0];
     assert_eq!(points, 24);
     assert!(median <= 0.25, "median {median}%\n{report}");
-    assert!(max <= 1.5, "max {max}%\n{report}");
+    assert!(max <= 7.0, "max {max}%\n{report}");
+    assert!(report.contains("network: 7 segment(s)"), "{report}");
     assert!(
         report.contains("eager limit 64 KiB: detected"),
         "the 64 KiB rendezvous step is found\n{report}"
@@ -99,11 +103,18 @@ fn ekss1_shared_memory_from_the_alltoall_table() {
     let report = stdout(&o);
     let s = summaries(&report);
     assert_eq!(s.len(), 2, "{report}");
-    // Achieved for shm: median 1.15%, max 4.41% (7 segments).
+    // Achieved for shm: median 3.35%, max 19.07% (4 segments). From 32 KiB
+    // on the time per byte triples (the copies leave the cache): the points
+    // of 64-256 KiB ask for a line of intercept -897 us, which L >= 0
+    // cannot give, and the header warns of it.
     let (points, median, max) = s[1];
     assert_eq!(points, 24);
-    assert!(median <= 1.5, "median {median}%\n{report}");
-    assert!(max <= 5.0, "max {max}%\n{report}");
+    assert!(median <= 3.5, "median {median}%\n{report}");
+    assert!(max <= 20.0, "max {max}%\n{report}");
+    assert!(
+        report.contains("warning: from 64 KiB: the intercept is held"),
+        "{report}"
+    );
     assert!(report.contains("model = \"smp\""), "{report}");
     assert!(report.contains("[shm]"), "{report}");
 }
@@ -202,12 +213,13 @@ fn shipped_ekss1_machine_loads_and_predicts_the_pingpong() {
     )
     .expect("write");
     // Achieved: the simulation reproduces the fitted closed forms, so the
-    // errors are the fit's (network max 1.15%, shm max 4.41%).
+    // errors are the fit's (with the constrained segments: network max
+    // 6.65%, shm max 19.07%; see the two tests above).
     let network = simulated_errors(&machine, &dir.join("pmb_pingpong_1ppn.csv"), 0.0);
     assert_eq!(network.len(), 24);
     let max = network.iter().copied().fold(0.0, f64::max);
     assert!(
-        max <= 0.015,
+        max <= 0.07,
         "network: max |error| {max} of the simulated ping-pong"
     );
     // Both ranks on node 0: the shared-memory one-way time, which the
@@ -221,7 +233,7 @@ fn shipped_ekss1_machine_loads_and_predicts_the_pingpong() {
     assert_eq!(shm.len(), 24);
     let max = shm.iter().copied().fold(0.0, f64::max);
     assert!(
-        max <= 0.05,
+        max <= 0.20,
         "shm: max |error| {max} of the simulated ping-pong"
     );
 }

@@ -119,7 +119,7 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
         if fit.within_tolerance {
             String::new()
         } else {
-            format!(" (tolerance {:.1}% not reached)", fit.tolerance * 100.0)
+            format!(" (above the {:.1}% tolerance)", fit.tolerance * 100.0)
         }
     )];
     lines.push(format!("  overheads: {}", fit.overhead_origin));
@@ -143,6 +143,21 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
             EagerOrigin::NotIdentifiable => "not identifiable from a stream table".to_owned(),
         }
     ));
+    if let Some(most) = fit.criterion.iter().map(|c| c.segments).max() {
+        let values: Vec<String> = (1..=most)
+            .map(|k| {
+                fit.criterion
+                    .iter()
+                    .find(|c| c.segments == k)
+                    .map_or(format!("{k}: -"), |c| format!("{k}: {:.1}", c.bic))
+            })
+            .collect();
+        lines.push(format!(
+            "  segments: {}, the least BIC (Schwarz 1978) on the relative residuals; by number of segments ('-': no fit keeps the rules): {}",
+            fit.segments.len(),
+            values.join(", ")
+        ));
+    }
     for s in &fit.segments {
         lines.push(format!(
             "  from {:>9}: t = {:.4} us + n * {:.4} ns/B ({}), {} points, rms {:.2}%, max {:.2}%{}",
@@ -165,6 +180,9 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
                 ""
             }
         ));
+    }
+    for warning in fit.warnings() {
+        lines.push(format!("  warning: {warning}"));
     }
     lines
 }
@@ -196,13 +214,18 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
     header.extend([
         String::new(),
         "Method (parsim calibrate): per channel, a piecewise-linear fit t(n) = a + b n of".into(),
-        "the table, weighted least squares on relative error, breakpoints by dynamic".into(),
-        "programming (Bellman 1961), the fewest segments whose worst point is within the".into(),
-        "tolerance (SimGrid contrib/network_model/calibrate_piecewise.py's test). Each".into(),
-        "segment maps to LogGP: G = b; eager a = o_s + L + o_r; rendezvous".into(),
-        "a = 2 post(c) + o_s + L + o_r with post(c) = o_s + L_c + c G_c. Not identifiable".into(),
-        "from a ping-pong, so assumed unless a crossing table (PingPing) fitted them".into(),
-        "(see above): the o_s/L/o_r split, g = 0, full duplex; mtu unlimited.".into(),
+        "the table, weighted least squares on relative error, physically constrained:".into(),
+        "b >= 0, a at least o_s + o_r (plus the handshake above the eager limit), at".into(),
+        "least 3 points per segment (the 0 B point may stand alone), a time that never".into(),
+        "falls with size (also where one segment gives way to the next), no segment".into(),
+        "across the eager limit. Breakpoints by dynamic programming (Bellman 1961), the".into(),
+        "number of segments by the least BIC on the relative residuals (Schwarz 1978;".into(),
+        "Bai and Perron 1998): a segment is added only where it lowers the error by".into(),
+        "more than the noise. Each segment maps to LogGP: G = b; eager a = o_s + L + o_r;".into(),
+        "rendezvous a = 2 post(c) + o_s + L + o_r with post(c) = o_s + L_c + c G_c. Not".into(),
+        "identifiable from a ping-pong, so assumed unless other patterns fitted them (see".into(),
+        "above): the o_s/L/o_r split, g = 0, full duplex; mtu unlimited. Warnings below".into(),
+        "name what the data forced on the fit.".into(),
         String::new(),
     ]);
     header.extend(describe_channel("network", machine.network));
