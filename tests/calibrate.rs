@@ -119,42 +119,6 @@ fn ekss1_shared_memory_from_the_alltoall_table() {
     assert!(report.contains("[shm]"), "{report}");
 }
 
-/// Splits a shell command line of plain and single-quoted words (with
-/// `\'` outside quotes for a quote).
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quoted = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if !quoted => {
-                word.extend(chars.next());
-                in_word = true;
-            }
-            '\'' => {
-                quoted = !quoted;
-                in_word = true;
-            }
-            c if c.is_whitespace() && !quoted => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
-}
-
 /// `examples/machines/ekss1.toml` is exactly what the command in its header
 /// writes (apart from the date), so the shipped machine cannot drift from
 /// the tool.
@@ -169,7 +133,7 @@ fn shipped_ekss1_machine_is_reproducible() {
         .nth(1)
         .and_then(|line| line.strip_prefix("#   "))
         .expect("the header has the command");
-    let mut words = shell_words(command);
+    let mut words = shlex::split(command).expect("the header's command is shell words");
     assert_eq!(words.first().map(String::as_str), Some("parsim"));
     let tmp = temp_dir();
     let out = tmp.join("ekss1-regenerated.toml");
@@ -212,14 +176,17 @@ fn shipped_ekss1_machine_loads_and_predicts_the_pingpong() {
         shipped.replace("ranks_per_node = 2", "ranks_per_node = 1"),
     )
     .expect("write");
-    // Achieved: the simulation reproduces the fitted closed forms, so the
-    // errors are the fit's (with the constrained segments: network max
-    // 6.65%, shm max 19.07%; see the two tests above).
+    // Achieved: the shared-memory simulation reproduces the fitted closed
+    // forms (shm max 19.07% with the constrained segments; see the two
+    // tests above).
     let network = simulated_errors(&machine, &dir.join("pmb_pingpong_1ppn.csv"), 0.0);
     assert_eq!(network.len(), 24);
     let max = network.iter().copied().fold(0.0, f64::max);
+    // With g, the duplex overlap and the overhead split fitted to PingPong
+    // and PingPing together the simulated ping-pong is not the fit's closed
+    // form any more: max 11.6% (VALIDATION.md 2.4).
     assert!(
-        max <= 0.07,
+        max <= 0.12,
         "network: max |error| {max} of the simulated ping-pong"
     );
     // Both ranks on node 0: the shared-memory one-way time, which the

@@ -336,13 +336,23 @@ fn osu_7_samples_are_read_or_refused_by_name() {
     assert_eq!(rows[0]["bytes"], 1);
     assert_eq!(rows[0]["measured_usec"], 1.62);
     assert_eq!(rows[0]["total"], 2);
-    let o = parsim(&[
+    // A bandwidth table is read as time per message, bytes / (MB/s), which
+    // the bandwidth skeletons print.
+    let v = json(&parsim(&[
         "validate",
-        "examples/osu/latency.mpl",
+        "examples/osu/bw.mpl",
         "--table",
         "calibrate/tests/data/osu7_bw.txt",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("a bandwidth table"), "{err}");
+        "--format",
+        "json",
+    ]));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 23);
+    assert_eq!(rows[0]["bytes"], 1);
+    let usec = rows[0]["measured_usec"].as_f64().expect("number");
+    assert!((usec - 1.0 / 3.21).abs() < 1e-12, "{usec}");
+    assert_eq!(rows[4]["bytes"], 16);
+    let usec = rows[4]["measured_usec"].as_f64().expect("number");
+    assert!((usec - 16.0 / 51.20).abs() < 1e-12, "{usec}");
+    assert_eq!(rows[0]["total"], 2);
 }

@@ -7,37 +7,34 @@
 // `--ppn PAIRS`). Message sizes 1, 2, 4, ... up to max_bytes (4 MiB); per
 // iteration each sender posts a window of 64 isends and waits for all, its
 // receiver posts 64 irecvs, waits for all and answers with 4 bytes. Up to
-// 8192 bytes 100 iterations after 10 skipped, above 20 after 2. Each
-// sender times its iterations; the times are summed to rank 0 and averaged
-// over the pairs; the aggregate bandwidth = pairs * size * iterations * 64
-// / average time, MB/s, and the message rate = bandwidth / size.
+// message sizes 100 iterations after 10 skipped (`calc_bw` does not switch
+// to fewer iterations for large messages, unlike osu_bw), with a barrier of
+// all ranks after the skipped ones. Each sender times its iterations; the
+// times are summed to rank 0 (MPI_Reduce) and averaged over the pairs; the
+// aggregate bandwidth = pairs * size * iterations * 64 / average time,
+// MB/s, and the message rate = bandwidth / size.
 // Output (rank 0): IMB's table with the time per message of the aggregate
 // stream in microseconds, bytes / aggregate bandwidth, which is what
 // `parsim validate` compares (it reads osu_mbw_mr's MB/s the same way):
 //   #bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]
 param max_bytes = 4194304
 param window = 64
-param iters_small = 100
-param skip_small = 10
-param iters_large = 20
-param skip_large = 2
+param iters = 100
+param skip = 10
 
 let pairs = size / 2
 if rank == 0 { print("#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]") }
-let iters = iters_small
-let skip = skip_small
 let bytes = 1
 while bytes <= max_bytes {
-    if bytes > 8192 {
-        iters = iters_large
-        skip = skip_large
-    }
     barrier()
     let t = 0.0
     if rank < pairs {
         let t0 = 0.0
         for i in 0 .. iters + skip {
-            if i == skip { t0 = wtime() }
+            if i == skip {
+                barrier()
+                t0 = wtime()
+            }
             for j in 0 .. window { let r = isend(to: rank + pairs, bytes: bytes, tag: 100) }
             waitall()
             recv(from: rank + pairs, bytes: 4, tag: 101)
@@ -45,10 +42,13 @@ while bytes <= max_bytes {
         t = wtime() - t0
     } else if rank < 2 * pairs {
         for i in 0 .. iters + skip {
+            if i == skip { barrier() }
             for j in 0 .. window { let r = irecv(from: rank - pairs, bytes: bytes, tag: 100) }
             waitall()
             send(to: rank - pairs, bytes: 4, tag: 101)
         }
+    } else {
+        barrier()
     }
     let total = allreduce(bytes: 8, value: t, op: sum)
     let per = (total / pairs) * 1e6 / (pairs * iters * window)
