@@ -638,18 +638,33 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
     let mut has_bytes = true;
     let mut used_col = String::new();
     for block in &chosen {
-        let time = want_col
-            .iter()
-            .find_map(|w| block.columns.iter().position(|c| c.eq_ignore_ascii_case(w)))
-            .ok_or_else(|| Error::Choose {
-                message: format!(
-                    "{path}: benchmark {name} has no column {}",
-                    want_col.join(" or ")
-                ),
-                columns: Some(block.columns.join(" ")),
-                choice: Choice::TimeColumn,
-            })?;
-        used_col.clone_from(&block.columns[time]);
+        // Uniband and Biband print a message rate, no time: read as the
+        // time per message of the aggregate, 10^6 / (Msg/sec) µs, which
+        // the skeletons print (examples/imb/uniband.mpl, biband.mpl).
+        let rate = q.time_col.is_none()
+            && !want_col
+                .iter()
+                .any(|w| block.columns.iter().any(|c| c.eq_ignore_ascii_case(w)));
+        let time = if rate {
+            block.columns.iter().position(|c| c == "Msg/sec")
+        } else {
+            want_col
+                .iter()
+                .find_map(|w| block.columns.iter().position(|c| c.eq_ignore_ascii_case(w)))
+        }
+        .ok_or_else(|| Error::Choose {
+            message: format!(
+                "{path}: benchmark {name} has no column {}",
+                want_col.join(" or ")
+            ),
+            columns: Some(block.columns.join(" ")),
+            choice: Choice::TimeColumn,
+        })?;
+        used_col = if rate {
+            "Msg/sec read as time per message, 10^6 / (Msg/sec) us".to_owned()
+        } else {
+            block.columns[time].clone()
+        };
         let bytes = block.columns.first().is_some_and(|c| c == "#bytes");
         has_bytes &= bytes;
         let active = block.processes.unwrap_or(q.ranks);
@@ -667,7 +682,8 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
             })
         })?;
         for (line, cells) in &block.rows {
-            let (usec, size) = row_values(&path, *line, cells, &block.columns, time, bytes)?;
+            let (value, size) = row_values(&path, *line, cells, &block.columns, time, bytes)?;
+            let usec = if rate { 1e6 / value } else { value };
             points.push(Point {
                 active: Some(active),
                 total: Some(total),

@@ -30,6 +30,12 @@ enum Timeline {
     ShmNodeTx(u32),
     /// The receiving side of a node's memory channel (half duplex).
     ShmNodeRx(u32),
+    /// One rank's own way into its node's shared network adapter (SMP
+    /// model): its per-message gap `g` and its bytes, LogGP's per-processor
+    /// gap.
+    RankTx(u32),
+    /// One rank's own way out of its node's adapter.
+    RankRx(u32),
 }
 
 /// Which half-duplex channel of a node: its NIC or its memory channel.
@@ -102,6 +108,10 @@ pub struct LogGpRun<'a> {
     /// Per node, SMP model with half-duplex `[shm]` only:
     /// [`Timeline::ShmNodeRx`].
     shm_node_rx: Vec<f64>,
+    /// Per rank, SMP model only: [`Timeline::RankTx`].
+    rank_tx: Vec<f64>,
+    /// Per rank, SMP model only: [`Timeline::RankRx`].
+    rank_rx: Vec<f64>,
     /// Timelines outside the ranges `reset` sized for (an engine that sends
     /// from a rank it did not announce); kept apart so that a stray large
     /// rank number never allocates a huge vector.
@@ -360,6 +370,8 @@ impl MachineDesc for LogGpMachine {
             shm_rx: Vec::new(),
             shm_node_tx: Vec::new(),
             shm_node_rx: Vec::new(),
+            rank_tx: Vec::new(),
+            rank_rx: Vec::new(),
             overflow: HashMap::new(),
             busy: Box::default(),
         };
@@ -472,6 +484,8 @@ impl<'a> LogGpRun<'a> {
             Timeline::ShmRx(rank) => (&self.shm_rx, rank),
             Timeline::ShmNodeTx(node) => (&self.shm_node_tx, node),
             Timeline::ShmNodeRx(node) => (&self.shm_node_rx, node),
+            Timeline::RankTx(rank) => (&self.rank_tx, rank),
+            Timeline::RankRx(rank) => (&self.rank_rx, rank),
         }
     }
 
@@ -498,6 +512,8 @@ impl<'a> LogGpRun<'a> {
             Timeline::ShmRx(rank) => (&mut self.shm_rx, rank),
             Timeline::ShmNodeTx(node) => (&mut self.shm_node_tx, node),
             Timeline::ShmNodeRx(node) => (&mut self.shm_node_rx, node),
+            Timeline::RankTx(rank) => (&mut self.rank_tx, rank),
+            Timeline::RankRx(rank) => (&mut self.rank_rx, rank),
         };
         let slot = match slots.get_mut(index as usize) {
             Some(slot) => slot,
@@ -641,10 +657,14 @@ impl Machine for LogGpRun<'_> {
     ///   its last byte has left.
     ///
     /// The timelines: for the network, `tx_free` is the transmit timeline of
-    /// `src`'s node's adapter (shared by its `ranks_per_node` ranks) and
-    /// `rx_free` the receive timeline of `dst`'s node's adapter. For shared
-    /// memory, full duplex: `src`'s send and `dst`'s receive timelines (per
-    /// rank); otherwise per node, shared by its ranks.
+    /// `src`'s node's adapter and `rx_free` the receive timeline of `dst`'s
+    /// node's adapter. In the SMP model the node's ranks share the adapter:
+    /// each rank has its own transmit and receive timeline for its `g + W`
+    /// (LogP's g is per processor: a node's ranks together send `k/g`
+    /// small messages per second), and the node's adapter has one for the
+    /// bytes `W` of all its ranks. For shared memory, full duplex: `src`'s
+    /// send and `dst`'s receive timelines (per rank); otherwise per node,
+    /// shared by its ranks.
     ///
     /// Duplex (`duplex = "half"`, or a share `0 <= d < 1`): the two
     /// directions of an adapter (or memory channel) overlap for only `d` of
@@ -698,9 +718,24 @@ impl Machine for LogGpRun<'_> {
         // The adapter's time at each end.
         let send_busy = params.send_busy(bytes);
         let recv_busy = gap + wire;
+        // In the SMP model the network adapter is shared: each rank has its
+        // own way in and out (LogGP's g is per processor), busy for the
+        // message's g and bytes, and the node's adapter takes the bytes of
+        // all its ranks one message at a time.
+        let per_rank = (!shm && self.machine.spec.model == CommModel::Smp)
+            .then_some((Timeline::RankTx(src), Timeline::RankRx(dst)));
+        let (node_send, node_recv) = match per_rank {
+            Some(_) => (send_busy - gap, wire),
+            None => (send_busy, recv_busy),
+        };
 
-        let start = (ready + send_overhead).max(self.free_at(tx));
-        let mut arrival = (start + post - send_overhead).max(self.free_at(rx) + recv_busy);
+        let mut start = (ready + send_overhead).max(self.free_at(tx));
+        let mut arrival_floor = self.free_at(rx) + node_recv;
+        if let Some((rank_tx, rank_rx)) = per_rank {
+            start = start.max(self.free_at(rank_tx));
+            arrival_floor = arrival_floor.max(self.free_at(rank_rx) + recv_busy);
+        }
+        let mut arrival = (start + post - send_overhead).max(arrival_floor);
         let mut slowed = 0.0;
         if let Some((from, to)) = half {
             let at_src = self
@@ -712,8 +747,12 @@ impl Machine for LogGpRun<'_> {
             slowed = (1.0 - share) * at_src.max(at_dst);
             arrival += slowed;
         }
-        self.occupy_until(tx, start + send_busy + slowed);
+        self.occupy_until(tx, start + node_send + slowed);
         self.occupy_until(rx, arrival);
+        if let Some((rank_tx, rank_rx)) = per_rank {
+            self.occupy_until(rank_tx, start + send_busy + slowed);
+            self.occupy_until(rank_rx, arrival);
+        }
         if let Some((from, to)) = half {
             // Transfers come in nondecreasing `ready` order and every busy
             // interval begins at or after its transfer's `ready` (`start >=
@@ -764,9 +803,15 @@ impl Machine for LogGpRun<'_> {
             }
             _ => (0, 0),
         };
+        let per_rank = match self.machine.spec.model {
+            CommModel::Smp => ranks as usize,
+            CommModel::Hardware => 0,
+        };
         for (timelines, len) in [
             (&mut self.nic_tx, nodes),
             (&mut self.nic_rx, nodes),
+            (&mut self.rank_tx, per_rank),
+            (&mut self.rank_rx, per_rank),
             (&mut self.shm_tx, shm_ranks),
             (&mut self.shm_rx, shm_ranks),
             (&mut self.shm_node_tx, shm_nodes),

@@ -206,10 +206,11 @@ fn two_ranks_of_a_node_share_its_nic() {
 }
 
 #[test]
-fn many_pairs_of_small_messages_share_the_adapter_by_g() {
-    // k ranks of node 0 each send one 0-byte message to their partner on
-    // node 1 at the same time: the adapter takes them g apart (the message
-    // rate of a node is 1/g), and the senders' overheads overlap.
+fn g_is_each_ranks_own_and_bytes_share_the_adapter() {
+    // LogGP's g is per processor: k ranks of node 0 each send one 0-byte
+    // message to their partner on node 1 at the same time and none waits
+    // for another's g (the node's message rate is k/g); one rank's
+    // messages are g apart; bytes share the node's adapter.
     let text = MACHINE
         .replace("RPN", "8")
         .replace("duplex = \"NET\"", "gap = \"2 us\"")
@@ -218,12 +219,22 @@ fn many_pairs_of_small_messages_share_the_adapter_by_g() {
         Ok(m) => m,
         Err(err) => panic!("{err}"),
     };
-    let mut m = m.start(16);
+    let mut run = m.start(16);
     for k in 0..8_u32 {
-        let tr = m.transfer(k, 8 + k, 0, MessageKind::Eager, 0.0);
-        let start = OS + f64::from(k) * 2.0 * US;
-        assert_transfer(tr, start, start + L);
+        let tr = run.transfer(k, 8 + k, 0, MessageKind::Eager, 0.0);
+        assert_transfer(tr, OS, OS + L);
     }
+    // Rank 0 again, ready at once: its own way in is busy g = 2 us.
+    let again = run.transfer(0, 8, 0, MessageKind::Eager, 0.0);
+    assert_transfer(again, OS + 2.0 * US, OS + 2.0 * US + L);
+    // Two ranks sending n bytes: the node's adapter takes the second's
+    // bytes after the first's.
+    let mut run = m.start(16);
+    let first = run.transfer(1, 9, N, MessageKind::Eager, 0.0);
+    let second = run.transfer(2, 10, N, MessageKind::Eager, 0.0);
+    let w = N as f64 * G;
+    assert_transfer(first, OS, OS + L + w);
+    assert_transfer(second, OS + w, OS + w + L + w);
 }
 
 #[test]

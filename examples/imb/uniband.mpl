@@ -1,0 +1,47 @@
+// examples/imb/uniband.mpl: Intel IMB-MPI1 "Uniband" as a parsim skeleton.
+//
+// The IMB method (IMB 2019, src_c/IMB_bandwidth.c, IMB_uni_bandwidth):
+// `size / 2` pairs, rank i < pairs sending to rank i + pairs (with block
+// placement and `pairs` ranks per node every pair crosses between two
+// nodes: run it with `--ppn PAIRS`). Message sizes 0, 1, 2, 4, ... up to
+// max_bytes (4 MiB); samples max(1, min(1000, 40 MiB / bytes)); two
+// barriers, then per sample each sender posts a window of 64 isends and
+// waits for all, then receives a 1-byte acknowledgement; its receiver posts
+// 64 irecvs, waits for all and sends the acknowledgement. Each rank's time
+// per sample; IMB reports Msg/sec = pairs * 64 / (the slowest rank's time
+// per sample) and Mbytes/sec = bytes * Msg/sec / 10^6.
+// Output (rank 0): IMB's table with the time per message of the aggregate,
+// 1 / (Msg/sec) in microseconds, which is what `parsim validate` compares
+// (it reads IMB's Msg/sec column the same way):
+//   #bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]
+param max_bytes = 4194304
+param window = 64
+param max_reps = 1000
+
+let pairs = size / 2
+if rank == 0 { print("#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]") }
+let bytes = 0
+while bytes <= max_bytes {
+    let reps = max(1, min(max_reps, 41943040 / max(bytes, 1)))
+    barrier()
+    barrier()
+    let t0 = wtime()
+    if rank < pairs {
+        for i in 0 .. reps {
+            for j in 0 .. window { let r = isend(to: rank + pairs, bytes: bytes, tag: 1) }
+            waitall()
+            recv(from: rank + pairs, bytes: 1, tag: 1)
+        }
+    } else if rank < 2 * pairs {
+        for i in 0 .. reps {
+            for j in 0 .. window { let r = irecv(from: rank - pairs, bytes: bytes, tag: 1) }
+            waitall()
+            send(to: rank - pairs, bytes: 1, tag: 1)
+        }
+    }
+    let t = (wtime() - t0) / reps
+    let tmax = allreduce(bytes: 8, value: t, op: max)
+    let per = tmax * 1e6 / (pairs * window)
+    if rank == 0 { print(bytes, reps, per, per, per) }
+    if bytes == 0 { bytes = 1 } else { bytes = bytes * 2 }
+}
