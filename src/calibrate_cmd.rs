@@ -76,13 +76,18 @@ pub(crate) struct NetArgs {
     #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "csv"])]
     pingping_format: String,
     /// An osu_bw table of the same network (a stream of messages in one
-    /// direction): fitted with the ping-pong as --pingping is.
+    /// direction): fitted with the ping-pong as --pingping is. --run
+    /// measures it.
     #[arg(long, value_name = "TABLE")]
     stream: Option<PathBuf>,
     /// An osu_bibw table of the same network (streams both ways at once):
-    /// fitted with the ping-pong as --pingping is.
+    /// fitted with the ping-pong as --pingping is. --run measures it.
     #[arg(long, value_name = "TABLE")]
     bistream: Option<PathBuf>,
+    /// The --stream and --bistream tables' format: OSU output, or IMB text
+    /// with "Stream" and "BiStream" blocks (what --run saves).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "osu-bw", "imb"])]
+    stream_format: String,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich`, `alltoall=pairwise`, ...
     #[arg(long = "collective", value_name = "KEY=VALUE")]
@@ -255,6 +260,11 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
             args.pingping = Some(m.table.clone());
             args.pingping_format = "imb".into();
         }
+        if args.stream.is_none() && args.bistream.is_none() {
+            args.stream = Some(m.table.clone());
+            args.bistream = Some(m.table.clone());
+            args.stream_format = "imb".into();
+        }
         args.input = Some(m.table);
         args.format = "imb".into();
         args.benchmark = "PingPong".into();
@@ -349,16 +359,17 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             },
         ));
     }
-    for (pattern, path) in [
-        (app::patterns::Pattern::Stream, &args.stream),
-        (app::patterns::Pattern::BiStream, &args.bistream),
+    for (pattern, path, benchmark) in [
+        (app::patterns::Pattern::Stream, &args.stream, "Stream"),
+        (app::patterns::Pattern::BiStream, &args.bistream, "BiStream"),
     ] {
         if let Some(path) = path {
             pattern_tables.push((
                 pattern,
                 path.clone(),
                 InputOptions {
-                    format: Some(Format::OsuBw),
+                    format: format_of(&args.stream_format)?,
+                    benchmark: Some(benchmark.into()),
                     ..InputOptions::default()
                 },
             ));

@@ -1,7 +1,8 @@
 //! Measuring the network (`parsim calibrate net --run LAUNCHER`): build
 //! parsim's network benchmark (`calibrate/src/netbench.c`: IMB PingPong and
-//! PingPing, and memcpy) with mpicc, run it with the user's launcher, keep
-//! its raw output, and read what the fit needs from it.
+//! PingPing, osu_bw's and osu_bibw's streams, and memcpy) with mpicc, run
+//! it with the user's launcher, keep its raw output, and read what the fit
+//! needs from it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,9 +100,10 @@ fn measure(
         )
         .map_err(|e| Error::Input(format!("{}: {name}: {e}", save.display())))
     };
-    // Both tables must be there: the fit reads them from the saved file.
-    table("PingPong")?;
-    table("PingPing")?;
+    // Every table must be there: the fit reads them from the saved file.
+    for name in ["PingPong", "PingPing", "Stream", "BiStream"] {
+        table(name)?;
+    }
     let memcpy = stdout
         .lines()
         .find_map(|l| l.strip_prefix("# parsim netbench: memcpy "))

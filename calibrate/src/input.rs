@@ -616,14 +616,27 @@ pub struct OsuTable {
 /// first row.
 pub fn osu_table(text: &str) -> Result<OsuTable, InputError> {
     let lines: Vec<&str> = text.lines().collect();
-    let header_index = lines
+    let is_header = |line: &&str| {
+        line.trim().strip_prefix('#').is_some_and(|rest| {
+            let rest = rest.trim_start();
+            rest.starts_with("Size") || rest.starts_with("Avg Latency")
+        })
+    };
+    // The header is the last one before the first row of numbers: OMB 5.6's
+    // osu_mbw_mr prints a stray `# Size  Latency (us)` above its real
+    // `# Size  MB/s  Messages/s`.
+    let first_row = lines
         .iter()
         .position(|line| {
-            line.trim().strip_prefix('#').is_some_and(|rest| {
-                let rest = rest.trim_start();
-                rest.starts_with("Size") || rest.starts_with("Avg Latency")
-            })
+            line.split_whitespace()
+                .next()
+                .is_some_and(|cell| !cell.starts_with('#') && cell.parse::<f64>().is_ok())
         })
+        .unwrap_or(lines.len());
+    let header_index = lines[..first_row]
+        .iter()
+        .rposition(is_header)
+        .or_else(|| lines.iter().position(is_header))
         .ok_or_else(|| {
             InputError::NoTable(
                 "no OSU header line (`# Size  Latency (us)`, `# Avg Latency(us)`)".into(),

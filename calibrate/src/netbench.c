@@ -1,8 +1,11 @@
 /*
  * The network benchmark of `parsim calibrate net --run LAUNCHER`: IMB's
- * PingPong and PingPing between ranks 0 and 1, printed in IMB's own text
- * format (so the same parser reads a real IMB run and this one), and the
- * memory-copy bandwidth of one rank.
+ * PingPong and PingPing between ranks 0 and 1, and streams in both forms
+ * of the OSU Micro-Benchmarks (osu_bw: a window of 64 messages one way and
+ * a 4-byte acknowledgement; osu_bibw: windows both ways), printed in IMB's
+ * own text format (so the same parser reads a real IMB run and this one;
+ * the streams as "Stream" and "BiStream" with t[usec] the time per
+ * message), and the memory-copy bandwidth of one rank.
  *
  * Method (Intel MPI Benchmarks User Guide, "PingPong", "PingPing"; the
  * MPITEST scheme t = (t2 - t1 - DT) / reps of ../shared/seeds/001):
@@ -11,6 +14,12 @@
  *     default), after max(2, reps / 10) warm-up repetitions;
  *   - PingPong: t = half the round trip; PingPing: both ranks send at once
  *     (MPI_Isend + MPI_Recv + MPI_Wait), t = one exchange;
+ *   - Stream (OMB 5.x mpi/pt2pt/osu_bw.c): per repetition rank 0 posts 64
+ *     MPI_Isend and waits for all, rank 1 posts 64 MPI_Irecv, waits and
+ *     answers with 4 bytes; t = the time per message, a repetition / 64;
+ *     BiStream (osu_bibw.c): both ranks post 64 MPI_Irecv and 64 MPI_Isend
+ *     and wait for all; t = a repetition / 128. Repetitions: the
+ *     PingPong's / 64, at least 2;
  *   - each size is measured 5 times after a barrier and the median is
  *     printed, which keeps a shared machine's noise out of the fit;
  *   - ranks other than 0 and 1 wait in the barriers.
@@ -69,8 +78,46 @@ static double pingping(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
     return (MPI_Wtime() - t0) / reps;
 }
 
+#define WINDOW 64
+
+static double stream(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
+    MPI_Request req[WINDOW];
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < reps; i++) {
+        if (rank == 0) {
+            for (int j = 0; j < WINDOW; j++)
+                MPI_Isend(sbuf, (int)bytes, MPI_BYTE, 1, 100, MPI_COMM_WORLD, &req[j]);
+            MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+            MPI_Recv(rbuf, 4, MPI_BYTE, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            for (int j = 0; j < WINDOW; j++)
+                MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, 0, 100, MPI_COMM_WORLD, &req[j]);
+            MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+            MPI_Send(sbuf, 4, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) / reps;
+}
+
+static double bistream(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
+    MPI_Request req[2 * WINDOW];
+    double t0 = MPI_Wtime();
+    if (rank <= 1) {
+        int peer = 1 - rank;
+        for (int i = 0; i < reps; i++) {
+            for (int j = 0; j < WINDOW; j++)
+                MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, peer, 10, MPI_COMM_WORLD, &req[j]);
+            for (int j = 0; j < WINDOW; j++)
+                MPI_Isend(sbuf, (int)bytes, MPI_BYTE, peer, 10, MPI_COMM_WORLD, &req[WINDOW + j]);
+            MPI_Waitall(2 * WINDOW, req, MPI_STATUSES_IGNORE);
+        }
+    }
+    return (MPI_Wtime() - t0) / reps;
+}
+
 static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank,
-                  double (*bench)(char *, char *, long, int, int), double scale) {
+                  double (*bench)(char *, char *, long, int, int), double scale,
+                  int reps_divisor) {
     if (rank == 0) {
         printf("#---------------------------------------------------\n");
         printf("# Benchmarking %s\n", name);
@@ -80,7 +127,8 @@ static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank
         printf("       #bytes #repetitions      t[usec]   Mbytes/sec\n");
     }
     for (long bytes = 0; bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
-        int reps = reps_for(bytes);
+        int reps = reps_for(bytes) / reps_divisor;
+        if (reps < 2 && reps_divisor > 1) reps = 2;
         double t[TRIALS];
         bench(sbuf, rbuf, bytes, reps / 10 > 2 ? reps / 10 : 2, rank); /* warm-up */
         for (int k = 0; k < TRIALS; k++) {
@@ -117,8 +165,10 @@ int main(int argc, char **argv) {
         MPI_Recv(peer, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("# parsim netbench: rank 0 on %s, rank 1 on %s\n", host, peer);
     }
-    table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5);
-    table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0);
+    table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5, 1);
+    table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1);
+    table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW);
+    table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW);
 
     /* memcpy bandwidth of rank 0 on 4 MiB buffers (beyond most L2 caches),
      * the median of TRIALS runs of 20 copies. */
