@@ -128,8 +128,8 @@ pub(crate) struct NetArgs {
     /// At most this many size segments per channel.
     #[arg(long, default_value_t = 8)]
     max_segments: usize,
-    /// Accept the fewest segments whose worst point is within this relative
-    /// error ("5%" or 0.05).
+    /// The relative error the fit report compares each channel's worst
+    /// point with ("5%" or 0.05); the segments themselves are chosen by BIC.
     #[arg(long, default_value = "5%")]
     tolerance: String,
     /// The latency for an osu_bw table (which cannot measure it).
@@ -392,7 +392,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     if args.shm.is_none() && args.shm_from_alltoall2 {
         bail!("--shm-from-alltoall2 needs --shm TABLE");
     }
-    print!("{}", fitted.report());
+    crate::out(&fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())
         .chain(std::env::args().skip(1))
@@ -439,9 +439,9 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         Some(path) => {
             std::fs::write(path, &toml)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            println!("\nwrote {}", path.display());
+            crate::out(&format!("\nwrote {}\n", path.display()));
         }
-        None => print!("\n{toml}"),
+        None => crate::out(&format!("\n{toml}")),
     }
     Ok(())
 }
