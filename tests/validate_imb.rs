@@ -356,3 +356,40 @@ fn osu_7_samples_are_read_or_refused_by_name() {
     assert!((usec - 16.0 / 51.20).abs() < 1e-12, "{usec}");
     assert_eq!(rows[0]["total"], 2);
 }
+
+/// An osu_mbw_mr table says its pair count: the comparison runs that many
+/// pairs (twice the ranks) whatever --ranks says, and its MB/s is read as
+/// the aggregate's time per message. Alaska, 4 pairs, 4 per node.
+#[test]
+fn osu_mbw_mr_tables_set_the_process_count() {
+    let Some(dir) = support::shared_data(
+        "validation/alaska/roce-gcc9-openmpi4-ucx/omb/Osu_mbw_mr__4",
+        "rfm_Osu_mbw_mr__4_job.out",
+    ) else {
+        return;
+    };
+    let table = dir.join("rfm_Osu_mbw_mr__4_job.out");
+    let v = json(&parsim(&[
+        "validate",
+        "examples/osu/mbw_mr.mpl",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "--ppn",
+        "4",
+        "--format",
+        "json",
+    ]));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 23, "sizes 1 B .. 4 MiB");
+    assert_eq!(rows[0]["total"], 8);
+    // Row "1  MB/s": the time per message is 1 / (MB/s) us.
+    let text = std::fs::read_to_string(&table).expect("read");
+    let mb_per_s: f64 = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("1"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("a row for 1 byte");
+    let usec = rows[0]["measured_usec"].as_f64().expect("number");
+    assert!((usec - 1.0 / mb_per_s).abs() < 1e-12, "{usec} {mb_per_s}");
+}

@@ -791,6 +791,60 @@ control_bytes = "64 B"
         assert!(!joint.fit.gap_identified);
     }
 
+    /// A stream faster per byte than the ping-pong's slope splits the
+    /// slope: G from the stream's tightest bound, the rest latency per
+    /// byte, the ping-pong's one-way time unchanged.
+    #[test]
+    fn a_stream_splits_the_ping_pong_slope() {
+        // Ping-pong: 2 us + 1 ns/B; stream: 0.1 us per message + 0.4 ns/B.
+        let sizes: Vec<u64> = (0..=20).map(|k| 1_u64 << k).collect();
+        let pong = table(
+            &sizes,
+            &sizes
+                .iter()
+                .map(|&n| 2e-6 + n as f64 * 1e-9)
+                .collect::<Vec<_>>(),
+        );
+        let stream = table(
+            &sizes,
+            &sizes
+                .iter()
+                .map(|&n| 0.1e-6 + n as f64 * 0.4e-9)
+                .collect::<Vec<_>>(),
+        );
+        let mut fit = calibrate::calibrate_channel(
+            &pong,
+            &calibrate::ChannelOptions {
+                eager_limit: calibrate::EagerLimit::Fixed(1 << 30),
+                ..calibrate::ChannelOptions::default()
+            },
+        )
+        .expect("fits");
+        assert_eq!(fit.segments.len(), 1, "{:?}", fit.segments);
+        let notes = apply_stream(&mut fit, &stream);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let segment = &fit.segments[0];
+        // The tightest bound t(n)/n is at the largest size: 0.1 us / 1 MiB
+        // + 0.4 ns/B.
+        let bound = 0.1e-6 / f64::from(1 << 20) + 0.4e-9;
+        assert!((segment.gap_per_byte - bound).abs() < 1e-15, "{segment:?}");
+        assert!(
+            (segment.gap_per_byte + segment.latency_per_byte - 1e-9).abs() < 1e-13,
+            "{segment:?}"
+        );
+        // A stream slower than the ping-pong changes nothing.
+        let slow = table(
+            &sizes,
+            &sizes
+                .iter()
+                .map(|&n| n as f64 * 2e-9 + 1e-6)
+                .collect::<Vec<_>>(),
+        );
+        let before = fit.clone();
+        assert!(apply_stream(&mut fit, &slow).is_empty());
+        assert_eq!(fit, before);
+    }
+
     fn compile_program(text: &str) -> sim_core::ir::Program {
         crate::scenario::compile("<test>", text).expect("compiles")
     }
