@@ -6,10 +6,10 @@
 //! 2. [`channel::calibrate_channel`] fits a piecewise-linear `t(n) = a_k +
 //!    b_k·n` with breakpoints found from the data ([`fit`]: least squares on
 //!    relative error, Bellman's dynamic programming over the breakpoints,
-//!    SimGrid's max-relative-error acceptance) and maps each segment to
-//!    LogGP parameters (`G = b`, `a = o_s + L + o_r`, minus the rendezvous
-//!    handshake above the eager limit), then re-predicts every point with
-//!    the model's closed forms ([`channel::ChannelFit::checks`]).
+//!    physically constrained segments, their number by BIC) and maps each
+//!    segment to LogGP parameters (`G = b`, `a = o_s + L + o_r`, minus the
+//!    rendezvous handshake above the eager limit), then re-predicts every
+//!    point with the model's closed forms ([`channel::ChannelFit::checks`]).
 //! 3. [`machine::write_machine`] writes the TOML machine file, with a
 //!    header saying where every number came from; [`report::text`] is the
 //!    human-readable fit report.
