@@ -91,12 +91,14 @@ pub fn fit(
     memcpy: f64,
 ) -> Result<Fitted, Error> {
     let table = read_table(input, input_options)?;
-    let mut network =
-        calibrate::calibrate_channel(&table, network_options).map_err(|err| Error::Fit {
+    let fit_network = |options: &ChannelOptions| {
+        calibrate::calibrate_channel(&table, options).map_err(|err| Error::Fit {
             path: input.to_owned(),
             shm: false,
             err,
-        })?;
+        })
+    };
+    let mut network = fit_network(network_options)?;
     let patterns = match patterns {
         None => None,
         Some(p) => {
@@ -109,10 +111,9 @@ pub fn fit(
             use crate::patterns::{MAX_OVERHEAD_FRACTION, MIN_OVERHEAD_FRACTION};
             // The overhead splits to try: the given one, or 10%..90% of the
             // smallest time in 5% steps (the default 40% among them).
-            let mut fits = vec![(f64::NAN, network.clone())];
+            let mut fits = Vec::new();
             let mut default_split = 0;
             if p.fit_overheads {
-                fits.clear();
                 let steps = ((MAX_OVERHEAD_FRACTION - MIN_OVERHEAD_FRACTION) / STEP).round() as u32;
                 for k in 0..=steps {
                     let fraction = MIN_OVERHEAD_FRACTION + f64::from(k) * STEP;
@@ -124,15 +125,10 @@ pub fn fit(
                         overhead: calibrate::Overhead::Fraction(fraction),
                         ..network_options.clone()
                     };
-                    let fit = calibrate::calibrate_channel(&table, &options).map_err(|err| {
-                        Error::Fit {
-                            path: input.to_owned(),
-                            shm: false,
-                            err,
-                        }
-                    })?;
-                    fits.push((fraction, fit));
+                    fits.push((fraction, fit_network(&options)?));
                 }
+            } else {
+                fits.push((f64::NAN, network.clone()));
             }
             // A stream's rate per byte, where it is above the ping-pong's.
             let stream = p
@@ -141,12 +137,13 @@ pub fn fit(
                 .zip(&tables)
                 .find(|((pattern, _, _), _)| *pattern == Pattern::Stream)
                 .map(|(_, t)| t);
-            let mut stream_notes = Vec::new();
-            if let Some(stream) = stream {
-                for (_, fit) in &mut fits {
-                    stream_notes = crate::patterns::apply_stream(fit, stream);
-                }
-            }
+            // Per split: what the stream changed in its segments.
+            let mut stream_notes: Vec<Vec<String>> = fits
+                .iter_mut()
+                .map(|(_, fit)| {
+                    stream.map_or_else(Vec::new, |s| crate::patterns::apply_stream(fit, s))
+                })
+                .collect();
             let splits = fits
                 .iter()
                 .map(|(fraction, fit)| {
@@ -171,7 +168,7 @@ pub fn fit(
                     default_split,
                 },
             )?;
-            joint.fit.stream_notes = stream_notes;
+            joint.fit.stream_notes = stream_notes.swap_remove(joint.split);
             network = fits.swap_remove(joint.split).1;
             for segment in &mut network.segments {
                 segment.gap = joint.fit.gap;

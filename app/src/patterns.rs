@@ -465,23 +465,24 @@ pub struct Joint {
 /// A candidate's cost, the ping-pong's simulated times and each pattern's.
 type Evaluation = (f64, Vec<f64>, Vec<Vec<f64>>);
 
-/// A compiled table: its pattern, program, sizes and measured seconds.
+/// A compiled table: its program, the ranks whose times it averages, the
+/// sizes and the measured seconds.
 struct Compiled {
-    pattern: Pattern,
     program: sim_core::ir::Program,
+    ranks: &'static [u32],
     sizes: Vec<u64>,
     measured: Vec<f64>,
 }
 
 fn compiled(
-    pattern: Pattern,
     name: &str,
     text: &str,
+    ranks: &'static [u32],
     table: &calibrate::Table,
 ) -> Result<Compiled, Error> {
     Ok(Compiled {
-        pattern,
         program: crate::scenario::compile(name, text)?,
+        ranks,
         sizes: table.points.iter().map(|p| p.bytes).collect(),
         measured: table.points.iter().map(|p| p.seconds).collect(),
     })
@@ -502,11 +503,13 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
     if splits.is_empty() || tables.default_split >= splits.len() {
         return Err(Error::Input("no overhead split to fit".into()));
     }
-    let pong = compiled(Pattern::PingPing, "<PingPong>", PINGPONG, tables.pingpong)?;
+    let pong = compiled("<PingPong>", PINGPONG, &[0], tables.pingpong)?;
     let others = tables
         .patterns
         .iter()
-        .map(|&(pattern, table)| compiled(pattern, pattern.name(), pattern.program(), table))
+        .map(|&(pattern, table)| {
+            compiled(pattern.name(), pattern.program(), pattern.ranks(), table)
+        })
         .collect::<Result<Vec<_>, Error>>()?;
     // The scale of g: the smallest per-message time of the patterns.
     let small = others
@@ -517,11 +520,11 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
     let evaluate = |split: usize, gap: f64, overlap: f64| -> Result<Evaluation, Error> {
         let duplex = Duplex::partial(overlap.clamp(0.0, 1.0)).unwrap_or(Duplex::FULL);
         let m = variant(&splits[split].machine, gap.max(0.0), duplex)?;
-        let pong_times = simulate(&pong.program, &m, &pong.sizes, &[0])?;
+        let pong_times = simulate(&pong.program, &m, &pong.sizes, pong.ranks)?;
         let mut c = cost(&pong_times, &pong.measured);
         let mut times = Vec::with_capacity(others.len());
         for other in &others {
-            let t = simulate(&other.program, &m, &other.sizes, other.pattern.ranks())?;
+            let t = simulate(&other.program, &m, &other.sizes, other.ranks)?;
             c += cost(&t, &other.measured);
             times.push(t);
         }
@@ -648,9 +651,10 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
     let (_, _, before) = evaluate(tables.default_split, 0.0, assumed.overlap())?;
     let patterns = others
         .iter()
+        .zip(tables.patterns)
         .zip(predicted.iter().zip(&before))
-        .map(|(c, (predicted, before))| PatternFit {
-            pattern: c.pattern,
+        .map(|((c, &(pattern, _)), (predicted, before))| PatternFit {
+            pattern,
             points: c
                 .sizes
                 .iter()

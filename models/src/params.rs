@@ -177,22 +177,30 @@ impl Duplex {
     /// The value for a machine file: `"full"`, `"half"`, or the overlap as
     /// a number (`0.3`).
     pub fn as_str(self) -> String {
+        self.keyword().map_or_else(
+            || format!("{}", (self.overlap * 1000.0).round() / 1000.0),
+            str::to_owned,
+        )
+    }
+
+    /// `"full"` or `"half"` when the duplex is one of the two; `None` for
+    /// a share between them.
+    pub fn keyword(self) -> Option<&'static str> {
         if self.is_full() {
-            "full".to_owned()
+            Some("full")
         } else if self.overlap <= 0.0 {
-            "half".to_owned()
+            Some("half")
         } else {
-            format!("{}", (self.overlap * 1000.0).round() / 1000.0)
+            None
         }
     }
 
     /// For descriptions: `full duplex`, `half duplex`, or `duplex overlap
     /// 0.3`.
     pub fn describe(self) -> String {
-        if self.is_full() || self.overlap <= 0.0 {
-            format!("{} duplex", self.as_str())
-        } else {
-            format!("duplex overlap {}", self.as_str())
+        match self.keyword() {
+            Some(word) => format!("{word} duplex"),
+            None => format!("duplex overlap {}", self.as_str()),
         }
     }
 }

@@ -169,11 +169,13 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
         .map_or_else(|| "unlimited".to_owned(), format_size);
     let _ = writeln!(out, "mtu = \"{mtu}\"");
     if let Some(duplex) = channel.duplex {
-        let value = duplex.as_str();
-        if duplex.is_full() || duplex.overlap() <= 0.0 {
-            let _ = writeln!(out, "duplex = {}", quoted(&value));
-        } else {
-            let _ = writeln!(out, "duplex = {value}");
+        match duplex.keyword() {
+            Some(word) => {
+                let _ = writeln!(out, "duplex = {}", quoted(word));
+            }
+            None => {
+                let _ = writeln!(out, "duplex = {}", duplex.as_str());
+            }
         }
     }
     let _ = writeln!(
