@@ -1236,9 +1236,9 @@ pub(crate) mod tests {
             .collect()
     }
 
-    #[test]
-    fn one_line_is_recovered_exactly() {
-        let points: Vec<Point> = (0..10)
+    /// Ten sizes, 1 B to 256 KiB, on the line 5 µs + n·10 ns.
+    fn one_line() -> Vec<Point> {
+        (0..10)
             .map(|i| {
                 let n = 1u64 << (2 * i);
                 Point {
@@ -1246,7 +1246,12 @@ pub(crate) mod tests {
                     seconds: 5e-6 + n as f64 * 1e-8,
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn one_line_is_recovered_exactly() {
+        let points = one_line();
         let fit = fit_piecewise(&points, &FitOptions::default(), |_| 0.0).expect("fits");
         assert_eq!(fit.segments.len(), 1);
         assert_relative_eq!(fit.segments[0].line.a, 5e-6, max_relative = 1e-9);
@@ -1734,15 +1739,7 @@ pub(crate) mod tests {
     /// criterion shows why: every K above it is penalised and no better.
     #[test]
     fn the_criterion_stops_at_the_model() {
-        let points: Vec<Point> = (0..10)
-            .map(|i| {
-                let n = 1u64 << (2 * i);
-                Point {
-                    bytes: n,
-                    seconds: 5e-6 + n as f64 * 1e-8,
-                }
-            })
-            .collect();
+        let points = one_line();
         let fit = segmented(&points, &[]);
         assert_eq!(fit.segments.len(), 1, "{:?}", fit.criterion);
         assert_relative_eq!(fit.segments[0].line.a, 5e-6, max_relative = 1e-9);
