@@ -434,7 +434,7 @@ impl<'f> Walker<'f> {
         })
     }
 
-    /// `[collectives]`: `library = "mpich" | "openmpi"` and, per collective,
+    /// `[collectives]`: `library = "openmpi-5"` (see [`Library::from_name`]) and, per collective,
     /// a forced algorithm (`alltoall = "pairwise"`).
     fn collectives(&self, table: &Table) -> Result<CollConfig, MachineError> {
         let mut keys: Vec<&str> = vec!["library", "zero_count"];
@@ -443,12 +443,7 @@ impl<'f> Walker<'f> {
         let mut cfg = CollConfig::default();
         if let Some(value) = table.get("library") {
             cfg.library = value.as_str().and_then(Library::from_name).ok_or_else(|| {
-                self.bad_value(
-                    "collectives.library",
-                    "\"mpich\" or \"openmpi\"",
-                    value,
-                    None,
-                )
+                self.bad_value("collectives.library", &Library::known(), value, None)
             })?;
         }
         if let Some(value) = table.get("zero_count") {
@@ -1048,7 +1043,7 @@ mod set_key_tests {
         };
         assert_eq!(spec.network.gap_per_byte, 1e-10);
         assert_eq!(spec.node.cpu_rate, 2.0);
-        assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi);
+        assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi5);
         // A float stays a float.
         assert_eq!(set_key(&mut table, "node.cpu_rate", "0.5"), Ok(()));
         assert_eq!(table["node"]["cpu_rate"], Value::Float(0.5));

@@ -25,7 +25,7 @@ fn load(extra: &str) -> Result<LogGpMachine, String> {
 fn default_is_mpich_with_nothing_forced() {
     let m = load("").expect("loads");
     let c = m.start(1).collectives();
-    assert_eq!(c.library, Library::Mpich);
+    assert_eq!(c.library, Library::Mpich3);
     assert!(c.forced.is_empty());
 }
 
@@ -36,7 +36,7 @@ fn library_and_forced_algorithms_are_read() {
     )
     .expect("loads");
     let c = m.start(1).collectives();
-    assert_eq!(c.library, Library::OpenMpi);
+    assert_eq!(c.library, Library::OpenMpi5);
     // Under Open MPI, its own variants of the named algorithms.
     assert!(
         c.forced

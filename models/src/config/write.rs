@@ -353,6 +353,6 @@ mod tests {
         assert_eq!(segment.params.gap_per_byte, 0.0);
         assert!((segment.params.latency_per_byte - 2.5e-10).abs() < 1e-22);
         assert_eq!(net.latency_per_byte, 0.0);
-        assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi);
+        assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi5);
     }
 }

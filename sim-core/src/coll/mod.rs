@@ -103,32 +103,62 @@ pub struct CollCall<'a> {
     pub counts: Counts<'a>,
 }
 
-/// Whose selection rules pick the algorithms.
+/// Whose selection rules pick the algorithms: a library and the version
+/// whose defaults are reproduced (`docs/collectives.md` cites the source of
+/// each rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Library {
-    /// MPICH's classic CVAR thresholds (`src/mpi/coll/*`).
+    /// MPICH 3.x: the classic `MPIR_<Coll>_intra_auto` CVAR thresholds
+    /// (`src/mpi/coll/*`, MPICH 3.3) over a flat communicator.
     #[default]
-    Mpich,
-    /// Open MPI `coll/tuned` fixed decision rules.
-    OpenMpi,
+    Mpich3,
+    /// Open MPI 5.0's `coll/tuned` fixed decision rules over a flat
+    /// communicator.
+    OpenMpi5,
 }
 
 impl Library {
-    /// `"mpich"` or `"openmpi"` (also `"open-mpi"`, `"ompi"`), as in a machine
-    /// file's `[collectives] library = "..."`.
+    /// Every library, for listings and messages.
+    pub const ALL: [Library; 2] = [Library::Mpich3, Library::OpenMpi5];
+
+    /// A machine file's `[collectives] library = "..."`: the canonical
+    /// names of [`Library::name`], and the aliases `"mpich"` (MPICH 3,
+    /// the classic rules) and `"openmpi"` (also `"open-mpi"`, `"ompi"`:
+    /// Open MPI 5). Case and `-`/`_` are not significant.
     pub fn from_name(name: &str) -> Option<Library> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "mpich" => Some(Library::Mpich),
-            "openmpi" | "open-mpi" | "open_mpi" | "ompi" => Some(Library::OpenMpi),
+        let key = name.trim().to_ascii_lowercase().replace('_', "-");
+        match key.as_str() {
+            "mpich" | "mpich-3" | "mpich3" => Some(Library::Mpich3),
+            "openmpi" | "open-mpi" | "ompi" | "openmpi-5" | "openmpi5" | "open-mpi-5" => {
+                Some(Library::OpenMpi5)
+            }
             _ => None,
         }
     }
 
+    /// The canonical name (`"mpich-3"`, `"openmpi-5"`).
     pub fn name(self) -> &'static str {
         match self {
-            Library::Mpich => "mpich",
-            Library::OpenMpi => "openmpi",
+            Library::Mpich3 => "mpich-3",
+            Library::OpenMpi5 => "openmpi-5",
         }
+    }
+
+    /// The names a machine file accepts, for error messages.
+    pub fn known() -> String {
+        let mut names: Vec<String> = Library::ALL
+            .iter()
+            .map(|l| format!("\"{}\"", l.name()))
+            .collect();
+        names.push("\"mpich\" (= mpich-3)".into());
+        names.push("\"openmpi\" (= openmpi-5)".into());
+        names.join(", ")
+    }
+
+    /// Whether the library's algorithm names are Open MPI's (see
+    /// [`Algorithm::resolve`]).
+    pub fn is_open_mpi(self) -> bool {
+        matches!(self, Library::OpenMpi5)
     }
 }
 
@@ -358,7 +388,7 @@ impl Algorithm {
                 names_of(kind)
             )
         })?;
-        if library == Library::OpenMpi {
+        if library.is_open_mpi() {
             alg = match (kind, alg) {
                 (CollKind::Bcast | CollKind::Scatter, Algorithm::BinomialTree) => {
                     Algorithm::OmpiBinomial
@@ -603,7 +633,7 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
         return *alg;
     }
     match cfg.library {
-        Library::Mpich => mpich::select(call),
-        Library::OpenMpi => openmpi::select(call),
+        Library::Mpich3 => mpich::select(call),
+        Library::OpenMpi5 => openmpi::select(call),
     }
 }

@@ -532,7 +532,7 @@ fn v_variants_with_per_rank_counts() {
 
 #[test]
 fn the_libraries_choices_run_on_every_size() {
-    for library in [Library::Mpich, Library::OpenMpi] {
+    for library in [Library::Mpich3, Library::OpenMpi5] {
         let cfg = CollConfig::new(library);
         for kind in CollKind::ALL {
             for &p in &SIZES {
@@ -890,13 +890,13 @@ fn names_round_trip() {
         Some(Algorithm::ScatterRingAllgather)
     );
     assert_eq!(Algorithm::from_name("nonsense"), None);
-    assert_eq!(Library::from_name("mpich"), Some(Library::Mpich));
-    assert_eq!(Library::from_name("openmpi"), Some(Library::OpenMpi));
+    assert_eq!(Library::from_name("mpich"), Some(Library::Mpich3));
+    assert_eq!(Library::from_name("openmpi"), Some(Library::OpenMpi5));
     assert_eq!(Library::from_name("lam"), None);
     for kind in CollKind::ALL {
         for &alg in algorithms_for(kind) {
             assert_eq!(
-                Algorithm::resolve(Library::Mpich, kind, alg.name()),
+                Algorithm::resolve(Library::Mpich3, kind, alg.name()),
                 Ok(alg)
             );
         }
@@ -908,44 +908,44 @@ fn resolve_maps_library_names() {
     use Algorithm as A;
     let r = |lib, kind, name| Algorithm::resolve(lib, kind, name);
     assert_eq!(
-        r(Library::OpenMpi, CollKind::Bcast, "binomial"),
+        r(Library::OpenMpi5, CollKind::Bcast, "binomial"),
         Ok(A::OmpiBinomial)
     );
     assert_eq!(
-        r(Library::Mpich, CollKind::Bcast, "binomial"),
+        r(Library::Mpich3, CollKind::Bcast, "binomial"),
         Ok(A::BinomialTree)
     );
     assert_eq!(
-        r(Library::OpenMpi, CollKind::Alltoall, "pairwise"),
+        r(Library::OpenMpi5, CollKind::Alltoall, "pairwise"),
         Ok(A::OmpiPairwise)
     );
     assert_eq!(
-        r(Library::Mpich, CollKind::Alltoall, "pairwise"),
+        r(Library::Mpich3, CollKind::Alltoall, "pairwise"),
         Ok(A::Pairwise)
     );
     assert_eq!(
-        r(Library::OpenMpi, CollKind::Allreduce, "rabenseifner"),
+        r(Library::OpenMpi5, CollKind::Allreduce, "rabenseifner"),
         Ok(A::OmpiRabenseifner)
     );
     assert_eq!(
         r(
-            Library::Mpich,
+            Library::Mpich3,
             CollKind::Allreduce,
             "reduce_scatter_allgather"
         ),
         Ok(A::Rabenseifner)
     );
     assert_eq!(
-        r(Library::OpenMpi, CollKind::Allreduce, "reduce_bcast"),
+        r(Library::OpenMpi5, CollKind::Allreduce, "reduce_bcast"),
         Ok(A::NonOverlapping)
     );
     assert_eq!(
-        r(Library::OpenMpi, CollKind::Bcast, "pipeline:8192"),
+        r(Library::OpenMpi5, CollKind::Bcast, "pipeline:8192"),
         Ok(A::Pipeline(8192))
     );
-    assert!(r(Library::Mpich, CollKind::Barrier, "ring").is_err());
-    assert!(r(Library::Mpich, CollKind::Barrier, "nope").is_err());
-    let mut cfg = CollConfig::new(Library::OpenMpi);
+    assert!(r(Library::Mpich3, CollKind::Barrier, "ring").is_err());
+    assert!(r(Library::Mpich3, CollKind::Barrier, "nope").is_err());
+    let mut cfg = CollConfig::new(Library::OpenMpi5);
     assert!(cfg.force(CollKind::Bcast, A::Bruck).is_err());
     cfg.force(CollKind::Alltoall, A::Pairwise).unwrap();
     cfg.force(CollKind::Alltoall, A::Bruck).unwrap();
@@ -1010,7 +1010,7 @@ fn mpich_selection_table() {
         (K::Scan, 8, 1, A::RecursiveDoubling),
         (K::Exscan, 8, 1, A::RecursiveDoubling),
     ];
-    let cfg = CollConfig::new(Library::Mpich);
+    let cfg = CollConfig::new(Library::Mpich3);
     for &(kind, p, n, expect) in table {
         let c = call(kind, 0, p, 0, Counts::Uniform(n));
         assert_eq!(select(&cfg, &c), expect, "{kind:?} p={p} n={n}");
@@ -1111,7 +1111,7 @@ fn openmpi_selection_table() {
         (K::Scan, 8, 1, A::Linear),
         (K::Exscan, 8, 1, A::Linear),
     ];
-    let cfg = CollConfig::new(Library::OpenMpi);
+    let cfg = CollConfig::new(Library::OpenMpi5);
     for &(kind, p, n, expect) in table {
         let c = call(kind, 0, p, 0, Counts::Uniform(n));
         assert_eq!(select(&cfg, &c), expect, "{kind:?} p={p} n={n}");
