@@ -261,6 +261,10 @@ impl Machine for AnyRun<'_> {
         self.inner().collectives()
     }
 
+    fn node_of(&self, rank: u32) -> u32 {
+        self.inner().node_of(rank)
+    }
+
     fn reset(&mut self, ranks: u32) {
         self.inner_mut().reset(ranks);
     }

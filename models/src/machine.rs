@@ -593,6 +593,10 @@ impl Machine for LogGpRun<'_> {
         }
     }
 
+    fn node_of(&self, rank: u32) -> u32 {
+        LogGpRun::node_of(self, rank)
+    }
+
     fn collectives(&self) -> sim_core::coll::CollConfig {
         self.machine.spec.collectives.clone()
     }

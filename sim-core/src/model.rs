@@ -103,6 +103,13 @@ pub trait Machine {
         crate::coll::CollConfig::default()
     }
 
+    /// The node `rank` runs on (any numbering; ranks with the same number
+    /// share a node). Node-aware collectives (MPICH 4's compositions) split
+    /// communicators by it. Default: every rank on a node of its own.
+    fn node_of(&self, rank: u32) -> u32 {
+        rank
+    }
+
     /// Clears all dynamic state (NIC busy times) for a new run of `ranks`
     /// ranks, as [`MachineDesc::start`] leaves it. The engine calls it
     /// before the first transfer of every run.

@@ -31,13 +31,17 @@
 
 use crate::ir::CollKind;
 
+pub use layout::NodeLayout;
+
 mod allgather;
 mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+mod layout;
 mod mpich;
+mod mpich4;
 mod openmpi;
 mod reduce;
 mod reduce_scatter;
@@ -101,6 +105,11 @@ pub struct CollCall<'a> {
     /// The root (0 for operations without one).
     pub root: u32,
     pub counts: Counts<'a>,
+    /// Which ranks of the communicator share a node; `None` where the
+    /// caller does not know (node-aware algorithms then take every rank to
+    /// be on a node of its own). Only node-aware libraries read it
+    /// ([`Library::node_aware`]).
+    pub layout: Option<&'a NodeLayout>,
 }
 
 /// Whose selection rules pick the algorithms: a library and the version
@@ -112,6 +121,11 @@ pub enum Library {
     /// (`src/mpi/coll/*`, MPICH 3.3) over a flat communicator.
     #[default]
     Mpich3,
+    /// MPICH 4.0 with the CH4 device and no shared-memory collectives
+    /// (a `ch4:ucx` build, as Debian ships it): the JSON selection trees
+    /// (`maint/tuning/coll/{ch4,mpir}/generic.json`) and the node-aware
+    /// CH4 compositions.
+    Mpich4,
     /// Open MPI 5.0's `coll/tuned` fixed decision rules over a flat
     /// communicator.
     OpenMpi5,
@@ -119,7 +133,7 @@ pub enum Library {
 
 impl Library {
     /// Every library, for listings and messages.
-    pub const ALL: [Library; 2] = [Library::Mpich3, Library::OpenMpi5];
+    pub const ALL: [Library; 3] = [Library::Mpich3, Library::Mpich4, Library::OpenMpi5];
 
     /// A machine file's `[collectives] library = "..."`: the canonical
     /// names of [`Library::name`], and the aliases `"mpich"` (MPICH 3,
@@ -129,6 +143,7 @@ impl Library {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
         match key.as_str() {
             "mpich" | "mpich-3" | "mpich3" => Some(Library::Mpich3),
+            "mpich-4" | "mpich4" | "mpich-4.0" => Some(Library::Mpich4),
             "openmpi" | "open-mpi" | "ompi" | "openmpi-5" | "openmpi5" | "open-mpi-5" => {
                 Some(Library::OpenMpi5)
             }
@@ -136,10 +151,11 @@ impl Library {
         }
     }
 
-    /// The canonical name (`"mpich-3"`, `"openmpi-5"`).
+    /// The canonical name (`"mpich-3"`, `"mpich-4"`, `"openmpi-5"`).
     pub fn name(self) -> &'static str {
         match self {
             Library::Mpich3 => "mpich-3",
+            Library::Mpich4 => "mpich-4",
             Library::OpenMpi5 => "openmpi-5",
         }
     }
@@ -153,6 +169,12 @@ impl Library {
         names.push("\"mpich\" (= mpich-3)".into());
         names.push("\"openmpi\" (= openmpi-5)".into());
         names.join(", ")
+    }
+
+    /// Whether the library's choices depend on which ranks share a node
+    /// (then the engine passes [`CollCall::layout`]).
+    pub fn node_aware(self) -> bool {
+        matches!(self, Library::Mpich4)
     }
 
     /// Whether the library's algorithm names are Open MPI's (see
@@ -234,10 +256,18 @@ pub enum Algorithm {
     /// reduce_scatter = reduce + scatterv (inner collectives chosen by the
     /// Open MPI rules).
     NonOverlapping,
+    /// MPICH 4's CH4 composition alpha: the collective on each node's
+    /// ranks, among the nodes' first ranks, and on each node again, each
+    /// part by MPICH 4's own choice (`ch4_coll_impl.h`; barrier, bcast,
+    /// reduce, allreduce, scan).
+    Ch4Alpha,
+    /// MPICH 4's CH4 composition beta (bcast from a root's node outwards,
+    /// reduce by MPICH's smp reduce).
+    Ch4Beta,
 }
 
 /// Every algorithm with its default parameters, in a fixed order.
-const ALL_ALGORITHMS: [Algorithm; 28] = [
+const ALL_ALGORITHMS: [Algorithm; 30] = [
     Algorithm::Linear,
     Algorithm::LinearNb,
     Algorithm::LinearSync,
@@ -266,6 +296,8 @@ const ALL_ALGORITHMS: [Algorithm; 28] = [
     Algorithm::Neighbor,
     Algorithm::Butterfly,
     Algorithm::NonOverlapping,
+    Algorithm::Ch4Alpha,
+    Algorithm::Ch4Beta,
 ];
 
 impl Algorithm {
@@ -300,6 +332,8 @@ impl Algorithm {
             Algorithm::Neighbor => "neighbor",
             Algorithm::Butterfly => "butterfly",
             Algorithm::NonOverlapping => "nonoverlapping",
+            Algorithm::Ch4Alpha => "ch4_alpha",
+            Algorithm::Ch4Beta => "ch4_beta",
         }
     }
 
@@ -361,6 +395,8 @@ impl Algorithm {
             "neighbor" | "neighbor_exchange" | "neighborexchange" => Algorithm::Neighbor,
             "butterfly" => Algorithm::Butterfly,
             "nonoverlapping" | "non-overlapping" | "reduce_bcast" => Algorithm::NonOverlapping,
+            "ch4_alpha" | "composition_alpha" => Algorithm::Ch4Alpha,
+            "ch4_beta" | "composition_beta" => Algorithm::Ch4Beta,
             _ => return None,
         };
         match (alg, segment) {
@@ -495,6 +531,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Linear,
             A::DoubleRing,
             A::Tree,
+            A::Ch4Alpha,
         ],
         CollKind::Bcast => &[
             A::BinomialTree,
@@ -507,6 +544,8 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::BinaryTree(0),
             A::SplitBinaryTree(0),
             A::Knomial,
+            A::Ch4Alpha,
+            A::Ch4Beta,
         ],
         CollKind::Reduce => &[
             A::BinomialTree,
@@ -517,6 +556,8 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Chain(0),
             A::BinaryTree(0),
             A::InOrderBinary,
+            A::Ch4Alpha,
+            A::Ch4Beta,
         ],
         CollKind::Allreduce => &[
             A::RecursiveDoubling,
@@ -525,6 +566,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Ring,
             A::NonOverlapping,
             A::Linear,
+            A::Ch4Alpha,
         ],
         CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync],
         CollKind::Scatter => &[A::BinomialTree, A::OmpiBinomial, A::Linear, A::LinearNb],
@@ -558,7 +600,8 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Butterfly,
             A::NonOverlapping,
         ],
-        CollKind::Scan | CollKind::Exscan => &[A::RecursiveDoubling, A::Linear],
+        CollKind::Scan => &[A::RecursiveDoubling, A::Linear, A::Ch4Alpha],
+        CollKind::Exscan => &[A::RecursiveDoubling, A::Linear],
     }
 }
 
@@ -610,6 +653,9 @@ pub fn schedule(alg: Algorithm, call: &CollCall<'_>) -> Result<Vec<Step>, String
     if ctx.size == 1 || ctx.is_empty() {
         return Ok(Vec::new());
     }
+    if matches!(alg, Algorithm::Ch4Alpha | Algorithm::Ch4Beta) {
+        return mpich4::composition(alg, &ctx);
+    }
     match call.kind {
         CollKind::Barrier => barrier::schedule(alg, &ctx),
         CollKind::Bcast => bcast::schedule(alg, &ctx),
@@ -634,6 +680,7 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
     }
     match cfg.library {
         Library::Mpich3 => mpich::select(call),
+        Library::Mpich4 => mpich4::select(call),
         Library::OpenMpi5 => openmpi::select(call),
     }
 }

@@ -205,6 +205,7 @@ fn schedules<'a>(
                     size: p,
                     root,
                     counts: counts(rank),
+                    layout: None,
                 },
             )
         })
@@ -532,7 +533,7 @@ fn v_variants_with_per_rank_counts() {
 
 #[test]
 fn the_libraries_choices_run_on_every_size() {
-    for library in [Library::Mpich3, Library::OpenMpi5] {
+    for library in Library::ALL {
         let cfg = CollConfig::new(library);
         for kind in CollKind::ALL {
             for &p in &SIZES {
@@ -545,6 +546,7 @@ fn the_libraries_choices_run_on_every_size() {
                         size: p,
                         root: 0,
                         counts: Counts::Uniform(n),
+                        layout: None,
                     };
                     let alg = select(&cfg, &call);
                     assert!(
@@ -759,6 +761,7 @@ fn call(kind: CollKind, rank: u32, size: u32, root: u32, counts: Counts<'_>) -> 
         size,
         root,
         counts,
+        layout: None,
     }
 }
 
@@ -1231,4 +1234,214 @@ fn the_matcher_tracks_what_each_rank_can_know() {
     ])
     .unwrap();
     assert_eq!(o.knows[2], vec![false, true, true]);
+}
+
+// ---------------------------------------------------------------------------
+// MPICH 4 (CH4 compositions over node layouts).
+
+/// All ranks' schedules of one call on a communicator laid out as `nodes`
+/// (node of each rank).
+fn schedules_on(
+    alg: Algorithm,
+    kind: CollKind,
+    nodes: &[u32],
+    root: u32,
+    n: u64,
+) -> Result<Vec<Vec<Step>>, String> {
+    let layout = NodeLayout::new(nodes);
+    let p = nodes.len() as u32;
+    (0..p)
+        .map(|rank| {
+            schedule(
+                alg,
+                &CollCall {
+                    kind,
+                    rank,
+                    size: p,
+                    root,
+                    counts: Counts::Uniform(n),
+                    layout: Some(&layout),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Block placements of `p` ranks at 1-5 per node, and cyclic over 2 and 3
+/// nodes.
+fn layouts(p: u32) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = (1..=5).map(|k| (0..p).map(|r| r / k).collect()).collect();
+    out.push((0..p).map(|r| r % 2).collect());
+    out.push((0..p).map(|r| r % 3).collect());
+    out
+}
+
+#[test]
+fn mpich4_compositions_match_and_finish_on_every_layout() {
+    use Algorithm as A;
+    use CollKind as K;
+    let cases = [
+        (K::Barrier, A::Ch4Alpha),
+        (K::Bcast, A::Ch4Alpha),
+        (K::Bcast, A::Ch4Beta),
+        (K::Reduce, A::Ch4Alpha),
+        (K::Reduce, A::Ch4Beta),
+        (K::Allreduce, A::Ch4Alpha),
+        (K::Scan, A::Ch4Alpha),
+    ];
+    for &p in &SIZES {
+        for nodes in layouts(p) {
+            for &(kind, alg) in &cases {
+                let rs = if kind.rooted() { roots(p) } else { vec![0] };
+                for &root in &rs {
+                    for &n in &[1u64, 100, 5000, 70_000] {
+                        let steps = schedules_on(alg, kind, &nodes, root, n)
+                            .unwrap_or_else(|e| panic!("{kind:?} {alg} {nodes:?}: {e}"));
+                        let o = simulate(steps).unwrap_or_else(|e| {
+                            panic!("{kind:?} {alg} nodes={nodes:?} root={root} n={n}: {e}")
+                        });
+                        check_flow(
+                            kind,
+                            alg,
+                            p as usize,
+                            root as usize,
+                            n,
+                            &vec![n; p as usize],
+                            &o,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mpich4_selection_follows_the_json_trees() {
+    use Algorithm as A;
+    use CollKind as K;
+    let cfg = CollConfig::new(Library::Mpich4);
+    let pick = |kind: CollKind, nodes: &[u32], n: u64| {
+        let layout = NodeLayout::new(nodes);
+        select(
+            &cfg,
+            &CollCall {
+                kind,
+                rank: 0,
+                size: nodes.len() as u32,
+                root: 0,
+                counts: Counts::Uniform(n),
+                layout: Some(&layout),
+            },
+        )
+    };
+    let flat = |p: u32| (0..p).collect::<Vec<u32>>();
+    let block = |p: u32, k: u32| (0..p).map(|r| r / k).collect::<Vec<u32>>();
+    let one = |p: u32| vec![0u32; p as usize];
+    // mpir/generic.json allreduce: recursive doubling up to 8 bytes, then
+    // reduce_scatter_allgather (count >= pof2).
+    assert_eq!(pick(K::Allreduce, &flat(16), 8), A::RecursiveDoubling);
+    assert_eq!(pick(K::Allreduce, &flat(16), 9), A::RecursiveDoubling); // 9 < pof2 16
+    assert_eq!(pick(K::Allreduce, &flat(16), 16), A::Rabenseifner);
+    assert_eq!(pick(K::Allreduce, &one(2), 8), A::RecursiveDoubling);
+    assert_eq!(pick(K::Allreduce, &one(2), 16), A::Rabenseifner);
+    // ch4/generic.json allreduce: the whole communicator on one node ->
+    // gamma (MPIR on the communicator); several nodes -> alpha.
+    assert_eq!(pick(K::Allreduce, &block(64, 32), 8), A::Ch4Alpha);
+    // barrier: alpha on a parent communicator, dissemination when flat.
+    assert_eq!(pick(K::Barrier, &one(2), 0), A::Ch4Alpha);
+    assert_eq!(pick(K::Barrier, &flat(8), 0), A::Dissemination);
+    // bcast (ch4, pruned so strict): p < 8 -> alpha at any size; pow2:
+    // < 12288 alpha, < 524288 beta, else gamma; other p: < 12288 alpha.
+    assert_eq!(pick(K::Bcast, &one(7), 1 << 20), A::Ch4Alpha);
+    assert_eq!(pick(K::Bcast, &block(64, 32), 12287), A::Ch4Alpha);
+    assert_eq!(pick(K::Bcast, &block(64, 32), 12288), A::Ch4Beta);
+    assert_eq!(pick(K::Bcast, &block(64, 32), 524287), A::Ch4Beta);
+    // gamma is MPIR on the parent communicator, whose thresholds are `<=`.
+    assert_eq!(
+        pick(K::Bcast, &block(64, 32), 524288),
+        A::ScatterRecursiveDoublingAllgather
+    );
+    assert_eq!(
+        pick(K::Bcast, &block(64, 32), 524289),
+        A::ScatterRingAllgather
+    );
+    assert_eq!(pick(K::Bcast, &block(12, 4), 12288), A::BinomialTree);
+    assert_eq!(
+        pick(K::Bcast, &block(12, 4), 12289),
+        A::ScatterRingAllgather
+    );
+    // bcast, flat (mpir, `<=`): binomial up to 12288 bytes or below 8 ranks.
+    assert_eq!(pick(K::Bcast, &flat(16), 12288), A::BinomialTree);
+    assert_eq!(
+        pick(K::Bcast, &flat(16), 12289),
+        A::ScatterRecursiveDoublingAllgather
+    );
+    assert_eq!(pick(K::Bcast, &flat(7), 1 << 20), A::BinomialTree);
+    // reduce (ch4): beta (smp) up to 2048 bytes, alpha above.
+    assert_eq!(pick(K::Reduce, &one(4), 2048), A::Ch4Beta);
+    assert_eq!(pick(K::Reduce, &one(4), 2049), A::Ch4Alpha);
+    assert_eq!(pick(K::Reduce, &flat(4), 2049), A::Rabenseifner);
+    assert_eq!(pick(K::Reduce, &flat(4), 2048), A::BinomialTree);
+    // alltoall (mpir): `comm_size<8` is searched as p <= 8.
+    assert_eq!(pick(K::Alltoall, &flat(8), 8), A::Scattered);
+    assert_eq!(pick(K::Alltoall, &flat(9), 256), A::Bruck);
+    assert_eq!(pick(K::Alltoall, &flat(9), 257), A::Scattered);
+    assert_eq!(pick(K::Alltoall, &flat(8), 32769), A::Pairwise);
+    // allgather (mpir): on the total; pow2 < 524288 RD, other p < 81920 Bruck.
+    assert_eq!(pick(K::Allgather, &flat(16), 32767), A::RecursiveDoubling);
+    assert_eq!(pick(K::Allgather, &flat(16), 32768), A::Ring);
+    assert_eq!(pick(K::Allgather, &flat(12), 6826), A::Bruck);
+    assert_eq!(pick(K::Allgather, &flat(12), 6827), A::Ring);
+    // scan: alpha on a parent communicator with consecutive nodes.
+    assert_eq!(pick(K::Scan, &block(8, 4), 8), A::Ch4Alpha);
+    assert_eq!(
+        pick(K::Scan, &[0, 1, 0, 1, 0, 1, 0, 1], 8),
+        A::RecursiveDoubling
+    );
+    assert_eq!(pick(K::Gather, &block(8, 4), 8), A::BinomialTree);
+}
+
+#[test]
+fn mpich4_barrier_on_one_node_of_two_is_an_exchange_and_a_byte() {
+    // Traced on MPICH 4.0.2 (ch4:ucx): rank 0 sendrecv 0 B with rank 1,
+    // then sends rank 1 one byte (the release bcast of composition alpha).
+    let s = schedules_on(Algorithm::Ch4Alpha, CollKind::Barrier, &[0, 0], 0, 0).unwrap();
+    assert_eq!(
+        s[0],
+        vec![
+            st(vec![
+                Op::Recv { peer: 1, bytes: 0 },
+                Op::Send { peer: 1, bytes: 0 }
+            ]),
+            st(vec![Op::Send { peer: 1, bytes: 1 }]),
+        ]
+    );
+    assert_eq!(s[1].len(), 2);
+    assert_eq!(s[1][1], st(vec![Op::Recv { peer: 0, bytes: 1 }]));
+}
+
+#[test]
+fn mpich4_allreduce_alpha_reduces_on_nodes_then_among_leaders() {
+    // 2 nodes of 4 ranks, 8 bytes: binomial reduce on each node (3
+    // messages), recursive doubling between the two leaders (one
+    // exchange), binomial bcast on each node (3 messages): 2*3 + 2 + 2*3.
+    let nodes = [0, 0, 0, 0, 1, 1, 1, 1];
+    let s = schedules_on(Algorithm::Ch4Alpha, CollKind::Allreduce, &nodes, 0, 8).unwrap();
+    let o = simulate(s.clone()).unwrap();
+    assert_eq!(o.sent_msgs.iter().sum::<u64>(), 14);
+    // Only the leaders (ranks 0 and 4) talk across nodes.
+    for (r, sched) in s.iter().enumerate() {
+        for step in sched {
+            for op in &step.ops {
+                let (Op::Send { peer, .. } | Op::Recv { peer, .. }) = *op;
+                if nodes[r] != nodes[peer as usize] {
+                    assert!(r == 0 || r == 4, "rank {r} crosses nodes");
+                }
+            }
+        }
+    }
+    // Rank 0 combines the messages of ranks 1 and 2 (rank 2 brings rank
+    // 3's) of the binomial tree, then the other leader's.
+    assert_eq!(o.reduced[0], 3 * 8);
 }

@@ -6,7 +6,7 @@
 //! converted back to `u32` peers when a step is emitted: every emitted peer
 //! is a rank of the communicator, hence `< size <= u32::MAX`.
 
-use super::{CollCall, Counts, Op, Step};
+use super::{CollCall, Counts, NodeLayout, Op, Step};
 use crate::ir::CollKind;
 
 /// Largest byte count (of one buffer, or of all blocks of a call) accepted:
@@ -25,6 +25,8 @@ pub(super) struct Ctx<'a> {
     /// The root (0 for operations without one).
     pub root: u64,
     pub counts: Counts<'a>,
+    /// The communicator's node structure, where the caller knows it.
+    pub layout: Option<&'a NodeLayout>,
 }
 
 impl<'a> Ctx<'a> {
@@ -62,6 +64,7 @@ impl<'a> Ctx<'a> {
             size,
             root,
             counts: call.counts,
+            layout: call.layout,
         })
     }
 
@@ -119,6 +122,7 @@ impl<'a> Ctx<'a> {
             size: self.size,
             root,
             counts,
+            layout: self.layout,
         }
     }
 
@@ -130,6 +134,7 @@ impl<'a> Ctx<'a> {
             size: peer(self.size),
             root: peer(self.root),
             counts: self.counts,
+            layout: self.layout,
         }
     }
 }

@@ -9,7 +9,7 @@
 use super::comms::coll_context;
 use super::p2p::{Envelope, value_bytes};
 use super::*;
-use crate::coll::{self, CollCall, Counts, Op, Step, ZeroCount};
+use crate::coll::{self, CollCall, Counts, NodeLayout, Op, Step, ZeroCount};
 use crate::ir::{BinOp, Builtin};
 use crate::ir::{CollArgs, CollKind, ReduceOp};
 use crate::value::{binary, builtin};
@@ -243,7 +243,11 @@ impl<'a> Engine<'a> {
             value,
             op_kind,
         )?;
-        let (steps, copy) = self.schedule(id, cop, size_arg.as_ref(), me, size, root, span)?;
+        if self.coll_cfg.library.node_aware() {
+            self.ensure_layout(comm);
+        }
+        let (steps, copy) =
+            self.schedule(id, cop, size_arg.as_ref(), comm, me, size, root, span)?;
         if copy > 0 {
             let t = self.machine.copy_seconds(id, copy);
             let lp = &mut self.lps[id as usize];
@@ -359,6 +363,22 @@ impl<'a> Engine<'a> {
         })
     }
 
+    /// Computes `comm`'s node layout from the machine's placement, once.
+    fn ensure_layout(&mut self, comm: u32) {
+        let Some(c) = self.comms.get(comm) else {
+            return;
+        };
+        if c.layout.is_some() {
+            return;
+        }
+        let nodes: Vec<u32> = (0..c.size())
+            .map(|r| self.machine.node_of(c.world(r)))
+            .collect();
+        if let Some(c) = self.comms.get_mut(comm) {
+            c.layout = Some(NodeLayout::new(&nodes));
+        }
+    }
+
     /// This rank's schedule of the call (the library's algorithm for it),
     /// and the bytes of its own block copied locally.
     #[expect(clippy::too_many_arguments, reason = "one call's whole signature")]
@@ -367,6 +387,7 @@ impl<'a> Engine<'a> {
         id: u32,
         cop: CollOp,
         size_arg: Option<&SizeArg>,
+        comm: u32,
         me: u32,
         size: u32,
         root: u32,
@@ -430,6 +451,7 @@ impl<'a> Engine<'a> {
             size,
             root,
             counts,
+            layout: self.comms.get(comm).and_then(|c| c.layout.as_ref()),
         };
         let alg = coll::select(&self.coll_cfg, &call);
         let mut steps = coll::schedule(alg, &call)

@@ -6,6 +6,7 @@
 //! point-to-point messages of communicator `c` use context `2c`, the
 //! messages of its collectives `2c + 1`, so the two never match each other.
 
+use crate::coll::NodeLayout;
 use crate::value::CommView;
 
 #[derive(Debug, Clone)]
@@ -17,6 +18,9 @@ pub(crate) struct Comm {
     size: u32,
     /// Per comm rank: how many collectives it has entered on this comm.
     pub(crate) coll_seq: Vec<u64>,
+    /// Which members share a node, computed the first time a node-aware
+    /// collective library needs it (placement does not change in a run).
+    pub(crate) layout: Option<NodeLayout>,
 }
 
 #[derive(Debug, Clone)]
@@ -32,6 +36,7 @@ impl Comms {
                 index: Vec::new(),
                 size: world_size,
                 coll_seq: vec![0; world_size as usize],
+                layout: None,
             }],
         }
     }
@@ -50,6 +55,7 @@ impl Comms {
             index,
             size,
             coll_seq: vec![0; size as usize],
+            layout: None,
         });
         (self.comms.len() - 1) as u32
     }
