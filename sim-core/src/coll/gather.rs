@@ -134,14 +134,18 @@ fn gather_linear_sync(s: &mut Sched, c: &Ctx, n: u64) {
     }
 }
 
-/// MPICH `MPIR_Scatter_intra_binomial` (scatter_intra_binomial.c; children
-/// served largest subtree first) and, with `ompi`, Open MPI
-/// `ompi_coll_base_scatter_intra_binomial` (in-order binomial tree, smallest
-/// subtree first): receive the subtree's blocks from the parent, then send
-/// each child its subtree's blocks.
+/// MPICH `MPIR_Scatter_intra_binomial` (scatter_intra_binomial.c) and, with
+/// `ompi`, Open MPI `ompi_coll_base_scatter_intra_binomial` over the
+/// in-order binomial tree (the same tree): receive the subtree's blocks from
+/// the parent, then send each child its subtree's blocks, largest subtree
+/// first. Open MPI walks its children list (built smallest subtree first)
+/// backwards, `for (i = tree_nextsize - 1; i >= 0; i--)`, since 4.0
+/// (coll_base_scatter.c of v4.0.0 to v5.0.x; 3.1.x walked it forwards).
 fn scatter_binomial(s: &mut Sched, c: &Ctx, n: u64, ompi: bool) {
     let t = if ompi {
-        topo::in_order_bmtree(c)
+        let mut t = topo::in_order_bmtree(c);
+        t.children.reverse();
+        t
     } else {
         topo::mpich_binomial(c)
     };

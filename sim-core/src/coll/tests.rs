@@ -699,6 +699,41 @@ fn binomial_reduce_combines_at_the_root() {
 }
 
 #[test]
+fn binomial_scatter_serves_the_largest_subtree_first() {
+    // Open MPI (4.0 and later) walks the in-order bmtree's children
+    // backwards, as MPICH serves them: the same sends in the same order.
+    for &p in &SIZES {
+        for root in roots(p) {
+            let mpich = schedules(Algorithm::BinomialTree, CollKind::Scatter, p, root, &|_| {
+                Counts::Uniform(10)
+            })
+            .unwrap();
+            let ompi = schedules(Algorithm::OmpiBinomial, CollKind::Scatter, p, root, &|_| {
+                Counts::Uniform(10)
+            })
+            .unwrap();
+            assert_eq!(mpich, ompi, "p={p} root={root}");
+        }
+    }
+    // 12 ranks, root 0: 8 (4 blocks), 4 (4), 2 (2), 1 (1).
+    let root = schedules(Algorithm::OmpiBinomial, CollKind::Scatter, 12, 0, &|_| {
+        Counts::Uniform(10)
+    })
+    .unwrap()
+    .swap_remove(0);
+    let sends: Vec<Op> = root.iter().flat_map(|s| s.ops.clone()).collect();
+    assert_eq!(
+        sends,
+        vec![
+            Op::Send { peer: 8, bytes: 40 },
+            Op::Send { peer: 4, bytes: 40 },
+            Op::Send { peer: 2, bytes: 20 },
+            Op::Send { peer: 1, bytes: 10 },
+        ]
+    );
+}
+
+#[test]
 fn rabenseifner_halves_the_traffic() {
     // 2^k ranks: each rank sends n (p-1)/p in the reduce-scatter and as
     // much in the allgather.
