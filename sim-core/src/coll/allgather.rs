@@ -28,6 +28,9 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
                 ring_pipelined(&mut s, c, &counts);
             }
         }
+        // Open MPI's allgatherv ring moves whole blocks, as its allgather
+        // ring does.
+        Algorithm::OmpiRing => ring(&mut s, c, &counts),
         Algorithm::Neighbor => {
             if is_odd(c.size) {
                 // Open MPI switches to the ring for an odd size.
@@ -143,7 +146,9 @@ fn bruck(s: &mut Sched, c: &Ctx, counts: &Blocks) {
 
 /// MPICH `MPIR_Allgather_intra_ring`, Open MPI
 /// `ompi_coll_base_allgather(v)_intra_ring`: in step i send block
-/// `rank - i` to the right, receive block `rank - i - 1` from the left.
+/// `rank - i` to the right, receive block `rank - i - 1` from the left
+/// (whole blocks, empty ones too: `ompi_coll_base_sendrecv` sends zero
+/// counts).
 fn ring(s: &mut Sched, c: &Ctx, counts: &Blocks) {
     let (p, r) = (c.size, c.rank);
     let right = (r + 1) % p;

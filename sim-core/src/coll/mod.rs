@@ -177,8 +177,10 @@ pub enum Algorithm {
     /// Linear with every operation posted at once (MPICH gatherv/scatterv,
     /// Open MPI `scatter_intra_linear_nb` and `coll/basic` gatherv).
     LinearNb,
-    /// Open MPI `gather_intra_linear_sync` (zero-byte handshake first).
-    LinearSync,
+    /// Open MPI `gather_intra_linear_sync` (zero-byte handshake first), with
+    /// the size in bytes of the first of the two segments each rank sends
+    /// (0: the whole block).
+    LinearSync(u64),
     /// MPICH's binomial tree (`MPIR_*_intra_binomial`).
     BinomialTree,
     /// Open MPI's binomial tree (`ompi_coll_base_topo_build_bmtree` /
@@ -203,6 +205,12 @@ pub enum Algorithm {
     Scattered,
     /// MPICH barrier (and Open MPI's `bruck` barrier is the same pattern).
     Dissemination,
+    /// Open MPI allgatherv ring (`allgatherv_intra_ring`): whole blocks,
+    /// unlike MPICH's pipelined [`Algorithm::Ring`] for allgatherv.
+    OmpiRing,
+    /// Open MPI `allreduce_intra_ring_segmented`, segment bytes (0: the
+    /// plain ring).
+    SegmentedRing(u64),
     /// Open MPI `barrier_intra_doublering`.
     DoubleRing,
     /// Open MPI `barrier_intra_tree`.
@@ -222,6 +230,12 @@ pub enum Algorithm {
     BinaryTree(u64),
     /// Open MPI split binary tree bcast, segment bytes.
     SplitBinaryTree(u64),
+    /// Open MPI's binomial bcast (bmtree) and reduce (in-order bmtree) with
+    /// segments of the given bytes (`ompi_coll_base_bcast_intra_binomial`,
+    /// `ompi_coll_base_reduce_intra_binomial`); 0 is the unsegmented
+    /// [`Algorithm::OmpiBinomial`] bcast and [`Algorithm::BinomialTree`]
+    /// reduce.
+    SegmentedBinomial(u64),
     /// Open MPI k-nomial tree, radix 4.
     Knomial,
     /// Open MPI in-order binary tree reduce.
@@ -237,10 +251,10 @@ pub enum Algorithm {
 }
 
 /// Every algorithm with its default parameters, in a fixed order.
-const ALL_ALGORITHMS: [Algorithm; 28] = [
+const ALL_ALGORITHMS: [Algorithm; 31] = [
     Algorithm::Linear,
     Algorithm::LinearNb,
-    Algorithm::LinearSync,
+    Algorithm::LinearSync(0),
     Algorithm::BinomialTree,
     Algorithm::OmpiBinomial,
     Algorithm::RecursiveDoubling,
@@ -248,6 +262,8 @@ const ALL_ALGORITHMS: [Algorithm; 28] = [
     Algorithm::Rabenseifner,
     Algorithm::OmpiRabenseifner,
     Algorithm::Ring,
+    Algorithm::OmpiRing,
+    Algorithm::SegmentedRing(0),
     Algorithm::Bruck,
     Algorithm::Pairwise,
     Algorithm::OmpiPairwise,
@@ -261,6 +277,7 @@ const ALL_ALGORITHMS: [Algorithm; 28] = [
     Algorithm::Chain(0),
     Algorithm::BinaryTree(0),
     Algorithm::SplitBinaryTree(0),
+    Algorithm::SegmentedBinomial(0),
     Algorithm::Knomial,
     Algorithm::InOrderBinary,
     Algorithm::Neighbor,
@@ -274,7 +291,7 @@ impl Algorithm {
         match self {
             Algorithm::Linear => "linear",
             Algorithm::LinearNb => "linear_nb",
-            Algorithm::LinearSync => "linear_sync",
+            Algorithm::LinearSync(_) => "linear_sync",
             Algorithm::BinomialTree => "binomial",
             Algorithm::OmpiBinomial => "ompi_binomial",
             Algorithm::RecursiveDoubling => "recursive_doubling",
@@ -282,6 +299,8 @@ impl Algorithm {
             Algorithm::Rabenseifner => "rabenseifner",
             Algorithm::OmpiRabenseifner => "ompi_rabenseifner",
             Algorithm::Ring => "ring",
+            Algorithm::OmpiRing => "ompi_ring",
+            Algorithm::SegmentedRing(_) => "segmented_ring",
             Algorithm::Bruck => "bruck",
             Algorithm::Pairwise => "pairwise",
             Algorithm::OmpiPairwise => "ompi_pairwise",
@@ -295,6 +314,7 @@ impl Algorithm {
             Algorithm::Chain(_) => "chain",
             Algorithm::BinaryTree(_) => "binary_tree",
             Algorithm::SplitBinaryTree(_) => "split_binary_tree",
+            Algorithm::SegmentedBinomial(_) => "segmented_binomial",
             Algorithm::Knomial => "knomial",
             Algorithm::InOrderBinary => "in_order_binary",
             Algorithm::Neighbor => "neighbor",
@@ -303,16 +323,34 @@ impl Algorithm {
         }
     }
 
-    /// The segment size of a segmented algorithm (0: unsegmented), `None`
-    /// for the others.
+    /// The segment size of a segmented algorithm (0: unsegmented; for
+    /// `linear_sync` the first segment, 0: the whole block), `None` for the
+    /// others.
     pub fn segment(self) -> Option<u64> {
         match self {
             Algorithm::Pipeline(s)
             | Algorithm::Chain(s)
             | Algorithm::BinaryTree(s)
-            | Algorithm::SplitBinaryTree(s) => Some(s),
+            | Algorithm::SplitBinaryTree(s)
+            | Algorithm::SegmentedBinomial(s)
+            | Algorithm::SegmentedRing(s)
+            | Algorithm::LinearSync(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The algorithm with segment size `s`, if it takes one.
+    fn with_segment(self, s: u64) -> Option<Algorithm> {
+        Some(match self {
+            Algorithm::Pipeline(_) => Algorithm::Pipeline(s),
+            Algorithm::Chain(_) => Algorithm::Chain(s),
+            Algorithm::BinaryTree(_) => Algorithm::BinaryTree(s),
+            Algorithm::SplitBinaryTree(_) => Algorithm::SplitBinaryTree(s),
+            Algorithm::SegmentedBinomial(_) => Algorithm::SegmentedBinomial(s),
+            Algorithm::SegmentedRing(_) => Algorithm::SegmentedRing(s),
+            Algorithm::LinearSync(_) => Algorithm::LinearSync(s),
+            _ => return None,
+        })
     }
 
     /// The algorithm of a name: [`Algorithm::name`], a few of the libraries'
@@ -329,7 +367,7 @@ impl Algorithm {
         let alg = match base.as_str() {
             "linear" | "basic_linear" | "default" => Algorithm::Linear,
             "linear_nb" => Algorithm::LinearNb,
-            "linear_sync" => Algorithm::LinearSync,
+            "linear_sync" => Algorithm::LinearSync(0),
             "binomial" | "binomial_tree" => Algorithm::BinomialTree,
             "ompi_binomial" => Algorithm::OmpiBinomial,
             "recursive_doubling" => Algorithm::RecursiveDoubling,
@@ -341,6 +379,8 @@ impl Algorithm {
                 Algorithm::OmpiRabenseifner
             }
             "ring" => Algorithm::Ring,
+            "ompi_ring" => Algorithm::OmpiRing,
+            "segmented_ring" | "ring_segmented" => Algorithm::SegmentedRing(0),
             "bruck" | "brucks" | "modified_bruck" => Algorithm::Bruck,
             "pairwise" | "pairwise_exchange" => Algorithm::Pairwise,
             "ompi_pairwise" => Algorithm::OmpiPairwise,
@@ -356,6 +396,7 @@ impl Algorithm {
             "chain" => Algorithm::Chain(0),
             "binary_tree" | "binary" => Algorithm::BinaryTree(0),
             "split_binary_tree" | "split_bintree" => Algorithm::SplitBinaryTree(0),
+            "segmented_binomial" => Algorithm::SegmentedBinomial(0),
             "knomial" => Algorithm::Knomial,
             "in_order_binary" | "in-order_binary" => Algorithm::InOrderBinary,
             "neighbor" | "neighbor_exchange" | "neighborexchange" => Algorithm::Neighbor,
@@ -363,13 +404,9 @@ impl Algorithm {
             "nonoverlapping" | "non-overlapping" | "reduce_bcast" => Algorithm::NonOverlapping,
             _ => return None,
         };
-        match (alg, segment) {
-            (_, None) => Some(alg),
-            (Algorithm::Pipeline(_), Some(s)) => Some(Algorithm::Pipeline(s)),
-            (Algorithm::Chain(_), Some(s)) => Some(Algorithm::Chain(s)),
-            (Algorithm::BinaryTree(_), Some(s)) => Some(Algorithm::BinaryTree(s)),
-            (Algorithm::SplitBinaryTree(_), Some(s)) => Some(Algorithm::SplitBinaryTree(s)),
-            _ => None,
+        match segment {
+            None => Some(alg),
+            Some(s) => alg.with_segment(s),
         }
     }
 
@@ -378,7 +415,8 @@ impl Algorithm {
     /// library's variant (`"binomial"` is [`Algorithm::OmpiBinomial`] for an
     /// Open MPI bcast or scatter, `"pairwise"` is [`Algorithm::OmpiPairwise`]
     /// for an Open MPI alltoall(v), `"rabenseifner"` is
-    /// [`Algorithm::OmpiRabenseifner`] for an Open MPI reduce or allreduce).
+    /// [`Algorithm::OmpiRabenseifner`] for an Open MPI reduce or allreduce,
+    /// `"ring"` is [`Algorithm::OmpiRing`] for an Open MPI allgatherv).
     /// Errors name the algorithms the collective has.
     pub fn resolve(library: Library, kind: CollKind, name: &str) -> Result<Algorithm, String> {
         let mut alg = Algorithm::from_name(name).ok_or_else(|| {
@@ -399,6 +437,7 @@ impl Algorithm {
                 (CollKind::Reduce | CollKind::Allreduce, Algorithm::Rabenseifner) => {
                     Algorithm::OmpiRabenseifner
                 }
+                (CollKind::Allgatherv, Algorithm::Ring) => Algorithm::OmpiRing,
                 (_, a) => a,
             };
         }
@@ -506,6 +545,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Chain(0),
             A::BinaryTree(0),
             A::SplitBinaryTree(0),
+            A::SegmentedBinomial(0),
             A::Knomial,
         ],
         CollKind::Reduce => &[
@@ -516,6 +556,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Pipeline(0),
             A::Chain(0),
             A::BinaryTree(0),
+            A::SegmentedBinomial(0),
             A::InOrderBinary,
         ],
         CollKind::Allreduce => &[
@@ -523,10 +564,11 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Rabenseifner,
             A::OmpiRabenseifner,
             A::Ring,
+            A::SegmentedRing(0),
             A::NonOverlapping,
             A::Linear,
         ],
-        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync],
+        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync(0)],
         CollKind::Scatter => &[A::BinomialTree, A::OmpiBinomial, A::Linear, A::LinearNb],
         CollKind::Gatherv | CollKind::Scatterv => &[A::LinearNb, A::Linear],
         CollKind::Allgather => &[
@@ -540,6 +582,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::RecursiveDoubling,
             A::Bruck,
             A::Ring,
+            A::OmpiRing,
             A::Neighbor,
             A::Linear,
         ],
@@ -570,13 +613,7 @@ fn supports(kind: CollKind, alg: Algorithm) -> bool {
 
 /// `alg` with its parameters reset (segment 0).
 fn base_of(alg: Algorithm) -> Algorithm {
-    match alg {
-        Algorithm::Pipeline(_) => Algorithm::Pipeline(0),
-        Algorithm::Chain(_) => Algorithm::Chain(0),
-        Algorithm::BinaryTree(_) => Algorithm::BinaryTree(0),
-        Algorithm::SplitBinaryTree(_) => Algorithm::SplitBinaryTree(0),
-        a => a,
-    }
+    alg.with_segment(0).unwrap_or(alg)
 }
 
 fn names_of(kind: CollKind) -> String {

@@ -523,7 +523,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         CollKind::Gather => match gather_id(p, n) {
             1 => A::Linear,
             2 => A::BinomialTree,
-            _ => A::LinearSync,
+            _ => A::LinearSync(0),
         },
         CollKind::Scatter => match scatter_id(p, n) {
             1 => A::Linear,

@@ -441,9 +441,188 @@ fn segmented_algorithms_match() {
         (CollKind::Reduce, Algorithm::Pipeline(100)),
         (CollKind::Reduce, Algorithm::Chain(64)),
         (CollKind::Reduce, Algorithm::BinaryTree(33)),
+        (CollKind::Bcast, Algorithm::SegmentedBinomial(100)),
+        (CollKind::Reduce, Algorithm::SegmentedBinomial(33)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(1)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(10)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(100)),
+        (CollKind::Gather, Algorithm::LinearSync(10)),
+        (CollKind::Gather, Algorithm::LinearSync(500)),
     ];
     for (kind, alg) in cases {
         exercise(kind, alg, &[1, 99, 100, 1000, 1001]);
+    }
+}
+
+#[test]
+fn segment_zero_is_the_unsegmented_algorithm() {
+    let same = |kind, a: Algorithm, b: Algorithm| {
+        for &p in &SIZES {
+            for root in roots(p) {
+                for n in [1u64, 100, 70_001] {
+                    let x = schedules(a, kind, p, root, &|_| Counts::Uniform(n)).unwrap();
+                    let y = schedules(b, kind, p, root, &|_| Counts::Uniform(n)).unwrap();
+                    assert_eq!(x, y, "{kind:?} {a} vs {b} p={p} root={root} n={n}");
+                }
+            }
+        }
+    };
+    same(
+        CollKind::Bcast,
+        Algorithm::SegmentedBinomial(0),
+        Algorithm::OmpiBinomial,
+    );
+    same(
+        CollKind::Reduce,
+        Algorithm::SegmentedBinomial(0),
+        Algorithm::BinomialTree,
+    );
+    same(
+        CollKind::Allreduce,
+        Algorithm::SegmentedRing(0),
+        Algorithm::Ring,
+    );
+    // A segment at least as large as the whole buffer is one segment.
+    same(
+        CollKind::Reduce,
+        Algorithm::SegmentedBinomial(1 << 20),
+        Algorithm::BinomialTree,
+    );
+    same(
+        CollKind::Gather,
+        Algorithm::LinearSync(1 << 20),
+        Algorithm::LinearSync(0),
+    );
+}
+
+#[test]
+fn segmented_binomial_reduce_sends_every_segment_up() {
+    // Every non-root sends ceil(n / s) segments to its parent; the root
+    // combines (p-1) n bytes in all.
+    for &p in &SIZES {
+        for root in roots(p) {
+            let o = run(
+                Algorithm::SegmentedBinomial(1024),
+                CollKind::Reduce,
+                p,
+                root,
+                &|_| Counts::Uniform(10_000),
+            );
+            for r in 0..p as usize {
+                let expect = if r == root as usize { 0 } else { 10 };
+                assert_eq!(o.sent_msgs[r], expect, "p={p} root={root} rank {r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn segmented_ring_allreduce_runs_in_phases() {
+    // Open MPI ring_segmented: num_phases = count / (p * segcount), plus one
+    // when the remainder is >= p and > p * segcount / 2.
+    let phases = |p: u64, n: u64, seg: u64| {
+        let per = p * seg;
+        n / per + u64::from(n % per >= p && n % per > per / 2)
+    };
+    for &(p, n, seg, expect) in &[
+        (4u32, 1000u64, 100u64, 2u64),
+        (4, 1100, 100, 3),
+        (4, 1200, 100, 3),
+        (5, 1249, 100, 2),
+        (5, 1251, 100, 3),
+        (3, 1 << 22, 1 << 20, 1),
+        (3, 5 << 20, 1 << 20, 2),
+    ] {
+        assert_eq!(phases(u64::from(p), n, seg), expect, "p={p} n={n}");
+        let o = run(
+            Algorithm::SegmentedRing(seg),
+            CollKind::Allreduce,
+            p,
+            0,
+            &|_| Counts::Uniform(n),
+        );
+        let ring = run(Algorithm::Ring, CollKind::Allreduce, p, 0, &|_| {
+            Counts::Uniform(n)
+        });
+        let p64 = u64::from(p);
+        for r in 0..p as usize {
+            // (p - 1) steps per phase, then p - 1 allgather steps.
+            assert_eq!(
+                o.steps[r].len() as u64,
+                (expect + 1) * (p64 - 1),
+                "p={p} n={n} rank {r}"
+            );
+            // The same bytes as the plain ring, in smaller messages.
+            assert_eq!(o.received[r], ring.received[r], "p={p} n={n} rank {r}");
+            assert_eq!(o.reduced[r], ring.reduced[r], "p={p} n={n} rank {r}");
+            let largest = o.steps[r][..(expect * (p64 - 1)) as usize]
+                .iter()
+                .flat_map(|s| &s.ops)
+                .map(|op| match op {
+                    Op::Send { bytes, .. } | Op::Recv { bytes, .. } => *bytes,
+                })
+                .max()
+                .unwrap();
+            assert_eq!(largest, n.div_ceil(p64).div_ceil(expect), "p={p} n={n}");
+        }
+    }
+    // Below p * segcount: the plain ring.
+    let o = schedules(
+        Algorithm::SegmentedRing(100),
+        CollKind::Allreduce,
+        4,
+        0,
+        &|_| Counts::Uniform(399),
+    )
+    .unwrap();
+    let ring = schedules(Algorithm::Ring, CollKind::Allreduce, 4, 0, &|_| {
+        Counts::Uniform(399)
+    })
+    .unwrap();
+    assert_eq!(o, ring);
+}
+
+#[test]
+fn linear_sync_gather_sends_two_segments_after_the_go() {
+    for &(n, first_size, first) in &[(10_000u64, 1024u64, 1024u64), (500, 1024, 500), (10, 0, 10)] {
+        for &p in &SIZES {
+            for root in roots(p) {
+                let o = run(
+                    Algorithm::LinearSync(first_size),
+                    CollKind::Gather,
+                    p,
+                    root,
+                    &|_| Counts::Uniform(n),
+                );
+                for r in 0..p as usize {
+                    let ops: Vec<Op> = o.steps[r].iter().flat_map(|s| s.ops.clone()).collect();
+                    if r == root as usize {
+                        let gos = ops
+                            .iter()
+                            .filter(|op| matches!(op, Op::Send { bytes: 0, .. }))
+                            .count();
+                        assert_eq!(gos, p as usize - 1);
+                        assert_eq!(o.received[r], (u64::from(p) - 1) * n);
+                    } else {
+                        let q = root;
+                        assert_eq!(
+                            ops,
+                            vec![
+                                Op::Recv { peer: q, bytes: 0 },
+                                Op::Send {
+                                    peer: q,
+                                    bytes: first
+                                },
+                                Op::Send {
+                                    peer: q,
+                                    bytes: n - first
+                                },
+                            ]
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -768,6 +947,25 @@ fn ring_allgather_moves_each_block_once() {
 }
 
 #[test]
+fn open_mpi_allgatherv_ring_moves_whole_blocks() {
+    // p - 1 sendrecv steps, each block whole (MPICH's ring cuts blocks above
+    // 32 KiB into pieces and skips empty ones).
+    for &p in &SIZES {
+        for counts in patterns(p as usize) {
+            let cs: &[u64] = &counts;
+            let o = run(Algorithm::OmpiRing, CollKind::Allgatherv, p, 0, &|_| {
+                Counts::PerRank(cs)
+            });
+            let total: u64 = cs.iter().sum();
+            for (r, &own) in cs.iter().enumerate() {
+                assert_eq!(o.steps[r].len(), p as usize - 1, "p={p}");
+                assert_eq!(o.received[r], total - own, "p={p}");
+            }
+        }
+    }
+}
+
+#[test]
 fn bcast_scatter_allgather_moves_about_2n() {
     for &p in &[8u32, 9, 16, 17, 32] {
         for alg in [
@@ -971,6 +1169,40 @@ fn resolve_maps_library_names() {
         Ok(A::Rabenseifner)
     );
     assert_eq!(
+        r(Library::OpenMpi5, CollKind::Allgatherv, "ring"),
+        Ok(A::OmpiRing)
+    );
+    assert_eq!(
+        r(Library::Mpich3, CollKind::Allgatherv, "ring"),
+        Ok(A::Ring)
+    );
+    assert_eq!(
+        r(Library::OpenMpi5, CollKind::Allgather, "ring"),
+        Ok(A::Ring)
+    );
+    assert_eq!(
+        r(
+            Library::OpenMpi5,
+            CollKind::Allreduce,
+            "segmented_ring:1048576"
+        ),
+        Ok(A::SegmentedRing(1 << 20))
+    );
+    assert_eq!(
+        r(
+            Library::OpenMpi5,
+            CollKind::Reduce,
+            "segmented_binomial:1024"
+        ),
+        Ok(A::SegmentedBinomial(1024))
+    );
+    assert_eq!(
+        r(Library::OpenMpi5, CollKind::Gather, "linear_sync:32768"),
+        Ok(A::LinearSync(32768))
+    );
+    assert!(r(Library::OpenMpi5, CollKind::Scatter, "segmented_binomial").is_err());
+    assert!(r(Library::OpenMpi5, CollKind::Allreduce, "ring:1024").is_err());
+    assert_eq!(
         r(Library::OpenMpi5, CollKind::Allreduce, "reduce_bcast"),
         Ok(A::NonOverlapping)
     );
@@ -1134,7 +1366,7 @@ fn openmpi_selection_table() {
         (K::Allgatherv, 12, 2000, A::Bruck),
         // gather: p < 4: < 32768 binomial; >= 131072 linear_sync
         (K::Gather, 3, 100, A::BinomialTree),
-        (K::Gather, 3, 200_000, A::LinearSync),
+        (K::Gather, 3, 200_000, A::LinearSync(0)),
         (K::Gather, 6, 5000, A::Linear),
         // scatter: p < 4: < 131072 linear; p < 8: < 2048 binomial; >= 32768 linear_nb
         (K::Scatter, 3, 100, A::Linear),
