@@ -517,8 +517,9 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
             1 => A::Linear,
             2 => A::Bruck,
             4 => A::Neighbor,
-            // ring; two_proc is one sendrecv, as the ring on 2 ranks.
-            _ => A::Ring,
+            // ring (`ompi_coll_base_allgatherv_intra_ring`: whole blocks);
+            // two_proc is one sendrecv, as the ring on 2 ranks.
+            _ => A::OmpiRing,
         },
         CollKind::Gather => match gather_id(p, n) {
             1 => A::Linear,

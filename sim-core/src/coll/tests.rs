@@ -1364,6 +1364,9 @@ fn openmpi_selection_table() {
         (K::Allgatherv, 4, 100, A::Linear),
         (K::Allgatherv, 4, 1000, A::Neighbor),
         (K::Allgatherv, 12, 2000, A::Bruck),
+        // ring (Open MPI's whole blocks) above; two_proc on 2 ranks
+        (K::Allgatherv, 2, 100, A::OmpiRing),
+        (K::Allgatherv, 32, 300_000, A::OmpiRing),
         // gather: p < 4: < 32768 binomial; >= 131072 linear_sync
         (K::Gather, 3, 100, A::BinomialTree),
         (K::Gather, 3, 200_000, A::LinearSync(0)),
