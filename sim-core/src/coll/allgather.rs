@@ -1,7 +1,7 @@
 //! Allgather and allgatherv (`counts[i]`: the block of rank i).
 
 use super::util::{Blocks, Ctx, Sched, is_even, is_odd};
-use super::{Algorithm, Counts, Step, openmpi};
+use super::{Algorithm, Counts, Step};
 use crate::ir::CollKind;
 
 /// MPICH `MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE` default (allgatherv.c):
@@ -229,8 +229,9 @@ fn neighbor(s: &mut Sched, c: &Ctx, counts: &Blocks) {
 }
 
 /// Open MPI `ompi_coll_base_allgather_intra_basic_linear` (gather to 0, then
-/// bcast of everything, both chosen by the Open MPI rules) and
-/// `ompi_coll_base_allgatherv_intra_basic_default` (gatherv to 0, then bcast).
+/// bcast of everything) and `ompi_coll_base_allgatherv_intra_basic_default`
+/// (gatherv to 0, then bcast), the inner collectives chosen by the Open MPI
+/// library's rules (gatherv: `coll/basic`).
 fn gather_bcast(c: &Ctx, counts: &Blocks) -> Result<Vec<Step>, String> {
     let total = counts.total();
     let gather = match (c.kind, c.counts) {
@@ -238,14 +239,8 @@ fn gather_bcast(c: &Ctx, counts: &Blocks) -> Result<Vec<Step>, String> {
         (_, Counts::PerRank(cs)) => c.sub(CollKind::Gatherv, 0, Counts::PerRank(cs)),
         (_, counts) => c.sub(CollKind::Gatherv, 0, counts),
     };
-    let galg = if c.kind == CollKind::Allgather {
-        openmpi::select(&gather.as_call())
-    } else {
-        Algorithm::LinearNb
-    };
     let bcast = c.sub(CollKind::Bcast, 0, Counts::Uniform(total));
-    let balg = openmpi::select(&bcast.as_call());
-    let mut steps = super::schedule(galg, &gather.as_call())?;
-    steps.extend(super::schedule(balg, &bcast.as_call())?);
+    let mut steps = super::inner_schedule(c.library, &gather.as_call())?;
+    steps.extend(super::inner_schedule(c.library, &bcast.as_call())?);
     Ok(steps)
 }

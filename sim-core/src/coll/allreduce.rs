@@ -2,7 +2,7 @@
 
 use super::reduce::{mpich_block_sum, ompi_fold, ompi_halving};
 use super::util::{Ctx, MAX_SEGMENTS, Sched, is_even, is_odd, pof2_floor, segment_count};
-use super::{Algorithm, Counts, Step, bcast, openmpi, reduce};
+use super::{Algorithm, Counts, Step, bcast, reduce};
 use crate::ir::CollKind;
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
@@ -259,12 +259,12 @@ fn ring_segmented(c: &Ctx, n: u64, segsize: u64) -> Result<Vec<Step>, String> {
 }
 
 /// Open MPI `ompi_coll_base_allreduce_intra_nonoverlapping`: reduce to rank
-/// 0, then bcast from rank 0, each with the algorithm Open MPI's fixed rules
-/// pick for it.
+/// 0, then bcast from rank 0 (`comm->c_coll->coll_reduce`, `coll_bcast`),
+/// each with the algorithm the Open MPI library's fixed rules pick for it.
 fn nonoverlapping(c: &Ctx, n: u64) -> Result<Vec<Step>, String> {
     let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(n)).as_call();
     let b = c.sub(CollKind::Bcast, 0, Counts::Uniform(n)).as_call();
-    let mut steps = super::schedule(openmpi::select(&r), &r)?;
-    steps.extend(super::schedule(openmpi::select(&b), &b)?);
+    let mut steps = super::inner_schedule(c.library, &r)?;
+    steps.extend(super::inner_schedule(c.library, &b)?);
     Ok(steps)
 }

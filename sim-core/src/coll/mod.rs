@@ -39,6 +39,7 @@ mod bcast;
 mod gather;
 mod mpich;
 mod openmpi;
+mod openmpi4;
 mod reduce;
 mod reduce_scatter;
 mod scan;
@@ -112,23 +113,31 @@ pub enum Library {
     /// (`src/mpi/coll/*`, MPICH 3.3) over a flat communicator.
     #[default]
     Mpich3,
-    /// Open MPI 5.0's `coll/tuned` fixed decision rules over a flat
+    /// Open MPI 4.0's `coll/tuned` fixed decision rules (thresholds and
+    /// fitted models with segment sizes; also what 3.1 decides) over a flat
     /// communicator.
+    OpenMpi4,
+    /// Open MPI 5.0's `coll/tuned` fixed decision rules (the tables also of
+    /// 4.1) over a flat communicator.
     OpenMpi5,
 }
 
 impl Library {
     /// Every library, for listings and messages.
-    pub const ALL: [Library; 2] = [Library::Mpich3, Library::OpenMpi5];
+    pub const ALL: [Library; 3] = [Library::Mpich3, Library::OpenMpi4, Library::OpenMpi5];
 
     /// A machine file's `[collectives] library = "..."`: the canonical
     /// names of [`Library::name`], and the aliases `"mpich"` (MPICH 3,
-    /// the classic rules) and `"openmpi"` (also `"open-mpi"`, `"ompi"`:
-    /// Open MPI 5). Case and `-`/`_` are not significant.
+    /// the classic rules), `"openmpi"` (also `"open-mpi"`, `"ompi"`:
+    /// Open MPI 5) and `"openmpi-4.0"`, `"openmpi-3"`, `"openmpi-3.1"`
+    /// (Open MPI 4: 3.1 has the same fixed rules). Case and `-`/`_` are not
+    /// significant.
     pub fn from_name(name: &str) -> Option<Library> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
         match key.as_str() {
             "mpich" | "mpich-3" | "mpich3" => Some(Library::Mpich3),
+            "openmpi-4" | "openmpi4" | "open-mpi-4" | "openmpi-4.0" | "openmpi-3" | "openmpi3"
+            | "open-mpi-3" | "openmpi-3.1" => Some(Library::OpenMpi4),
             "openmpi" | "open-mpi" | "ompi" | "openmpi-5" | "openmpi5" | "open-mpi-5" => {
                 Some(Library::OpenMpi5)
             }
@@ -136,10 +145,11 @@ impl Library {
         }
     }
 
-    /// The canonical name (`"mpich-3"`, `"openmpi-5"`).
+    /// The canonical name (`"mpich-3"`, `"openmpi-4"`, `"openmpi-5"`).
     pub fn name(self) -> &'static str {
         match self {
             Library::Mpich3 => "mpich-3",
+            Library::OpenMpi4 => "openmpi-4",
             Library::OpenMpi5 => "openmpi-5",
         }
     }
@@ -152,13 +162,14 @@ impl Library {
             .collect();
         names.push("\"mpich\" (= mpich-3)".into());
         names.push("\"openmpi\" (= openmpi-5)".into());
+        names.push("\"openmpi-4.0\", \"openmpi-3.1\" (= openmpi-4)".into());
         names.join(", ")
     }
 
     /// Whether the library's algorithm names are Open MPI's (see
     /// [`Algorithm::resolve`]).
     pub fn is_open_mpi(self) -> bool {
-        matches!(self, Library::OpenMpi5)
+        matches!(self, Library::OpenMpi4 | Library::OpenMpi5)
     }
 }
 
@@ -629,13 +640,29 @@ pub fn all_algorithms() -> &'static [Algorithm] {
     &ALL_ALGORITHMS
 }
 
-/// This rank's steps of `call` under `alg`.
+/// This rank's steps of `call` under `alg`, with the inner collectives of
+/// Open MPI's composite algorithms chosen by Open MPI 5's rules (see
+/// [`schedule_in`]).
 ///
 /// Errors: an invalid call (size 0, rank or root out of range, counts of the
 /// wrong shape or too large) or an algorithm that `call.kind` does not have.
 /// A communicator of one rank, or a zero-byte call, has no steps.
 pub fn schedule(alg: Algorithm, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
-    let ctx = util::Ctx::new(call)?;
+    schedule_in(Library::OpenMpi5, alg, call)
+}
+
+/// [`schedule`] under `library`: Open MPI's algorithms made of other
+/// collectives (`nonoverlapping` allreduce and reduce_scatter, `linear`
+/// allgather(v)) call the communicator's reduce, bcast and gather, which
+/// under an Open MPI library follow that library's fixed rules (Open MPI 5's
+/// under any other library).
+pub fn schedule_in(
+    library: Library,
+    alg: Algorithm,
+    call: &CollCall<'_>,
+) -> Result<Vec<Step>, String> {
+    let mut ctx = util::Ctx::new(call)?;
+    ctx.library = library;
     if !supports(call.kind, alg) {
         return Err(format!(
             "{} has no algorithm \"{}\" (known: {})",
@@ -671,6 +698,22 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
     }
     match cfg.library {
         Library::Mpich3 => mpich::select(call),
+        Library::OpenMpi4 => openmpi4::select(call),
         Library::OpenMpi5 => openmpi::select(call),
+    }
+}
+
+/// The algorithm of an inner collective of an Open MPI composite algorithm
+/// run under `library` (see [`schedule_in`]), and its steps.
+fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
+    let alg = inner_select(library, call);
+    schedule_in(library, alg, call)
+}
+
+/// The Open MPI rules that pick inner collectives under `library`.
+fn inner_select(library: Library, call: &CollCall<'_>) -> Algorithm {
+    match library {
+        Library::OpenMpi4 => openmpi4::select(call),
+        Library::Mpich3 | Library::OpenMpi5 => openmpi::select(call),
     }
 }

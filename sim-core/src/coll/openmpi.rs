@@ -421,14 +421,17 @@ pub(super) fn scatter_id(p: u64, n: u64) -> u8 {
     by_bytes(n, row)
 }
 
-fn single(call: &CollCall<'_>) -> u64 {
+/// The single byte count of a call (the first rank's for per-rank counts).
+pub(super) fn single(call: &CollCall<'_>) -> u64 {
     match call.counts {
         Counts::Uniform(n) | Counts::Own(n) => n,
         Counts::PerRank(c) => c.first().copied().unwrap_or(0),
     }
 }
 
-fn total(call: &CollCall<'_>, factor: u64) -> u64 {
+/// The total bytes of a call: a uniform count times `factor`, or the sum of
+/// the per-rank counts.
+pub(super) fn total(call: &CollCall<'_>, factor: u64) -> u64 {
     match call.counts {
         Counts::Uniform(n) => n.saturating_mul(factor),
         Counts::PerRank(c) => c.iter().fold(0u64, |a, &x| a.saturating_add(x)),

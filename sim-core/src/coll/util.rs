@@ -6,7 +6,7 @@
 //! converted back to `u32` peers when a step is emitted: every emitted peer
 //! is a rank of the communicator, hence `< size <= u32::MAX`.
 
-use super::{CollCall, Counts, Op, Step};
+use super::{CollCall, Counts, Library, Op, Step};
 use crate::ir::CollKind;
 
 /// Largest byte count (of one buffer, or of all blocks of a call) accepted:
@@ -25,6 +25,9 @@ pub(super) struct Ctx<'a> {
     /// The root (0 for operations without one).
     pub root: u64,
     pub counts: Counts<'a>,
+    /// Whose Open MPI rules pick the inner collectives of composite
+    /// algorithms (see `coll::schedule_in`).
+    pub library: Library,
 }
 
 impl<'a> Ctx<'a> {
@@ -62,6 +65,7 @@ impl<'a> Ctx<'a> {
             size,
             root,
             counts: call.counts,
+            library: Library::OpenMpi5,
         })
     }
 
@@ -119,6 +123,7 @@ impl<'a> Ctx<'a> {
             size: self.size,
             root,
             counts,
+            library: self.library,
         }
     }
 
