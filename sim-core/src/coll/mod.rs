@@ -207,6 +207,12 @@ pub enum Algorithm {
     /// Open MPI's Rabenseifner (`redscat_allgather` / `redscat_gather`).
     OmpiRabenseifner,
     Ring,
+    /// Open MPI allgatherv ring (`allgatherv_intra_ring`): whole blocks,
+    /// unlike MPICH's pipelined [`Algorithm::Ring`] for allgatherv.
+    OmpiRing,
+    /// Open MPI `allreduce_intra_ring_segmented`, segment bytes (0: the
+    /// plain ring).
+    SegmentedRing(u64),
     Bruck,
     /// MPICH pairwise exchange (XOR partners on powers of two).
     Pairwise,
@@ -217,12 +223,6 @@ pub enum Algorithm {
     Scattered,
     /// MPICH barrier (and Open MPI's `bruck` barrier is the same pattern).
     Dissemination,
-    /// Open MPI allgatherv ring (`allgatherv_intra_ring`): whole blocks,
-    /// unlike MPICH's pipelined [`Algorithm::Ring`] for allgatherv.
-    OmpiRing,
-    /// Open MPI `allreduce_intra_ring_segmented`, segment bytes (0: the
-    /// plain ring).
-    SegmentedRing(u64),
     /// Open MPI `barrier_intra_doublering`.
     DoubleRing,
     /// Open MPI `barrier_intra_tree`.
