@@ -468,7 +468,7 @@ fn segmented_algorithms_match() {
         (CollKind::Reduce, Algorithm::BinaryTree(33)),
         (CollKind::Bcast, Algorithm::SegmentedBinomial(100)),
         (CollKind::Reduce, Algorithm::SegmentedBinomial(33)),
-        (CollKind::Allreduce, Algorithm::SegmentedRing(1)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(7)),
         (CollKind::Allreduce, Algorithm::SegmentedRing(10)),
         (CollKind::Allreduce, Algorithm::SegmentedRing(100)),
         (CollKind::Gather, Algorithm::LinearSync(10)),
