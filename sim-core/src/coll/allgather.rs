@@ -1,7 +1,7 @@
 //! Allgather and allgatherv (`counts[i]`: the block of rank i).
 
 use super::util::{Blocks, Ctx, Sched, is_even, is_odd};
-use super::{Algorithm, Counts, Step, openmpi};
+use super::{Algorithm, Counts, Step};
 use crate::ir::CollKind;
 
 /// MPICH `MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE` default (allgatherv.c):
@@ -28,6 +28,9 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
                 ring_pipelined(&mut s, c, &counts);
             }
         }
+        // Open MPI's allgatherv ring moves whole blocks, as its allgather
+        // ring does.
+        Algorithm::OmpiRing => ring(&mut s, c, &counts),
         Algorithm::Neighbor => {
             if is_odd(c.size) {
                 // Open MPI switches to the ring for an odd size.
@@ -143,7 +146,9 @@ fn bruck(s: &mut Sched, c: &Ctx, counts: &Blocks) {
 
 /// MPICH `MPIR_Allgather_intra_ring`, Open MPI
 /// `ompi_coll_base_allgather(v)_intra_ring`: in step i send block
-/// `rank - i` to the right, receive block `rank - i - 1` from the left.
+/// `rank - i` to the right, receive block `rank - i - 1` from the left
+/// (whole blocks, empty ones too: `ompi_coll_base_sendrecv` sends zero
+/// counts).
 fn ring(s: &mut Sched, c: &Ctx, counts: &Blocks) {
     let (p, r) = (c.size, c.rank);
     let right = (r + 1) % p;
@@ -224,8 +229,9 @@ fn neighbor(s: &mut Sched, c: &Ctx, counts: &Blocks) {
 }
 
 /// Open MPI `ompi_coll_base_allgather_intra_basic_linear` (gather to 0, then
-/// bcast of everything, both chosen by the Open MPI rules) and
-/// `ompi_coll_base_allgatherv_intra_basic_default` (gatherv to 0, then bcast).
+/// bcast of everything) and `ompi_coll_base_allgatherv_intra_basic_default`
+/// (gatherv to 0, then bcast), the inner collectives chosen by the Open MPI
+/// library's rules (gatherv: `coll/basic`).
 fn gather_bcast(c: &Ctx, counts: &Blocks) -> Result<Vec<Step>, String> {
     let total = counts.total();
     let gather = match (c.kind, c.counts) {
@@ -233,14 +239,8 @@ fn gather_bcast(c: &Ctx, counts: &Blocks) -> Result<Vec<Step>, String> {
         (_, Counts::PerRank(cs)) => c.sub(CollKind::Gatherv, 0, Counts::PerRank(cs)),
         (_, counts) => c.sub(CollKind::Gatherv, 0, counts),
     };
-    let galg = if c.kind == CollKind::Allgather {
-        openmpi::select(&gather.as_call())
-    } else {
-        Algorithm::LinearNb
-    };
     let bcast = c.sub(CollKind::Bcast, 0, Counts::Uniform(total));
-    let balg = openmpi::select(&bcast.as_call());
-    let mut steps = super::schedule(galg, &gather.as_call())?;
-    steps.extend(super::schedule(balg, &bcast.as_call())?);
+    let mut steps = super::inner_schedule(c.library, &gather.as_call())?;
+    steps.extend(super::inner_schedule(c.library, &bcast.as_call())?);
     Ok(steps)
 }

@@ -1,8 +1,8 @@
 //! Allreduce (commutative built-in operations).
 
 use super::reduce::{mpich_block_sum, ompi_fold, ompi_halving};
-use super::util::{Ctx, Sched, is_even, is_odd, pof2_floor};
-use super::{Algorithm, Counts, Step, bcast, openmpi, reduce};
+use super::util::{Ctx, MAX_SEGMENTS, Sched, is_even, is_odd, pof2_floor, segment_count};
+use super::{Algorithm, Counts, Step, bcast, reduce};
 use crate::ir::CollKind;
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
@@ -12,6 +12,7 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
         Algorithm::Rabenseifner => Ok(mpich_rabenseifner(c, n)),
         Algorithm::OmpiRabenseifner => Ok(ompi_rabenseifner(c, n)),
         Algorithm::Ring => Ok(ring(c, n)),
+        Algorithm::SegmentedRing(seg) => ring_segmented(c, n, seg),
         Algorithm::NonOverlapping => nonoverlapping(c, n),
         Algorithm::Linear => {
             let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(n));
@@ -154,6 +155,15 @@ fn ompi_rabenseifner(c: &Ctx, n: u64) -> Vec<Step> {
     s.finish()
 }
 
+/// `COLL_BASE_COMPUTE_BLOCKCOUNT` (coll_base_functions.h): `count` split in
+/// `num` blocks, the first `count % num` ("early") one larger. Returns
+/// `(split, early, late)`.
+fn blockcount(count: u64, num: u64) -> (u64, u64, u64) {
+    let late = count / num;
+    let split = count % num;
+    (split, late + u64::from(split > 0), late)
+}
+
 /// Open MPI `ompi_coll_base_allreduce_intra_ring`: the vector in `p` blocks
 /// (the first `n % p` one byte larger); `p - 1` steps in which each rank
 /// passes a partial block to the right and combines the one from the left,
@@ -161,43 +171,100 @@ fn ompi_rabenseifner(c: &Ctx, n: u64) -> Vec<Step> {
 /// recursive doubling when `count < p`, as the library does. (The fixed
 /// rules' `segmented_ring` with segment size 0 runs this same ring.)
 fn ring(c: &Ctx, n: u64) -> Vec<Step> {
-    let (p, r) = (c.size, c.rank);
+    let p = c.size;
     if n < p {
         return recursive_doubling(c, n);
     }
-    let split = n % p;
-    let late = n / p;
-    let early = late + u64::from(split > 0);
+    let (split, early, late) = blockcount(n, p);
     let blk = |b: u64| if b < split { early } else { late };
+    let mut s = Sched::new();
+    ring_reduce_scatter(&mut s, c, &blk);
+    ring_allgather(&mut s, c, &blk);
+    s.finish()
+}
+
+/// The computation loop of Open MPI's ring allreduce: `p - 1` steps; in step
+/// k a rank receives (and then combines) block `rank - k` from the left and
+/// sends block `rank - k + 1`, which it combined in the previous step, to
+/// the right. `piece(b)` is the bytes of block `b` that take part.
+fn ring_reduce_scatter(s: &mut Sched, c: &Ctx, piece: &dyn Fn(u64) -> u64) {
+    let (p, r) = (c.size, c.rank);
     let right = (r + 1) % p;
     let left = (r + p - 1) % p;
-    let mut s = Sched::new();
     for k in 1..p {
         let recv_block = (r + p - k) % p;
         let send_block = (r + p - k + 1) % p;
         s.sendrecv(
             right,
-            blk(send_block),
+            piece(send_block),
             left,
-            blk(recv_block),
-            blk(recv_block),
+            piece(recv_block),
+            piece(recv_block),
         );
     }
+}
+
+/// The distribution loop of Open MPI's ring allreduce: a `p - 1`-step ring
+/// allgather of the finished blocks `blk(b)`.
+fn ring_allgather(s: &mut Sched, c: &Ctx, blk: &dyn Fn(u64) -> u64) {
+    let (p, r) = (c.size, c.rank);
+    let right = (r + 1) % p;
+    let left = (r + p - 1) % p;
     for k in 0..p - 1 {
         let recv_from = (r + p - k) % p;
         let send_from = (r + 1 + p - k) % p;
         s.sendrecv(right, blk(send_from), left, blk(recv_from), 0);
     }
-    s.finish()
+}
+
+/// Open MPI `ompi_coll_base_allreduce_intra_ring_segmented`
+/// (coll_base_allreduce.c): the ring with the computation loop repeated in
+/// `num_phases` phases, each on one segment of every block, so that no
+/// message exceeds about `segsize` bytes; the distribution loop then moves
+/// whole blocks as in the plain ring. With `segcount` the segment length
+/// (`COLL_BASE_COMPUTED_SEGCOUNT`), the plain [`ring`] runs when `count <
+/// p * segcount`; else `num_phases = count / (p * segcount)`, plus one when
+/// the remainder is at least `p` and more than half of `p * segcount`; each
+/// block is split in `num_phases` segments by `COLL_BASE_COMPUTE_BLOCKCOUNT`.
+fn ring_segmented(c: &Ctx, n: u64, segsize: u64) -> Result<Vec<Step>, String> {
+    let p = c.size;
+    let segcount = segment_count(segsize, n);
+    let per_phase = p.saturating_mul(segcount);
+    if n < per_phase {
+        return Ok(ring(c, n));
+    }
+    let rem = n % per_phase;
+    let phases = n / per_phase + u64::from(rem >= p && rem > per_phase / 2);
+    if phases > MAX_SEGMENTS {
+        return Err(format!(
+            "{phases} phases of {segcount}-byte segments: more than {MAX_SEGMENTS}; use a larger segment size"
+        ));
+    }
+    let (split, early, late) = blockcount(n, p);
+    let blk = |b: u64| if b < split { early } else { late };
+    let mut s = Sched::new();
+    for phase in 0..phases {
+        let piece = |b: u64| {
+            let (split_phase, early_seg, late_seg) = blockcount(blk(b), phases);
+            if phase < split_phase {
+                early_seg
+            } else {
+                late_seg
+            }
+        };
+        ring_reduce_scatter(&mut s, c, &piece);
+    }
+    ring_allgather(&mut s, c, &blk);
+    Ok(s.finish())
 }
 
 /// Open MPI `ompi_coll_base_allreduce_intra_nonoverlapping`: reduce to rank
-/// 0, then bcast from rank 0, each with the algorithm Open MPI's fixed rules
-/// pick for it.
+/// 0, then bcast from rank 0 (`comm->c_coll->coll_reduce`, `coll_bcast`),
+/// each with the algorithm the Open MPI library's fixed rules pick for it.
 fn nonoverlapping(c: &Ctx, n: u64) -> Result<Vec<Step>, String> {
     let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(n)).as_call();
     let b = c.sub(CollKind::Bcast, 0, Counts::Uniform(n)).as_call();
-    let mut steps = super::schedule(openmpi::select(&r), &r)?;
-    steps.extend(super::schedule(openmpi::select(&b), &b)?);
+    let mut steps = super::inner_schedule(c.library, &r)?;
+    steps.extend(super::inner_schedule(c.library, &b)?);
     Ok(steps)
 }

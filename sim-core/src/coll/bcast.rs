@@ -17,6 +17,7 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
     match alg {
         Algorithm::BinomialTree => Ok(binomial(c, n)),
         Algorithm::OmpiBinomial => generic(n, &topo::ompi_bmtree(c), 0),
+        Algorithm::SegmentedBinomial(seg) => generic(n, &topo::ompi_bmtree(c), seg),
         Algorithm::ScatterRingAllgather => Ok(scatter_ring_allgather(c, n)),
         Algorithm::ScatterRecursiveDoublingAllgather => Ok(scatter_rd_allgather(c, n)),
         Algorithm::Linear => Ok(linear(c, n)),

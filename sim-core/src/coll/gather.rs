@@ -1,7 +1,7 @@
 //! Gather, gatherv, scatter, scatterv.
 
 use super::topo::{self, binomial_subtree};
-use super::util::{Ctx, Sched, as_len, recv, send};
+use super::util::{Ctx, Sched, as_len, recv, segment_count, send};
 use super::{ANY_SIZE, Algorithm, Counts, Step};
 use crate::ir::CollKind;
 
@@ -13,7 +13,9 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
             let n = c.bytes()?;
             gather_linear(&mut s, c, n, &|_| n);
         }
-        (CollKind::Gather, Algorithm::LinearSync) => gather_linear_sync(&mut s, c, c.bytes()?),
+        (CollKind::Gather, Algorithm::LinearSync(first)) => {
+            gather_linear_sync(&mut s, c, c.bytes()?, first);
+        }
         (CollKind::Scatter, Algorithm::BinomialTree) => {
             scatter_binomial(&mut s, c, c.bytes()?, false);
         }
@@ -113,20 +115,33 @@ fn gather_linear_nb(s: &mut Sched, c: &Ctx, own: u64, from: &dyn Fn(u64) -> u64)
     }
 }
 
-/// Open MPI `ompi_coll_base_gather_intra_linear_sync` with the fixed rules'
-/// first segment size 0 (`COLL_BASE_COMPUTED_SEGCOUNT` then keeps the whole
-/// block in the first segment): for each rank in turn the root posts the
-/// receive of the first segment and sends a zero-byte "go", then waits for
-/// the first segment; the (empty) second segments are awaited at the end.
-fn gather_linear_sync(s: &mut Sched, c: &Ctx, n: u64) {
-    let first = n;
+/// Open MPI `ompi_coll_base_gather_intra_linear_sync` (coll_base_gather.c):
+/// each rank sends its block in two segments, the first of
+/// `first_segment_size` bytes (`COLL_BASE_COMPUTED_SEGCOUNT`: 0, or a size
+/// at least the block's, keeps the whole block in the first segment and
+/// leaves the second empty). For each rank in turn the root posts the
+/// receive of the first segment, sends a zero-byte "go" and waits for the
+/// first segment; a rank waits for the "go", then sends both segments with
+/// blocking sends. The library posts the receive of rank i's second
+/// segment right after the "go" and waits for all of them at the end; a
+/// step waits for all its operations, so here it is posted one rank later,
+/// with the next rank's handshake (and the last one alone at the end).
+fn gather_linear_sync(s: &mut Sched, c: &Ctx, n: u64, first_segment_size: u64) {
+    let first = segment_count(first_segment_size, n);
     let second = n - first;
     if c.rank == c.root {
-        let others: Vec<u64> = (0..c.size).filter(|&i| i != c.root).collect();
-        for &i in &others {
-            s.step(vec![recv(i, first), send(i, 0)], 0);
+        let mut pending: Option<u64> = None;
+        for i in (0..c.size).filter(|&i| i != c.root) {
+            let mut ops = vec![recv(i, first), send(i, 0)];
+            if let Some(prev) = pending {
+                ops.push(recv(prev, second));
+            }
+            s.step(ops, 0);
+            pending = Some(i);
         }
-        s.step(others.iter().map(|&i| recv(i, second)).collect(), 0);
+        if let Some(prev) = pending {
+            s.recv(prev, second, 0);
+        }
     } else {
         s.recv(c.root, 0, 0);
         s.send(c.root, first);
@@ -134,14 +149,18 @@ fn gather_linear_sync(s: &mut Sched, c: &Ctx, n: u64) {
     }
 }
 
-/// MPICH `MPIR_Scatter_intra_binomial` (scatter_intra_binomial.c; children
-/// served largest subtree first) and, with `ompi`, Open MPI
-/// `ompi_coll_base_scatter_intra_binomial` (in-order binomial tree, smallest
-/// subtree first): receive the subtree's blocks from the parent, then send
-/// each child its subtree's blocks.
+/// MPICH `MPIR_Scatter_intra_binomial` (scatter_intra_binomial.c) and, with
+/// `ompi`, Open MPI `ompi_coll_base_scatter_intra_binomial` over the
+/// in-order binomial tree (the same tree): receive the subtree's blocks from
+/// the parent, then send each child its subtree's blocks, largest subtree
+/// first. Open MPI walks its children list (built smallest subtree first)
+/// backwards, `for (i = tree_nextsize - 1; i >= 0; i--)`, since 4.0
+/// (coll_base_scatter.c of v4.0.0 to v5.0.x; 3.1.x walked it forwards).
 fn scatter_binomial(s: &mut Sched, c: &Ctx, n: u64, ompi: bool) {
     let t = if ompi {
-        topo::in_order_bmtree(c)
+        let mut t = topo::in_order_bmtree(c);
+        t.children.reverse();
+        t
     } else {
         topo::mpich_binomial(c)
     };

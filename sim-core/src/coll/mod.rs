@@ -21,7 +21,8 @@
 //!   `docs/collectives.md` and the tests in `tests.rs`).
 //! - [`select`]: the algorithm a [`Library`] would pick for the call (or the
 //!   one the machine file forces), reproducing MPICH's classic
-//!   `MPIR_*_intra_auto` rules and Open MPI's `coll/tuned` fixed rules.
+//!   `MPIR_*_intra_auto` rules and Open MPI's `coll/tuned` fixed rules of
+//!   4.0 (`openmpi4.rs`) and 5.0 (`openmpi.rs`).
 //! - [`algorithms_for`], [`Algorithm::name`], [`Algorithm::from_name`],
 //!   [`Algorithm::resolve`] and [`Library::from_name`] for machine files.
 //!
@@ -43,6 +44,7 @@ mod layout;
 mod mpich;
 mod mpich4;
 mod openmpi;
+mod openmpi4;
 mod reduce;
 mod reduce_scatter;
 mod scan;
@@ -126,24 +128,37 @@ pub enum Library {
     /// (`maint/tuning/coll/{ch4,mpir}/generic.json`) and the node-aware
     /// CH4 compositions.
     Mpich4,
-    /// Open MPI 5.0's `coll/tuned` fixed decision rules over a flat
+    /// Open MPI 4.0's `coll/tuned` fixed decision rules (thresholds and
+    /// fitted models with segment sizes; also what 3.1 decides) over a flat
     /// communicator.
+    OpenMpi4,
+    /// Open MPI 5.0's `coll/tuned` fixed decision rules (the tables also of
+    /// 4.1) over a flat communicator.
     OpenMpi5,
 }
 
 impl Library {
     /// Every library, for listings and messages.
-    pub const ALL: [Library; 3] = [Library::Mpich3, Library::Mpich4, Library::OpenMpi5];
+    pub const ALL: [Library; 4] = [
+        Library::Mpich3,
+        Library::Mpich4,
+        Library::OpenMpi4,
+        Library::OpenMpi5,
+    ];
 
     /// A machine file's `[collectives] library = "..."`: the canonical
     /// names of [`Library::name`], and the aliases `"mpich"` (MPICH 3,
-    /// the classic rules) and `"openmpi"` (also `"open-mpi"`, `"ompi"`:
-    /// Open MPI 5). Case and `-`/`_` are not significant.
+    /// the classic rules), `"openmpi"` (also `"open-mpi"`, `"ompi"`:
+    /// Open MPI 5) and `"openmpi-4.0"`, `"openmpi-3"`, `"openmpi-3.1"`
+    /// (Open MPI 4: 3.1 has the same fixed rules). Case and `-`/`_` are not
+    /// significant.
     pub fn from_name(name: &str) -> Option<Library> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
         match key.as_str() {
             "mpich" | "mpich-3" | "mpich3" => Some(Library::Mpich3),
             "mpich-4" | "mpich4" | "mpich-4.0" => Some(Library::Mpich4),
+            "openmpi-4" | "openmpi4" | "open-mpi-4" | "openmpi-4.0" | "openmpi-3" | "openmpi3"
+            | "open-mpi-3" | "openmpi-3.1" => Some(Library::OpenMpi4),
             "openmpi" | "open-mpi" | "ompi" | "openmpi-5" | "openmpi5" | "open-mpi-5" => {
                 Some(Library::OpenMpi5)
             }
@@ -151,11 +166,13 @@ impl Library {
         }
     }
 
-    /// The canonical name (`"mpich-3"`, `"mpich-4"`, `"openmpi-5"`).
+    /// The canonical name (`"mpich-3"`, `"mpich-4"`, `"openmpi-4"`,
+    /// `"openmpi-5"`).
     pub fn name(self) -> &'static str {
         match self {
             Library::Mpich3 => "mpich-3",
             Library::Mpich4 => "mpich-4",
+            Library::OpenMpi4 => "openmpi-4",
             Library::OpenMpi5 => "openmpi-5",
         }
     }
@@ -168,6 +185,7 @@ impl Library {
             .collect();
         names.push("\"mpich\" (= mpich-3)".into());
         names.push("\"openmpi\" (= openmpi-5)".into());
+        names.push("\"openmpi-4.0\", \"openmpi-3.1\" (= openmpi-4)".into());
         names.join(", ")
     }
 
@@ -180,7 +198,7 @@ impl Library {
     /// Whether the library's algorithm names are Open MPI's (see
     /// [`Algorithm::resolve`]).
     pub fn is_open_mpi(self) -> bool {
-        matches!(self, Library::OpenMpi5)
+        matches!(self, Library::OpenMpi4 | Library::OpenMpi5)
     }
 }
 
@@ -199,8 +217,10 @@ pub enum Algorithm {
     /// Linear with every operation posted at once (MPICH gatherv/scatterv,
     /// Open MPI `scatter_intra_linear_nb` and `coll/basic` gatherv).
     LinearNb,
-    /// Open MPI `gather_intra_linear_sync` (zero-byte handshake first).
-    LinearSync,
+    /// Open MPI `gather_intra_linear_sync` (zero-byte handshake first), with
+    /// the size in bytes of the first of the two segments each rank sends
+    /// (0: the whole block).
+    LinearSync(u64),
     /// MPICH's binomial tree (`MPIR_*_intra_binomial`).
     BinomialTree,
     /// Open MPI's binomial tree (`ompi_coll_base_topo_build_bmtree` /
@@ -215,6 +235,12 @@ pub enum Algorithm {
     /// Open MPI's Rabenseifner (`redscat_allgather` / `redscat_gather`).
     OmpiRabenseifner,
     Ring,
+    /// Open MPI allgatherv ring (`allgatherv_intra_ring`): whole blocks,
+    /// unlike MPICH's pipelined [`Algorithm::Ring`] for allgatherv.
+    OmpiRing,
+    /// Open MPI `allreduce_intra_ring_segmented`, segment bytes (0: the
+    /// plain ring).
+    SegmentedRing(u64),
     Bruck,
     /// MPICH pairwise exchange (XOR partners on powers of two).
     Pairwise,
@@ -244,6 +270,12 @@ pub enum Algorithm {
     BinaryTree(u64),
     /// Open MPI split binary tree bcast, segment bytes.
     SplitBinaryTree(u64),
+    /// Open MPI's binomial bcast (bmtree) and reduce (in-order bmtree) with
+    /// segments of the given bytes (`ompi_coll_base_bcast_intra_binomial`,
+    /// `ompi_coll_base_reduce_intra_binomial`); 0 is the unsegmented
+    /// [`Algorithm::OmpiBinomial`] bcast and [`Algorithm::BinomialTree`]
+    /// reduce.
+    SegmentedBinomial(u64),
     /// Open MPI k-nomial tree, radix 4.
     Knomial,
     /// Open MPI in-order binary tree reduce.
@@ -267,10 +299,10 @@ pub enum Algorithm {
 }
 
 /// Every algorithm with its default parameters, in a fixed order.
-const ALL_ALGORITHMS: [Algorithm; 30] = [
+const ALL_ALGORITHMS: [Algorithm; 33] = [
     Algorithm::Linear,
     Algorithm::LinearNb,
-    Algorithm::LinearSync,
+    Algorithm::LinearSync(0),
     Algorithm::BinomialTree,
     Algorithm::OmpiBinomial,
     Algorithm::RecursiveDoubling,
@@ -278,6 +310,8 @@ const ALL_ALGORITHMS: [Algorithm; 30] = [
     Algorithm::Rabenseifner,
     Algorithm::OmpiRabenseifner,
     Algorithm::Ring,
+    Algorithm::OmpiRing,
+    Algorithm::SegmentedRing(0),
     Algorithm::Bruck,
     Algorithm::Pairwise,
     Algorithm::OmpiPairwise,
@@ -291,6 +325,7 @@ const ALL_ALGORITHMS: [Algorithm; 30] = [
     Algorithm::Chain(0),
     Algorithm::BinaryTree(0),
     Algorithm::SplitBinaryTree(0),
+    Algorithm::SegmentedBinomial(0),
     Algorithm::Knomial,
     Algorithm::InOrderBinary,
     Algorithm::Neighbor,
@@ -306,7 +341,7 @@ impl Algorithm {
         match self {
             Algorithm::Linear => "linear",
             Algorithm::LinearNb => "linear_nb",
-            Algorithm::LinearSync => "linear_sync",
+            Algorithm::LinearSync(_) => "linear_sync",
             Algorithm::BinomialTree => "binomial",
             Algorithm::OmpiBinomial => "ompi_binomial",
             Algorithm::RecursiveDoubling => "recursive_doubling",
@@ -314,6 +349,8 @@ impl Algorithm {
             Algorithm::Rabenseifner => "rabenseifner",
             Algorithm::OmpiRabenseifner => "ompi_rabenseifner",
             Algorithm::Ring => "ring",
+            Algorithm::OmpiRing => "ompi_ring",
+            Algorithm::SegmentedRing(_) => "segmented_ring",
             Algorithm::Bruck => "bruck",
             Algorithm::Pairwise => "pairwise",
             Algorithm::OmpiPairwise => "ompi_pairwise",
@@ -327,6 +364,7 @@ impl Algorithm {
             Algorithm::Chain(_) => "chain",
             Algorithm::BinaryTree(_) => "binary_tree",
             Algorithm::SplitBinaryTree(_) => "split_binary_tree",
+            Algorithm::SegmentedBinomial(_) => "segmented_binomial",
             Algorithm::Knomial => "knomial",
             Algorithm::InOrderBinary => "in_order_binary",
             Algorithm::Neighbor => "neighbor",
@@ -337,16 +375,34 @@ impl Algorithm {
         }
     }
 
-    /// The segment size of a segmented algorithm (0: unsegmented), `None`
-    /// for the others.
+    /// The segment size of a segmented algorithm (0: unsegmented; for
+    /// `linear_sync` the first segment, 0: the whole block), `None` for the
+    /// others.
     pub fn segment(self) -> Option<u64> {
         match self {
             Algorithm::Pipeline(s)
             | Algorithm::Chain(s)
             | Algorithm::BinaryTree(s)
-            | Algorithm::SplitBinaryTree(s) => Some(s),
+            | Algorithm::SplitBinaryTree(s)
+            | Algorithm::SegmentedBinomial(s)
+            | Algorithm::SegmentedRing(s)
+            | Algorithm::LinearSync(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The algorithm with segment size `s`, if it takes one.
+    fn with_segment(self, s: u64) -> Option<Algorithm> {
+        Some(match self {
+            Algorithm::Pipeline(_) => Algorithm::Pipeline(s),
+            Algorithm::Chain(_) => Algorithm::Chain(s),
+            Algorithm::BinaryTree(_) => Algorithm::BinaryTree(s),
+            Algorithm::SplitBinaryTree(_) => Algorithm::SplitBinaryTree(s),
+            Algorithm::SegmentedBinomial(_) => Algorithm::SegmentedBinomial(s),
+            Algorithm::SegmentedRing(_) => Algorithm::SegmentedRing(s),
+            Algorithm::LinearSync(_) => Algorithm::LinearSync(s),
+            _ => return None,
+        })
     }
 
     /// The algorithm of a name: [`Algorithm::name`], a few of the libraries'
@@ -363,7 +419,7 @@ impl Algorithm {
         let alg = match base.as_str() {
             "linear" | "basic_linear" | "default" => Algorithm::Linear,
             "linear_nb" => Algorithm::LinearNb,
-            "linear_sync" => Algorithm::LinearSync,
+            "linear_sync" => Algorithm::LinearSync(0),
             "binomial" | "binomial_tree" => Algorithm::BinomialTree,
             "ompi_binomial" => Algorithm::OmpiBinomial,
             "recursive_doubling" => Algorithm::RecursiveDoubling,
@@ -375,6 +431,8 @@ impl Algorithm {
                 Algorithm::OmpiRabenseifner
             }
             "ring" => Algorithm::Ring,
+            "ompi_ring" => Algorithm::OmpiRing,
+            "segmented_ring" | "ring_segmented" => Algorithm::SegmentedRing(0),
             "bruck" | "brucks" | "modified_bruck" => Algorithm::Bruck,
             "pairwise" | "pairwise_exchange" => Algorithm::Pairwise,
             "ompi_pairwise" => Algorithm::OmpiPairwise,
@@ -390,6 +448,7 @@ impl Algorithm {
             "chain" => Algorithm::Chain(0),
             "binary_tree" | "binary" => Algorithm::BinaryTree(0),
             "split_binary_tree" | "split_bintree" => Algorithm::SplitBinaryTree(0),
+            "segmented_binomial" => Algorithm::SegmentedBinomial(0),
             "knomial" => Algorithm::Knomial,
             "in_order_binary" | "in-order_binary" => Algorithm::InOrderBinary,
             "neighbor" | "neighbor_exchange" | "neighborexchange" => Algorithm::Neighbor,
@@ -399,13 +458,9 @@ impl Algorithm {
             "ch4_beta" | "composition_beta" => Algorithm::Ch4Beta,
             _ => return None,
         };
-        match (alg, segment) {
-            (_, None) => Some(alg),
-            (Algorithm::Pipeline(_), Some(s)) => Some(Algorithm::Pipeline(s)),
-            (Algorithm::Chain(_), Some(s)) => Some(Algorithm::Chain(s)),
-            (Algorithm::BinaryTree(_), Some(s)) => Some(Algorithm::BinaryTree(s)),
-            (Algorithm::SplitBinaryTree(_), Some(s)) => Some(Algorithm::SplitBinaryTree(s)),
-            _ => None,
+        match segment {
+            None => Some(alg),
+            Some(s) => alg.with_segment(s),
         }
     }
 
@@ -414,7 +469,8 @@ impl Algorithm {
     /// library's variant (`"binomial"` is [`Algorithm::OmpiBinomial`] for an
     /// Open MPI bcast or scatter, `"pairwise"` is [`Algorithm::OmpiPairwise`]
     /// for an Open MPI alltoall(v), `"rabenseifner"` is
-    /// [`Algorithm::OmpiRabenseifner`] for an Open MPI reduce or allreduce).
+    /// [`Algorithm::OmpiRabenseifner`] for an Open MPI reduce or allreduce,
+    /// `"ring"` is [`Algorithm::OmpiRing`] for an Open MPI allgatherv).
     /// Errors name the algorithms the collective has.
     pub fn resolve(library: Library, kind: CollKind, name: &str) -> Result<Algorithm, String> {
         let mut alg = Algorithm::from_name(name).ok_or_else(|| {
@@ -435,6 +491,7 @@ impl Algorithm {
                 (CollKind::Reduce | CollKind::Allreduce, Algorithm::Rabenseifner) => {
                     Algorithm::OmpiRabenseifner
                 }
+                (CollKind::Allgatherv, Algorithm::Ring) => Algorithm::OmpiRing,
                 (_, a) => a,
             };
         }
@@ -543,6 +600,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Chain(0),
             A::BinaryTree(0),
             A::SplitBinaryTree(0),
+            A::SegmentedBinomial(0),
             A::Knomial,
             A::Ch4Alpha,
             A::Ch4Beta,
@@ -555,6 +613,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Pipeline(0),
             A::Chain(0),
             A::BinaryTree(0),
+            A::SegmentedBinomial(0),
             A::InOrderBinary,
             A::Ch4Alpha,
             A::Ch4Beta,
@@ -564,11 +623,12 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Rabenseifner,
             A::OmpiRabenseifner,
             A::Ring,
+            A::SegmentedRing(0),
             A::NonOverlapping,
             A::Linear,
             A::Ch4Alpha,
         ],
-        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync],
+        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync(0)],
         CollKind::Scatter => &[A::BinomialTree, A::OmpiBinomial, A::Linear, A::LinearNb],
         CollKind::Gatherv | CollKind::Scatterv => &[A::LinearNb, A::Linear],
         CollKind::Allgather => &[
@@ -582,6 +642,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::RecursiveDoubling,
             A::Bruck,
             A::Ring,
+            A::OmpiRing,
             A::Neighbor,
             A::Linear,
         ],
@@ -613,13 +674,7 @@ fn supports(kind: CollKind, alg: Algorithm) -> bool {
 
 /// `alg` with its parameters reset (segment 0).
 fn base_of(alg: Algorithm) -> Algorithm {
-    match alg {
-        Algorithm::Pipeline(_) => Algorithm::Pipeline(0),
-        Algorithm::Chain(_) => Algorithm::Chain(0),
-        Algorithm::BinaryTree(_) => Algorithm::BinaryTree(0),
-        Algorithm::SplitBinaryTree(_) => Algorithm::SplitBinaryTree(0),
-        a => a,
-    }
+    alg.with_segment(0).unwrap_or(alg)
 }
 
 fn names_of(kind: CollKind) -> String {
@@ -635,13 +690,29 @@ pub fn all_algorithms() -> &'static [Algorithm] {
     &ALL_ALGORITHMS
 }
 
-/// This rank's steps of `call` under `alg`.
+/// This rank's steps of `call` under `alg`, with the inner collectives of
+/// Open MPI's composite algorithms chosen by Open MPI 5's rules (see
+/// [`schedule_in`]).
 ///
 /// Errors: an invalid call (size 0, rank or root out of range, counts of the
 /// wrong shape or too large) or an algorithm that `call.kind` does not have.
 /// A communicator of one rank, or a zero-byte call, has no steps.
 pub fn schedule(alg: Algorithm, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
-    let ctx = util::Ctx::new(call)?;
+    schedule_in(Library::OpenMpi5, alg, call)
+}
+
+/// [`schedule`] under `library`: Open MPI's algorithms made of other
+/// collectives (`nonoverlapping` allreduce and reduce_scatter, `linear`
+/// allgather(v)) call the communicator's reduce, bcast and gather, which
+/// under an Open MPI library follow that library's fixed rules (Open MPI 5's
+/// under any other library).
+pub fn schedule_in(
+    library: Library,
+    alg: Algorithm,
+    call: &CollCall<'_>,
+) -> Result<Vec<Step>, String> {
+    let mut ctx = util::Ctx::new(call)?;
+    ctx.library = library;
     if !supports(call.kind, alg) {
         return Err(format!(
             "{} has no algorithm \"{}\" (known: {})",
@@ -681,6 +752,22 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
     match cfg.library {
         Library::Mpich3 => mpich::select(call),
         Library::Mpich4 => mpich4::select(call),
+        Library::OpenMpi4 => openmpi4::select(call),
         Library::OpenMpi5 => openmpi::select(call),
+    }
+}
+
+/// The algorithm of an inner collective of an Open MPI composite algorithm
+/// run under `library` (see [`schedule_in`]), and its steps.
+fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
+    let alg = inner_select(library, call);
+    schedule_in(library, alg, call)
+}
+
+/// The Open MPI rules that pick inner collectives under `library`.
+fn inner_select(library: Library, call: &CollCall<'_>) -> Algorithm {
+    match library {
+        Library::OpenMpi4 => openmpi4::select(call),
+        Library::Mpich3 | Library::Mpich4 | Library::OpenMpi5 => openmpi::select(call),
     }
 }

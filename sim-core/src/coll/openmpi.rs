@@ -421,14 +421,17 @@ pub(super) fn scatter_id(p: u64, n: u64) -> u8 {
     by_bytes(n, row)
 }
 
-fn single(call: &CollCall<'_>) -> u64 {
+/// The single byte count of a call (the first rank's for per-rank counts).
+pub(super) fn single(call: &CollCall<'_>) -> u64 {
     match call.counts {
         Counts::Uniform(n) | Counts::Own(n) => n,
         Counts::PerRank(c) => c.first().copied().unwrap_or(0),
     }
 }
 
-fn total(call: &CollCall<'_>, factor: u64) -> u64 {
+/// The total bytes of a call: a uniform count times `factor`, or the sum of
+/// the per-rank counts.
+pub(super) fn total(call: &CollCall<'_>, factor: u64) -> u64 {
     match call.counts {
         Counts::Uniform(n) => n.saturating_mul(factor),
         Counts::PerRank(c) => c.iter().fold(0u64, |a, &x| a.saturating_add(x)),
@@ -517,13 +520,14 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
             1 => A::Linear,
             2 => A::Bruck,
             4 => A::Neighbor,
-            // ring; two_proc is one sendrecv, as the ring on 2 ranks.
-            _ => A::Ring,
+            // ring (`ompi_coll_base_allgatherv_intra_ring`: whole blocks);
+            // two_proc is one sendrecv, as the ring on 2 ranks.
+            _ => A::OmpiRing,
         },
         CollKind::Gather => match gather_id(p, n) {
             1 => A::Linear,
             2 => A::BinomialTree,
-            _ => A::LinearSync,
+            _ => A::LinearSync(0),
         },
         CollKind::Scatter => match scatter_id(p, n) {
             1 => A::Linear,

@@ -10,6 +10,8 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
     let n = c.bytes()?;
     match alg {
         Algorithm::BinomialTree => generic(n, &topo::in_order_bmtree(c), 0),
+        // `ompi_coll_base_reduce_intra_binomial` with a segment size.
+        Algorithm::SegmentedBinomial(seg) => generic(n, &topo::in_order_bmtree(c), seg),
         Algorithm::Linear => Ok(linear(c, n)),
         Algorithm::Pipeline(seg) => generic(n, &topo::chain(c, 1), seg),
         Algorithm::Chain(seg) => generic(n, &topo::chain(c, CHAIN_FANOUT), seg),

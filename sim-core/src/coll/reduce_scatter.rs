@@ -2,7 +2,7 @@
 //! operation).
 
 use super::util::{Blocks, Ctx, Sched, is_even, log2, pof2_floor, recv, send};
-use super::{Algorithm, Counts, Step, openmpi};
+use super::{Algorithm, Counts, Step};
 use crate::ir::CollKind;
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
@@ -200,14 +200,14 @@ fn butterfly(s: &mut Sched, c: &Ctx, counts: &Blocks) {
 }
 
 /// Open MPI `ompi_coll_base_reduce_scatter_intra_nonoverlapping`: reduce the
-/// whole vector to rank 0 (algorithm of Open MPI's fixed rules), then
-/// scatterv the blocks from rank 0 (`coll/basic` scatterv: blocking sends in
-/// rank order).
+/// whole vector to rank 0 (algorithm of the Open MPI library's fixed rules),
+/// then scatterv the blocks from rank 0 (`coll/basic` scatterv: blocking
+/// sends in rank order).
 fn nonoverlapping(c: &Ctx, counts: &Blocks) -> Result<Vec<Step>, String> {
     let total = counts.total();
     let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(total)).as_call();
     let sv = c.sub(CollKind::Scatterv, 0, c.counts).as_call();
-    let mut steps = super::schedule(openmpi::select(&r), &r)?;
-    steps.extend(super::schedule(Algorithm::Linear, &sv)?);
+    let mut steps = super::inner_schedule(c.library, &r)?;
+    steps.extend(super::inner_schedule(c.library, &sv)?);
     Ok(steps)
 }

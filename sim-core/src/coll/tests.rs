@@ -195,9 +195,23 @@ fn schedules<'a>(
     root: u32,
     counts: &dyn Fn(u32) -> Counts<'a>,
 ) -> Result<Vec<Vec<Step>>, String> {
+    schedules_in(Library::OpenMpi5, alg, kind, p, root, counts)
+}
+
+/// [`schedules`] with the inner collectives of composite algorithms chosen
+/// by `library`'s rules.
+fn schedules_in<'a>(
+    library: Library,
+    alg: Algorithm,
+    kind: CollKind,
+    p: u32,
+    root: u32,
+    counts: &dyn Fn(u32) -> Counts<'a>,
+) -> Result<Vec<Vec<Step>>, String> {
     (0..p)
         .map(|rank| {
-            schedule(
+            schedule_in(
+                library,
                 alg,
                 &CollCall {
                     kind,
@@ -219,7 +233,18 @@ fn run<'a>(
     root: u32,
     counts: &dyn Fn(u32) -> Counts<'a>,
 ) -> Outcome {
-    let steps = schedules(alg, kind, p, root, counts)
+    run_in(Library::OpenMpi5, alg, kind, p, root, counts)
+}
+
+fn run_in<'a>(
+    library: Library,
+    alg: Algorithm,
+    kind: CollKind,
+    p: u32,
+    root: u32,
+    counts: &dyn Fn(u32) -> Counts<'a>,
+) -> Outcome {
+    let steps = schedules_in(library, alg, kind, p, root, counts)
         .unwrap_or_else(|e| panic!("{kind:?} {alg} p={p} root={root}: schedule: {e}"));
     simulate(steps).unwrap_or_else(|e| panic!("{kind:?} {alg} p={p} root={root}: {e}"))
 }
@@ -442,9 +467,188 @@ fn segmented_algorithms_match() {
         (CollKind::Reduce, Algorithm::Pipeline(100)),
         (CollKind::Reduce, Algorithm::Chain(64)),
         (CollKind::Reduce, Algorithm::BinaryTree(33)),
+        (CollKind::Bcast, Algorithm::SegmentedBinomial(100)),
+        (CollKind::Reduce, Algorithm::SegmentedBinomial(33)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(7)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(10)),
+        (CollKind::Allreduce, Algorithm::SegmentedRing(100)),
+        (CollKind::Gather, Algorithm::LinearSync(10)),
+        (CollKind::Gather, Algorithm::LinearSync(500)),
     ];
     for (kind, alg) in cases {
         exercise(kind, alg, &[1, 99, 100, 1000, 1001]);
+    }
+}
+
+#[test]
+fn segment_zero_is_the_unsegmented_algorithm() {
+    let same = |kind, a: Algorithm, b: Algorithm| {
+        for &p in &SIZES {
+            for root in roots(p) {
+                for n in [1u64, 100, 70_001] {
+                    let x = schedules(a, kind, p, root, &|_| Counts::Uniform(n)).unwrap();
+                    let y = schedules(b, kind, p, root, &|_| Counts::Uniform(n)).unwrap();
+                    assert_eq!(x, y, "{kind:?} {a} vs {b} p={p} root={root} n={n}");
+                }
+            }
+        }
+    };
+    same(
+        CollKind::Bcast,
+        Algorithm::SegmentedBinomial(0),
+        Algorithm::OmpiBinomial,
+    );
+    same(
+        CollKind::Reduce,
+        Algorithm::SegmentedBinomial(0),
+        Algorithm::BinomialTree,
+    );
+    same(
+        CollKind::Allreduce,
+        Algorithm::SegmentedRing(0),
+        Algorithm::Ring,
+    );
+    // A segment at least as large as the whole buffer is one segment.
+    same(
+        CollKind::Reduce,
+        Algorithm::SegmentedBinomial(1 << 20),
+        Algorithm::BinomialTree,
+    );
+    same(
+        CollKind::Gather,
+        Algorithm::LinearSync(1 << 20),
+        Algorithm::LinearSync(0),
+    );
+}
+
+#[test]
+fn segmented_binomial_reduce_sends_every_segment_up() {
+    // Every non-root sends ceil(n / s) segments to its parent; the root
+    // combines (p-1) n bytes in all.
+    for &p in &SIZES {
+        for root in roots(p) {
+            let o = run(
+                Algorithm::SegmentedBinomial(1024),
+                CollKind::Reduce,
+                p,
+                root,
+                &|_| Counts::Uniform(10_000),
+            );
+            for r in 0..p as usize {
+                let expect = if r == root as usize { 0 } else { 10 };
+                assert_eq!(o.sent_msgs[r], expect, "p={p} root={root} rank {r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn segmented_ring_allreduce_runs_in_phases() {
+    // Open MPI ring_segmented: num_phases = count / (p * segcount), plus one
+    // when the remainder is >= p and > p * segcount / 2.
+    let phases = |p: u64, n: u64, seg: u64| {
+        let per = p * seg;
+        n / per + u64::from(n % per >= p && n % per > per / 2)
+    };
+    for &(p, n, seg, expect) in &[
+        (4u32, 1000u64, 100u64, 2u64),
+        (4, 1100, 100, 3),
+        (4, 1200, 100, 3),
+        (5, 1249, 100, 2),
+        (5, 1251, 100, 3),
+        (3, 1 << 22, 1 << 20, 1),
+        (3, 5 << 20, 1 << 20, 2),
+    ] {
+        assert_eq!(phases(u64::from(p), n, seg), expect, "p={p} n={n}");
+        let o = run(
+            Algorithm::SegmentedRing(seg),
+            CollKind::Allreduce,
+            p,
+            0,
+            &|_| Counts::Uniform(n),
+        );
+        let ring = run(Algorithm::Ring, CollKind::Allreduce, p, 0, &|_| {
+            Counts::Uniform(n)
+        });
+        let p64 = u64::from(p);
+        for r in 0..p as usize {
+            // (p - 1) steps per phase, then p - 1 allgather steps.
+            assert_eq!(
+                o.steps[r].len() as u64,
+                (expect + 1) * (p64 - 1),
+                "p={p} n={n} rank {r}"
+            );
+            // The same bytes as the plain ring, in smaller messages.
+            assert_eq!(o.received[r], ring.received[r], "p={p} n={n} rank {r}");
+            assert_eq!(o.reduced[r], ring.reduced[r], "p={p} n={n} rank {r}");
+            let largest = o.steps[r][..(expect * (p64 - 1)) as usize]
+                .iter()
+                .flat_map(|s| &s.ops)
+                .map(|op| match op {
+                    Op::Send { bytes, .. } | Op::Recv { bytes, .. } => *bytes,
+                })
+                .max()
+                .unwrap();
+            assert_eq!(largest, n.div_ceil(p64).div_ceil(expect), "p={p} n={n}");
+        }
+    }
+    // Below p * segcount: the plain ring.
+    let o = schedules(
+        Algorithm::SegmentedRing(100),
+        CollKind::Allreduce,
+        4,
+        0,
+        &|_| Counts::Uniform(399),
+    )
+    .unwrap();
+    let ring = schedules(Algorithm::Ring, CollKind::Allreduce, 4, 0, &|_| {
+        Counts::Uniform(399)
+    })
+    .unwrap();
+    assert_eq!(o, ring);
+}
+
+#[test]
+fn linear_sync_gather_sends_two_segments_after_the_go() {
+    for &(n, first_size, first) in &[(10_000u64, 1024u64, 1024u64), (500, 1024, 500), (10, 0, 10)] {
+        for &p in &SIZES {
+            for root in roots(p) {
+                let o = run(
+                    Algorithm::LinearSync(first_size),
+                    CollKind::Gather,
+                    p,
+                    root,
+                    &|_| Counts::Uniform(n),
+                );
+                for r in 0..p as usize {
+                    let ops: Vec<Op> = o.steps[r].iter().flat_map(|s| s.ops.clone()).collect();
+                    if r == root as usize {
+                        let gos = ops
+                            .iter()
+                            .filter(|op| matches!(op, Op::Send { bytes: 0, .. }))
+                            .count();
+                        assert_eq!(gos, p as usize - 1);
+                        assert_eq!(o.received[r], (u64::from(p) - 1) * n);
+                    } else {
+                        let q = root;
+                        assert_eq!(
+                            ops,
+                            vec![
+                                Op::Recv { peer: q, bytes: 0 },
+                                Op::Send {
+                                    peer: q,
+                                    bytes: first
+                                },
+                                Op::Send {
+                                    peer: q,
+                                    bytes: n - first
+                                },
+                            ]
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -538,7 +742,8 @@ fn the_libraries_choices_run_on_every_size() {
         for kind in CollKind::ALL {
             for &p in &SIZES {
                 for &n in &[
-                    1u64, 8, 100, 2048, 2049, 12288, 40_000, 300_000, 600_000, 2_000_000,
+                    1u64, 8, 100, 2048, 2049, 7000, 10_000, 12288, 40_000, 100_000, 300_000,
+                    600_000, 2_000_000,
                 ] {
                     let call = CollCall {
                         kind,
@@ -554,7 +759,7 @@ fn the_libraries_choices_run_on_every_size() {
                         "{library:?} picked {alg} for {kind:?}"
                     );
                     let root = if kind.rooted() { p / 2 } else { 0 };
-                    let o = run(alg, kind, p, root, &|_| Counts::Uniform(n));
+                    let o = run_in(library, alg, kind, p, root, &|_| Counts::Uniform(n));
                     check_flow(
                         kind,
                         alg,
@@ -701,6 +906,41 @@ fn binomial_reduce_combines_at_the_root() {
 }
 
 #[test]
+fn binomial_scatter_serves_the_largest_subtree_first() {
+    // Open MPI (4.0 and later) walks the in-order bmtree's children
+    // backwards, as MPICH serves them: the same sends in the same order.
+    for &p in &SIZES {
+        for root in roots(p) {
+            let mpich = schedules(Algorithm::BinomialTree, CollKind::Scatter, p, root, &|_| {
+                Counts::Uniform(10)
+            })
+            .unwrap();
+            let ompi = schedules(Algorithm::OmpiBinomial, CollKind::Scatter, p, root, &|_| {
+                Counts::Uniform(10)
+            })
+            .unwrap();
+            assert_eq!(mpich, ompi, "p={p} root={root}");
+        }
+    }
+    // 12 ranks, root 0: 8 (4 blocks), 4 (4), 2 (2), 1 (1).
+    let root = schedules(Algorithm::OmpiBinomial, CollKind::Scatter, 12, 0, &|_| {
+        Counts::Uniform(10)
+    })
+    .unwrap()
+    .swap_remove(0);
+    let sends: Vec<Op> = root.iter().flat_map(|s| s.ops.clone()).collect();
+    assert_eq!(
+        sends,
+        vec![
+            Op::Send { peer: 8, bytes: 40 },
+            Op::Send { peer: 4, bytes: 40 },
+            Op::Send { peer: 2, bytes: 20 },
+            Op::Send { peer: 1, bytes: 10 },
+        ]
+    );
+}
+
+#[test]
 fn rabenseifner_halves_the_traffic() {
     // 2^k ranks: each rank sends n (p-1)/p in the reduce-scatter and as
     // much in the allgather.
@@ -730,6 +970,25 @@ fn ring_allgather_moves_each_block_once() {
         for r in 0..p as usize {
             assert_eq!(o.received[r], 100 * (u64::from(p) - 1));
             assert_eq!(o.steps[r].len(), p as usize - 1);
+        }
+    }
+}
+
+#[test]
+fn open_mpi_allgatherv_ring_moves_whole_blocks() {
+    // p - 1 sendrecv steps, each block whole (MPICH's ring cuts blocks above
+    // 32 KiB into pieces and skips empty ones).
+    for &p in &SIZES {
+        for counts in patterns(p as usize) {
+            let cs: &[u64] = &counts;
+            let o = run(Algorithm::OmpiRing, CollKind::Allgatherv, p, 0, &|_| {
+                Counts::PerRank(cs)
+            });
+            let total: u64 = cs.iter().sum();
+            for (r, &own) in cs.iter().enumerate() {
+                assert_eq!(o.steps[r].len(), p as usize - 1, "p={p}");
+                assert_eq!(o.received[r], total - own, "p={p}");
+            }
         }
     }
 }
@@ -939,6 +1198,40 @@ fn resolve_maps_library_names() {
         Ok(A::Rabenseifner)
     );
     assert_eq!(
+        r(Library::OpenMpi5, CollKind::Allgatherv, "ring"),
+        Ok(A::OmpiRing)
+    );
+    assert_eq!(
+        r(Library::Mpich3, CollKind::Allgatherv, "ring"),
+        Ok(A::Ring)
+    );
+    assert_eq!(
+        r(Library::OpenMpi5, CollKind::Allgather, "ring"),
+        Ok(A::Ring)
+    );
+    assert_eq!(
+        r(
+            Library::OpenMpi5,
+            CollKind::Allreduce,
+            "segmented_ring:1048576"
+        ),
+        Ok(A::SegmentedRing(1 << 20))
+    );
+    assert_eq!(
+        r(
+            Library::OpenMpi5,
+            CollKind::Reduce,
+            "segmented_binomial:1024"
+        ),
+        Ok(A::SegmentedBinomial(1024))
+    );
+    assert_eq!(
+        r(Library::OpenMpi5, CollKind::Gather, "linear_sync:32768"),
+        Ok(A::LinearSync(32768))
+    );
+    assert!(r(Library::OpenMpi5, CollKind::Scatter, "segmented_binomial").is_err());
+    assert!(r(Library::OpenMpi5, CollKind::Allreduce, "ring:1024").is_err());
+    assert_eq!(
         r(Library::OpenMpi5, CollKind::Allreduce, "reduce_bcast"),
         Ok(A::NonOverlapping)
     );
@@ -1100,9 +1393,12 @@ fn openmpi_selection_table() {
         (K::Allgatherv, 4, 100, A::Linear),
         (K::Allgatherv, 4, 1000, A::Neighbor),
         (K::Allgatherv, 12, 2000, A::Bruck),
+        // ring (Open MPI's whole blocks) above; two_proc on 2 ranks
+        (K::Allgatherv, 2, 100, A::OmpiRing),
+        (K::Allgatherv, 32, 300_000, A::OmpiRing),
         // gather: p < 4: < 32768 binomial; >= 131072 linear_sync
         (K::Gather, 3, 100, A::BinomialTree),
-        (K::Gather, 3, 200_000, A::LinearSync),
+        (K::Gather, 3, 200_000, A::LinearSync(0)),
         (K::Gather, 6, 5000, A::Linear),
         // scatter: p < 4: < 131072 linear; p < 8: < 2048 binomial; >= 32768 linear_nb
         (K::Scatter, 3, 100, A::Linear),
@@ -1444,4 +1740,370 @@ fn mpich4_allreduce_alpha_reduces_on_nodes_then_among_leaders() {
     // Rank 0 combines the messages of ranks 1 and 2 (rank 2 brings rank
     // 3's) of the binomial tree, then the other leader's.
     assert_eq!(o.reduced[0], 3 * 8);
+}
+
+// ---------------------------------------------------------------------------
+// Open MPI 4.0's fixed rules.
+
+/// What `library` picks for a call of `p` ranks; `n` is the single count
+/// (whole buffer, per-rank or per-destination block) except for
+/// reduce_scatter and allgatherv, where it is the total, all on rank 0.
+fn pick(library: Library, kind: CollKind, p: u32, n: u64) -> Algorithm {
+    let mut totals = vec![0u64; p as usize];
+    totals[0] = n;
+    let counts = match kind {
+        CollKind::ReduceScatter | CollKind::Allgatherv => Counts::PerRank(&totals),
+        _ => Counts::Uniform(n),
+    };
+    select(&CollConfig::new(library), &call(kind, 0, p, 0, counts))
+}
+
+/// (kind, p, n, expected) on both sides of every threshold of Open MPI
+/// 4.0.3's coll_tuned_decision_fixed.c. The `a * n + b` boundaries were
+/// computed in double precision as the C code compares them.
+const OMPI4_TABLE: &[(CollKind, u32, u64, Algorithm)] = {
+    use Algorithm as A;
+    use CollKind as K;
+    &[
+        // ompi_coll_tuned_allreduce_intra_dec_fixed: < 10000 bytes
+        // recursive doubling; count > comm_size: ring while
+        // comm_size * 1 MiB >= bytes, else segmented ring (1 MiB); else
+        // nonoverlapping.
+        (K::Allreduce, 2, 9999, A::RecursiveDoubling),
+        (K::Allreduce, 2, 10_000, A::Ring),
+        (K::Allreduce, 8, 9999, A::RecursiveDoubling),
+        (K::Allreduce, 8, 10_000, A::Ring),
+        (K::Allreduce, 3, 3 << 20, A::Ring),
+        (K::Allreduce, 3, (3 << 20) + 1, A::SegmentedRing(1 << 20)),
+        (K::Allreduce, 64, 64 << 20, A::Ring),
+        (K::Allreduce, 64, (64 << 20) + 1, A::SegmentedRing(1 << 20)),
+        (K::Allreduce, 9999, 10_000, A::Ring),
+        (K::Allreduce, 10_000, 10_000, A::NonOverlapping),
+        (K::Allreduce, 20_000, 20_000, A::NonOverlapping),
+        (K::Allreduce, 20_000, 20_001, A::Ring),
+        // ompi_coll_tuned_alltoall_intra_dec_fixed: two_procs; < 200 bytes
+        // and > 12 ranks modified Bruck; < 3000 bytes basic linear; else
+        // pairwise.
+        (K::Alltoall, 2, 1, A::OmpiPairwise),
+        (K::Alltoall, 2, 2999, A::OmpiPairwise),
+        (K::Alltoall, 13, 199, A::Bruck),
+        (K::Alltoall, 13, 200, A::Linear),
+        (K::Alltoall, 12, 199, A::Linear),
+        (K::Alltoall, 3, 1, A::Linear),
+        (K::Alltoall, 13, 2999, A::Linear),
+        (K::Alltoall, 13, 3000, A::OmpiPairwise),
+        (K::Alltoall, 3, 2999, A::Linear),
+        (K::Alltoall, 3, 3000, A::OmpiPairwise),
+        (K::Alltoall, 64, 199, A::Bruck),
+        // ompi_coll_tuned_alltoallv_intra_dec_fixed: pairwise.
+        (K::Alltoallv, 3, 1, A::OmpiPairwise),
+        (K::Alltoallv, 64, 1 << 20, A::OmpiPairwise),
+        // ompi_coll_tuned_barrier_intra_dec_fixed: two_procs; power of two
+        // recursive doubling; else Bruck.
+        (K::Barrier, 2, 0, A::Bruck),
+        (K::Barrier, 3, 0, A::Bruck),
+        (K::Barrier, 4, 0, A::RecursiveDoubling),
+        (K::Barrier, 5, 0, A::Bruck),
+        (K::Barrier, 63, 0, A::Bruck),
+        (K::Barrier, 64, 0, A::RecursiveDoubling),
+        (K::Barrier, 65, 0, A::Bruck),
+        // ompi_coll_tuned_bcast_intra_dec_fixed: < 2048 binomial; < 370728
+        // split binary tree (1 KiB); p < 1.6134e-6 n + 2.1102 pipeline
+        // 128 KiB; p < 13 split binary tree 8 KiB; p < 2.3679e-6 n + 1.1787
+        // pipeline 64 KiB; p < 3.2118e-6 n + 8.7936 pipeline 16 KiB; else
+        // pipeline 8 KiB.
+        (K::Bcast, 16, 1, A::OmpiBinomial),
+        (K::Bcast, 16, 2047, A::OmpiBinomial),
+        (K::Bcast, 16, 2048, A::SplitBinaryTree(1024)),
+        (K::Bcast, 2, 2048, A::SplitBinaryTree(1024)),
+        (K::Bcast, 16, 370_727, A::SplitBinaryTree(1024)),
+        (K::Bcast, 2, 370_728, A::Pipeline(131_072)),
+        (K::Bcast, 2, 1 << 30, A::Pipeline(131_072)),
+        (K::Bcast, 3, 370_728, A::SplitBinaryTree(8192)),
+        (K::Bcast, 3, 551_506, A::SplitBinaryTree(8192)),
+        (K::Bcast, 3, 551_507, A::Pipeline(131_072)),
+        (K::Bcast, 12, 370_728, A::SplitBinaryTree(8192)),
+        (K::Bcast, 12, 6_129_788, A::SplitBinaryTree(8192)),
+        (K::Bcast, 12, 6_129_789, A::Pipeline(131_072)),
+        (K::Bcast, 13, 370_728, A::Pipeline(8192)),
+        (K::Bcast, 13, 1_309_670, A::Pipeline(8192)),
+        (K::Bcast, 13, 1_309_671, A::Pipeline(16_384)),
+        (K::Bcast, 13, 4_992_313, A::Pipeline(16_384)),
+        (K::Bcast, 13, 4_992_314, A::Pipeline(65_536)),
+        (K::Bcast, 13, 6_749_597, A::Pipeline(65_536)),
+        (K::Bcast, 13, 6_749_598, A::Pipeline(131_072)),
+        (K::Bcast, 64, 17_188_616, A::Pipeline(8192)),
+        (K::Bcast, 64, 17_188_617, A::Pipeline(16_384)),
+        (K::Bcast, 64, 26_530_385, A::Pipeline(16_384)),
+        (K::Bcast, 64, 26_530_386, A::Pipeline(65_536)),
+        (K::Bcast, 64, 38_359_861, A::Pipeline(65_536)),
+        (K::Bcast, 64, 38_359_862, A::Pipeline(131_072)),
+        // ompi_coll_tuned_reduce_intra_dec_fixed: p < 8 and < 512 linear;
+        // (p < 8 and < 20480) or < 2048 binomial; p > a1 n + b1 binomial
+        // 1 KiB; p > a2 n + b2 pipeline 1 KiB; p > a3 n + b3 binary 32 KiB;
+        // p > a4 n + b4 pipeline 32 KiB; else pipeline 64 KiB.
+        (K::Reduce, 7, 511, A::Linear),
+        (K::Reduce, 7, 512, A::BinomialTree),
+        (K::Reduce, 7, 20_479, A::BinomialTree),
+        (K::Reduce, 7, 20_480, A::BinaryTree(32_768)),
+        (K::Reduce, 7, 141_675, A::BinaryTree(32_768)),
+        (K::Reduce, 7, 141_676, A::Pipeline(32_768)),
+        (K::Reduce, 7, 1_652_022, A::Pipeline(32_768)),
+        (K::Reduce, 7, 1_652_023, A::Pipeline(65_536)),
+        (K::Reduce, 2, 20_480, A::Pipeline(32_768)),
+        (K::Reduce, 2, 100_507, A::Pipeline(32_768)),
+        (K::Reduce, 2, 100_508, A::Pipeline(65_536)),
+        (K::Reduce, 8, 511, A::BinomialTree),
+        (K::Reduce, 8, 2047, A::BinomialTree),
+        (K::Reduce, 8, 2048, A::SegmentedBinomial(1024)),
+        (K::Reduce, 8, 11_319, A::SegmentedBinomial(1024)),
+        (K::Reduce, 8, 11_320, A::BinaryTree(32_768)),
+        (K::Reduce, 8, 165_941, A::BinaryTree(32_768)),
+        (K::Reduce, 8, 165_942, A::Pipeline(32_768)),
+        (K::Reduce, 8, 1_962_325, A::Pipeline(32_768)),
+        (K::Reduce, 8, 1_962_326, A::Pipeline(65_536)),
+        (K::Reduce, 16, 24_936, A::SegmentedBinomial(1024)),
+        (K::Reduce, 16, 24_937, A::Pipeline(1024)),
+        (K::Reduce, 16, 157_026, A::Pipeline(1024)),
+        (K::Reduce, 16, 157_027, A::BinaryTree(32_768)),
+        (K::Reduce, 16, 360_064, A::BinaryTree(32_768)),
+        (K::Reduce, 16, 360_065, A::Pipeline(32_768)),
+        (K::Reduce, 16, 4_444_749, A::Pipeline(32_768)),
+        (K::Reduce, 16, 4_444_750, A::Pipeline(65_536)),
+        (K::Reduce, 64, 106_638, A::SegmentedBinomial(1024)),
+        (K::Reduce, 64, 106_639, A::Pipeline(1024)),
+        (K::Reduce, 64, 1_355_855, A::Pipeline(1024)),
+        (K::Reduce, 64, 1_355_856, A::BinaryTree(32_768)),
+        (K::Reduce, 64, 1_524_803, A::BinaryTree(32_768)),
+        (K::Reduce, 64, 1_524_804, A::Pipeline(32_768)),
+        (K::Reduce, 64, 19_339_295, A::Pipeline(32_768)),
+        (K::Reduce, 64, 19_339_296, A::Pipeline(65_536)),
+        // p = 1000: the pipeline's line ends after the binary tree's.
+        (K::Reduce, 1000, 24_733_026, A::Pipeline(1024)),
+        (K::Reduce, 1000, 24_733_027, A::Pipeline(32_768)),
+        // ompi_coll_tuned_reduce_scatter_intra_dec_fixed on the total: <=
+        // 12 KiB, or <= 256 KiB on a power of two, or p >= 0.0012 t + 8:
+        // recursive halving; else ring.
+        (K::ReduceScatter, 3, 12_288, A::RecursiveHalving),
+        (K::ReduceScatter, 3, 12_289, A::Ring),
+        (K::ReduceScatter, 4, 262_144, A::RecursiveHalving),
+        (K::ReduceScatter, 4, 262_145, A::Ring),
+        (K::ReduceScatter, 5, 262_144, A::Ring),
+        (K::ReduceScatter, 24, 13_333, A::RecursiveHalving),
+        (K::ReduceScatter, 24, 13_334, A::Ring),
+        (K::ReduceScatter, 33, 20_833, A::RecursiveHalving),
+        (K::ReduceScatter, 33, 20_834, A::Ring),
+        (K::ReduceScatter, 1000, 826_666, A::RecursiveHalving),
+        (K::ReduceScatter, 1000, 826_667, A::Ring),
+        // ompi_coll_tuned_allgather_intra_dec_fixed on the total n p:
+        // two_procs; < 50000 recursive doubling (power of two) or Bruck;
+        // else ring (odd p) or neighbor exchange (even p).
+        (K::Allgather, 2, 1, A::Ring),
+        (K::Allgather, 2, 1 << 20, A::Ring),
+        (K::Allgather, 4, 12_499, A::RecursiveDoubling),
+        (K::Allgather, 4, 12_500, A::Neighbor),
+        (K::Allgather, 16, 3124, A::RecursiveDoubling),
+        (K::Allgather, 16, 3125, A::Neighbor),
+        (K::Allgather, 12, 4166, A::Bruck),
+        (K::Allgather, 12, 4167, A::Neighbor),
+        (K::Allgather, 3, 16_666, A::Bruck),
+        (K::Allgather, 3, 16_667, A::Ring),
+        (K::Allgather, 13, 3846, A::Bruck),
+        (K::Allgather, 13, 3847, A::Ring),
+        // ompi_coll_tuned_allgatherv_intra_dec_fixed on the total:
+        // two_procs; < 50000 Bruck; else ring (odd) or neighbor (even).
+        (K::Allgatherv, 2, 1, A::OmpiRing),
+        (K::Allgatherv, 2, 1 << 20, A::OmpiRing),
+        (K::Allgatherv, 3, 49_999, A::Bruck),
+        (K::Allgatherv, 3, 50_000, A::OmpiRing),
+        (K::Allgatherv, 4, 49_999, A::Bruck),
+        (K::Allgatherv, 4, 50_000, A::Neighbor),
+        (K::Allgatherv, 16, 50_000, A::Neighbor),
+        // ompi_coll_tuned_gather_intra_dec_fixed: > 92160 linear_sync
+        // (32 KiB first segment); > 6000 linear_sync (1 KiB); p > 60, or
+        // p > 10 and < 1024, binomial; else linear.
+        (K::Gather, 64, 92_161, A::LinearSync(32_768)),
+        (K::Gather, 64, 92_160, A::LinearSync(1024)),
+        (K::Gather, 3, 92_161, A::LinearSync(32_768)),
+        (K::Gather, 64, 6001, A::LinearSync(1024)),
+        (K::Gather, 3, 6001, A::LinearSync(1024)),
+        (K::Gather, 64, 6000, A::BinomialTree),
+        (K::Gather, 61, 6000, A::BinomialTree),
+        (K::Gather, 60, 6000, A::Linear),
+        (K::Gather, 60, 1023, A::BinomialTree),
+        (K::Gather, 60, 1024, A::Linear),
+        (K::Gather, 11, 1023, A::BinomialTree),
+        (K::Gather, 10, 1023, A::Linear),
+        (K::Gather, 10, 6000, A::Linear),
+        // ompi_coll_tuned_scatter_intra_dec_fixed: p > 10 and < 300
+        // binomial; else linear.
+        (K::Scatter, 11, 299, A::OmpiBinomial),
+        (K::Scatter, 11, 300, A::Linear),
+        (K::Scatter, 10, 299, A::Linear),
+        (K::Scatter, 64, 1 << 20, A::Linear),
+        // coll/basic
+        (K::Gatherv, 8, 1, A::Linear),
+        (K::Scatterv, 8, 1, A::Linear),
+        (K::Scan, 8, 1, A::Linear),
+        (K::Exscan, 8, 1, A::Linear),
+    ]
+};
+
+#[test]
+fn openmpi4_selection_table() {
+    for &(kind, p, n, expect) in OMPI4_TABLE {
+        assert_eq!(
+            pick(Library::OpenMpi4, kind, p, n),
+            expect,
+            "{kind:?} p={p} n={n}"
+        );
+    }
+    // Every collective has rows.
+    for kind in CollKind::ALL {
+        assert!(OMPI4_TABLE.iter().any(|row| row.0 == kind), "{kind:?}");
+    }
+}
+
+#[test]
+fn openmpi4_choices_match_on_every_rank() {
+    // Every algorithm of the table (with its segment size) on the table's
+    // call where the communicator is small enough for the matcher, else on
+    // 13 ranks, rooted at the middle rank; the trees and pipelines with at
+    // most 37 segments (the matcher is quadratic in a pair's messages).
+    for &(kind, p, n, alg) in OMPI4_TABLE {
+        let p = if p <= 64 { p } else { 13 };
+        let n = match alg {
+            Algorithm::Pipeline(s)
+            | Algorithm::BinaryTree(s)
+            | Algorithm::SplitBinaryTree(s)
+            | Algorithm::SegmentedBinomial(s) => n.min(37 * s - 5),
+            _ => n,
+        };
+        let root = if kind.rooted() { p / 2 } else { 0 };
+        let counts: Vec<u64> = (0..u64::from(p))
+            .map(|i| n / u64::from(p) + (i % 2))
+            .collect();
+        let cs: &[u64] = &counts;
+        let o = match kind {
+            CollKind::ReduceScatter | CollKind::Allgatherv | CollKind::Alltoallv => {
+                run_in(Library::OpenMpi4, alg, kind, p, root, &|_| {
+                    Counts::PerRank(cs)
+                })
+            }
+            _ => run_in(Library::OpenMpi4, alg, kind, p, root, &|_| {
+                Counts::Uniform(n)
+            }),
+        };
+        let flow: Vec<u64> = match kind {
+            CollKind::ReduceScatter | CollKind::Allgatherv | CollKind::Alltoallv => counts.clone(),
+            _ => vec![n; p as usize],
+        };
+        check_flow(kind, alg, p as usize, root as usize, n, &flow, &o);
+    }
+}
+
+#[test]
+fn openmpi4_names_and_aliases() {
+    for name in [
+        "openmpi-4",
+        "openmpi4",
+        "OpenMPI-4.0",
+        "open_mpi_4",
+        "openmpi-3",
+        "openmpi-3.1",
+        "openmpi3",
+    ] {
+        assert_eq!(Library::from_name(name), Some(Library::OpenMpi4), "{name}");
+    }
+    assert_eq!(Library::OpenMpi4.name(), "openmpi-4");
+    assert_eq!(
+        Library::from_name(Library::OpenMpi4.name()),
+        Some(Library::OpenMpi4)
+    );
+    assert!(Library::OpenMpi4.is_open_mpi());
+    assert!(Library::known().contains("\"openmpi-4\""));
+    assert_eq!(Library::from_name("openmpi-4.1"), None);
+    assert_eq!(Library::from_name("openmpi"), Some(Library::OpenMpi5));
+    // Open MPI's own variants of shared names.
+    assert_eq!(
+        Algorithm::resolve(Library::OpenMpi4, CollKind::Bcast, "binomial"),
+        Ok(Algorithm::OmpiBinomial)
+    );
+    assert_eq!(
+        Algorithm::resolve(Library::OpenMpi4, CollKind::Allgatherv, "ring"),
+        Ok(Algorithm::OmpiRing)
+    );
+}
+
+#[test]
+fn composite_algorithms_use_the_librarys_rules_inside() {
+    // nonoverlapping allreduce = reduce to 0 + bcast from 0, each picked by
+    // the Open MPI library's rules: 4.0's under openmpi-4, 5.0's otherwise.
+    let (p, n) = (16u32, 100_000u64);
+    for library in [Library::OpenMpi4, Library::OpenMpi5] {
+        let cfg = CollConfig::new(library);
+        for rank in 0..p {
+            let c = |kind| call(kind, rank, p, 0, Counts::Uniform(n));
+            let ra = select(&cfg, &c(CollKind::Reduce));
+            let ba = select(&cfg, &c(CollKind::Bcast));
+            let mut expect = schedule_in(library, ra, &c(CollKind::Reduce)).unwrap();
+            expect.extend(schedule_in(library, ba, &c(CollKind::Bcast)).unwrap());
+            let got = schedule_in(library, Algorithm::NonOverlapping, &c(CollKind::Allreduce));
+            assert_eq!(got.unwrap(), expect, "{library:?} rank {rank}");
+        }
+    }
+    // The two libraries differ here: 4.0 pipelines the reduce in 1 KiB
+    // segments and splits the bcast, 5.0 uses binomial and linear.
+    assert_eq!(
+        pick(Library::OpenMpi4, CollKind::Reduce, p, n),
+        Algorithm::Pipeline(1024)
+    );
+    assert_eq!(
+        pick(Library::OpenMpi4, CollKind::Bcast, p, n),
+        Algorithm::SplitBinaryTree(1024)
+    );
+    let four = schedules_in(
+        Library::OpenMpi4,
+        Algorithm::NonOverlapping,
+        CollKind::Allreduce,
+        p,
+        0,
+        &|_| Counts::Uniform(n),
+    )
+    .unwrap();
+    let five = schedules(
+        Algorithm::NonOverlapping,
+        CollKind::Allreduce,
+        p,
+        0,
+        &|_| Counts::Uniform(n),
+    )
+    .unwrap();
+    assert_ne!(four, five);
+    // Under MPICH a forced nonoverlapping follows Open MPI 5's rules.
+    let mpich = schedules_in(
+        Library::Mpich3,
+        Algorithm::NonOverlapping,
+        CollKind::Allreduce,
+        p,
+        0,
+        &|_| Counts::Uniform(n),
+    )
+    .unwrap();
+    assert_eq!(mpich, five);
+    // linear allgatherv = gatherv (coll/basic) + bcast: 4.0.3's basic
+    // gatherv receives in rank order, one blocking receive at a time.
+    let counts: Vec<u64> = (1..=u64::from(p)).collect();
+    let cs: &[u64] = &counts;
+    let root = schedules_in(
+        Library::OpenMpi4,
+        Algorithm::Linear,
+        CollKind::Allgatherv,
+        p,
+        0,
+        &|_| Counts::PerRank(cs),
+    )
+    .unwrap()
+    .swap_remove(0);
+    assert!(root[..p as usize - 1].iter().all(|s| s.ops.len() == 1));
 }

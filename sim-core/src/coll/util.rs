@@ -6,7 +6,7 @@
 //! converted back to `u32` peers when a step is emitted: every emitted peer
 //! is a rank of the communicator, hence `< size <= u32::MAX`.
 
-use super::{CollCall, Counts, NodeLayout, Op, Step};
+use super::{CollCall, Counts, Library, NodeLayout, Op, Step};
 use crate::ir::CollKind;
 
 /// Largest byte count (of one buffer, or of all blocks of a call) accepted:
@@ -27,6 +27,9 @@ pub(super) struct Ctx<'a> {
     pub counts: Counts<'a>,
     /// The communicator's node structure, where the caller knows it.
     pub layout: Option<&'a NodeLayout>,
+    /// Whose Open MPI rules pick the inner collectives of composite
+    /// algorithms (see `coll::schedule_in`).
+    pub library: Library,
 }
 
 impl<'a> Ctx<'a> {
@@ -65,6 +68,7 @@ impl<'a> Ctx<'a> {
             root,
             counts: call.counts,
             layout: call.layout,
+            library: Library::OpenMpi5,
         })
     }
 
@@ -123,6 +127,7 @@ impl<'a> Ctx<'a> {
             root,
             counts,
             layout: self.layout,
+            library: self.library,
         }
     }
 

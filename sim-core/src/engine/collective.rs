@@ -454,7 +454,7 @@ impl<'a> Engine<'a> {
             layout: self.comms.get(comm).and_then(|c| c.layout.as_ref()),
         };
         let alg = coll::select(&self.coll_cfg, &call);
-        let mut steps = coll::schedule(alg, &call)
+        let mut steps = coll::schedule_in(self.coll_cfg.library, alg, &call)
             .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
         if steps.is_empty() && size > 1 && self.coll_cfg.zero_count != ZeroCount::Return {
             // A library that communicates on zero-count calls: the
@@ -476,7 +476,7 @@ impl<'a> Engine<'a> {
                     },
                 ),
             };
-            steps = coll::schedule(a, &one).unwrap_or_default();
+            steps = coll::schedule_in(self.coll_cfg.library, a, &one).unwrap_or_default();
             for st in &mut steps {
                 st.reduce_bytes = 0;
                 for op in &mut st.ops {
