@@ -34,8 +34,9 @@ pub struct ValidateArgs {
     /// `mpirun -ppn`).
     #[arg(long)]
     ppn: Option<u32>,
-    /// The measured time column (CSV default: the first column whose name
-    /// contains "usec" or "t_"; IMB default: the one --column names,
+    /// The measured time column (CSV default: the time column named after
+    /// --column, e.g. `t_avg[usec]`, else the first whose name contains
+    /// "usec" or starts with "t_"; IMB default: the one --column names,
     /// e.g. `t_avg[usec]`, else `t[usec]`; OSU default: Avg/Min/Max
     /// Latency as --column says).
     #[arg(long)]

@@ -307,14 +307,14 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
                 )
             })
         })?,
-        None => cols
-            .iter()
-            .position(|c| c.contains("usec") || c.starts_with("t_"))
-            .ok_or_else(|| Error::Choose {
-                message: format!("{}: no time column", table.display()),
-                columns: None,
-                choice: Choice::TimeColumn,
-            })?,
+        // The measured column of the simulated statistic where the table
+        // has one (`t_avg` against `t_avg`, IMB's "t_avg[usec]" too), else
+        // its first time column.
+        None => csv_time_column(&cols, &q.column).ok_or_else(|| Error::Choose {
+            message: format!("{}: no time column", table.display()),
+            columns: None,
+            choice: Choice::TimeColumn,
+        })?,
     };
     let bytes = find("bytes");
     let active = find(&q.active_col);
@@ -379,6 +379,24 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
         has_bytes: bytes.is_some(),
         origin,
     })
+}
+
+/// A CSV table's measured time column for the simulated statistic
+/// `column` (`t_min`, `t_max`, `t_avg`): the first column named after that
+/// statistic (`t_avg`, `t_avg[usec]`, `avg_usec`, ...), else the first time
+/// column (`usec` in the name, or `t_...`).
+fn csv_time_column(cols: &[String], column: &str) -> Option<usize> {
+    let stat = column
+        .strip_prefix("t_")
+        .unwrap_or(column)
+        .to_ascii_lowercase();
+    let is_time = |c: &str| c.contains("usec") || c.starts_with("t_");
+    cols.iter()
+        .position(|c| {
+            let l = c.to_ascii_lowercase();
+            is_time(&l) && (l.starts_with(&format!("t_{stat}")) || l.contains(&stat))
+        })
+        .or_else(|| cols.iter().position(|c| is_time(c)))
 }
 
 /// The output of `parsim run` or of a `build-mpi` program prefixes every
@@ -993,6 +1011,24 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().expect("temp file");
         f.write_all(text.as_bytes()).expect("written");
         f
+    }
+
+    #[test]
+    fn csv_takes_the_measured_column_of_the_simulated_statistic() {
+        let f = table("bytes,t_min[usec],t_max[usec],t_avg[usec]\n8,1.0,3.0,2.0\n");
+        let m = read_table(&query(), f.path()).expect("reads");
+        assert_eq!(m.points[0].usec, 2.0);
+        assert!(m.origin.ends_with("column t_avg[usec]"), "{}", m.origin);
+        let q = Query {
+            column: "t_min".into(),
+            ..query()
+        };
+        let m = read_table(&q, f.path()).expect("reads");
+        assert_eq!(m.points[0].usec, 1.0);
+        // A table with one time column gives that one, whatever is simulated.
+        let f = table("bytes,usec\n8,4.5\n");
+        let m = read_table(&q, f.path()).expect("reads");
+        assert_eq!(m.points[0].usec, 4.5);
     }
 
     #[test]
