@@ -96,6 +96,27 @@ pub enum Counts<'a> {
     Own(u64),
 }
 
+impl Counts<'_> {
+    /// The single byte count the selection rules compare: the uniform or
+    /// own count, or the first rank's of per-rank counts.
+    pub(crate) fn single(self) -> u64 {
+        match self {
+            Counts::Uniform(n) | Counts::Own(n) => n,
+            Counts::PerRank(c) => c.first().copied().unwrap_or(0),
+        }
+    }
+
+    /// The total bytes of a call as all ranks know it alike: a uniform
+    /// count times `factor`, the sum of per-rank counts, or the own count.
+    pub(crate) fn total(self, factor: u64) -> u64 {
+        match self {
+            Counts::Uniform(n) => n.saturating_mul(factor),
+            Counts::PerRank(c) => c.iter().fold(0u64, |a, &x| a.saturating_add(x)),
+            Counts::Own(n) => n,
+        }
+    }
+}
+
 /// One rank's call of a collective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CollCall<'a> {

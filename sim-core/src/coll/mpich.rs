@@ -6,7 +6,7 @@
 //! not `MPI_IN_PLACE`.
 
 use super::util::{is_pof2, pof2_floor};
-use super::{Algorithm, CollCall, Counts};
+use super::{Algorithm, CollCall};
 use crate::ir::CollKind;
 
 /// `MPIR_CVAR_BCAST_SHORT_MSG_SIZE` (bcast/bcast.c).
@@ -35,23 +35,6 @@ pub(super) const ALLTOALL_BRUCK_MIN_PROCS: u64 = 8;
 /// (reduce_scatter/reduce_scatter.c).
 pub(super) const REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE: u64 = 524288;
 
-/// The sum of the counts of a call that all ranks know alike (per-rank
-/// counts), or `n * factor` for uniform counts.
-fn total(call: &CollCall<'_>, factor: u64) -> u64 {
-    match call.counts {
-        Counts::Uniform(n) => n.saturating_mul(factor),
-        Counts::PerRank(c) => c.iter().fold(0u64, |a, &x| a.saturating_add(x)),
-        Counts::Own(n) => n,
-    }
-}
-
-fn single(call: &CollCall<'_>) -> u64 {
-    match call.counts {
-        Counts::Uniform(n) | Counts::Own(n) => n,
-        Counts::PerRank(c) => c.first().copied().unwrap_or(0),
-    }
-}
-
 pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let p = u64::from(call.size);
     match call.kind {
@@ -61,7 +44,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // processes; medium and a power of two: scatter + recursive doubling
         // allgather; otherwise scatter + ring allgather.
         CollKind::Bcast => {
-            let n = single(call);
+            let n = call.counts.single();
             if n < BCAST_SHORT_MSG_SIZE || p < BCAST_MIN_PROCS {
                 Algorithm::BinomialTree
             } else if n < BCAST_LONG_MSG_SIZE && is_pof2(p) {
@@ -74,7 +57,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // `count * type_size > REDUCE_SHORT_MSG_SIZE` and `count >= pof2`,
         // else binomial.
         CollKind::Reduce => {
-            let n = single(call);
+            let n = call.counts.single();
             if n > REDUCE_SHORT_MSG_SIZE && n >= pof2_floor(p) {
                 Algorithm::Rabenseifner
             } else {
@@ -88,7 +71,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // always taking recursive doubling; the intended rule of 3.2 and
         // later releases is used here.)
         CollKind::Allreduce => {
-            let n = single(call);
+            let n = call.counts.single();
             if n <= ALLREDUCE_SHORT_MSG_SIZE || n < pof2_floor(p) {
                 Algorithm::RecursiveDoubling
             } else {
@@ -107,7 +90,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // recursive doubling below LONG on a power of two, Bruck below
         // SHORT, ring otherwise.
         CollKind::Allgather | CollKind::Allgatherv => {
-            let tot = total(call, p);
+            let tot = call.counts.total(p);
             if tot < ALLGATHER_LONG_MSG_SIZE && is_pof2(p) {
                 Algorithm::RecursiveDoubling
             } else if tot < ALLGATHER_SHORT_MSG_SIZE {
@@ -120,7 +103,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // `<= SHORT` and at least 8 processes, scattered (isend/irecv) for
         // `<= MEDIUM`, pairwise exchange otherwise.
         CollKind::Alltoall => {
-            let n = single(call);
+            let n = call.counts.single();
             if n <= ALLTOALL_SHORT_MSG_SIZE && p >= ALLTOALL_BRUCK_MIN_PROCS {
                 Algorithm::Bruck
             } else if n <= ALLTOALL_MEDIUM_MSG_SIZE {
@@ -134,7 +117,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // MPIR_Reduce_scatter_intra_auto, commutative: recursive halving
         // below COMMUTATIVE_LONG_MSG_SIZE total bytes, pairwise otherwise.
         CollKind::ReduceScatter => {
-            let tot = total(call, p);
+            let tot = call.counts.total(p);
             if tot < REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE {
                 Algorithm::RecursiveHalving
             } else {

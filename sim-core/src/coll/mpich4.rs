@@ -28,7 +28,7 @@
 //! take over bcast, reduce, allreduce and barrier on a node from the 5th
 //! call on a communicator.
 
-use super::util::{Ctx, is_pof2, pof2_floor};
+use super::util::{self, Ctx, is_pof2, pof2_floor};
 use super::{Algorithm, CollCall, Counts, NodeLayout, Op, Step};
 use crate::ir::CollKind;
 
@@ -60,27 +60,12 @@ const ALLTOALL_MEDIUM: u64 = 32768;
 /// this total.
 const REDUCE_SCATTER_LONG: u64 = 524288;
 
-fn whole(counts: Counts<'_>) -> u64 {
-    match counts {
-        Counts::Uniform(n) | Counts::Own(n) => n,
-        Counts::PerRank(c) => c.first().copied().unwrap_or(0),
-    }
-}
-
-fn total(counts: Counts<'_>, p: u64) -> u64 {
-    match counts {
-        Counts::Uniform(n) => n.saturating_mul(p),
-        Counts::PerRank(c) => c.iter().fold(0u64, |a, &x| a.saturating_add(x)),
-        Counts::Own(n) => n,
-    }
-}
-
 /// The algorithm MJ picks on a communicator that is not a parent (a node
 /// communicator, the node roots, or a flat communicator). The byte count
 /// stands in for MPICH's element count in `count<pow2`
 /// (`docs/collectives.md`).
 pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>) -> Algorithm {
-    let n = whole(counts);
+    let n = counts.single();
     match kind {
         CollKind::Barrier => Algorithm::Dissemination,
         CollKind::Bcast => {
@@ -107,7 +92,7 @@ pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>) -> Algorit
             }
         }
         CollKind::Allgather | CollKind::Allgatherv => {
-            let tot = total(counts, p);
+            let tot = counts.total(p);
             if is_pof2(p) {
                 if tot < ALLGATHER_LONG {
                     Algorithm::RecursiveDoubling
@@ -139,7 +124,7 @@ pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>) -> Algorit
         CollKind::Gather | CollKind::Scatter => Algorithm::BinomialTree,
         CollKind::Gatherv | CollKind::Scatterv => Algorithm::LinearNb,
         CollKind::ReduceScatter => {
-            if total(counts, p) < REDUCE_SCATTER_LONG {
+            if counts.total(p) < REDUCE_SCATTER_LONG {
                 Algorithm::RecursiveHalving
             } else {
                 Algorithm::Pairwise
@@ -155,7 +140,7 @@ pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>) -> Algorit
 /// else MJ's choice for the communicator itself.
 pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let p = u64::from(call.size);
-    let n = whole(call.counts);
+    let n = call.counts.single();
     let parent = call.size > 1 && call.layout.is_some_and(|l| !l.one_per_node());
     let one_node = call.layout.is_some_and(NodeLayout::one_node);
     let consecutive = call.layout.is_some_and(NodeLayout::consecutive);
@@ -238,16 +223,18 @@ fn phase(
     Ok(())
 }
 
+/// A step of one blocking send (`MPIC_Send`) to `peer`.
 fn send(out: &mut Vec<Step>, peer: u32, bytes: u64) {
     out.push(Step {
-        ops: vec![Op::Send { peer, bytes }],
+        ops: vec![util::send(u64::from(peer), bytes)],
         reduce_bytes: 0,
     });
 }
 
+/// A step of one blocking receive (`MPIC_Recv`) from `peer`.
 fn recv(out: &mut Vec<Step>, peer: u32, bytes: u64) {
     out.push(Step {
-        ops: vec![Op::Recv { peer, bytes }],
+        ops: vec![util::recv(u64::from(peer), bytes)],
         reduce_bytes: 0,
     });
 }
@@ -273,7 +260,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
     let leader = my_local == 0;
     let root_node = layout.node_of(root);
     let root_local = layout.local_rank(root);
-    let n = whole(ctx.counts);
+    let n = ctx.counts.single();
     let mut out = Vec::new();
     match (ctx.kind, alg) {
         // Barrier alpha (lines 11-54): barrier on each node, barrier among

@@ -15,7 +15,7 @@
 //! `coll/basic`.
 
 use super::util::is_pof2;
-use super::{Algorithm, CollCall, Counts};
+use super::{Algorithm, CollCall};
 use crate::ir::CollKind;
 
 /// Byte thresholds of one communicator-size row and the algorithm for
@@ -421,27 +421,9 @@ pub(super) fn scatter_id(p: u64, n: u64) -> u8 {
     by_bytes(n, row)
 }
 
-/// The single byte count of a call (the first rank's for per-rank counts).
-pub(super) fn single(call: &CollCall<'_>) -> u64 {
-    match call.counts {
-        Counts::Uniform(n) | Counts::Own(n) => n,
-        Counts::PerRank(c) => c.first().copied().unwrap_or(0),
-    }
-}
-
-/// The total bytes of a call: a uniform count times `factor`, or the sum of
-/// the per-rank counts.
-pub(super) fn total(call: &CollCall<'_>, factor: u64) -> u64 {
-    match call.counts {
-        Counts::Uniform(n) => n.saturating_mul(factor),
-        Counts::PerRank(c) => c.iter().fold(0u64, |a, &x| a.saturating_add(x)),
-        Counts::Own(n) => n,
-    }
-}
-
 pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let p = u64::from(call.size);
-    let n = single(call);
+    let n = call.counts.single();
     use Algorithm as A;
     match call.kind {
         CollKind::Allreduce => match allreduce_id(p, n) {
@@ -499,7 +481,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
             6 => A::InOrderBinary,
             _ => A::OmpiRabenseifner,
         },
-        CollKind::ReduceScatter => match reduce_scatter_id(p, total(call, p)) {
+        CollKind::ReduceScatter => match reduce_scatter_id(p, call.counts.total(p)) {
             1 => A::NonOverlapping,
             2 => A::RecursiveHalving,
             3 => A::Ring,
@@ -516,7 +498,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
             // two_proc: one sendrecv, as the ring on 2 ranks.
             _ => A::Ring,
         },
-        CollKind::Allgatherv => match allgatherv_id(p, total(call, p) / p.max(1)) {
+        CollKind::Allgatherv => match allgatherv_id(p, call.counts.total(p) / p.max(1)) {
             1 => A::Linear,
             2 => A::Bruck,
             4 => A::Neighbor,

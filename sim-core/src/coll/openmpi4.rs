@@ -21,7 +21,6 @@
 //! Collectives without a fixed rule (`coll_tuned_module.c` sets gatherv,
 //! scatterv, scan, exscan to NULL) run `coll/basic`.
 
-use super::openmpi::{single, total};
 use super::util::{is_odd, is_pof2};
 use super::{Algorithm, CollCall};
 use crate::ir::CollKind;
@@ -276,7 +275,7 @@ pub(super) fn scatter(p: u64, n: u64) -> Algorithm {
 
 pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let p = u64::from(call.size);
-    let n = single(call);
+    let n = call.counts.single();
     match call.kind {
         CollKind::Allreduce => allreduce(p, n),
         CollKind::Alltoall => alltoall(p, n),
@@ -284,9 +283,9 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         CollKind::Barrier => barrier(p),
         CollKind::Bcast => bcast(p, n),
         CollKind::Reduce => reduce(p, n),
-        CollKind::ReduceScatter => reduce_scatter(p, total(call, p)),
+        CollKind::ReduceScatter => reduce_scatter(p, call.counts.total(p)),
         CollKind::Allgather => allgather(p, n),
-        CollKind::Allgatherv => allgatherv(p, total(call, p)),
+        CollKind::Allgatherv => allgatherv(p, call.counts.total(p)),
         CollKind::Gather => gather(p, n),
         CollKind::Scatter => scatter(p, n),
         // coll/basic (4.0.3): mca_coll_basic_gatherv_intra receives with
