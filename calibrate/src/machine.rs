@@ -104,6 +104,8 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
         eager_limit: fit.eager_limit,
         control_bytes: fit.control_bytes,
         segments,
+        node_gap: 0.0,
+        node_bandwidth: None,
     })
 }
 

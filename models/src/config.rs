@@ -69,6 +69,8 @@ const CHANNEL_KEYS: &[&str] = &[
     "control_bytes",
     "duplex",
     "segments",
+    "node_gap",
+    "node_bandwidth",
 ];
 /// The keys of one `[[network.segments]]` table: `from` and the LogGP
 /// parameters that may change with the message size.
@@ -561,6 +563,7 @@ impl<'f> Walker<'f> {
                 })?
             }
         };
+        let (node_gap, node_bandwidth) = self.node_shared(section, table)?;
         let base = LogGpParams {
             latency,
             send_overhead,
@@ -585,7 +588,48 @@ impl<'f> Walker<'f> {
             control_bytes,
             segments,
             duplex,
+            node_gap,
+            node_bandwidth,
         })
+    }
+
+    /// A channel's node-wide keys: `node_gap` (the network adapter's own
+    /// per-message occupancy, `[network]` only) and `node_bandwidth` (the
+    /// node's memory throughput for shared-memory messages, `[shm]` only).
+    /// Each belongs to one section: in the other it would have no meaning,
+    /// so it is an error naming the key, not a key quietly ignored.
+    fn node_shared(
+        &self,
+        section: &str,
+        table: &Table,
+    ) -> Result<(f64, Option<f64>), MachineError> {
+        let key = |name: &str| join(section, name);
+        let misplaced = |name: &str, home: &str, what: &str| {
+            self.out_of_range(&key(name), format!("belongs in `[{home}]`: it is {what}"))
+        };
+        let node_gap = match table.get("node_gap") {
+            None => 0.0,
+            Some(_) if section != "network" => {
+                return Err(misplaced(
+                    "node_gap",
+                    "network",
+                    "the network adapter's per-message occupancy, shared by its node's ranks",
+                ));
+            }
+            Some(value) => self.time(&key("node_gap"), value)?,
+        };
+        let node_bandwidth = match table.get("node_bandwidth") {
+            None => None,
+            Some(_) if section != "shm" => {
+                return Err(misplaced(
+                    "node_bandwidth",
+                    "shm",
+                    "the node's memory throughput for shared-memory messages",
+                ));
+            }
+            Some(value) => Some(self.positive_bandwidth(&key("node_bandwidth"), value)?),
+        };
+        Ok((node_gap, node_bandwidth))
     }
 
     /// `[[network.segments]]`: an array of tables, each with a required
@@ -984,6 +1028,25 @@ fn validate_channel(
                 reason: not_increasing(segment.from, previous.from),
             });
         }
+    }
+    if !(channel.node_gap >= 0.0 && channel.node_gap.is_finite()) {
+        return Err(MachineError::OutOfRange {
+            file: file.into(),
+            key: join(section, "node_gap"),
+            reason: format!(
+                "must be a non-negative, finite time, got {} s",
+                channel.node_gap
+            ),
+        });
+    }
+    if let Some(rate) = channel.node_bandwidth
+        && !(rate > 0.0 && rate.is_finite())
+    {
+        return Err(MachineError::OutOfRange {
+            file: file.into(),
+            key: join(section, "node_bandwidth"),
+            reason: format!("must be a positive, finite bandwidth, got {rate} B/s"),
+        });
     }
     if channel.mtu == Some(0) {
         return Err(MachineError::OutOfRange {

@@ -36,6 +36,9 @@ enum Timeline {
     RankTx(u32),
     /// One rank's own way out of its node's adapter.
     RankRx(u32),
+    /// A node's memory system, shared by the bytes of all shared-memory
+    /// messages of its ranks (`[shm] node_bandwidth`).
+    ShmMem(u32),
 }
 
 /// Which half-duplex channel of a node: its NIC or its memory channel.
@@ -112,6 +115,9 @@ pub struct LogGpRun<'a> {
     rank_tx: Vec<f64>,
     /// Per rank, SMP model only: [`Timeline::RankRx`].
     rank_rx: Vec<f64>,
+    /// Per node, SMP model with `[shm] node_bandwidth` only:
+    /// [`Timeline::ShmMem`].
+    shm_mem: Vec<f64>,
     /// Timelines outside the ranges `reset` sized for (an engine that sends
     /// from a rank it did not announce); kept apart so that a stray large
     /// rank number never allocates a huge vector.
@@ -256,6 +262,7 @@ impl LogGpMachine {
                 control_bytes: 64,
                 segments: Vec::new(),
                 duplex: Duplex::FULL,
+                ..ChannelParams::default()
             },
             shm: Some(ChannelParams {
                 latency: 0.1 * US,
@@ -269,6 +276,7 @@ impl LogGpMachine {
                 control_bytes: 64,
                 segments: Vec::new(),
                 duplex: Duplex::FULL,
+                ..ChannelParams::default()
             }),
             collectives: sim_core::coll::CollConfig::default(),
         }
@@ -372,6 +380,7 @@ impl MachineDesc for LogGpMachine {
             shm_node_rx: Vec::new(),
             rank_tx: Vec::new(),
             rank_rx: Vec::new(),
+            shm_mem: Vec::new(),
             overflow: HashMap::new(),
             busy: Box::default(),
         };
@@ -486,6 +495,7 @@ impl<'a> LogGpRun<'a> {
             Timeline::ShmNodeRx(node) => (&self.shm_node_rx, node),
             Timeline::RankTx(rank) => (&self.rank_tx, rank),
             Timeline::RankRx(rank) => (&self.rank_rx, rank),
+            Timeline::ShmMem(node) => (&self.shm_mem, node),
         }
     }
 
@@ -514,6 +524,7 @@ impl<'a> LogGpRun<'a> {
             Timeline::ShmNodeRx(node) => (&mut self.shm_node_rx, node),
             Timeline::RankTx(rank) => (&mut self.rank_tx, rank),
             Timeline::RankRx(rank) => (&mut self.rank_rx, rank),
+            Timeline::ShmMem(node) => (&mut self.shm_mem, node),
         };
         let slot = match slots.get_mut(index as usize) {
             Some(slot) => slot,
@@ -549,6 +560,18 @@ fn describe_channel(channel: &ChannelParams) -> String {
         format_size(channel.control_bytes),
         channel.duplex.describe(),
     ));
+    if channel.node_gap > 0.0 {
+        text.push_str(&format!(
+            ", the adapter's own g {} shared by the node's ranks",
+            format_time(channel.node_gap)
+        ));
+    }
+    if let Some(rate) = channel.node_bandwidth {
+        text.push_str(&format!(
+            ", the node's memory moves {} for all its ranks",
+            format_bandwidth(rate)
+        ));
+    }
     text
 }
 
@@ -728,8 +751,13 @@ impl Machine for LogGpRun<'_> {
         // all its ranks one message at a time.
         let per_rank = (!shm && self.machine.spec.model == CommModel::Smp)
             .then_some((Timeline::RankTx(src), Timeline::RankRx(dst)));
+        // The adapter's own per-message occupancy (`node_gap`, network
+        // only), shared by its node's ranks; with one rank per adapter it
+        // and the rank's `g` are one occupancy, the larger.
+        let node_gap = params.node_gap;
         let (node_send, node_recv) = match per_rank {
-            Some(_) => (send_busy - gap, wire),
+            Some(_) => (send_busy - gap + node_gap, wire + node_gap),
+            None if node_gap > gap => (send_busy + (node_gap - gap), wire + node_gap),
             None => (send_busy, recv_busy),
         };
 
@@ -741,6 +769,27 @@ impl Machine for LogGpRun<'_> {
         }
         let mut arrival = (start + post - send_overhead).max(arrival_floor);
         let mut slowed = 0.0;
+        // The node's memory system (`[shm] node_bandwidth`, bytes/s): the
+        // message's bytes pass through it after those of the node's
+        // earlier shared-memory messages, `n / node_bandwidth` each, during
+        // or after their own `W` (the last `W` before the arrival), so a
+        // node's ranks together never copy faster than it: k equal messages
+        // started at once end, the last of them, `max(W, k·n/C)` after the
+        // first byte, what max-min fair sharing of the node's bandwidth
+        // gives (SimGrid's flow model: Velho et al., ACM TOMACS 23(4),
+        // 2013); earlier ones, first come first served, sooner.
+        if shm
+            && bytes > 0
+            && let Some(rate) = params.node_bandwidth
+        {
+            let node = Timeline::ShmMem(self.node_of(src));
+            let through = (arrival - wire).max(self.free_at(node)) + bytes as f64 / rate;
+            self.occupy_until(node, through);
+            if through > arrival {
+                slowed = through - arrival;
+                arrival = through;
+            }
+        }
         if let Some((from, to)) = half {
             let at_src = self
                 .busy(from)
@@ -748,8 +797,9 @@ impl Machine for LogGpRun<'_> {
             let at_dst = self
                 .busy(to)
                 .map_or(0.0, |busy| busy.tx.overlap(arrival - wire, arrival + gap));
-            slowed = (1.0 - share) * at_src.max(at_dst);
-            arrival += slowed;
+            let duplex = (1.0 - share) * at_src.max(at_dst);
+            slowed += duplex;
+            arrival += duplex;
         }
         self.occupy_until(tx, start + node_send + slowed);
         self.occupy_until(rx, arrival);
@@ -811,6 +861,10 @@ impl Machine for LogGpRun<'_> {
             CommModel::Smp => ranks as usize,
             CommModel::Hardware => 0,
         };
+        let shm_mem = match (&self.machine.spec.shm, self.machine.spec.model) {
+            (Some(shm), CommModel::Smp) if shm.node_bandwidth.is_some() => nodes,
+            _ => 0,
+        };
         for (timelines, len) in [
             (&mut self.nic_tx, nodes),
             (&mut self.nic_rx, nodes),
@@ -820,6 +874,7 @@ impl Machine for LogGpRun<'_> {
             (&mut self.shm_rx, shm_ranks),
             (&mut self.shm_node_tx, shm_nodes),
             (&mut self.shm_node_rx, shm_nodes),
+            (&mut self.shm_mem, shm_mem),
         ] {
             timelines.clear();
             timelines.resize(len, f64::NEG_INFINITY);

@@ -41,6 +41,17 @@ pub struct ChannelParams {
     /// Whether a NIC (network) or a node's memory channel (shared memory)
     /// moves data both ways at once.
     pub duplex: Duplex,
+    /// Network only (`node_gap`): the adapter's own per-message occupancy,
+    /// shared by all ranks of its node, next to each rank's `g`: the
+    /// adapter's message-rate limit (a ConnectX-4 is specified for about
+    /// 150 million messages per second, ≈ 6.7 ns per message). 0: no limit
+    /// beyond the ranks' own `g`.
+    pub node_gap: f64,
+    /// Shared memory only (`node_bandwidth`): the bytes per second a node's
+    /// memory system moves for all its ranks' shared-memory messages
+    /// together (each message also moves at its own rate `1/G` at most).
+    /// `None`: no node-wide limit.
+    pub node_bandwidth: Option<f64>,
 }
 
 impl Default for ChannelParams {
@@ -60,6 +71,8 @@ impl Default for ChannelParams {
             control_bytes: 0,
             segments: Vec::new(),
             duplex: Duplex::FULL,
+            node_gap: 0.0,
+            node_bandwidth: None,
         }
     }
 }

@@ -65,6 +65,10 @@ pub struct ChannelFile {
     pub control_bytes: u64,
     /// `[[section.segments]]`, by increasing `from`.
     pub segments: Vec<SegmentFile>,
+    /// `node_gap` (`[network]`), written when above 0.
+    pub node_gap: f64,
+    /// `node_bandwidth` (`[shm]`), written when given.
+    pub node_bandwidth: Option<f64>,
 }
 
 /// One `[[section.segments]]` table. Its `latency` and speed are always
@@ -188,6 +192,12 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
         "control_bytes = \"{}\"",
         format_size(channel.control_bytes)
     );
+    if channel.node_gap > 0.0 {
+        let _ = writeln!(out, "node_gap = \"{}\"", time_us(channel.node_gap));
+    }
+    if let Some(rate) = channel.node_bandwidth {
+        let _ = writeln!(out, "node_bandwidth = \"{}\"", bandwidth_mb(1.0 / rate));
+    }
     for segment in &channel.segments {
         let params = &segment.params;
         let _ = writeln!(out, "\n[[{section}.segments]]");
@@ -310,6 +320,8 @@ mod tests {
                         ..params(7.5e-6, 0.0)
                     },
                 }],
+                node_gap: 6e-9,
+                node_bandwidth: None,
             }),
             shm: None,
             collectives: vec![("library".into(), "openmpi".into())],
@@ -341,6 +353,7 @@ mod tests {
         let net = &spec.network;
         assert_eq!(net.mtu, Some(1500));
         assert_eq!(net.duplex, crate::params::Duplex::HALF);
+        assert!((net.node_gap - 6e-9).abs() < 1e-18, "{}", net.node_gap);
         assert_eq!((net.eager_limit, net.control_bytes), (65_536, 64));
         assert!((net.latency - 5e-6).abs() < 1e-18);
         assert!((net.gap_per_byte - 1e-8).abs() < 1e-20);
