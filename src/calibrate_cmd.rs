@@ -88,6 +88,18 @@ pub(crate) struct NetArgs {
     /// with "Stream" and "BiStream" blocks (what --run saves).
     #[arg(long, default_value = "auto", value_parser = ["auto", "osu-bw", "imb"])]
     stream_format: String,
+    /// An osu_mbw_mr table of k pairs streaming at once between two nodes
+    /// (k ranks per node, OMB's pairing: rank i sends to rank i + k), as
+    /// OMB prints it with its `# [ pairs: k ]` line (repeatable, one per
+    /// pair count): fits the adapter's own message rate, [network]
+    /// node_gap, shared by a node's ranks.
+    #[arg(long = "multi-pair", value_name = "TABLE")]
+    multi_pair: Vec<PathBuf>,
+    /// An osu_mbw_mr table of k pairs inside one node (all 2k ranks on one
+    /// node; repeatable): fits the node's memory throughput for
+    /// shared-memory messages, [shm] node_bandwidth. Needs --shm.
+    #[arg(long = "shm-multi-pair", value_name = "TABLE")]
+    shm_multi_pair: Vec<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich`, `alltoall=pairwise`, ...
     #[arg(long = "collective", value_name = "KEY=VALUE")]
@@ -380,12 +392,31 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         duplex: args.duplex,
         fit_overheads: args.overhead.is_none() && args.overhead_fraction.is_none(),
     });
+    if !args.shm_multi_pair.is_empty() && args.shm.is_none() {
+        bail!("--shm-multi-pair needs the shared-memory channel: give --shm TABLE (or --shm-run)");
+    }
+    let multi_pair = {
+        use app::node_fit::PairPlacement;
+        let tables: Vec<(PairPlacement, PathBuf)> = (args.multi_pair.iter())
+            .map(|p| (PairPlacement::Network, p.clone()))
+            .chain(
+                args.shm_multi_pair
+                    .iter()
+                    .map(|p| (PairPlacement::Shm, p.clone())),
+            )
+            .collect();
+        (!tables.is_empty()).then_some(app::netfit::MultiPairInput {
+            tables,
+            duplex: args.duplex,
+        })
+    };
     let fitted = app::netfit::fit(
         &input,
         &input_options,
         &network_options,
         shm_input.as_ref(),
         pattern_input.as_ref(),
+        multi_pair.as_ref(),
         memcpy,
     )
     .map_err(crate::flagged)?;

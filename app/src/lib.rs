@@ -25,6 +25,7 @@ pub mod error;
 pub mod export;
 pub mod netbench;
 pub mod netfit;
+pub mod node_fit;
 pub mod page;
 pub mod paraver;
 pub mod patterns;

@@ -36,6 +36,16 @@ pub struct PatternInput {
     pub fit_overheads: bool,
 }
 
+/// The multi-pair tables (osu_mbw_mr, k pairs streaming at once) and where
+/// their pairs sit.
+#[derive(Debug, Clone)]
+pub struct MultiPairInput {
+    pub tables: Vec<(crate::node_fit::PairPlacement, PathBuf)>,
+    /// The network's duplex as given on the command line (else the joint
+    /// fit's, else full), as the machine file will have it.
+    pub duplex: Option<Duplex>,
+}
+
 /// The fitted channels and the tables they came from.
 #[derive(Debug, Clone)]
 pub struct Fitted {
@@ -47,6 +57,8 @@ pub struct Fitted {
     /// The other patterns' paths and tables, and the joint fit (whose `g`
     /// is also in `network`'s segments).
     pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
+    /// The multi-pair tables' paths and tables, and the node fit.
+    pub node: Option<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit)>,
 }
 
 /// What the machine file says beyond the fits.
@@ -88,6 +100,7 @@ pub fn fit(
     network_options: &ChannelOptions,
     shm: Option<&ShmInput>,
     patterns: Option<&PatternInput>,
+    multi_pair: Option<&MultiPairInput>,
     memcpy: f64,
 ) -> Result<Fitted, Error> {
     let table = read_table(input, input_options)?;
@@ -99,6 +112,27 @@ pub fn fit(
         })
     };
     let mut network = fit_network(network_options)?;
+    let multi = match multi_pair {
+        Some(m) => read_multi_pair(m)?,
+        None => Vec::new(),
+    };
+    // k pairs streaming through one adapter are spaced at least n·G per
+    // message of the aggregate, as one stream is (`apply_stream`): a
+    // ping-pong slope above that bound is not the adapter's.
+    let bound_by_pairs = |fit: &mut ChannelFit| -> Vec<String> {
+        multi
+            .iter()
+            .filter(|m| m.placement == crate::node_fit::PairPlacement::Network)
+            .flat_map(|m| {
+                crate::patterns::apply_stream(
+                    fit,
+                    &m.table,
+                    &format!("osu_mbw_mr at {} pairs", m.pairs),
+                )
+            })
+            .collect()
+    };
+    let mut pair_notes = Vec::new();
     let patterns = match patterns {
         None => None,
         Some(p) => {
@@ -141,8 +175,14 @@ pub fn fit(
             let mut stream_notes: Vec<Vec<String>> = fits
                 .iter_mut()
                 .map(|(_, fit)| {
-                    stream.map_or_else(Vec::new, |s| crate::patterns::apply_stream(fit, s))
+                    stream.map_or_else(Vec::new, |s| {
+                        crate::patterns::apply_stream(fit, s, "osu_bw")
+                    })
                 })
+                .collect();
+            let mut split_pair_notes: Vec<Vec<String>> = fits
+                .iter_mut()
+                .map(|(_, fit)| bound_by_pairs(fit))
                 .collect();
             let splits = fits
                 .iter()
@@ -169,6 +209,7 @@ pub fn fit(
                 },
             )?;
             joint.fit.stream_notes = stream_notes.swap_remove(joint.split);
+            pair_notes = split_pair_notes.swap_remove(joint.split);
             network = fits.swap_remove(joint.split).1;
             for segment in &mut network.segments {
                 segment.gap = joint.fit.gap;
@@ -201,13 +242,108 @@ pub fn fit(
             Some((s.path.clone(), t, fit))
         }
     };
+    if patterns.is_none() {
+        pair_notes = bound_by_pairs(&mut network);
+    }
+    let node = match multi_pair {
+        None => None,
+        Some(m) => {
+            let duplex = m
+                .duplex
+                .or_else(|| patterns.as_ref().map(|(_, fit)| fit.duplex));
+            let (tables, mut fit) =
+                fit_multi_pair(multi, &network, shm.as_ref().map(|s| &s.2), duplex)?;
+            fit.notes = pair_notes;
+            Some((tables, fit))
+        }
+    };
     Ok(Fitted {
         input: input.to_owned(),
         table,
         network,
         shm,
         patterns,
+        node,
     })
+}
+
+/// A multi-pair table as read: where its pairs sit, how many, its path.
+struct MultiPairTable {
+    placement: crate::node_fit::PairPlacement,
+    pairs: u32,
+    path: PathBuf,
+    table: Table,
+}
+
+/// Reads the multi-pair tables (osu_mbw_mr as OMB prints it, with its pair
+/// count).
+fn read_multi_pair(input: &MultiPairInput) -> Result<Vec<MultiPairTable>, Error> {
+    let mut tables = Vec::new();
+    for (placement, path) in &input.tables {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+        let count = crate::node_fit::pairs_in(&text).ok_or_else(|| {
+            Error::Input(format!(
+                "{}: no pair count (osu_mbw_mr prints `# [ pairs: N ] [ window size: 64 ]`)",
+                path.display()
+            ))
+        })?;
+        let options = InputOptions {
+            format: Some(calibrate::Format::OsuBw),
+            ..InputOptions::default()
+        };
+        let table = calibrate::parse_table(&text, &options).map_err(|err| Error::Table {
+            path: path.clone(),
+            err,
+        })?;
+        tables.push(MultiPairTable {
+            placement: *placement,
+            pairs: count,
+            path: path.clone(),
+            table,
+        });
+    }
+    Ok(tables)
+}
+
+/// Fits the node's shared resources to the multi-pair tables on the
+/// machine the point-to-point fits make.
+fn fit_multi_pair(
+    tables: Vec<MultiPairTable>,
+    network: &ChannelFit,
+    shm: Option<&ChannelFit>,
+    duplex: Option<Duplex>,
+) -> Result<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit), Error> {
+    let text = calibrate::write_machine(&MachineDescription {
+        name: "point-to-point".into(),
+        description: String::new(),
+        ranks_per_node: if shm.is_some() { 2 } else { 1 },
+        cpu_rate: 1.0,
+        memcpy: 1e9,
+        network,
+        shm,
+        header: Vec::new(),
+        network_duplex: duplex,
+        collectives: Vec::new(),
+        node_gap: 0.0,
+        shm_node_bandwidth: None,
+    })
+    .map_err(Error::MachineFile)?;
+    let machine =
+        models::LogGpMachine::from_toml_str(&text, "<point-to-point fit>").map_err(|e| {
+            Error::Input(format!(
+                "the point-to-point fit does not make a machine: {e}"
+            ))
+        })?;
+    let multi: Vec<crate::node_fit::MultiPair<'_>> = tables
+        .iter()
+        .map(|t| crate::node_fit::MultiPair {
+            placement: t.placement,
+            pairs: t.pairs,
+            table: &t.table,
+        })
+        .collect();
+    let fit = crate::node_fit::fit_node(&machine, &multi)?;
+    Ok((tables.into_iter().map(|t| (t.path, t.table)).collect(), fit))
 }
 
 /// The network fit as a machine of one rank per node, for fitting what the
@@ -224,6 +360,8 @@ fn pingpong_machine(network: &ChannelFit) -> Result<models::LogGpMachine, Error>
         header: Vec::new(),
         network_duplex: None,
         collectives: Vec::new(),
+        node_gap: 0.0,
+        shm_node_bandwidth: None,
     })
     .map_err(Error::MachineFile)?;
     models::LogGpMachine::from_toml_str(&text, "<ping-pong fit>")
@@ -270,6 +408,19 @@ impl Fitted {
                 let _ = writeln!(report, "{line}");
             }
         }
+        if let Some((tables, fit)) = &self.node {
+            for ((path, t), p) in tables.iter().zip(&fit.tables) {
+                let _ = writeln!(
+                    report,
+                    "\nosu_mbw_mr, {} pairs: {} ({}, {} points)",
+                    p.pairs,
+                    path.display(),
+                    t.origin,
+                    t.points.len()
+                );
+            }
+            report.push_str(&fit.describe());
+        }
         report
     }
 
@@ -312,6 +463,18 @@ impl Fitted {
             }
             header.extend(fit.summary());
         }
+        if let Some((tables, fit)) = &self.node {
+            for ((path, t), p) in tables.iter().zip(&fit.tables) {
+                header.push(format!(
+                    "osu_mbw_mr table, {} pairs: {} ({}; {} points).",
+                    p.pairs,
+                    path.display(),
+                    t.origin,
+                    t.points.len()
+                ));
+            }
+            header.extend(fit.summary());
+        }
         header.push(format!(
             "Node: cpu_rate {} as given on the command line (not fitted); {}.",
             m.cpu_rate, m.memcpy_origin
@@ -338,6 +501,8 @@ impl Fitted {
                 .duplex
                 .or_else(|| self.patterns.as_ref().map(|(_, fit)| fit.duplex)),
             collectives: m.collectives.clone(),
+            node_gap: self.node.as_ref().map_or(0.0, |(_, fit)| fit.node_gap),
+            shm_node_bandwidth: self.node.as_ref().and_then(|(_, fit)| fit.node_bandwidth),
         })
         .map_err(Error::MachineFile)
     }

@@ -189,7 +189,11 @@ if rank < 2 {
 /// runs at the stream's rate (a ping-pong is not a stream: pipelined
 /// protocols deliver one message's last byte later than the adapter's
 /// throughput alone would). Returns a line per changed segment.
-pub fn apply_stream(fit: &mut calibrate::ChannelFit, stream: &calibrate::Table) -> Vec<String> {
+pub fn apply_stream(
+    fit: &mut calibrate::ChannelFit,
+    stream: &calibrate::Table,
+    label: &str,
+) -> Vec<String> {
     let froms: Vec<u64> = fit.segments.iter().map(|s| s.from).collect();
     let mut lines = Vec::new();
     for (k, segment) in fit.segments.iter_mut().enumerate() {
@@ -205,7 +209,7 @@ pub fn apply_stream(fit: &mut calibrate::ChannelFit, stream: &calibrate::Table) 
             segment.gap_per_byte = bound;
             segment.latency_per_byte = slope - bound;
             lines.push(format!(
-                "  from {} B: G = {:.6} ns/B from osu_bw (the ping-pong's slope {:.6} ns/B: \
+                "  from {} B: G = {:.6} ns/B from {label} (the ping-pong's slope {:.6} ns/B: \
                  the rest, {:.6} ns/B, is latency per byte)",
                 segment.from,
                 bound * 1e9,
@@ -371,7 +375,7 @@ impl JointFit {
     }
 }
 
-fn summary(pairs: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+pub(crate) fn summary(pairs: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
     let mut errors: Vec<f64> = pairs.map(|(p, m)| ((p - m) / m).abs()).collect();
     let max = errors.iter().copied().fold(0.0, f64::max);
     (crate::validate::median(&mut errors), max)
@@ -396,6 +400,18 @@ fn simulate(
     sizes: &[u64],
     ranks: &[u32],
 ) -> Result<Vec<f64>, Error> {
+    simulate_ranks(program, machine, sizes, ranks, 2)
+}
+
+/// Simulated seconds at each size of a run of `size` ranks on `machine`,
+/// averaged over the printing `ranks`.
+pub(crate) fn simulate_ranks(
+    program: &sim_core::ir::Program,
+    machine: &LogGpMachine,
+    sizes: &[u64],
+    ranks: &[u32],
+    size: u32,
+) -> Result<Vec<f64>, Error> {
     use sim_core::model::MachineDesc as _;
     sizes
         .iter()
@@ -411,22 +427,21 @@ fn simulate(
                     times.push(t);
                 }
             };
-            let cfg = crate::scenario::Limits::default().config(2);
-            sim_core::simulate(&program, &mut machine.start(2), cfg, &mut sink)
+            let cfg = crate::scenario::Limits::default().config(size);
+            sim_core::simulate(&program, &mut machine.start(size), cfg, &mut sink)
                 .map_err(|e| Error::Input(format!("the pattern simulation failed: {e}")))?;
             Ok(times.iter().sum::<f64>() / times.len().max(1) as f64)
         })
         .collect()
 }
 
-/// Mean |ln(predicted / measured)|.
 /// A table's cost: the median of |ln(predicted / measured)| plus a tenth
 /// of its mean. The median makes the fit robust to the sizes the model
 /// cannot follow (least median of squares, Rousseeuw, JASA 79(388), 1984:
 /// up to half the points may be outliers without moving the fit); the
 /// small mean term breaks the median's ties and keeps the other half from
 /// drifting.
-fn cost(predicted: &[f64], measured: &[f64]) -> f64 {
+pub(crate) fn cost(predicted: &[f64], measured: &[f64]) -> f64 {
     let mut errors: Vec<f64> = predicted
         .iter()
         .zip(measured)
@@ -825,7 +840,7 @@ control_bytes = "64 B"
         )
         .expect("fits");
         assert_eq!(fit.segments.len(), 1, "{:?}", fit.segments);
-        let notes = apply_stream(&mut fit, &stream);
+        let notes = apply_stream(&mut fit, &stream, "osu_bw");
         assert_eq!(notes.len(), 1, "{notes:?}");
         let segment = &fit.segments[0];
         // The tightest bound t(n)/n is at the largest size: 0.1 us / 1 MiB
@@ -845,7 +860,7 @@ control_bytes = "64 B"
                 .collect::<Vec<_>>(),
         );
         let before = fit.clone();
-        assert!(apply_stream(&mut fit, &slow).is_empty());
+        assert!(apply_stream(&mut fit, &slow, "osu_bw").is_empty());
         assert_eq!(fit, before);
     }
 

@@ -38,6 +38,10 @@ pub struct MachineDescription<'a> {
     /// `[collectives]` entries (`library = "mpich"`, `alltoall = "pairwise"`),
     /// written as given; empty for none.
     pub collectives: Vec<(String, String)>,
+    /// `network.node_gap`, seconds (0 leaves it out).
+    pub node_gap: f64,
+    /// `shm.node_bandwidth`, bytes per second (`None` leaves it out).
+    pub shm_node_bandwidth: Option<f64>,
 }
 
 /// Why a machine file cannot be written.
@@ -251,8 +255,17 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             placement: Placement::Block,
             reduce_bandwidth: None,
         },
-        network: channel_file(machine.network, machine.network_duplex),
-        shm: machine.shm.and_then(|shm| channel_file(shm, None)),
+        network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
+            node_gap: machine.node_gap,
+            ..c
+        }),
+        shm: machine
+            .shm
+            .and_then(|shm| channel_file(shm, None))
+            .map(|c| ChannelFile {
+                node_bandwidth: machine.shm_node_bandwidth,
+                ..c
+            }),
         collectives: machine.collectives.clone(),
     }))
 }

@@ -87,6 +87,8 @@ fn samples_fit_within_tolerance() {
             header: vec!["a sample".into()],
             network_duplex: Some(models::Duplex::HALF),
             collectives: vec![("alltoall".into(), "pairwise".into())],
+            node_gap: 0.0,
+            shm_node_bandwidth: None,
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");
