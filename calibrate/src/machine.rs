@@ -247,10 +247,13 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             memcpy_bandwidth: machine.memcpy,
             ranks_per_node: machine.ranks_per_node,
             placement: Placement::Block,
+            sockets: 1,
+            socket_placement: Placement::Block,
             reduce_bandwidth: None,
         },
         network: channel_file(machine.network, machine.network_duplex),
         shm: machine.shm.and_then(|shm| channel_file(shm, None)),
+        socket: None,
         collectives: machine.collectives.clone(),
     }))
 }
