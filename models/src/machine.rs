@@ -116,14 +116,14 @@ pub struct LogGpRun<'a> {
     nic_tx: Vec<f64>,
     /// Per node: [`Timeline::NicRx`].
     nic_rx: Vec<f64>,
-    /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmTx`].
+    /// Per rank, SMP model with a full-duplex `[shm]` or `[socket]` only: [`Timeline::ShmTx`].
     shm_tx: Vec<f64>,
-    /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmRx`].
+    /// Per rank, SMP model with a full-duplex `[shm]` or `[socket]` only: [`Timeline::ShmRx`].
     shm_rx: Vec<f64>,
-    /// Per node, SMP model with half-duplex `[shm]` only:
+    /// Per node, SMP model with a `[shm]` or `[socket]` not full duplex only:
     /// [`Timeline::ShmNodeTx`].
     shm_node_tx: Vec<f64>,
-    /// Per node, SMP model with half-duplex `[shm]` only:
+    /// Per node, SMP model with a `[shm]` or `[socket]` not full duplex only:
     /// [`Timeline::ShmNodeRx`].
     shm_node_rx: Vec<f64>,
     /// Per rank, SMP model only: [`Timeline::RankTx`].
@@ -897,7 +897,7 @@ impl Machine for LogGpRun<'_> {
     /// `ceil(ranks / p)` NICs (two timelines each, and byte intervals in
     /// half duplex) and, in the SMP model with shared memory, two timelines
     /// per rank (full duplex) or per node (half duplex, with byte
-    /// intervals).
+    /// intervals), each when `[shm]` or `[socket]` needs it.
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
