@@ -26,7 +26,12 @@ pub(crate) struct NetArgs {
     /// (e.g. "mpirun -np 2").
     #[arg(long, value_name = "LAUNCHER", conflicts_with = "shm")]
     shm_run: Option<String>,
-    /// The MPI compiler wrapper for --run and --shm-run.
+    /// Measure the channel between two sockets of a node the same way: two
+    /// ranks on one node, one per socket (e.g. "mpirun -np 2 --map-by
+    /// socket --bind-to core").
+    #[arg(long, value_name = "LAUNCHER", conflicts_with = "socket")]
+    socket_run: Option<String>,
+    /// The MPI compiler wrapper for --run, --shm-run and --socket-run.
     #[arg(long, default_value = "mpicc")]
     mpicc: String,
     /// Input format.
@@ -117,12 +122,34 @@ pub(crate) struct NetArgs {
     /// CSV filter for the --shm table (repeatable).
     #[arg(long = "shm-where", value_name = "COL=VALUE")]
     shm_filters: Vec<String>,
+    /// A table of two ranks on two sockets of one node (osu_latency
+    /// between sockets), fitted the same way as --shm into [socket]: the
+    /// parameters of a message between two sockets of a node.
+    #[arg(long, value_name = "TABLE")]
+    socket: Option<PathBuf>,
+    /// The --socket table's format.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "imb", "osu-latency", "osu-bw", "csv"])]
+    socket_format: String,
+    /// The --socket table is a 2-process Alltoall (two ranks on two
+    /// sockets of one node): its one-way time is taken as t − n/memcpy.
+    #[arg(long)]
+    socket_from_alltoall2: bool,
+    /// CSV filter for the --socket table (repeatable).
+    #[arg(long = "socket-where", value_name = "COL=VALUE")]
+    socket_filters: Vec<String>,
+    /// node.sockets, sockets per node. Default: 2 with --socket (or
+    /// --socket-run), else 1.
+    #[arg(long)]
+    sockets: Option<u32>,
     /// Network o_s = o_r (e.g. "1 us"); default: --overhead-fraction.
     #[arg(long)]
     overhead: Option<String>,
     /// Shared-memory o_s = o_r; default: --overhead-fraction.
     #[arg(long)]
     shm_overhead: Option<String>,
+    /// Between-sockets o_s = o_r; default: --overhead-fraction.
+    #[arg(long)]
+    socket_overhead: Option<String>,
     /// o_s + o_r as a fraction of the smallest message's time, when not
     /// given (a ping-pong cannot separate overheads from latency). Default:
     /// fitted with --pingping, else 0.4.
@@ -134,6 +161,9 @@ pub(crate) struct NetArgs {
     /// Shared-memory eager limit: a size or "detect".
     #[arg(long, default_value = "detect")]
     shm_eager_limit: String,
+    /// Between-sockets eager limit: a size or "detect".
+    #[arg(long, default_value = "detect")]
+    socket_eager_limit: String,
     /// Size of a rendezvous control message (RTS/CTS).
     #[arg(long, default_value = "64 B")]
     control_bytes: String,
@@ -252,13 +282,13 @@ fn channel_options(
     })
 }
 
-/// `--run` and `--shm-run`: runs the benchmark and returns the arguments
+/// `--run`, `--shm-run` and `--socket-run`: runs the benchmark and returns the arguments
 /// with the saved tables as inputs (PingPong, and PingPing for the crossing
 /// fit) and the measured memcpy bandwidth with its launcher.
 fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
-    let bench = if args.run.is_some() || args.shm_run.is_some() {
+    let bench = if args.run.is_some() || args.shm_run.is_some() || args.socket_run.is_some() {
         Some(app::netbench::Bench::build(&args.mpicc).map_err(crate::flagged)?)
     } else {
         None
@@ -291,7 +321,97 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
         args.shm = Some(m.table);
         args.shm_format = "imb".into();
     }
+    if let (Some(launcher), Some(bench)) = (&args.socket_run, &bench) {
+        let m = bench.measure(launcher, &bench_path(&args, "socket"), &mut |m| {
+            eprintln!("{m}")
+        })?;
+        if measured_memcpy.is_none() {
+            measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
+        }
+        args.socket = Some(m.table);
+        args.socket_format = "imb".into();
+    }
     Ok((args, measured_memcpy))
+}
+
+/// The flags of one channel inside a node: `--shm-*` or `--socket-*`.
+struct LocalFlags<'a> {
+    /// The channel, whose name prefixes the flags.
+    channel: app::netfit::FitChannel,
+    table: Option<&'a PathBuf>,
+    format: &'a str,
+    from_alltoall2: bool,
+    filters: &'a [String],
+    overhead: Option<&'a str>,
+    eager_limit: &'a str,
+}
+
+impl<'a> LocalFlags<'a> {
+    fn shm(args: &'a NetArgs) -> Self {
+        LocalFlags {
+            channel: app::netfit::FitChannel::Shm,
+            table: args.shm.as_ref(),
+            format: &args.shm_format,
+            from_alltoall2: args.shm_from_alltoall2,
+            filters: &args.shm_filters,
+            overhead: args.shm_overhead.as_deref(),
+            eager_limit: &args.shm_eager_limit,
+        }
+    }
+
+    fn socket(args: &'a NetArgs) -> Self {
+        LocalFlags {
+            channel: app::netfit::FitChannel::Socket,
+            table: args.socket.as_ref(),
+            format: &args.socket_format,
+            from_alltoall2: args.socket_from_alltoall2,
+            filters: &args.socket_filters,
+            overhead: args.socket_overhead.as_deref(),
+            eager_limit: &args.socket_eager_limit,
+        }
+    }
+
+    /// `--shm` or `--socket`.
+    fn flag(&self, suffix: &str) -> String {
+        format!("--{}{suffix}", self.channel.name())
+    }
+
+    /// The table and how to read and fit it; `None` without a table.
+    fn input(&self, args: &NetArgs) -> anyhow::Result<Option<app::netfit::LocalInput>> {
+        let Some(path) = self.table else {
+            if self.from_alltoall2 {
+                bail!(
+                    "{} needs {} TABLE",
+                    self.flag("-from-alltoall2"),
+                    self.flag("")
+                );
+            }
+            return Ok(None);
+        };
+        Ok(Some(app::netfit::LocalInput {
+            path: path.clone(),
+            input: InputOptions {
+                format: format_of(self.format)?,
+                benchmark: Some(if self.from_alltoall2 {
+                    "Alltoall".into()
+                } else {
+                    args.benchmark.clone()
+                }),
+                processes: self.from_alltoall2.then_some(2),
+                bytes_col: args.bytes_col.clone(),
+                time_col: args.time_col.clone(),
+                filters: filters(self.filters, &self.flag("-where"))?,
+            },
+            channel: channel_options(
+                args,
+                self.overhead,
+                &self.flag("-overhead"),
+                self.eager_limit,
+                &self.flag("-eager-limit"),
+            )?,
+            from_alltoall2: self.from_alltoall2,
+        }))
+    }
 }
 
 pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
@@ -331,32 +451,8 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         &args.eager_limit,
         "--eager-limit",
     )?;
-    let shm_input = match &args.shm {
-        None => None,
-        Some(path) => Some(app::netfit::ShmInput {
-            path: path.clone(),
-            input: InputOptions {
-                format: format_of(&args.shm_format)?,
-                benchmark: Some(if args.shm_from_alltoall2 {
-                    "Alltoall".into()
-                } else {
-                    args.benchmark.clone()
-                }),
-                processes: args.shm_from_alltoall2.then_some(2),
-                bytes_col: args.bytes_col.clone(),
-                time_col: args.time_col.clone(),
-                filters: filters(&args.shm_filters, "--shm-where")?,
-            },
-            channel: channel_options(
-                args,
-                args.shm_overhead.as_deref(),
-                "--shm-overhead",
-                &args.shm_eager_limit,
-                "--shm-eager-limit",
-            )?,
-            from_alltoall2: args.shm_from_alltoall2,
-        }),
-    };
+    let shm_input = LocalFlags::shm(args).input(args)?;
+    let socket_input = LocalFlags::socket(args).input(args)?;
     let mut pattern_tables = Vec::new();
     if let Some(path) = &args.pingping {
         pattern_tables.push((
@@ -408,6 +504,9 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         (!tables.is_empty()).then_some(app::netfit::MultiPairInput {
             tables,
             duplex: args.duplex,
+            sockets: args
+                .sockets
+                .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
         })
     };
     let fitted = app::netfit::fit(
@@ -415,14 +514,12 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         &input_options,
         &network_options,
         shm_input.as_ref(),
+        socket_input.as_ref(),
         pattern_input.as_ref(),
         multi_pair.as_ref(),
         memcpy,
     )
     .map_err(crate::flagged)?;
-    if args.shm.is_none() && args.shm_from_alltoall2 {
-        bail!("--shm-from-alltoall2 needs --shm TABLE");
-    }
     crate::out(&fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())
@@ -451,6 +548,9 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 description: args.description.clone(),
                 command,
                 ranks_per_node: args.ranks_per_node,
+                sockets: args
+                    .sockets
+                    .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
                 cpu_rate: args.cpu_rate,
                 memcpy,
                 memcpy_origin,

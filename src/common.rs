@@ -164,6 +164,12 @@ fn machine_file_error(err: &calibrate::WriteError) -> String {
         calibrate::WriteError::ShmWithoutSmp => {
             format!("{err} (--ranks-per-node)")
         }
+        calibrate::WriteError::NoSockets | calibrate::WriteError::SocketWithOneSocket(_) => {
+            format!("{err} (--sockets)")
+        }
+        calibrate::WriteError::SocketsWithoutSmp(_) => {
+            format!("{err} (--ranks-per-node, --sockets)")
+        }
         _ => err.to_string(),
     }
 }
@@ -178,15 +184,15 @@ pub(crate) fn flagged(e: app::Error) -> anyhow::Error {
         app::Error::Table { path, err } => {
             anyhow::anyhow!("{}: {}", path.display(), table_error(&err))
         }
-        app::Error::Fit { path, shm, err } => anyhow::anyhow!(
+        app::Error::Fit { path, channel, err } => anyhow::anyhow!(
             "{}: fit: {}",
             path.display(),
             fit_error(
                 &err,
-                if shm {
-                    "--shm-eager-limit"
-                } else {
-                    "--eager-limit"
+                match channel {
+                    app::netfit::FitChannel::Network => "--eager-limit",
+                    app::netfit::FitChannel::Shm => "--shm-eager-limit",
+                    app::netfit::FitChannel::Socket => "--socket-eager-limit",
                 }
             )
         ),

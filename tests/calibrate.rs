@@ -326,3 +326,145 @@ fn errors_are_reported_not_panicked() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--eager-limit"), "{}", stderr(&o));
 }
+
+/// An `osu_latency`-style table: sizes 0, 1, 2, 4, ... 64 KiB with
+/// `t(n) = a + n·b` µs, each point off the line by a little noise (at most
+/// 0.2%, and none at 0 B).
+fn osu_table(a: f64, b: f64) -> String {
+    let mut text = String::from(
+        "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n# Datatype: MPI_CHAR.\n",
+    );
+    let sizes = std::iter::once(0).chain((0..=16).map(|k| 1u64 << k));
+    for (i, n) in sizes.enumerate() {
+        let noise = 1.0 + 0.002 * (i as f64 * 1.7).sin();
+        text.push_str(&format!("{n:<24}{:.3}\n", (a + n as f64 * b) * noise));
+    }
+    text
+}
+
+/// `examples/pingpong.mpl`'s one-way time in µs of `bytes` on `machine`.
+fn pingpong_us(machine: &Path, bytes: u64) -> f64 {
+    let o = parsim(&[
+        "run",
+        "examples/pingpong.mpl",
+        "--ranks",
+        "2",
+        "--machine",
+        machine.to_str().expect("utf-8 path"),
+        "--param",
+        &format!("bytes={bytes}"),
+        "--param",
+        "reps=20",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    text.lines()
+        .find_map(|line| line.strip_prefix("[0] pingpong "))
+        .and_then(|rest| rest.split_whitespace().nth(1))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a pingpong line in\n{text}"))
+}
+
+/// `--socket`: a table of two ranks on two sockets of a node becomes a
+/// `[socket]` channel (and `node.sockets = 2`), fitted the way `--shm` is;
+/// a cross-socket ping-pong on the written machine gives the table's time.
+#[test]
+fn socket_table_fits_the_channel_between_sockets() {
+    let tmp = temp_dir();
+    let network = tmp.file("net.txt", &osu_table(3.0, 1e-4));
+    let shm = tmp.file("shm.txt", &osu_table(0.4, 1.25e-4));
+    let socket = tmp.file("socket.txt", &osu_table(0.9, 2e-4));
+    let out = tmp.join("sockets.toml");
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--shm",
+        &path(&shm),
+        "--socket",
+        &path(&socket),
+        "--ranks-per-node",
+        "4",
+        "--output",
+        &path(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    assert_eq!(summaries(&report).len(), 3, "{report}");
+    assert!(report.contains("\nsocket: "), "{report}");
+    let toml = std::fs::read_to_string(&out).expect("machine written");
+    assert!(
+        toml.contains("\nsockets = 2\nsocket_placement = \"block\"\n"),
+        "{toml}"
+    );
+    assert!(toml.contains("\n[socket]\n"), "{toml}");
+    assert!(toml.contains("Between-sockets table: "), "{toml}");
+    let o = parsim(&["machine", &path(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 sockets per node"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("between sockets of a node: L"),
+        "{}",
+        stdout(&o)
+    );
+
+    // Ranks 0 and 1 share a socket under block socket placement: the
+    // shared-memory table's 0 B time; dealt over the sockets (cyclic), they
+    // are on two: the between-sockets table's.
+    let same = pingpong_us(&out, 0);
+    assert!((same - 0.4).abs() / 0.4 < 0.01, "same socket: {same} us");
+    let cyclic = tmp.file(
+        "cyclic.toml",
+        &toml.replace(
+            "socket_placement = \"block\"",
+            "socket_placement = \"cyclic\"",
+        ),
+    );
+    let across = pingpong_us(&cyclic, 0);
+    assert!(
+        (across - 0.9).abs() / 0.9 < 0.01,
+        "across sockets: {across} us"
+    );
+    let across_4k = pingpong_us(&cyclic, 4096);
+    let measured = 0.9 + 4096.0 * 2e-4;
+    assert!(
+        (across_4k - measured).abs() / measured < 0.02,
+        "across sockets, 4 KiB: {across_4k} us, table {measured} us"
+    );
+
+    // --sockets chooses the count; a [socket] channel needs two or more,
+    // and sockets need more than one rank per node.
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--shm",
+        &path(&shm),
+        "--socket",
+        &path(&socket),
+        "--ranks-per-node",
+        "4",
+        "--sockets",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--sockets"), "{}", stderr(&o));
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--socket",
+        &path(&socket),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--ranks-per-node"), "{}", stderr(&o));
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--socket-from-alltoall2",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--socket TABLE"), "{}", stderr(&o));
+}

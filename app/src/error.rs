@@ -51,12 +51,12 @@ pub enum Error {
         path: PathBuf,
         err: calibrate::InputError,
     },
-    /// A channel of a benchmark table cannot be fitted (`shm`: the
-    /// intra-node channel).
+    /// A channel of a benchmark table cannot be fitted (`channel`: which
+    /// one, for the options that settle it).
     #[error("{}: fit: {err}", path.display())]
     Fit {
         path: PathBuf,
-        shm: bool,
+        channel: crate::netfit::FitChannel,
         err: calibrate::ChannelError,
     },
     /// An Alltoall table cannot be turned into one-way times.

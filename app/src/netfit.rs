@@ -1,7 +1,7 @@
 //! Fitting a machine file from ping-pong tables (`parsim calibrate net`):
-//! read the inter-node (and intra-node) tables, fit each channel with the
-//! `calibrate` crate, and write the machine file with a header that says
-//! where every number came from.
+//! read the inter-node (and intra-node: one socket, two sockets) tables,
+//! fit each channel with the `calibrate` crate, and write the machine file
+//! with a header that says where every number came from.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,9 +12,32 @@ use models::Duplex;
 use crate::Error;
 use crate::patterns::{JointFit, Pattern};
 
-/// The intra-node table and how to fit it.
+/// Which channel a table is fitted into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitChannel {
+    /// `[network]`: two ranks on two nodes.
+    Network,
+    /// `[shm]`: two ranks on one node (one socket).
+    Shm,
+    /// `[socket]`: two ranks on two sockets of one node.
+    Socket,
+}
+
+impl FitChannel {
+    /// The channel's section name: `network`, `shm` or `socket`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FitChannel::Network => "network",
+            FitChannel::Shm => "shm",
+            FitChannel::Socket => "socket",
+        }
+    }
+}
+
+/// A table of a channel inside a node (`[shm]` or `[socket]`) and how to
+/// fit it.
 #[derive(Debug, Clone)]
-pub struct ShmInput {
+pub struct LocalInput {
     pub path: PathBuf,
     pub input: InputOptions,
     pub channel: ChannelOptions,
@@ -44,6 +67,8 @@ pub struct MultiPairInput {
     /// The network's duplex as given on the command line (else the joint
     /// fit's, else full), as the machine file will have it.
     pub duplex: Option<Duplex>,
+    /// `node.sockets`, as the machine file will have it.
+    pub sockets: u32,
 }
 
 /// The fitted channels and the tables they came from.
@@ -54,6 +79,8 @@ pub struct Fitted {
     pub network: ChannelFit,
     /// The intra-node table's path, table and fit.
     pub shm: Option<(PathBuf, Table, ChannelFit)>,
+    /// The between-sockets table's path, table and fit.
+    pub socket: Option<(PathBuf, Table, ChannelFit)>,
     /// The other patterns' paths and tables, and the joint fit (whose `g`
     /// is also in `network`'s segments).
     pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
@@ -70,6 +97,8 @@ pub struct MachineInfo {
     /// The command line that made the file, its words already quoted.
     pub command: Vec<String>,
     pub ranks_per_node: u32,
+    /// `node.sockets` (1 leaves the key out).
+    pub sockets: u32,
     pub cpu_rate: f64,
     /// node.memcpy, bytes/s, and where it came from.
     pub memcpy: f64,
@@ -92,13 +121,37 @@ pub fn read_table(path: &Path, options: &InputOptions) -> Result<Table, Error> {
     })
 }
 
+/// Reads and fits a table of a channel inside a node (`[shm]` or
+/// `[socket]`, by `channel`): a ping-pong, or a 2-process Alltoall less the
+/// local copy at `memcpy`.
+fn fit_local(
+    local: &LocalInput,
+    channel: FitChannel,
+    memcpy: f64,
+) -> Result<(PathBuf, Table, ChannelFit), Error> {
+    let mut t = read_table(&local.path, &local.input)?;
+    if local.from_alltoall2 {
+        t = calibrate::alltoall2_to_oneway(&t, memcpy).map_err(|err| Error::Alltoall {
+            path: local.path.clone(),
+            err,
+        })?;
+    }
+    let fit = calibrate::calibrate_channel(&t, &local.channel).map_err(|err| Error::Fit {
+        path: local.path.clone(),
+        channel,
+        err,
+    })?;
+    Ok((local.path.clone(), t, fit))
+}
+
 /// Reads and fits the network table at `input` and, when given, the
-/// shared-memory one.
+/// shared-memory one and the between-sockets one (the same way).
 pub fn fit(
     input: &Path,
     input_options: &InputOptions,
     network_options: &ChannelOptions,
-    shm: Option<&ShmInput>,
+    shm: Option<&LocalInput>,
+    socket: Option<&LocalInput>,
     patterns: Option<&PatternInput>,
     multi_pair: Option<&MultiPairInput>,
     memcpy: f64,
@@ -107,7 +160,7 @@ pub fn fit(
     let fit_network = |options: &ChannelOptions| {
         calibrate::calibrate_channel(&table, options).map_err(|err| Error::Fit {
             path: input.to_owned(),
-            shm: false,
+            channel: FitChannel::Network,
             err,
         })
     };
@@ -224,24 +277,12 @@ pub fn fit(
             Some((paths.zip(tables).collect(), joint.fit))
         }
     };
-    let shm = match shm {
-        None => None,
-        Some(s) => {
-            let mut t = read_table(&s.path, &s.input)?;
-            if s.from_alltoall2 {
-                t = calibrate::alltoall2_to_oneway(&t, memcpy).map_err(|err| Error::Alltoall {
-                    path: s.path.clone(),
-                    err,
-                })?;
-            }
-            let fit = calibrate::calibrate_channel(&t, &s.channel).map_err(|err| Error::Fit {
-                path: s.path.clone(),
-                shm: true,
-                err,
-            })?;
-            Some((s.path.clone(), t, fit))
-        }
-    };
+    let shm = shm
+        .map(|s| fit_local(s, FitChannel::Shm, memcpy))
+        .transpose()?;
+    let socket = socket
+        .map(|s| fit_local(s, FitChannel::Socket, memcpy))
+        .transpose()?;
     if patterns.is_none() {
         pair_notes = bound_by_pairs(&mut network);
     }
@@ -251,8 +292,13 @@ pub fn fit(
             let duplex = m
                 .duplex
                 .or_else(|| patterns.as_ref().map(|(_, fit)| fit.duplex));
-            let (tables, mut fit) =
-                fit_multi_pair(multi, &network, shm.as_ref().map(|s| &s.2), duplex)?;
+            let (tables, mut fit) = fit_multi_pair(
+                multi,
+                &network,
+                shm.as_ref().map(|s| &s.2),
+                socket.as_ref().map(|s| (&s.2, m.sockets)),
+                duplex,
+            )?;
             fit.notes = pair_notes;
             Some((tables, fit))
         }
@@ -262,6 +308,7 @@ pub fn fit(
         table,
         network,
         shm,
+        socket,
         patterns,
         node,
     })
@@ -311,6 +358,7 @@ fn fit_multi_pair(
     tables: Vec<MultiPairTable>,
     network: &ChannelFit,
     shm: Option<&ChannelFit>,
+    socket: Option<(&ChannelFit, u32)>,
     duplex: Option<Duplex>,
 ) -> Result<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit), Error> {
     let text = calibrate::write_machine(&MachineDescription {
@@ -326,6 +374,8 @@ fn fit_multi_pair(
         collectives: Vec::new(),
         node_gap: 0.0,
         shm_node_bandwidth: None,
+        socket: socket.map(|(fit, _)| fit),
+        sockets: socket.map_or(1, |(_, sockets)| sockets),
     })
     .map_err(Error::MachineFile)?;
     let machine =
@@ -357,6 +407,8 @@ fn pingpong_machine(network: &ChannelFit) -> Result<models::LogGpMachine, Error>
         memcpy: 1e9,
         network,
         shm: None,
+        socket: None,
+        sockets: 1,
         header: Vec::new(),
         network_duplex: None,
         collectives: Vec::new(),
@@ -381,16 +433,18 @@ impl Fitted {
             self.table.points.len()
         );
         report.push_str(&calibrate::report::text("network", &self.network));
-        if let Some((path, t, fit)) = &self.shm {
-            let _ = writeln!(
-                report,
-                "\nshm: {} ({}, {}, {} points)",
-                path.display(),
-                t.format,
-                t.origin,
-                t.points.len()
-            );
-            report.push_str(&calibrate::report::text("shm", fit));
+        for (label, local) in [("shm", &self.shm), ("socket", &self.socket)] {
+            if let Some((path, t, fit)) = local {
+                let _ = writeln!(
+                    report,
+                    "\n{label}: {} ({}, {}, {} points)",
+                    path.display(),
+                    t.format,
+                    t.origin,
+                    t.points.len()
+                );
+                report.push_str(&calibrate::report::text(label, fit));
+            }
         }
         if let Some((tables, fit)) = &self.patterns {
             for ((path, t), p) in tables.iter().zip(&fit.patterns) {
@@ -441,14 +495,19 @@ impl Fitted {
                 self.table.points.len()
             ),
         ];
-        if let Some((path, t, _)) = &self.shm {
-            header.push(format!(
-                "Shared-memory table: {} ({}; {}; {} points).",
-                path.display(),
-                t.format,
-                t.origin,
-                t.points.len()
-            ));
+        for (what, local) in [
+            ("Shared-memory", &self.shm),
+            ("Between-sockets", &self.socket),
+        ] {
+            if let Some((path, t, _)) = local {
+                header.push(format!(
+                    "{what} table: {} ({}; {}; {} points).",
+                    path.display(),
+                    t.format,
+                    t.origin,
+                    t.points.len()
+                ));
+            }
         }
         if let Some((tables, fit)) = &self.patterns {
             for ((path, t), p) in tables.iter().zip(&fit.patterns) {
@@ -496,6 +555,8 @@ impl Fitted {
             memcpy: m.memcpy,
             network: &self.network,
             shm: self.shm.as_ref().map(|s| &s.2),
+            socket: self.socket.as_ref().map(|s| &s.2),
+            sockets: m.sockets,
             header,
             network_duplex: m
                 .duplex

@@ -29,6 +29,11 @@ pub struct MachineDescription<'a> {
     pub network: &'a ChannelFit,
     /// The `[shm]` channel.
     pub shm: Option<&'a ChannelFit>,
+    /// The `[socket]` channel (messages between two sockets of a node;
+    /// needs `shm` and `sockets` of at least 2).
+    pub socket: Option<&'a ChannelFit>,
+    /// `node.sockets`: sockets per node (1 leaves the key out).
+    pub sockets: u32,
     /// Comment lines for the header (provenance: command, inputs, date),
     /// without the leading `#`.
     pub header: Vec<String>,
@@ -58,6 +63,15 @@ pub enum WriteError {
     /// A shared-memory channel for a machine of one rank per node.
     #[error("a shared-memory channel needs more than 1 rank per node")]
     ShmWithoutSmp,
+    /// `sockets` of 0.
+    #[error("sockets per node must be at least 1")]
+    NoSockets,
+    /// More than one socket per node on a machine of one rank per node.
+    #[error("{0} sockets per node need more than 1 rank per node")]
+    SocketsWithoutSmp(u32),
+    /// A channel between sockets for a node of one socket.
+    #[error("a channel between sockets needs at least 2 sockets per node, got {0}")]
+    SocketWithOneSocket(u32),
     /// A name, rate or bandwidth that cannot be written.
     #[error("{0}")]
     BadValue(String),
@@ -204,6 +218,15 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
     if machine.ranks_per_node == 1 && machine.shm.is_some() {
         return Err(WriteError::ShmWithoutSmp);
     }
+    if machine.sockets == 0 {
+        return Err(WriteError::NoSockets);
+    }
+    if machine.ranks_per_node == 1 && machine.sockets > 1 {
+        return Err(WriteError::SocketsWithoutSmp(machine.sockets));
+    }
+    if machine.socket.is_some() && machine.sockets < 2 {
+        return Err(WriteError::SocketWithOneSocket(machine.sockets));
+    }
     if !(machine.cpu_rate.is_finite() && machine.cpu_rate > 0.0) {
         return Err(WriteError::BadValue(format!(
             "cpu rate must be positive, got {}",
@@ -238,6 +261,9 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
     if let Some(shm) = machine.shm {
         header.extend(describe_channel("shm", shm));
     }
+    if let Some(socket) = machine.socket {
+        header.extend(describe_channel("socket", socket));
+    }
     let model = if machine.ranks_per_node > 1 {
         CommModel::Smp
     } else {
@@ -253,6 +279,8 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             memcpy_bandwidth: machine.memcpy,
             ranks_per_node: machine.ranks_per_node,
             placement: Placement::Block,
+            sockets: machine.sockets,
+            socket_placement: Placement::Block,
             reduce_bandwidth: None,
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
@@ -266,6 +294,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
                 node_bandwidth: machine.shm_node_bandwidth,
                 ..c
             }),
+        socket: machine.socket.and_then(|socket| channel_file(socket, None)),
         collectives: machine.collectives.clone(),
     }))
 }

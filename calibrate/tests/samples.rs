@@ -84,6 +84,8 @@ fn samples_fit_within_tolerance() {
             memcpy: 1e9,
             network: &fit,
             shm: None,
+            socket: None,
+            sockets: 1,
             header: vec!["a sample".into()],
             network_duplex: Some(models::Duplex::HALF),
             collectives: vec![("alltoall".into(), "pairwise".into())],

@@ -35,6 +35,10 @@ pub struct MachineSpec {
     pub network: ChannelParams,
     /// Shared-memory parameters (`[shm]`); used only in the SMP model.
     pub shm: Option<ChannelParams>,
+    /// Parameters of a message between two sockets of one node (`[socket]`);
+    /// SMP model with `node.sockets > 1` only. Without it such messages use
+    /// `[shm]`.
+    pub socket: Option<ChannelParams>,
     /// Collective algorithms (`[collectives]`): the library whose selection
     /// rules apply (default MPICH) and per-collective forced algorithms.
     pub collectives: CollConfig,
@@ -47,6 +51,7 @@ const ROOT_KEYS: &[&str] = &[
     "node",
     "network",
     "shm",
+    "socket",
     "collectives",
 ];
 const NODE_KEYS: &[&str] = &[
@@ -54,6 +59,8 @@ const NODE_KEYS: &[&str] = &[
     "memcpy",
     "ranks_per_node",
     "placement",
+    "sockets",
+    "socket_placement",
     "reduce_op",
 ];
 const CHANNEL_KEYS: &[&str] = &[
@@ -239,6 +246,10 @@ impl<'f> Walker<'f> {
             Some(shm) => Some(self.channel("shm", shm)?),
             None => None,
         };
+        let socket = match self.section(table, "socket")? {
+            Some(socket) => Some(self.channel("socket", socket)?),
+            None => None,
+        };
         let collectives = match self.section(table, "collectives")? {
             Some(c) => self.collectives(c)?,
             None => CollConfig::default(),
@@ -253,6 +264,7 @@ impl<'f> Walker<'f> {
             node,
             network,
             shm,
+            socket,
             collectives,
         })
     }
@@ -388,21 +400,30 @@ impl<'f> Walker<'f> {
                     })?
             }
         };
-        let placement = match table.get("placement") {
-            None => Placement::Block,
-            Some(value) => match value.as_str() {
-                Some("block") => Placement::Block,
-                Some("cyclic") => Placement::Cyclic,
-                _ => {
+        let placement = self.placement(table, "placement")?;
+        let sockets = match table.get("sockets") {
+            None => 1,
+            Some(value) => {
+                let Value::Integer(count) = value else {
                     return Err(self.bad_value(
-                        "node.placement",
-                        "\"block\" or \"cyclic\"",
+                        "node.sockets",
+                        "a positive integer such as 2",
                         value,
                         None,
                     ));
-                }
-            },
+                };
+                u32::try_from(*count)
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        self.out_of_range(
+                            "node.sockets",
+                            format!("must be between 1 and {}, got {count}", u32::MAX),
+                        )
+                    })?
+            }
         };
+        let socket_placement = self.placement(table, "socket_placement")?;
         // `reduce_op`: the rate of the reduction operation, as a bandwidth
         // ("2 GB/s") or a time per byte ("0.5 ns/B").
         let reduce_bandwidth = match table.get("reduce_op") {
@@ -432,8 +453,25 @@ impl<'f> Walker<'f> {
             memcpy_bandwidth,
             ranks_per_node,
             placement,
+            sockets,
+            socket_placement,
             reduce_bandwidth,
         })
+    }
+
+    /// `node.placement` or `node.socket_placement`: `"block"` (the
+    /// default) or `"cyclic"`.
+    fn placement(&self, table: &Table, key: &str) -> Result<Placement, MachineError> {
+        match table.get(key) {
+            None => Ok(Placement::Block),
+            Some(value) => match value.as_str() {
+                Some("block") => Ok(Placement::Block),
+                Some("cyclic") => Ok(Placement::Cyclic),
+                _ => {
+                    Err(self.bad_value(&join("node", key), "\"block\" or \"cyclic\"", value, None))
+                }
+            },
+        }
     }
 
     /// `[collectives]`: `library = "openmpi-5"` (see [`Library::from_name`]) and, per collective,
@@ -958,7 +996,48 @@ pub(crate) fn validate(spec: &MachineSpec, file: &str) -> Result<(), MachineErro
             ),
         ));
     }
+    if node.sockets == 0 {
+        return Err(out_of_range(
+            "node.sockets",
+            "must be at least 1, got 0".into(),
+        ));
+    }
+    if spec.model == CommModel::Hardware && node.sockets != 1 {
+        return Err(out_of_range(
+            "node.sockets",
+            format!(
+                "the hardware model puts every rank on its own node, so it must be 1, got {} \
+                 (use model = \"smp\" for a node of several sockets)",
+                node.sockets
+            ),
+        ));
+    }
     validate_channel(&spec.network, "network", file)?;
+    if let Some(socket) = &spec.socket {
+        let reason = if spec.model != CommModel::Smp {
+            Some(
+                "the [socket] channel is for messages between two sockets of a node, so it \
+                 needs model = \"smp\""
+                    .to_owned(),
+            )
+        } else if node.sockets < 2 {
+            Some(format!(
+                "the [socket] channel needs at least 2 sockets per node (node.sockets), got {}",
+                node.sockets
+            ))
+        } else if spec.shm.is_none() {
+            Some(
+                "the [socket] channel needs a [shm] table too (messages inside one socket)"
+                    .to_owned(),
+            )
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(out_of_range("socket", reason));
+        }
+        validate_channel(socket, "socket", file)?;
+    }
     match &spec.shm {
         Some(shm) => validate_channel(shm, "shm", file)?,
         None if spec.model == CommModel::Smp && node.ranks_per_node > 1 => {

@@ -46,7 +46,7 @@ pub mod units;
 pub use any::{AnyMachine, AnyRun, load_machine};
 pub use config::MachineSpec;
 pub use error::MachineError;
-pub use machine::{IN_MEMORY_FILE, LogGpMachine, LogGpRun};
+pub use machine::{IN_MEMORY_FILE, Level, LogGpMachine, LogGpRun};
 pub use params::{
     ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Packets, Placement, Segment,
 };

@@ -21,12 +21,15 @@ enum Timeline {
     NicTx(u32),
     /// The receive side of a node's NIC.
     NicRx(u32),
-    /// The shared-memory channel of one sending rank (full duplex).
+    /// The shared-memory channel of one sending rank (full duplex; also
+    /// its messages to the node's other sockets when `[socket]` is full
+    /// duplex).
     ShmTx(u32),
     /// The shared-memory channel of one receiving rank (full duplex).
     ShmRx(u32),
     /// The sending side of a node's memory channel, shared by all its ranks
-    /// (half duplex).
+    /// (half duplex; the `[shm]` and `[socket]` levels that are not full
+    /// duplex share it).
     ShmNodeTx(u32),
     /// The receiving side of a node's memory channel (half duplex).
     ShmNodeRx(u32),
@@ -41,6 +44,21 @@ enum Timeline {
     ShmMem(u32),
 }
 
+/// Where two ranks sit relative to each other: the level of the machine a
+/// message between them crosses. Which channel set it uses follows from it
+/// ([`LogGpRun::channel_params`]): `[shm]` inside a socket, `[socket]`
+/// between two sockets of a node (`[shm]` when the machine has no
+/// `[socket]`), `[network]` between nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Both ranks on one socket of one node (or one rank).
+    SameSocket,
+    /// The two ranks on different sockets of one node.
+    CrossSocket,
+    /// The two ranks on different nodes.
+    Network,
+}
+
 /// Which half-duplex channel of a node: its NIC or its memory channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Channel {
@@ -53,8 +71,8 @@ enum Channel {
 struct Calendars {
     /// Per node, half-duplex network only: the NIC's byte intervals.
     nic: Vec<HalfDuplex>,
-    /// Per node, SMP model with half-duplex `[shm]` only: the memory
-    /// channel's byte intervals.
+    /// Per node, SMP model with a half-duplex `[shm]` or `[socket]` only:
+    /// the memory channel's byte intervals.
     shm: Vec<HalfDuplex>,
     /// Byte intervals outside the ranges `reset` sized for, as
     /// `LogGpRun::overflow`.
@@ -101,14 +119,14 @@ pub struct LogGpRun<'a> {
     nic_tx: Vec<f64>,
     /// Per node: [`Timeline::NicRx`].
     nic_rx: Vec<f64>,
-    /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmTx`].
+    /// Per rank, SMP model with a full-duplex `[shm]` or `[socket]` only: [`Timeline::ShmTx`].
     shm_tx: Vec<f64>,
-    /// Per rank, SMP model with full-duplex `[shm]` only: [`Timeline::ShmRx`].
+    /// Per rank, SMP model with a full-duplex `[shm]` or `[socket]` only: [`Timeline::ShmRx`].
     shm_rx: Vec<f64>,
-    /// Per node, SMP model with half-duplex `[shm]` only:
+    /// Per node, SMP model with a `[shm]` or `[socket]` not full duplex only:
     /// [`Timeline::ShmNodeTx`].
     shm_node_tx: Vec<f64>,
-    /// Per node, SMP model with half-duplex `[shm]` only:
+    /// Per node, SMP model with a `[shm]` or `[socket]` not full duplex only:
     /// [`Timeline::ShmNodeRx`].
     shm_node_rx: Vec<f64>,
     /// Per rank, SMP model only: [`Timeline::RankTx`].
@@ -186,8 +204,8 @@ impl LogGpMachine {
     pub fn with_eager_limit(&self, limit: u64) -> Self {
         let mut spec = (*self.spec).clone();
         spec.network.eager_limit = limit;
-        if let Some(shm) = &mut spec.shm {
-            shm.eager_limit = limit;
+        for channel in [&mut spec.shm, &mut spec.socket].into_iter().flatten() {
+            channel.eager_limit = limit;
         }
         Self::from_valid_spec(spec)
     }
@@ -248,6 +266,8 @@ impl LogGpMachine {
                 memcpy_bandwidth: 10.0 * GB,
                 ranks_per_node: 64,
                 placement: Placement::Block,
+                sockets: 1,
+                socket_placement: Placement::Block,
                 reduce_bandwidth: None,
             },
             network: ChannelParams {
@@ -278,6 +298,7 @@ impl LogGpMachine {
                 duplex: Duplex::FULL,
                 ..ChannelParams::default()
             }),
+            socket: None,
             collectives: sim_core::coll::CollConfig::default(),
         }
     }
@@ -317,9 +338,26 @@ impl LogGpMachine {
         self.spec.shm.as_ref()
     }
 
+    /// The parameters of a message between two sockets of a node, if the
+    /// machine has them (`[socket]`).
+    pub fn socket(&self) -> Option<&ChannelParams> {
+        self.spec.socket.as_ref()
+    }
+
     /// Ranks per node (1 in the Hardware model).
     pub fn ranks_per_node(&self) -> u32 {
         self.spec.node.ranks_per_node.max(1)
+    }
+
+    /// Sockets per node (1 unless `node.sockets` says more).
+    pub fn sockets(&self) -> u32 {
+        self.spec.node.sockets.max(1)
+    }
+
+    /// Ranks per socket under block socket placement:
+    /// `ceil(ranks_per_node / sockets)`, at least 1.
+    pub fn ranks_per_socket(&self) -> u32 {
+        self.ranks_per_node().div_ceil(self.sockets()).max(1)
     }
 
     /// A one-paragraph summary for the CLI.
@@ -333,11 +371,21 @@ impl LogGpMachine {
         }
         match spec.model {
             CommModel::Hardware => text.push_str("Hardware model, every rank on its own node"),
-            CommModel::Smp => text.push_str(&format!(
-                "SMP model, {} ranks per node, {} placement",
-                node.ranks_per_node,
-                node.placement.as_str()
-            )),
+            CommModel::Smp => {
+                text.push_str(&format!(
+                    "SMP model, {} ranks per node, {} placement",
+                    node.ranks_per_node,
+                    node.placement.as_str()
+                ));
+                if node.sockets > 1 {
+                    text.push_str(&format!(
+                        ", {} sockets per node ({} placement on sockets, {} ranks per socket)",
+                        node.sockets,
+                        node.socket_placement.as_str(),
+                        self.ranks_per_socket()
+                    ));
+                }
+            }
         }
         text.push_str(&format!(
             "; node: cpu_rate {}, memcpy {}; network: {}",
@@ -347,6 +395,14 @@ impl LogGpMachine {
         ));
         if let (CommModel::Smp, Some(shm)) = (spec.model, &spec.shm) {
             text.push_str(&format!("; shared memory: {}", describe_channel(shm)));
+        }
+        if let (CommModel::Smp, Some(socket)) = (spec.model, &spec.socket) {
+            text.push_str(&format!(
+                "; between sockets of a node: {}",
+                describe_channel(socket)
+            ));
+        } else if spec.model == CommModel::Smp && node.sockets > 1 {
+            text.push_str("; between sockets of a node: as shared memory");
         }
         if let Some(rate) = node.reduce_bandwidth {
             text.push_str(&format!("; reductions at {}", format_bandwidth(rate)));
@@ -415,8 +471,49 @@ impl<'a> LogGpRun<'a> {
         }
     }
 
-    /// Whether messages from `src` to `dst` go through shared memory: SMP
-    /// model, shared-memory parameters present, same node (ParJava section 3,
+    /// `rank`'s index among the ranks of its node: `rank % p` for block
+    /// placement, `rank / nodes` for cyclic placement (the order in which
+    /// the node's ranks were dealt to it).
+    pub fn local_index(&self, rank: u32) -> u32 {
+        match self.machine.spec.node.placement {
+            Placement::Block => rank % self.machine.ranks_per_node(),
+            Placement::Cyclic => rank / self.nodes.max(1),
+        }
+    }
+
+    /// The socket of its node that `rank` runs on, from its index `i` among
+    /// the node's ranks: `i / ceil(p / sockets)` for block socket placement
+    /// (consecutive ranks fill a socket, as `mpirun --map-by core
+    /// --bind-to core` binds them), `i % sockets` for cyclic (dealt
+    /// round-robin over the sockets, Open MPI's `--map-by socket`). 0 on a
+    /// node of one socket.
+    pub fn socket_of(&self, rank: u32) -> u32 {
+        let sockets = self.machine.sockets();
+        if sockets == 1 {
+            return 0;
+        }
+        let local = self.local_index(rank);
+        match self.machine.spec.node.socket_placement {
+            Placement::Block => local / self.machine.ranks_per_socket(),
+            Placement::Cyclic => local % sockets,
+        }
+    }
+
+    /// Where `src` and `dst` sit relative to each other: on one socket of
+    /// one node, on two sockets of one node, or on two nodes.
+    pub fn level(&self, src: u32, dst: u32) -> Level {
+        if self.node_of(src) != self.node_of(dst) {
+            Level::Network
+        } else if self.socket_of(src) != self.socket_of(dst) {
+            Level::CrossSocket
+        } else {
+            Level::SameSocket
+        }
+    }
+
+    /// Whether messages from `src` to `dst` stay inside their node (through
+    /// `[shm]`, or `[socket]` between two sockets): SMP model,
+    /// shared-memory parameters present, same node (ParJava section 3,
     /// class `SMP`).
     pub fn uses_shm(&self, src: u32, dst: u32) -> bool {
         self.machine.spec.model == CommModel::Smp
@@ -424,11 +521,17 @@ impl<'a> LogGpRun<'a> {
             && self.node_of(src) == self.node_of(dst)
     }
 
-    /// The channel set a message from `src` to `dst` uses.
+    /// The channel set a message from `src` to `dst` uses: `[network]`
+    /// between nodes, `[socket]` between two sockets of a node when the
+    /// machine has it, `[shm]` otherwise inside a node.
     pub fn channel_params(&self, src: u32, dst: u32) -> &ChannelParams {
-        match &self.machine.spec.shm {
-            Some(shm) if self.uses_shm(src, dst) => shm,
-            _ => &self.machine.spec.network,
+        let spec = &self.machine.spec;
+        match (&spec.shm, &spec.socket) {
+            (Some(shm), socket) if self.uses_shm(src, dst) => match socket {
+                Some(socket) if self.level(src, dst) == Level::CrossSocket => socket,
+                _ => shm,
+            },
+            _ => &spec.network,
         }
     }
 
@@ -440,22 +543,26 @@ impl<'a> LogGpRun<'a> {
 
     /// The (transmit, receive) timelines of a message from `src` to `dst`,
     /// and for a half-duplex channel the (sending, receiving) channels whose
-    /// byte intervals the message must respect.
+    /// byte intervals the message must respect. Inside a node (`shm`) the
+    /// duplex of the pair's channel set (`[shm]` or `[socket]`) chooses:
+    /// full duplex, the ranks' own send and receive timelines; otherwise
+    /// the node's memory channel, one for both levels.
     fn timelines(
         &self,
         src: u32,
         dst: u32,
-        shm: bool,
+        shm: Option<Duplex>,
     ) -> (Timeline, Timeline, Option<(Channel, Channel)>) {
         let (from, to) = (self.node_of(src), self.node_of(dst));
-        if shm {
-            match self.machine.spec.shm.as_ref().map(|shm| shm.duplex) {
-                Some(duplex) if !duplex.is_full() => (
+        if let Some(duplex) = shm {
+            if duplex.is_full() {
+                (Timeline::ShmTx(src), Timeline::ShmRx(dst), None)
+            } else {
+                (
                     Timeline::ShmNodeTx(from),
                     Timeline::ShmNodeRx(to),
                     Some((Channel::Shm(from), Channel::Shm(to))),
-                ),
-                Some(_) | None => (Timeline::ShmTx(src), Timeline::ShmRx(dst), None),
+                )
             }
         } else {
             let half = (!self.machine.spec.network.duplex.is_full())
@@ -691,7 +798,10 @@ impl Machine for LogGpRun<'_> {
     /// small messages per second), and the node's adapter has one for the
     /// bytes `W` of all its ranks. For shared memory, full duplex: `src`'s
     /// send and `dst`'s receive timelines (per rank); otherwise per node,
-    /// shared by its ranks.
+    /// shared by its ranks. A message between two sockets of a node is
+    /// charged with the `[socket]` parameters on the same timelines (by
+    /// `[socket]`'s own duplex): the ranks' memory channels, or the node's
+    /// one, carry both levels.
     ///
     /// Duplex (`duplex = "half"`, or a share `0 <= d < 1`): the two
     /// directions of an adapter (or memory channel) overlap for only `d` of
@@ -741,7 +851,7 @@ impl Machine for LogGpRun<'_> {
         let post = before_last + last;
         let wire = params.wire_time(bytes);
         let share = params.duplex.overlap();
-        let (tx, rx, half) = self.timelines(src, dst, shm);
+        let (tx, rx, half) = self.timelines(src, dst, shm.then_some(params.duplex));
         // The adapter's time at each end.
         let send_busy = params.send_busy(bytes);
         let recv_busy = gap + wire;
@@ -837,7 +947,7 @@ impl Machine for LogGpRun<'_> {
     /// `ceil(ranks / p)` NICs (two timelines each, and byte intervals in
     /// half duplex) and, in the SMP model with shared memory, two timelines
     /// per rank (full duplex) or per node (half duplex, with byte
-    /// intervals).
+    /// intervals), each when `[shm]` or `[socket]` needs it.
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
@@ -847,13 +957,20 @@ impl Machine for LogGpRun<'_> {
         } else {
             nodes
         };
-        let (shm_ranks, shm_nodes) = match (&self.machine.spec.shm, self.machine.spec.model) {
+        // Inside a node, each level (`[shm]`, and `[socket]` if given) uses
+        // the per-rank timelines when it is full duplex and the per-node
+        // ones otherwise.
+        let spec = &self.machine.spec;
+        let (shm_ranks, shm_nodes) = match (&spec.shm, spec.model) {
             (Some(shm), CommModel::Smp) => {
-                if shm.duplex.is_full() {
-                    (ranks as usize, 0)
-                } else {
-                    (0, nodes)
-                }
+                let levels = std::iter::once(shm).chain(spec.socket.as_ref());
+                levels.fold((0, 0), |(per_rank, per_node), level| {
+                    if level.duplex.is_full() {
+                        (ranks as usize, per_node)
+                    } else {
+                        (per_rank, nodes)
+                    }
+                })
             }
             _ => (0, 0),
         };

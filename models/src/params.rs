@@ -359,7 +359,8 @@ impl ChannelParams {
     }
 }
 
-/// How ranks are placed on nodes in the SMP model.
+/// How ranks are placed on nodes in the SMP model (`placement`), and how a
+/// node's ranks are placed on its sockets (`socket_placement`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
     /// `node = rank / ranks_per_node`: consecutive ranks share a node.
@@ -414,6 +415,16 @@ pub struct NodeParams {
     pub ranks_per_node: u32,
     /// Placement of ranks on nodes.
     pub placement: Placement,
+    /// Sockets per node (`sockets`, at least 1): a node's ranks are spread
+    /// over them, and a message between two of its sockets uses the
+    /// `[socket]` channel when the machine has one.
+    pub sockets: u32,
+    /// Placement of a node's ranks on its sockets (`socket_placement`), by
+    /// the rank's index among its node's ranks `i`: block, `socket = i /
+    /// ceil(ranks_per_node / sockets)` (as `mpirun --map-by core
+    /// --bind-to core` places them), or cyclic, `socket = i % sockets`
+    /// (Open MPI's `--map-by socket`).
+    pub socket_placement: Placement,
     /// Bytes per second the reduction operation combines (`reduce_op`);
     /// `None`: as fast as `memcpy` (the default of `Machine::reduce_seconds`).
     pub reduce_bandwidth: Option<f64>,

@@ -34,20 +34,23 @@ pub struct MachineFile {
     pub description: String,
     /// `model`.
     pub model: CommModel,
-    /// `[node]`: `cpu_rate`, `memcpy`, `ranks_per_node`, `placement` and,
-    /// when given, `reduce_op`.
+    /// `[node]`: `cpu_rate`, `memcpy`, `ranks_per_node`, `placement`,
+    /// `sockets` and `socket_placement` when there is more than one socket,
+    /// and, when given, `reduce_op`.
     pub node: NodeParams,
     /// `[network]`; `None` leaves the required section out (a file that
     /// does not load, for a caller that has nothing to write).
     pub network: Option<ChannelFile>,
     /// `[shm]`.
     pub shm: Option<ChannelFile>,
+    /// `[socket]`: messages between two sockets of a node.
+    pub socket: Option<ChannelFile>,
     /// `[collectives]` entries (`library = "mpich"`, `alltoall =
     /// "pairwise"`), written as given; empty for no section.
     pub collectives: Vec<(String, String)>,
 }
 
-/// One channel section (`[network]` or `[shm]`).
+/// One channel section (`[network]`, `[shm]` or `[socket]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChannelFile {
     /// A comment line after the section's header, without the `#`.
@@ -248,6 +251,16 @@ pub fn machine_file(file: &MachineFile) -> String {
     );
     let _ = writeln!(out, "ranks_per_node = {}", node.ranks_per_node);
     let _ = writeln!(out, "placement = \"{}\"", node.placement.as_str());
+    // Only for a node of several sockets: files of one socket stay as
+    // they were.
+    if node.sockets != 1 {
+        let _ = writeln!(out, "sockets = {}", node.sockets);
+        let _ = writeln!(
+            out,
+            "socket_placement = \"{}\"",
+            node.socket_placement.as_str()
+        );
+    }
     if let Some(rate) = node.reduce_bandwidth {
         let _ = writeln!(out, "reduce_op = \"{}\"", bandwidth_mb(1.0 / rate));
     }
@@ -256,6 +269,9 @@ pub fn machine_file(file: &MachineFile) -> String {
     }
     if let Some(shm) = &file.shm {
         channel(&mut out, "shm", shm);
+    }
+    if let Some(socket) = &file.socket {
+        channel(&mut out, "socket", socket);
     }
     if !file.collectives.is_empty() {
         let _ = writeln!(out, "\n[collectives]");
@@ -302,6 +318,8 @@ mod tests {
                 memcpy_bandwidth: 2e9,
                 ranks_per_node: 1,
                 placement: Placement::Block,
+                sockets: 1,
+                socket_placement: Placement::Block,
                 reduce_bandwidth: Some(5e8),
             },
             network: Some(ChannelFile {
@@ -324,6 +342,7 @@ mod tests {
                 node_bandwidth: None,
             }),
             shm: None,
+            socket: None,
             collectives: vec![("library".into(), "openmpi".into())],
         };
         let text = machine_file(&file);
@@ -367,5 +386,81 @@ mod tests {
         assert!((segment.params.latency_per_byte - 2.5e-10).abs() < 1e-22);
         assert_eq!(net.latency_per_byte, 0.0);
         assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi5);
+        // One socket: the node section is as before.
+        assert!(!text.contains("sockets"), "{text}");
+    }
+
+    #[test]
+    fn sockets_and_the_socket_channel_read_back() {
+        let channel = |latency: f64, eager_limit: u64| ChannelFile {
+            comment: None,
+            base: LogGpParams {
+                latency,
+                send_overhead: 0.25e-6,
+                recv_overhead: 0.5e-6,
+                gap: 0.0,
+                gap_per_byte: 1e-10,
+                latency_per_byte: 0.0,
+            },
+            mtu: None,
+            duplex: None,
+            eager_limit,
+            control_bytes: 32,
+            segments: Vec::new(),
+        };
+        let mut socket = channel(0.75e-6, 8192);
+        socket.duplex = Some(crate::params::Duplex::HALF);
+        socket.segments.push(SegmentFile {
+            comment: None,
+            from: 4096,
+            params: LogGpParams {
+                latency: 1.5e-6,
+                ..socket.base
+            },
+        });
+        let file = MachineFile {
+            header: Vec::new(),
+            name: "sockets".into(),
+            description: String::new(),
+            model: CommModel::Smp,
+            node: NodeParams {
+                cpu_rate: 1.0,
+                memcpy_bandwidth: 1e9,
+                ranks_per_node: 8,
+                placement: Placement::Cyclic,
+                sockets: 2,
+                socket_placement: Placement::Cyclic,
+                reduce_bandwidth: None,
+            },
+            network: Some(channel(5e-6, 65_536)),
+            shm: Some(channel(0.5e-6, 16_384)),
+            socket: Some(socket),
+            collectives: Vec::new(),
+        };
+        let text = machine_file(&file);
+        assert!(
+            text.contains("placement = \"cyclic\"\nsockets = 2\nsocket_placement = \"cyclic\"\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n[socket]\n"), "{text}");
+        assert!(text.contains("\n[[socket.segments]]\n"), "{text}");
+        let spec = match crate::config::parse(&text, "sockets.toml") {
+            Ok(spec) => spec,
+            Err(err) => panic!("{err}\n{text}"),
+        };
+        assert_eq!(spec.node.sockets, 2);
+        assert_eq!(spec.node.socket_placement, Placement::Cyclic);
+        let Some(socket) = &spec.socket else {
+            panic!("no [socket] read back\n{text}")
+        };
+        assert!((socket.latency - 0.75e-6).abs() < 1e-18);
+        assert_eq!((socket.eager_limit, socket.control_bytes), (8192, 32));
+        assert_eq!(socket.duplex, crate::params::Duplex::HALF);
+        assert_eq!(socket.segments.len(), 1);
+        assert!((socket.segments[0].params.latency - 1.5e-6).abs() < 1e-18);
+        let Some(shm) = &spec.shm else {
+            panic!("no [shm] read back\n{text}")
+        };
+        assert_eq!(shm.eager_limit, 16_384);
     }
 }
