@@ -392,6 +392,9 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     if args.shm.is_none() && args.shm_from_alltoall2 {
         bail!("--shm-from-alltoall2 needs --shm TABLE");
     }
+    for skipped in fitted.skipped_rows() {
+        eprintln!("warning: {skipped}");
+    }
     crate::out(&fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())

@@ -49,6 +49,29 @@ pub struct Fitted {
     pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
 }
 
+impl Fitted {
+    /// The CSV rows every table read left out for an empty cell, each as
+    /// `PATH: line N: ...` (warnings for the user).
+    pub fn skipped_rows(&self) -> Vec<String> {
+        let mut tables: Vec<(&Path, &Table)> = vec![(&self.input, &self.table)];
+        if let Some((path, table, _)) = &self.shm {
+            tables.push((path, table));
+        }
+        if let Some((pattern_tables, _)) = &self.patterns {
+            tables.extend(pattern_tables.iter().map(|(p, t)| (p.as_path(), t)));
+        }
+        tables
+            .iter()
+            .flat_map(|(path, table)| {
+                table
+                    .skipped
+                    .iter()
+                    .map(move |s| format!("{}: {s}", path.display()))
+            })
+            .collect()
+    }
+}
+
 /// What the machine file says beyond the fits.
 #[derive(Debug, Clone)]
 pub struct MachineInfo {
