@@ -520,6 +520,9 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         memcpy,
     )
     .map_err(crate::flagged)?;
+    for skipped in fitted.skipped_rows() {
+        eprintln!("warning: {skipped}");
+    }
     crate::out(&fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())

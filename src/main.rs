@@ -2,7 +2,7 @@
 //!
 //! Exit codes (documented in README.md):
 //! 0 prediction made, 1 input error (parse, semantic, machine file),
-//! 2 usage error, 3 deadlock found, 4 program error at run time
+//! 2 usage error (also a flag the input makes meaningless), 3 deadlock found, 4 program error at run time
 //! (invalid rank, truncation, runaway program, ...).
 
 mod calibrate_blocks;

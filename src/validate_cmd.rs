@@ -38,25 +38,31 @@ pub struct ValidateArgs {
     /// --column, e.g. `t_avg[usec]`, else the first whose name contains
     /// "usec" or starts with "t_"; IMB default: the one --column names,
     /// e.g. `t_avg[usec]`, else `t[usec]`; OSU default: Avg/Min/Max
-    /// Latency as --column says).
-    #[arg(long)]
+    /// Latency as --column says). Refused with an OSU bandwidth table,
+    /// whose measured value is its MB/s.
+    #[arg(long, conflicts_with = "run")]
     time_col: Option<String>,
     /// IMB output: the benchmark to compare (default: the one named like the
     /// program's file, e.g. Alltoall for alltoall.mpl, or the only one).
-    #[arg(long)]
+    /// Refused with other tables.
+    #[arg(long, conflicts_with = "run")]
     benchmark: Option<String>,
-    /// The column with the number of active processes (default: `active_procs`).
-    #[arg(long, default_value = "active_procs")]
-    active_col: String,
-    /// The column with the total number of processes (default: `total_procs`).
-    #[arg(long, default_value = "total_procs")]
-    total_col: String,
-    /// Ranks to run when the table has no process columns (CSV without
-    /// them, OSU output).
-    #[arg(long, default_value_t = 2)]
-    ranks: u32,
+    /// CSV: the column with the number of active processes (default:
+    /// `active_procs`). Refused with other tables.
+    #[arg(long, conflicts_with = "run")]
+    active_col: Option<String>,
+    /// CSV: the column with the total number of processes (default:
+    /// `total_procs`). Refused with other tables.
+    #[arg(long, conflicts_with = "run")]
+    total_col: Option<String>,
+    /// Ranks to run when the table does not say (CSV without process
+    /// columns, OSU output but osu_mbw_mr's; default 2). Refused when the
+    /// table sets them (IMB blocks, osu_mbw_mr's pairs, CSV process
+    /// columns).
+    #[arg(long, conflicts_with = "run")]
+    ranks: Option<u32>,
     /// Which simulated column to compare: t_min, t_max or t_avg.
-    #[arg(long, default_value = "t_avg", value_parser = ["t_min", "t_max", "t_avg"])]
+    #[arg(long, default_value = "t_avg", value_parser = ["t_min", "t_max", "t_avg"], conflicts_with = "run")]
     column: String,
     /// Override a `param` of the program (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
@@ -68,7 +74,9 @@ pub struct ValidateArgs {
     real: RunModeArgs,
 }
 
-/// Exit status: 0, or 5 when run mode's `--max-median-error` is exceeded.
+/// Exit status: 0; 2 for a flag the table makes meaningless (a usage
+/// error, like clap's); 5 when run mode's `--max-median-error` is
+/// exceeded.
 pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
     if args.real.run.is_some() {
         return run_real(&RunMode {
@@ -84,12 +92,21 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         .table
         .as_deref()
         .context("give --table MEASURED.csv, or --run LAUNCHER to measure")?;
+    if args.ranks == Some(0) {
+        return Err(crate::flagged(app::Error::NoRanks));
+    }
     let query = app::validate::Query {
         time_col: args.time_col.clone(),
         benchmark: args.benchmark.clone(),
-        active_col: args.active_col.clone(),
-        total_col: args.total_col.clone(),
-        ranks: args.ranks,
+        active_col: args
+            .active_col
+            .clone()
+            .unwrap_or_else(|| "active_procs".to_owned()),
+        total_col: args
+            .total_col
+            .clone()
+            .unwrap_or_else(|| "total_procs".to_owned()),
+        ranks: args.ranks.unwrap_or(2),
         column: args.column.clone(),
         program_stem: args
             .program
@@ -99,6 +116,13 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         ranks_from: "--ranks".to_owned(),
     };
     let measured = app::validate::read_table(&query, table).map_err(crate::flagged)?;
+    if let Some(refused) = ignored_flag(args, &measured) {
+        eprintln!("error: {refused}");
+        return Ok(2);
+    }
+    for skipped in &measured.skipped {
+        eprintln!("warning: {skipped}");
+    }
     let file = args.program.display().to_string();
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
     let machine =
@@ -119,6 +143,47 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         crate::out(&comparison.text());
     }
     Ok(0)
+}
+
+/// A flag given that the table makes meaningless, as the error that
+/// refuses it: --ranks when the table sets the process counts,
+/// --benchmark without IMB output, --active-col and --total-col without a
+/// CSV table, --time-col with an OSU bandwidth table.
+fn ignored_flag(args: &ValidateArgs, m: &app::validate::Measured) -> Option<String> {
+    use app::validate::TableKind;
+    let kind = m.kind.describe();
+    if let (Some(ranks), Some(why)) = (args.ranks, &m.sets_ranks) {
+        return Some(format!(
+            "--ranks {ranks}: the table sets the process counts by {why}; leave --ranks out"
+        ));
+    }
+    if let Some(b) = &args.benchmark
+        && m.kind != TableKind::Imb
+    {
+        return Some(format!(
+            "--benchmark {b}: the table is {kind}, not IMB output with benchmarks to choose from"
+        ));
+    }
+    for (flag, value) in [
+        ("--active-col", &args.active_col),
+        ("--total-col", &args.total_col),
+    ] {
+        if let Some(v) = value
+            && m.kind != TableKind::Csv
+        {
+            return Some(format!(
+                "{flag} {v}: the table is {kind}, not CSV; it has no process columns to name"
+            ));
+        }
+    }
+    if let Some(c) = &args.time_col
+        && m.kind == TableKind::OsuBandwidth
+    {
+        return Some(format!(
+            "--time-col {c}: the table is {kind}: its MB/s column is what is compared"
+        ));
+    }
+    None
 }
 
 // Run mode.
@@ -144,35 +209,40 @@ pub struct RunModeArgs {
     /// it at a shared filesystem.
     #[arg(long, value_name = "LAUNCHER")]
     pub run: Option<String>,
-    /// Rank counts to run (with --run).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    /// Rank counts to run (with --run; refused with --table, like every run-mode flag).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,N,...",
+        conflicts_with = "table"
+    )]
     pub np: Vec<u32>,
     /// A parameter set, "n=256,iters=100" (repeatable; with --run): each is
     /// run at every rank count.
-    #[arg(long = "set", value_name = "NAME=VALUE,...")]
+    #[arg(long = "set", value_name = "NAME=VALUE,...", conflicts_with = "table")]
     pub sets: Vec<String>,
     /// The native kernels (C file) linked into the real program.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "table")]
     pub kernels: Option<PathBuf>,
     /// Kernel times from `parsim calibrate blocks` for the prediction.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "table")]
     pub blocks: Option<PathBuf>,
     /// Runs per point.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, conflicts_with = "table")]
     pub repeat: u32,
     /// Predict with kernel times drawn from their measured distributions
     /// (see `run --noise`; needs --blocks).
     #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1", requires = "blocks")]
     pub noise: Option<u64>,
     /// The MPI compiler wrapper.
-    #[arg(long, default_value = "mpicc")]
+    #[arg(long, default_value = "mpicc", conflicts_with = "table")]
     pub mpicc: String,
     /// Flags for the real program (use the ones the kernels were timed with).
-    #[arg(long, default_value = "-O2")]
+    #[arg(long, default_value = "-O2", conflicts_with = "table")]
     pub cflags: String,
     /// Exit with status 5 if the median absolute error is above this
     /// ("10%" or 0.1).
-    #[arg(long, value_name = "ERROR")]
+    #[arg(long, value_name = "ERROR", conflicts_with = "table")]
     pub max_median_error: Option<String>,
 }
 

@@ -393,3 +393,285 @@ fn osu_mbw_mr_tables_set_the_process_count() {
     let usec = rows[0]["measured_usec"].as_f64().expect("number");
     assert!((usec - 1.0 / mb_per_s).abs() < 1e-12, "{usec} {mb_per_s}");
 }
+
+/// IMB's 0-byte row of a collective: under MPICH's and Open MPI's rules
+/// (the machine's `collectives.zero_count = "return"`) the call returns at
+/// once, the prediction is 0 and the row is shown as not comparable, out
+/// of the statistics; a machine whose library synchronises on it (EKSS-1's
+/// ScaMPI: `zero_count = "barrier"`) predicts the barrier and compares it.
+#[test]
+fn zero_byte_collective_rows_are_not_comparable() {
+    let tmp = temp_dir();
+    let table = tmp.file(
+        "imb_allreduce.txt",
+        "#----------------------------------------------------------------\n\
+         # Benchmarking Allreduce\n\
+         # #processes = 4\n\
+         #----------------------------------------------------------------\n\
+         \x20      #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n\
+         \x20           0         1000         0.03         0.04         0.03\n\
+         \x20           4         1000         2.10         2.60         2.40\n\
+         \x20           8         1000         2.20         2.70         2.50\n\
+         \x20          16         1000         2.30         2.90         2.60\n",
+    );
+    let t = table.to_str().expect("utf-8");
+    let args = |machine: &'static str| {
+        let mut a = vec![
+            "validate",
+            "examples/imb/allreduce.mpl",
+            "--table",
+            t,
+            "-p",
+            "max_bytes=16",
+            "--format",
+            "json",
+        ];
+        if !machine.is_empty() {
+            a.extend(["--machine", machine, "--ppn", "1"]);
+        }
+        a
+    };
+    let v = json(&parsim(&args("")));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["bytes"], 0);
+    assert_eq!(rows[0]["measured_usec"], 0.03);
+    assert_eq!(rows[0]["predicted_usec"], 0.0);
+    assert_eq!(rows[0]["comparable"], false);
+    assert_eq!(rows[0]["note"], "0 bytes, no data moved");
+    assert_eq!(v["groups"][0]["not_comparable"], 1);
+    let note = v["notes"][0].as_str().expect("a note");
+    assert!(
+        note.contains("mpich-3, collectives.zero_count = \"return\""),
+        "{note}"
+    );
+    // The statistics are those of the three other rows.
+    let mut errors: Vec<f64> = rows[1..]
+        .iter()
+        .map(|r| {
+            assert_eq!(r["comparable"], true);
+            r["error"].as_f64().expect("error").abs()
+        })
+        .collect();
+    errors.sort_by(f64::total_cmp);
+    assert_eq!(v["median_abs_error"].as_f64(), Some(errors[1]));
+    assert_eq!(v["max_abs_error"].as_f64(), Some(errors[2]));
+    // The text says it in the row and below the table.
+    let mut text_args = args("");
+    text_args.truncate(6);
+    let o = parsim(&text_args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("| 4/4 | 0 | 0.03 | 0.00 | not comparable (0 bytes, no data moved) |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("all: 3 points and 1 not comparable, median"),
+        "{text}"
+    );
+    // EKSS-1's library synchronises: the 0-byte row is a barrier, compared.
+    let v = json(&parsim(&args("examples/machines/ekss1.toml")));
+    let row = &v["rows"][0];
+    assert_eq!(row["comparable"], true);
+    assert!(
+        row["predicted_usec"].as_f64().is_some_and(|p| p > 1.0),
+        "{row}"
+    );
+    assert!(v["notes"].as_array().is_some_and(Vec::is_empty), "{v}");
+}
+
+/// Flags the table makes meaningless are refused with the usage error's
+/// exit code (2), naming the flag and why.
+#[test]
+fn flags_the_table_would_ignore_are_refused() {
+    let tmp = temp_dir();
+    let csv = tmp.file(
+        "procs.csv",
+        "active_procs,total_procs,bytes,t_usec\n2,2,8,5.0\n",
+    );
+    let csv = csv.to_str().expect("utf-8");
+    let imb = "calibrate/tests/data/imb2019_pingpong.txt";
+    let osu_bw = "calibrate/tests/data/osu7_bw.txt";
+    for (program, table, extra, expected) in [
+        (
+            "examples/imb/pingpong.mpl",
+            imb,
+            &["--ranks", "4"][..],
+            "--ranks 4: the table sets the process counts by its process-count blocks",
+        ),
+        (
+            "examples/imb/alltoall.mpl",
+            csv,
+            &["--ranks", "2"][..],
+            "--ranks 2: the table sets the process counts by its process columns (active_procs, total_procs)",
+        ),
+        (
+            "examples/imb/alltoall.mpl",
+            csv,
+            &["--benchmark", "Alltoall"][..],
+            "--benchmark Alltoall: the table is a CSV table, not IMB output",
+        ),
+        (
+            "examples/osu/bw.mpl",
+            osu_bw,
+            &["--total-col", "np"][..],
+            "--total-col np: the table is an OSU bandwidth table, not CSV",
+        ),
+        (
+            "examples/osu/bw.mpl",
+            osu_bw,
+            &["--time-col", "Bandwidth (MB/s)"][..],
+            "--time-col Bandwidth (MB/s): the table is an OSU bandwidth table: its MB/s column is what is compared",
+        ),
+    ] {
+        let mut args = vec!["validate", program, "--table", table];
+        args.extend_from_slice(extra);
+        let o = parsim(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(expected), "{extra:?}: {err}");
+    }
+    // Run mode's flags with --table, and table flags with --run: clap's
+    // usage errors.
+    for args in [
+        &["validate", "examples/heat.mpl", "--table", csv, "--np", "2"][..],
+        &[
+            "validate",
+            "examples/heat.mpl",
+            "--table",
+            csv,
+            "--repeat",
+            "2",
+        ][..],
+        &[
+            "validate",
+            "examples/heat.mpl",
+            "--run",
+            "mpirun -np {ranks}",
+            "--ranks",
+            "2",
+        ][..],
+    ] {
+        let o = parsim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+    // --ranks where the table does not say stays: OSU output.
+    let v = json(&parsim(&[
+        "validate",
+        "examples/osu/bw.mpl",
+        "--table",
+        osu_bw,
+        "--ranks",
+        "2",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["rows"][0]["total"], 2);
+}
+
+/// CSV through the `csv` crate: quoted cells are read, a row with an empty
+/// cell the comparison needs is skipped with a warning on stderr naming
+/// its line and column.
+#[test]
+fn csv_rows_with_empty_cells_are_skipped_with_a_warning() {
+    let tmp = temp_dir();
+    let machine = tmp.file("closed-form-csv.toml", LOGGP);
+    let csv = tmp.file(
+        "pingpong.csv",
+        "# one-way times\n\"bytes\",\"t_usec\"\n\"0\",\"7.0\"\n1024,\n2048,\"27.48\"\n",
+    );
+    let o = parsim(&[
+        "validate",
+        "examples/osu/latency.mpl",
+        "--table",
+        csv.to_str().expect("utf-8"),
+        "--machine",
+        machine.to_str().expect("utf-8"),
+        "-p",
+        "max_bytes=2048",
+        "--format",
+        "json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let v = json(&o);
+    assert!(
+        err.contains("pingpong.csv:4: the `t_usec` cell is empty; the row is skipped"),
+        "{err}"
+    );
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(1), "{v}");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    // The closed form: 7 us + n * 10 ns; the 0-byte ping-pong is a
+    // message, compared.
+    assert_eq!(rows[0]["comparable"], true);
+    assert!((rows[0]["predicted_usec"].as_f64().expect("p") - 7.0).abs() < 1e-9);
+    assert!((rows[1]["predicted_usec"].as_f64().expect("p") - 27.48).abs() < 1e-9);
+}
+
+/// Bandwidth tables are shown and compared in their own unit: OSU's MB/s,
+/// IMB's Msg/sec; the error of the bandwidth is -e/(1+e) of the time's e.
+#[test]
+fn bandwidth_tables_compare_in_their_own_unit() {
+    let v = json(&parsim(&[
+        "validate",
+        "examples/osu/bw.mpl",
+        "--table",
+        "calibrate/tests/data/osu7_bw.txt",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["unit"], "MB/s");
+    let rows = v["rows"].as_array().expect("rows");
+    // The MB/s as printed.
+    assert_eq!(rows[0]["measured"], 3.21);
+    assert_eq!(rows[4]["measured"], 51.2);
+    let mut errors = Vec::new();
+    for r in rows {
+        let (e, t) = (
+            r["error"].as_f64().expect("error"),
+            r["time_error"].as_f64().expect("time error"),
+        );
+        assert!((e + t / (1.0 + t)).abs() < 1e-9, "{r}");
+        let (m, p, bytes) = (
+            r["predicted"].as_f64().expect("p"),
+            r["predicted_usec"].as_f64().expect("p"),
+            r["bytes"].as_f64().expect("bytes"),
+        );
+        assert!((m - bytes / p).abs() <= 1e-9 * m, "{r}");
+        errors.push(e.abs());
+    }
+    errors.sort_by(f64::total_cmp);
+    let n = errors.len();
+    let median = if n % 2 == 1 {
+        errors[n / 2]
+    } else {
+        (errors[n / 2 - 1] + errors[n / 2]) / 2.0
+    };
+    assert_eq!(v["median_abs_error"].as_f64(), Some(median));
+    let Some(dir) = support::shared_data(
+        "validation/alaska/ib-gcc9-openmpi4-ucx/imb/IMB_Uniband_2",
+        "rfm_IMB_Uniband_2_job.out",
+    ) else {
+        return;
+    };
+    let table = dir.join("rfm_IMB_Uniband_2_job.out");
+    let v = json(&parsim(&[
+        "validate",
+        "examples/imb/uniband.mpl",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "--ppn",
+        "1",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["unit"], "Msg/sec");
+    let rows = v["rows"].as_array().expect("rows");
+    // "0  1000  0.00  7884473": a 0-byte message is a message, compared.
+    assert_eq!(rows[0]["bytes"], 0);
+    assert_eq!(rows[0]["measured"], 7884473.0);
+    assert_eq!(rows[0]["comparable"], true);
+    let usec = rows[0]["measured_usec"].as_f64().expect("usec");
+    assert!((usec - 1e6 / 7884473.0).abs() < 1e-15, "{usec}");
+}

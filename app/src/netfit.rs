@@ -88,6 +88,32 @@ pub struct Fitted {
     pub node: Option<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit)>,
 }
 
+impl Fitted {
+    /// The CSV rows every table read left out for an empty cell, each as
+    /// `PATH: line N: ...` (warnings for the user).
+    pub fn skipped_rows(&self) -> Vec<String> {
+        let mut tables: Vec<(&Path, &Table)> = vec![(&self.input, &self.table)];
+        for (path, table, _) in self.shm.iter().chain(&self.socket) {
+            tables.push((path, table));
+        }
+        if let Some((pattern_tables, _)) = &self.patterns {
+            tables.extend(pattern_tables.iter().map(|(p, t)| (p.as_path(), t)));
+        }
+        if let Some((node_tables, _)) = &self.node {
+            tables.extend(node_tables.iter().map(|(p, t)| (p.as_path(), t)));
+        }
+        tables
+            .iter()
+            .flat_map(|(path, table)| {
+                table
+                    .skipped
+                    .iter()
+                    .map(move |s| format!("{}: {s}", path.display()))
+            })
+            .collect()
+    }
+}
+
 /// What the machine file says beyond the fits.
 #[derive(Debug, Clone)]
 pub struct MachineInfo {

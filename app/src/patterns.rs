@@ -735,6 +735,7 @@ control_bytes = "64 B"
             measure: calibrate::Measure::PingPong,
             format: calibrate::Format::Csv,
             origin: "made by the model".into(),
+            skipped: Vec::new(),
         }
     }
 

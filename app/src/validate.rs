@@ -46,19 +46,101 @@ pub struct Query {
 
 /// A measured table: its points, whether they have message sizes, and what
 /// they were read as.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Measured {
+    /// The points; a bandwidth table's as time per message.
     pub points: Vec<Point>,
     pub has_bytes: bool,
     pub origin: String,
+    /// The kind of table it was read as.
+    pub kind: TableKind,
+    /// The unit of the values the table prints, in which the comparison
+    /// shows them and their error.
+    pub unit: Unit,
+    /// What in the table sets the process counts, when it does (IMB's
+    /// process-count blocks, osu_mbw_mr's pair count, CSV process
+    /// columns): [`Query::ranks`] is then not used.
+    pub sets_ranks: Option<String>,
+    /// Warnings, one per row left out (a CSV row with an empty cell the
+    /// comparison needs), each `PATH: line N: ...`.
+    pub skipped: Vec<String>,
 }
 
-/// One (active, total) group's error statistics.
+/// The kinds of measured table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableKind {
+    #[default]
+    Csv,
+    /// IMB-MPI1 or PMB output (one benchmark of it: [`Query::benchmark`]).
+    Imb,
+    /// OSU output with times.
+    Osu,
+    /// OSU bandwidth output (osu_bw, osu_bibw, osu_mbw_mr): its MB/s
+    /// column is the measured value, whatever [`Query::time_col`] says.
+    OsuBandwidth,
+}
+
+impl TableKind {
+    /// How the kind is named in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TableKind::Csv => "a CSV table",
+            TableKind::Imb => "IMB output",
+            TableKind::Osu => "OSU output",
+            TableKind::OsuBandwidth => "an OSU bandwidth table",
+        }
+    }
+}
+
+/// The unit of a table's values. The comparison runs on times per message
+/// (what the skeletons print); a bandwidth table's values and errors are
+/// shown in its own unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unit {
+    /// Microseconds per call (or per message).
+    #[default]
+    Usec,
+    /// OSU's MB/s: 10^6 bytes per second of `bytes`-byte messages.
+    MbPerSec,
+    /// IMB's Msg/sec (Uniband, Biband): messages per second.
+    MsgPerSec,
+}
+
+impl Unit {
+    /// As the tables print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Usec => "us",
+            Unit::MbPerSec => "MB/s",
+            Unit::MsgPerSec => "Msg/sec",
+        }
+    }
+
+    /// The value a table in this unit prints for a time per message of
+    /// `usec` µs of `bytes`-byte messages.
+    pub fn of_time(self, usec: f64, bytes: Option<u64>) -> f64 {
+        match self {
+            Unit::Usec => usec,
+            Unit::MbPerSec => bytes.unwrap_or(0) as f64 / usec,
+            Unit::MsgPerSec => 1e6 / usec,
+        }
+    }
+
+    /// Whether a value in this unit is a rate (the inverse of a time).
+    pub fn is_rate(self) -> bool {
+        self != Unit::Usec
+    }
+}
+
+/// One (active, total) group's error statistics (of its comparable rows).
 #[derive(Debug, Clone, Copy)]
 pub struct Group {
     pub active: u32,
     pub total: u32,
+    /// Comparable rows.
     pub points: usize,
+    /// Rows left out of the statistics (see [`Row::comparable`]).
+    pub not_comparable: usize,
     pub median_abs_error: f64,
     pub max_abs_error: f64,
 }
@@ -72,11 +154,24 @@ pub struct Comparison {
     pub machine: String,
     pub column: String,
     pub measured: String,
+    /// The unit of the measured table's values.
+    pub unit: Unit,
     pub rows: Vec<Row>,
     pub groups: Vec<Group>,
+    /// Of the comparable rows.
     pub median_abs_error: f64,
     pub max_abs_error: f64,
+    /// Why rows are not comparable, one note per reason that occurred.
+    pub notes: Vec<String>,
+    /// The measured table's rows left out ([`Measured::skipped`]).
+    pub skipped: Vec<String>,
 }
+
+/// A 0-byte collective that the machine's library returns from at once.
+const ZERO_COUNT_NOTE: &str = "0 bytes, no data moved";
+
+/// A measured 0 (below the timer's resolution).
+const ZERO_TIME_NOTE: &str = "measured 0";
 
 /// Simulates `base` (the program, `param`s applied; `file` and `source`
 /// for messages) on `machine` for every process count of `measured` and
@@ -133,26 +228,25 @@ pub fn compare(
                         .map_or("the benchmark".to_owned(), |b| format!("{b} bytes"))
                 )));
             };
-            rows.push(Row {
-                active,
-                total,
-                bytes: p.bytes,
-                measured_usec: p.usec,
-                predicted_usec: pred,
-                error: (pred - p.usec) / p.usec,
-            });
+            rows.push(Row::new(active, total, p, pred, measured.unit));
         }
     }
-    let mut all: Vec<f64> = rows.iter().map(|r| r.error.abs()).collect();
+    let mut all: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.comparable)
+        .map(|r| r.error.abs())
+        .collect();
     let overall_median = median(&mut all);
     let overall_max = all.iter().copied().fold(0.0, f64::max);
     // Per (active, total) group: points, median and maximum |error|.
     let per_group: Vec<Group> = groups
         .keys()
         .map(|&(active, total)| {
+            let in_group = |r: &&Row| r.active == active && r.total == total;
             let mut e: Vec<f64> = rows
                 .iter()
-                .filter(|r| r.active == active && r.total == total)
+                .filter(in_group)
+                .filter(|r| r.comparable)
                 .map(|r| r.error.abs())
                 .collect();
             let max = e.iter().copied().fold(0.0, f64::max);
@@ -160,20 +254,42 @@ pub fn compare(
                 active,
                 total,
                 points: e.len(),
+                not_comparable: rows
+                    .iter()
+                    .filter(in_group)
+                    .filter(|r| !r.comparable)
+                    .count(),
                 median_abs_error: median(&mut e),
                 max_abs_error: max,
             }
         })
         .collect();
+    let mut notes = Vec::new();
+    if rows.iter().any(|r| r.note == Some(ZERO_COUNT_NOTE)) {
+        let coll = sim_core::model::Machine::collectives(&machine.start(1));
+        notes.push(format!(
+            "not comparable ({ZERO_COUNT_NOTE}): the simulated collective returns at once ({}, collectives.zero_count = \"{}\": MPICH and Open MPI return from a collective of count 0 without communicating), so the prediction is 0 and the measured time is the call's overhead and the timer's; these rows are left out of the statistics",
+            coll.library.name(),
+            coll.zero_count.name()
+        ));
+    }
+    if rows.iter().any(|r| r.note == Some(ZERO_TIME_NOTE)) {
+        notes.push(format!(
+            "not comparable ({ZERO_TIME_NOTE}): a 0-byte row measured as 0 (below the timer's resolution) has no relative error; these rows are left out of the statistics"
+        ));
+    }
     Ok(Comparison {
         program: file.to_owned(),
         machine: machine.name().to_owned(),
         column: q.column.clone(),
         measured: measured.origin.clone(),
+        unit: measured.unit,
         rows,
         groups: per_group,
         median_abs_error: overall_median,
         max_abs_error: overall_max,
+        notes,
+        skipped: measured.skipped.clone(),
     })
 }
 
@@ -187,39 +303,64 @@ impl Comparison {
             "program: {}\nmachine: {}\ncompared: simulated {} against {}\n",
             self.program, self.machine, self.column, self.measured
         );
+        let unit = self.unit.name();
         let _ = writeln!(
             out,
-            "| active/total | bytes | measured (us) | predicted (us) | error |"
+            "| active/total | bytes | measured ({unit}) | predicted ({unit}) | error |"
         );
         let _ = writeln!(out, "| ---: | ---: | ---: | ---: | ---: |");
+        // Messages per second are whole numbers in IMB's tables.
+        let decimals = if self.unit == Unit::MsgPerSec { 0 } else { 2 };
         for r in &self.rows {
+            let error = match r.note {
+                Some(note) if !r.comparable => format!("not comparable ({note})"),
+                _ => format!("{:+.1}%", r.error * 100.0),
+            };
             let _ = writeln!(
                 out,
-                "| {}/{} | {} | {:.2} | {:.2} | {:+.1}% |",
+                "| {}/{} | {} | {:.decimals$} | {:.decimals$} | {error} |",
                 r.active,
                 r.total,
                 r.bytes.map_or("-".to_owned(), |b| b.to_string()),
-                r.measured_usec,
-                r.predicted_usec,
-                r.error * 100.0
+                r.measured,
+                r.predicted,
             );
         }
         let _ = writeln!(out);
+        if self.unit.is_rate() {
+            let _ = writeln!(
+                out,
+                "error: of the {unit} as the benchmark prints it, (predicted - measured) / measured; the time per message's error e gives -e/(1+e)\n"
+            );
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "{note}\n");
+        }
+        let excluded = |n: usize| {
+            if n == 0 {
+                String::new()
+            } else {
+                format!(" and {n} not comparable")
+            }
+        };
         for g in &self.groups {
             let _ = writeln!(
                 out,
-                "{} of {}: {} points, median |error| {:.1}%, max |error| {:.1}%",
+                "{} of {}: {} points{}, median |error| {:.1}%, max |error| {:.1}%",
                 g.active,
                 g.total,
                 g.points,
+                excluded(g.not_comparable),
                 g.median_abs_error * 100.0,
                 g.max_abs_error * 100.0
             );
         }
+        let not_comparable = self.rows.iter().filter(|r| !r.comparable).count();
         let _ = writeln!(
             out,
-            "all: {} points, median |error| {:.1}%, max |error| {:.1}%",
-            self.rows.len(),
+            "all: {} points{}, median |error| {:.1}%, max |error| {:.1}%",
+            self.rows.len() - not_comparable,
+            excluded(not_comparable),
             self.median_abs_error * 100.0,
             self.max_abs_error * 100.0
         );
@@ -235,6 +376,7 @@ impl Comparison {
                 serde_json::json!({
                     "active": g.active,
                     "total": g.total,
+                    "not_comparable": g.not_comparable,
                     "median_abs_error": g.median_abs_error,
                     "max_abs_error": g.max_abs_error,
                 })
@@ -245,10 +387,13 @@ impl Comparison {
             "machine": self.machine,
             "column": self.column,
             "measured": self.measured,
+            "unit": self.unit.name(),
             "rows": self.rows,
             "groups": groups,
             "median_abs_error": self.median_abs_error,
             "max_abs_error": self.max_abs_error,
+            "notes": self.notes,
+            "skipped": self.skipped,
         })
     }
 }
@@ -259,7 +404,10 @@ pub struct Point {
     pub active: Option<u32>,
     pub total: Option<u32>,
     pub bytes: Option<u64>,
+    /// The time per call, or per message for a bandwidth table.
     pub usec: f64,
+    /// The value as the table prints it, in [`Measured::unit`].
+    pub value: f64,
 }
 
 /// One compared point.
@@ -268,10 +416,56 @@ pub struct Row {
     pub active: u32,
     pub total: u32,
     pub bytes: Option<u64>,
+    /// Times per call, or per message for a bandwidth table.
     pub measured_usec: f64,
     pub predicted_usec: f64,
-    /// (predicted - measured) / measured.
+    /// The values in the table's unit ([`Comparison::unit`]); the times
+    /// for a table of times.
+    pub measured: f64,
+    pub predicted: f64,
+    /// (predicted - measured) / measured of the values in the table's
+    /// unit: for a bandwidth or a message rate, -e/(1+e) of the time's
+    /// error e.
     pub error: f64,
+    /// (predicted - measured) / measured of the times.
+    pub time_error: f64,
+    /// Whether the row is in the error statistics: not a 0-byte row of a
+    /// call the simulation returns from at once (a collective of count 0
+    /// under MPICH's or Open MPI's rules: predicted 0) or that measured 0.
+    pub comparable: bool,
+    /// Why the row is not comparable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+impl Row {
+    /// The measured point `p` of the group (`active`, `total`) against the
+    /// predicted time `pred` (µs per call or message), in `unit`.
+    fn new(active: u32, total: u32, p: &Point, pred: f64, unit: Unit) -> Row {
+        let note = if p.bytes != Some(0) {
+            None
+        } else if p.usec == 0.0 {
+            Some(ZERO_TIME_NOTE)
+        } else if pred == 0.0 {
+            Some(ZERO_COUNT_NOTE)
+        } else {
+            None
+        };
+        let (measured, predicted) = (p.value, unit.of_time(pred, p.bytes));
+        Row {
+            active,
+            total,
+            bytes: p.bytes,
+            measured_usec: p.usec,
+            predicted_usec: pred,
+            measured,
+            predicted,
+            error: (predicted - measured) / measured,
+            time_error: (pred - p.usec) / p.usec,
+            comparable: note.is_none(),
+            note,
+        }
+    }
 }
 
 /// The measured points, whether they have message sizes, and what they
@@ -286,16 +480,20 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
         }
         _ => {}
     }
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let Some(header) = lines.next() else {
-        return Err(Error::Input(format!(
-            "{}: the table is empty",
-            table.display()
-        )));
-    };
-    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_owned()).collect();
+    read_csv(q, table, &text)
+}
+
+/// A CSV table (read with the `csv` crate, as `calibrate net` reads one):
+/// a time column in µs, optionally `bytes` and the process columns. A row
+/// whose needed cell is empty is skipped with a warning
+/// ([`Measured::skipped`]); a cell that is not a number is an error.
+fn read_csv(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
+    let path = table.display();
+    let csv = calibrate::csv_table(text).map_err(|err| Error::Table {
+        path: table.to_owned(),
+        err,
+    })?;
+    let cols = &csv.columns;
     let find = |name: &str| cols.iter().position(|c| c == name);
     let time = match &q.time_col {
         Some(c) => find(c).ok_or_else(|| {
@@ -310,7 +508,7 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
         // The measured column of the simulated statistic where the table
         // has one (`t_avg` against `t_avg`, IMB's "t_avg[usec]" too), else
         // its first time column.
-        None => csv_time_column(&cols, &q.column).ok_or_else(|| Error::Choose {
+        None => csv_time_column(cols, &q.column).ok_or_else(|| Error::Choose {
             message: format!("{}: no time column", table.display()),
             columns: None,
             choice: Choice::TimeColumn,
@@ -319,51 +517,46 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
     let bytes = find("bytes");
     let active = find(&q.active_col);
     let total = find(&q.total_col);
+    let needed: Vec<usize> = [Some(time), bytes, active, total]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut points = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        let cell = |ix: usize| -> Result<&str, Error> {
-            cells
-                .get(ix)
-                .copied()
-                .ok_or_else(|| Error::Input(format!("{}: row {} is short", table.display(), i + 2)))
-        };
+    let mut skipped = Vec::new();
+    for (line, cells) in &csv.rows {
+        let line = *line;
+        if let Some(skip) = csv.empty_cell(line, cells, &needed) {
+            skipped.push(format!(
+                "{path}:{line}: the `{}` cell is empty; the row is skipped",
+                skip.column
+            ));
+            continue;
+        }
+        // `csv_table` gives every row as many cells as the header.
+        let cell = |ix: usize| cells.get(ix).map_or("", String::as_str);
         let num = |ix: usize| -> Result<f64, Error> {
-            let c = cell(ix)?;
-            c.parse::<f64>().map_err(|e| {
+            let c = cell(ix);
+            c.parse::<f64>()
+                .map_err(|e| Error::Input(format!("{path}:{line}: `{c}` is not a number: {e}")))
+        };
+        let count = |ix: usize| -> Result<u32, Error> {
+            let c = cell(ix);
+            c.parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| {
                 Error::Input(format!(
-                    "{}: row {}: `{c}` is not a number: {e}",
-                    table.display(),
-                    i + 2
+                    "{path}:{line}: `{c}` is not a process count (a whole number from 1)"
                 ))
             })
         };
-        let count = |ix: usize| -> Result<u32, Error> {
-            let c = cell(ix)?;
-            c.parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-                Error::Input({
-                    format!(
-                        "{}: row {}: `{c}` is not a process count (a whole number from 1)",
-                        table.display(),
-                        i + 2
-                    )
-                })
-            })
-        };
-        let usec = num(time)?;
-        if !(usec.is_finite() && usec > 0.0) {
-            return Err(Error::Input(format!(
-                "{}: row {}: the time must be a positive number, got {usec}",
-                table.display(),
-                i + 2
-            )));
-        }
         let size = bytes.map(&num).transpose()?;
         if size.is_some_and(|b| !(b.is_finite() && b >= 0.0 && b.fract() == 0.0)) {
             return Err(Error::Input(format!(
-                "{}: row {}: the message size must be a whole number of bytes",
-                table.display(),
-                i + 2
+                "{path}:{line}: the message size must be a whole number of bytes"
+            )));
+        }
+        let usec = num(time)?;
+        if !(usec.is_finite() && (usec > 0.0 || (usec == 0.0 && size == Some(0.0)))) {
+            return Err(Error::Input(format!(
+                "{path}:{line}: the time must be a positive number, got {usec}"
             )));
         }
         points.push(Point {
@@ -371,13 +564,30 @@ pub fn read_table(q: &Query, table: &Path) -> Result<Measured, Error> {
             total: total.map(count).transpose()?,
             bytes: size.map(|x| x as u64),
             usec,
+            value: usec,
         });
     }
-    let origin = format!("{}, column {}", table.display(), cols[time]);
+    let origin = format!("{path}, column {}", cols[time]);
+    let sets_ranks = match (active, total) {
+        (None, None) => None,
+        _ => Some(format!(
+            "its process columns ({})",
+            [active, total]
+                .into_iter()
+                .flatten()
+                .map(|i| cols[i].as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
     Ok(Measured {
         points,
         has_bytes: bytes.is_some(),
         origin,
+        kind: TableKind::Csv,
+        unit: Unit::Usec,
+        sets_ranks,
+        skipped,
     })
 }
 
@@ -475,6 +685,7 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
             total: Some(ranks),
             bytes,
             usec,
+            value: usec,
         });
     }
     if points.is_empty() {
@@ -488,6 +699,8 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         points,
         has_bytes,
         origin,
+        kind: TableKind::Osu,
+        ..Measured::default()
     })
 }
 
@@ -538,6 +751,7 @@ fn read_osu_bandwidth(
             total: Some(ranks),
             bytes: Some(bytes),
             usec: bytes as f64 / mb_per_s,
+            value: mb_per_s,
         });
     }
     if points.is_empty() {
@@ -547,9 +761,13 @@ fn read_osu_bandwidth(
         points,
         has_bytes: true,
         origin: format!(
-            "{path}, {title}, column {} read as time per message, bytes / (MB/s) ({ranks} processes, from {from})",
+            "{path}, {title}, column {} ({ranks} processes, from {from})",
             columns[bandwidth]
         ),
+        kind: TableKind::OsuBandwidth,
+        unit: Unit::MbPerSec,
+        sets_ranks: pairs.map(|p| format!("its pair count ({p} pairs)")),
+        skipped: Vec::new(),
     })
 }
 
@@ -580,21 +798,25 @@ fn row_values(
             .ok_or_else(|| Error::Input(format!("{path}:{line}: `{c}` is not a number")))
     };
     let usec = num(time)?;
-    if usec <= 0.0 {
+    let bytes = if has_bytes {
+        let b = num(0)?;
+        if b.fract() != 0.0 {
+            return Err(Error::Input(format!(
+                "{path}:{line}: the size must be a whole number of bytes"
+            )));
+        }
+        Some(b as u64)
+    } else {
+        None
+    };
+    // A 0-byte row may measure 0 (IMB's "0.00" for a call that returns at
+    // once): kept, and not comparable.
+    if usec <= 0.0 && bytes != Some(0) {
         return Err(Error::Input(format!(
             "{path}:{line}: the time must be positive"
         )));
     }
-    if !has_bytes {
-        return Ok((usec, None));
-    }
-    let b = num(0)?;
-    if b.fract() != 0.0 {
-        return Err(Error::Input(format!(
-            "{path}:{line}: the size must be a whole number of bytes"
-        )));
-    }
-    Ok((usec, Some(b as u64)))
+    Ok((usec, bytes))
 }
 
 /// IMB-MPI1 / PMB text output: the blocks of one benchmark.
@@ -655,6 +877,7 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
     let mut points = Vec::new();
     let mut has_bytes = true;
     let mut used_col = String::new();
+    let mut unit = Unit::Usec;
     for block in &chosen {
         // Uniband and Biband print a message rate, no time: read as the
         // time per message of the aggregate, 10^6 / (Msg/sec) µs, which
@@ -678,11 +901,10 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
             columns: Some(block.columns.join(" ")),
             choice: Choice::TimeColumn,
         })?;
-        used_col = if rate {
-            "Msg/sec read as time per message, 10^6 / (Msg/sec) us".to_owned()
-        } else {
-            block.columns[time].clone()
-        };
+        used_col = block.columns[time].clone();
+        if rate {
+            unit = Unit::MsgPerSec;
+        }
         let bytes = block.columns.first().is_some_and(|c| c == "#bytes");
         has_bytes &= bytes;
         let active = block.processes.unwrap_or(q.ranks);
@@ -701,20 +923,36 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         })?;
         for (line, cells) in &block.rows {
             let (value, size) = row_values(&path, *line, cells, &block.columns, time, bytes)?;
+            if rate && value <= 0.0 {
+                return Err(Error::Input(format!(
+                    "{path}:{line}: the message rate must be positive"
+                )));
+            }
             let usec = if rate { 1e6 / value } else { value };
             points.push(Point {
                 active: Some(active),
                 total: Some(total),
                 bytes: size,
                 usec,
+                value,
             });
         }
     }
     let origin = format!("{path}, IMB benchmark {name}, column {used_col}");
+    // Every block says its process count (`# #processes = N`): --ranks is
+    // not used.
+    let sets_ranks = chosen
+        .iter()
+        .all(|b| b.processes.is_some())
+        .then(|| "its process-count blocks (`# #processes = N`)".to_owned());
     Ok(Measured {
         points,
         has_bytes,
         origin,
+        kind: TableKind::Imb,
+        unit,
+        sets_ranks,
+        skipped: Vec::new(),
     })
 }
 
@@ -1047,12 +1285,91 @@ mod tests {
     }
 
     #[test]
+    fn csv_quotes_and_empty_cells() {
+        // Quoted header and cells, a comment; line 4's empty time cell is
+        // skipped with a warning naming the line and the column, line 5's
+        // empty `note` is not needed.
+        let f = table(
+            "# measured\n\"bytes\",\"t_avg[usec]\",note\n\"0\",\"1.5\",\"a, b\"\n8,,x\n16,2.5,\n",
+        );
+        let m = read_table(&query(), f.path()).expect("reads");
+        let points: Vec<(Option<u64>, f64)> = m.points.iter().map(|p| (p.bytes, p.usec)).collect();
+        assert_eq!(points, [(Some(0), 1.5), (Some(16), 2.5)]);
+        assert_eq!(m.skipped.len(), 1);
+        assert!(
+            m.skipped[0].ends_with(":4: the `t_avg[usec]` cell is empty; the row is skipped"),
+            "{}",
+            m.skipped[0]
+        );
+        assert_eq!(m.sets_ranks, None);
+        // Process columns set the process counts.
+        let f = table("active_procs,total_procs,bytes,t_usec\n2,4,8,1\n");
+        let m = read_table(&query(), f.path()).expect("reads");
+        assert_eq!(
+            m.sets_ranks.as_deref(),
+            Some("its process columns (active_procs, total_procs)")
+        );
+        // A ragged row is still an error, by line.
+        let f = table("bytes,t_usec\n8,1\n16\n");
+        let e = read_table(&query(), f.path()).expect_err("ragged");
+        assert!(
+            e.to_string().ends_with("line 3: 1 cells, the header has 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn zero_byte_rows_and_bandwidth_units() {
+        use super::{Point, Row, Unit};
+        let p = |bytes, usec| Point {
+            active: Some(2),
+            total: Some(2),
+            bytes: Some(bytes),
+            usec,
+            value: usec,
+        };
+        // A 0-byte call predicted at 0 (returns at once), or measured 0:
+        // not comparable. A 0-byte call with a prediction is compared.
+        let r = Row::new(2, 2, &p(0, 0.3), 0.0, Unit::Usec);
+        assert!(!r.comparable && r.note == Some(super::ZERO_COUNT_NOTE));
+        let r = Row::new(2, 2, &p(0, 0.0), 1.0, Unit::Usec);
+        assert!(!r.comparable && r.note == Some(super::ZERO_TIME_NOTE));
+        let r = Row::new(2, 2, &p(0, 8.0), 10.0, Unit::Usec);
+        assert!(r.comparable && (r.error - 0.25).abs() < 1e-12);
+        // 1000 bytes in 2 us measured (500 MB/s), 2.5 us predicted (400
+        // MB/s): the time is 25% too long, the bandwidth 20% too low.
+        let mb = |bytes, mb_per_s: f64| Point {
+            usec: bytes as f64 / mb_per_s,
+            value: mb_per_s,
+            ..p(bytes, 0.0)
+        };
+        let r = Row::new(2, 2, &mb(1000, 500.0), 2.5, Unit::MbPerSec);
+        assert_eq!((r.measured, r.predicted), (500.0, 400.0));
+        assert!((r.time_error - 0.25).abs() < 1e-12);
+        assert!((r.error + 0.2).abs() < 1e-12);
+        assert!((r.error + r.time_error / (1.0 + r.time_error)).abs() < 1e-12);
+        // Messages per second: 10^6 / us.
+        let r = Row::new(
+            2,
+            2,
+            &Point {
+                value: 8e6,
+                ..p(0, 0.125)
+            },
+            0.1,
+            Unit::MsgPerSec,
+        );
+        assert_eq!((r.measured, r.predicted), (8e6, 1e7));
+        assert!(r.comparable && (r.error - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
     fn bad_rows_are_named() {
         let f = table("bytes,t_usec\n0,-1\n");
         let e = read_table(&query(), f.path()).expect_err("negative time");
         assert!(
             e.to_string()
-                .ends_with("row 2: the time must be a positive number, got -1"),
+                .ends_with(":2: the time must be a positive number, got -1"),
             "{e}"
         );
     }
@@ -1073,23 +1390,32 @@ mod tests {
             machine: "m".into(),
             column: "t_avg".into(),
             measured: "t.csv, column t_usec".into(),
+            unit: super::Unit::Usec,
             rows: vec![super::Row {
                 active: 2,
                 total: 4,
                 bytes: None,
                 measured_usec: 10.0,
                 predicted_usec: 11.0,
+                measured: 10.0,
+                predicted: 11.0,
                 error: 0.1,
+                time_error: 0.1,
+                comparable: true,
+                note: None,
             }],
             groups: vec![super::Group {
                 active: 2,
                 total: 4,
                 points: 1,
+                not_comparable: 0,
                 median_abs_error: 0.1,
                 max_abs_error: 0.1,
             }],
             median_abs_error: 0.1,
             max_abs_error: 0.1,
+            notes: Vec::new(),
+            skipped: Vec::new(),
         };
         let t = c.text();
         assert!(t.starts_with("program: a.mpl\nmachine: m\ncompared: simulated t_avg against t.csv, column t_usec\n\n"), "{t}");
@@ -1098,6 +1424,49 @@ mod tests {
         let v = c.json();
         assert_eq!(v["measured"], "t.csv, column t_usec");
         assert!(v["groups"][0].get("points").is_none(), "{v}");
+        assert_eq!(v["unit"], "us");
+        assert_eq!(v["rows"][0]["comparable"], true);
+        assert!(v["rows"][0].get("note").is_none(), "{v}");
+        // A bandwidth table: values in MB/s, a row not comparable.
+        let mut c = c;
+        c.unit = super::Unit::MbPerSec;
+        c.rows[0].measured = 500.0;
+        c.rows[0].predicted = 400.0;
+        c.rows[0].error = -0.2;
+        let mut zero = c.rows[0].clone();
+        zero.comparable = false;
+        zero.note = Some(super::ZERO_COUNT_NOTE);
+        c.rows.push(zero);
+        c.groups[0].not_comparable = 1;
+        let t = c.text();
+        assert!(
+            t.contains("| measured (MB/s) | predicted (MB/s) | error |\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| 2/4 | - | 500.00 | 400.00 | -20.0% |\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| 500.00 | 400.00 | not comparable (0 bytes, no data moved) |\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("error: of the MB/s as the benchmark prints it"),
+            "{t}"
+        );
+        assert!(
+            t.contains("2 of 4: 1 points and 1 not comparable, median"),
+            "{t}"
+        );
+        assert!(
+            t.contains("all: 1 points and 1 not comparable, median"),
+            "{t}"
+        );
+        let v = c.json();
+        assert_eq!(v["unit"], "MB/s");
+        assert_eq!(v["rows"][1]["note"], "0 bytes, no data moved");
+        assert_eq!(v["groups"][0]["not_comparable"], 1);
     }
 
     #[test]

@@ -721,6 +721,7 @@ pub fn alltoall2_to_oneway(table: &Table, memcpy_bandwidth: f64) -> Result<Table
             "{}, 2-process Alltoall as one-way time t - n/memcpy",
             table.origin
         ),
+        skipped: table.skipped.clone(),
     })
 }
 
@@ -763,6 +764,7 @@ mod tests {
             measure: Measure::PingPong,
             format: Format::Csv,
             origin: "test".into(),
+            skipped: Vec::new(),
         }
     }
 

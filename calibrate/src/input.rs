@@ -166,6 +166,28 @@ pub struct Table {
     pub format: Format,
     /// Where in the input the points came from (benchmark, block, columns).
     pub origin: String,
+    /// CSV rows left out because a cell the reader needs is empty.
+    pub skipped: Vec<SkippedRow>,
+}
+
+/// A CSV row left out because a cell the reader needs is empty: the
+/// reader says so (a warning) and goes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedRow {
+    /// The row's 1-based line.
+    pub line: usize,
+    /// The column whose cell is empty.
+    pub column: String,
+}
+
+impl fmt::Display for SkippedRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}: the `{}` cell is empty; the row is skipped",
+            self.line, self.column
+        )
+    }
 }
 
 /// A column a table reader has to find: the message size or the time.
@@ -291,8 +313,15 @@ pub fn parse_table(text: &str, options: &InputOptions) -> Result<Table, InputErr
             (rows, Measure::Stream, origin)
         }
         Format::Csv => {
-            let (rows, origin) = parse_csv(text, options)?;
-            (rows, Measure::PingPong, origin)
+            let (rows, origin, skipped) = parse_csv(text, options)?;
+            let points = finish(rows)?;
+            return Ok(Table {
+                points,
+                measure: Measure::PingPong,
+                format,
+                origin,
+                skipped,
+            });
         }
     };
     let points = finish(rows)?;
@@ -301,6 +330,7 @@ pub fn parse_table(text: &str, options: &InputOptions) -> Result<Table, InputErr
         measure,
         format,
         origin,
+        skipped: Vec::new(),
     })
 }
 
@@ -725,12 +755,98 @@ fn parse_osu(text: &str, bandwidth: bool) -> Result<(Vec<RawRow>, String), Input
 
 // ---------------------------------------------------------------- CSV
 
-/// Splits a CSV line on commas, trimming cells and surrounding quotes. (The
-/// tables this reads have no commas inside quoted cells.)
-fn csv_cells(line: &str) -> Vec<String> {
-    line.split(',')
-        .map(|cell| cell.trim().trim_matches('"').trim().to_owned())
-        .collect()
+/// A CSV table as read by the `csv` crate: the header's columns and the
+/// records, cells trimmed and unquoted (`"t_avg[usec]"`, `"1,024"` as one
+/// cell). Blank lines and lines starting with `#` (after blanks) are not
+/// records; the first record is the header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvTable {
+    /// The header's cells.
+    pub columns: Vec<String>,
+    /// The records: the 1-based line each starts on, and its cells (as
+    /// many as the header's).
+    pub rows: Vec<(usize, Vec<String>)>,
+}
+
+impl CsvTable {
+    /// The first of the `needed` columns whose cell in `cells` is empty,
+    /// as the row to skip.
+    pub fn empty_cell(
+        &self,
+        line: usize,
+        cells: &[String],
+        needed: &[usize],
+    ) -> Option<SkippedRow> {
+        needed
+            .iter()
+            .find(|&&i| cells.get(i).is_none_or(|c| c.is_empty()))
+            .map(|&i| SkippedRow {
+                line,
+                column: self.columns.get(i).cloned().unwrap_or_default(),
+            })
+    }
+}
+
+/// Reads CSV text (RFC 4180: quoted fields with commas, doubled quotes and
+/// line breaks). Errors: no header, a record with another number of cells
+/// than the header (named by its line), or text the `csv` crate refuses.
+pub fn csv_table(text: &str) -> Result<CsvTable, InputError> {
+    // Comment lines become blank lines, so that line numbers stay those
+    // of the file.
+    let mut cleaned = String::with_capacity(text.len());
+    for line in text.lines() {
+        if !line.trim_start().starts_with('#') {
+            cleaned.push_str(line);
+        }
+        cleaned.push('\n');
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(cleaned.as_bytes());
+    let mut columns: Option<Vec<String>> = None;
+    let mut rows = Vec::new();
+    let bytes = cleaned.as_bytes();
+    // Where the last record started, and its 1-based line.
+    let (mut seen, mut line) = (0, 1);
+    for record in reader.records() {
+        let record = record.map_err(|e| InputError::BadRow {
+            line: e.position().map_or(0, |p| p.line() as usize),
+            message: format!("not CSV: {e}"),
+        })?;
+        // The record's line from its byte offset (the `csv` crate's own
+        // line count skips blank lines), counted on from the last record's;
+        // an offset at blank lines before the record moves past them.
+        let start = record
+            .position()
+            .and_then(|p| usize::try_from(p.byte()).ok())
+            .unwrap_or(seen)
+            .clamp(seen, bytes.len());
+        line += bytes[seen..start].iter().filter(|&&b| b == b'\n').count();
+        seen = start;
+        while let Some(&b) = bytes.get(seen).filter(|&&b| b == b'\n' || b == b'\r') {
+            line += usize::from(b == b'\n');
+            seen += 1;
+        }
+        let cells: Vec<String> = record.iter().map(|c| c.trim().to_owned()).collect();
+        if cells.iter().all(String::is_empty) {
+            continue;
+        }
+        match &columns {
+            None => columns = Some(cells),
+            Some(header) => {
+                if cells.len() != header.len() {
+                    return Err(InputError::BadRow {
+                        line,
+                        message: format!("{} cells, the header has {}", cells.len(), header.len()),
+                    });
+                }
+                rows.push((line, cells));
+            }
+        }
+    }
+    let columns = columns.ok_or_else(|| InputError::NoTable("empty CSV: no header line".into()))?;
+    Ok(CsvTable { columns, rows })
 }
 
 const BYTES_NAMES: &[&str] = &[
@@ -794,24 +910,21 @@ fn choose_column(
     }
 }
 
-fn parse_csv(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String), InputError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty() && !line.trim_start().starts_with('#'));
-    let Some((_, header)) = lines.next() else {
-        return Err(InputError::NoTable("empty CSV: no header line".into()));
-    };
-    let columns = csv_cells(header);
+/// The rows, the origin, and the rows skipped for an empty cell.
+type CsvRows = (Vec<RawRow>, String, Vec<SkippedRow>);
+
+fn parse_csv(text: &str, options: &InputOptions) -> Result<CsvRows, InputError> {
+    let table = csv_table(text)?;
+    let columns = &table.columns;
     let bytes_index = choose_column(
-        &columns,
+        columns,
         options.bytes_col.as_deref(),
         "message size in bytes",
         Column::Bytes,
         |name| BYTES_NAMES.iter().any(|b| name.eq_ignore_ascii_case(b)),
     )?;
     let time_index = choose_column(
-        &columns,
+        columns,
         options.time_col.as_deref(),
         "time in microseconds",
         Column::Time,
@@ -828,15 +941,15 @@ fn parse_csv(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
             })?;
         filters.push((index, value.as_str()));
     }
+    let mut needed = vec![bytes_index, time_index];
+    needed.extend(filters.iter().map(|&(i, _)| i));
     let mut rows = Vec::new();
-    for (index, line) in lines {
-        let line_no = index + 1;
-        let cells = csv_cells(line);
-        if cells.len() != columns.len() {
-            return Err(InputError::BadRow {
-                line: line_no,
-                message: format!("{} cells, the header has {}", cells.len(), columns.len()),
-            });
+    let mut skipped = Vec::new();
+    for (line_no, cells) in &table.rows {
+        let line_no = *line_no;
+        if let Some(skip) = table.empty_cell(line_no, cells, &needed) {
+            skipped.push(skip);
+            continue;
         }
         if filters.iter().any(|&(i, value)| cells[i] != value) {
             continue;
@@ -852,7 +965,7 @@ fn parse_csv(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
     for (name, value) in &options.filters {
         origin.push_str(&format!(", rows with {name} = {value}"));
     }
-    Ok((rows, origin))
+    Ok((rows, origin, skipped))
 }
 
 #[cfg(test)]
@@ -939,7 +1052,47 @@ mod tests {
             Err(InputError::TooFewPoints { found: 1 })
         ));
         let ragged = "bytes,t_usec\n0,1\n1\n";
-        assert!(parse_table(ragged, &InputOptions::default()).is_err());
+        assert_eq!(
+            parse_table(ragged, &InputOptions::default())
+                .expect_err("ragged")
+                .to_string(),
+            "line 3: 1 cells, the header has 2"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_and_empty_cells() {
+        // Quoted names and cells, a comma inside quotes, a comment and a
+        // blank line: line numbers stay the file's.
+        let text = "# measured\n\"bytes\",\"t_avg[usec]\",\"note\"\n0,\"1.5\",\"a, b\"\n\n8,,x\n16,2.5,\n32,3.5,\"\"\n";
+        let table = csv_table(text).expect("reads");
+        assert_eq!(table.columns, ["bytes", "t_avg[usec]", "note"]);
+        assert_eq!(
+            table.rows[0],
+            (3, vec!["0".into(), "1.5".into(), "a, b".into()])
+        );
+        assert_eq!(table.rows[1].0, 5);
+        let parsed = parse_table(text, &InputOptions::default()).expect("parses");
+        let sizes: Vec<u64> = parsed.points.iter().map(|p| p.bytes).collect();
+        assert_eq!(sizes, [0, 16, 32]);
+        approx::assert_relative_eq!(parsed.points[1].seconds, 2.5e-6);
+        // The empty time cell of line 5 is skipped and said; the empty
+        // `note` cells are not needed.
+        assert_eq!(
+            parsed.skipped,
+            [SkippedRow {
+                line: 5,
+                column: "t_avg[usec]".into()
+            }]
+        );
+        assert_eq!(
+            parsed.skipped[0].to_string(),
+            "line 5: the `t_avg[usec]` cell is empty; the row is skipped"
+        );
+        assert!(matches!(
+            csv_table("# only a comment\n\n"),
+            Err(InputError::NoTable(_))
+        ));
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub use channel::{
 };
 pub use fit::{FitError, FitOptions, Line, PiecewiseFit};
 pub use input::{
-    Column, Format, ImbBlock, InputError, InputOptions, Measure, OsuTable, Point, Table,
-    imb_blocks, osu_table, parse_table,
+    Column, CsvTable, Format, ImbBlock, InputError, InputOptions, Measure, OsuTable, Point,
+    SkippedRow, Table, csv_table, imb_blocks, osu_table, parse_table,
 };
 pub use machine::{MachineDescription, WriteError, write_machine};
