@@ -513,10 +513,12 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         &input,
         &input_options,
         &network_options,
-        shm_input.as_ref(),
-        socket_input.as_ref(),
-        pattern_input.as_ref(),
-        multi_pair.as_ref(),
+        app::netfit::Others {
+            shm: shm_input.as_ref(),
+            socket: socket_input.as_ref(),
+            patterns: pattern_input.as_ref(),
+            multi_pair: multi_pair.as_ref(),
+        },
         memcpy,
     )
     .map_err(crate::flagged)?;

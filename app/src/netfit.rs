@@ -170,18 +170,35 @@ fn fit_local(
     Ok((local.path.clone(), t, fit))
 }
 
+/// The tables besides the network's ping-pong, each optional.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Others<'a> {
+    /// The intra-node table (`[shm]`).
+    pub shm: Option<&'a LocalInput>,
+    /// The between-sockets table (`[socket]`).
+    pub socket: Option<&'a LocalInput>,
+    /// PingPing, osu_bw, osu_bibw.
+    pub patterns: Option<&'a PatternInput>,
+    /// osu_mbw_mr at k pairs.
+    pub multi_pair: Option<&'a MultiPairInput>,
+}
+
 /// Reads and fits the network table at `input` and, when given, the
-/// shared-memory one and the between-sockets one (the same way).
+/// shared-memory one and the between-sockets one (the same way), the other
+/// patterns with the ping-pong, and the node's shared resources.
 pub fn fit(
     input: &Path,
     input_options: &InputOptions,
     network_options: &ChannelOptions,
-    shm: Option<&LocalInput>,
-    socket: Option<&LocalInput>,
-    patterns: Option<&PatternInput>,
-    multi_pair: Option<&MultiPairInput>,
+    others: Others<'_>,
     memcpy: f64,
 ) -> Result<Fitted, Error> {
+    let Others {
+        shm,
+        socket,
+        patterns,
+        multi_pair,
+    } = others;
     let table = read_table(input, input_options)?;
     let fit_network = |options: &ChannelOptions| {
         calibrate::calibrate_channel(&table, options).map_err(|err| Error::Fit {

@@ -472,6 +472,7 @@ eager_limit = "64 KiB"
             measure: calibrate::Measure::Stream,
             format: calibrate::Format::OsuBw,
             origin: "made by the model".into(),
+            skipped: Vec::new(),
         }
     }
 

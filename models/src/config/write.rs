@@ -407,6 +407,8 @@ mod tests {
             eager_limit,
             control_bytes: 32,
             segments: Vec::new(),
+            node_gap: 0.0,
+            node_bandwidth: None,
         };
         let mut socket = channel(0.75e-6, 8192);
         socket.duplex = Some(crate::params::Duplex::HALF);
