@@ -53,6 +53,52 @@ impl Intervals {
     }
 
     /// Reserves `[begin, end)`; empty intervals are not kept.
+    /// Takes `length` of idle time from `from` on, in as many idle gaps as
+    /// it needs (a resource that serves whoever is waiting whenever it is
+    /// idle: work-conserving, earlier reservations first): returns when
+    /// the service begins (the first idle instant at or after `from`) and
+    /// when it is complete. The whole span from the first to the end is
+    /// then busy, its gaps filled, and kept as one interval.
+    pub(crate) fn fill(&mut self, from: f64, length: f64) -> (f64, f64) {
+        if length <= 0.0 || !from.is_finite() || !length.is_finite() {
+            return (from, from + length.max(0.0));
+        }
+        let first = self.spans.partition_point(|&(_, stop)| stop <= from);
+        let mut at = from;
+        let mut left = length;
+        let mut begin = None;
+        let mut index = first;
+        while let Some(&(b, e)) = self.spans.get(index) {
+            if b > at {
+                let gap = b - at;
+                begin.get_or_insert(at);
+                // A gap short of `left` by rounding only (a billionth) is
+                // enough: times summed in another order differ in their
+                // last bits, and a sliver left over would wait for the
+                // next gap.
+                if gap >= left * (1.0 - 1e-9) {
+                    break;
+                }
+                left -= gap;
+            }
+            at = at.max(e);
+            index += 1;
+        }
+        let begin = begin.unwrap_or(at);
+        let end = at + left;
+        // Spans `first..index` lie inside `[from, end]` or begin before
+        // `from` and end inside it: one interval covers them and the
+        // filled gaps.
+        let merged_begin = self.spans.get(first).map_or(begin, |&(b, _)| b.min(begin));
+        let merged_end = self
+            .spans
+            .range(first..index)
+            .fold(end, |reach, &(_, e)| reach.max(e));
+        self.spans.drain(first..index);
+        self.spans.insert(first, (merged_begin, merged_end));
+        (begin, end)
+    }
+
     pub(crate) fn reserve(&mut self, begin: f64, end: f64) {
         if end <= begin || !begin.is_finite() || !end.is_finite() {
             return;
@@ -113,6 +159,23 @@ mod tests {
         busy.forget_before(21.0);
         assert_eq!(busy.len(), 2);
         assert_eq!(busy.overlap(0.0, 100.0), 18.0);
+    }
+
+    #[test]
+    fn fill_takes_idle_time_in_every_gap_it_needs() {
+        let mut busy = Intervals::default();
+        assert_eq!(busy.fill(3.0, 2.0), (3.0, 5.0));
+        let mut busy = Intervals::default();
+        busy.reserve(10.0, 20.0);
+        busy.reserve(25.0, 30.0);
+        // 2 before 10 and 3 in 20..25: from 8, 5 of service ends at 23.
+        assert_eq!(busy.fill(8.0, 5.0), (8.0, 23.0));
+        // Now busy 8..23 and 25..30: 1 from 12 is 23..24.
+        assert_eq!(busy.fill(12.0, 1.0), (23.0, 24.0));
+        // From 0: 8 before 8, 1 in 24..25, the last 1 after 30.
+        assert_eq!(busy.fill(0.0, 10.0), (0.0, 31.0));
+        assert_eq!(busy.overlap(0.0, 100.0), 31.0);
+        assert_eq!(busy.len(), 1);
     }
 
     #[test]

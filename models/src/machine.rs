@@ -64,6 +64,9 @@ pub enum Level {
 enum Channel {
     Nic(u32),
     Shm(u32),
+    /// A node's shared adapter in the SMP model: the intervals its ranks'
+    /// messages occupy it, per direction, for first-fit reservation.
+    NicShared(u32),
 }
 
 /// The byte intervals of a machine's half-duplex channels.
@@ -74,6 +77,9 @@ struct Calendars {
     /// Per node, SMP model with a half-duplex `[shm]` or `[socket]` only:
     /// the memory channel's byte intervals.
     shm: Vec<HalfDuplex>,
+    /// Per node, SMP model only: the intervals the node's shared adapter
+    /// is taken by its ranks' messages (`node_gap + W`), per direction.
+    nic_shared: Vec<HalfDuplex>,
     /// Byte intervals outside the ranges `reset` sized for, as
     /// `LogGpRun::overflow`.
     overflow: HashMap<Channel, HalfDuplex>,
@@ -575,6 +581,7 @@ impl<'a> LogGpRun<'a> {
         let (all, node) = match channel {
             Channel::Nic(node) => (&self.busy.nic, node),
             Channel::Shm(node) => (&self.busy.shm, node),
+            Channel::NicShared(node) => (&self.busy.nic_shared, node),
         };
         all.get(node as usize)
             .or_else(|| self.busy.overflow.get(&channel))
@@ -585,6 +592,7 @@ impl<'a> LogGpRun<'a> {
         let (all, node) = match channel {
             Channel::Nic(node) => (&mut calendars.nic, node),
             Channel::Shm(node) => (&mut calendars.shm, node),
+            Channel::NicShared(node) => (&mut calendars.nic_shared, node),
         };
         match all.get_mut(node as usize) {
             Some(busy) => busy,
@@ -796,7 +804,12 @@ impl Machine for LogGpRun<'_> {
     /// each rank has its own transmit and receive timeline for its `g + W`
     /// (LogP's g is per processor: a node's ranks together send `k/g`
     /// small messages per second), and the node's adapter has one for the
-    /// bytes `W` of all its ranks. For shared memory, full duplex: `src`'s
+    /// bytes `W` (and `node_gap`) of all its ranks, at each end a calendar
+    /// of the intervals it is taken, filled first come first served but
+    /// work-conserving: a message takes the adapter's idle time from its
+    /// earliest start on, in as many gaps as it needs
+    /// (`busy::Intervals::fill`), its last byte leaving (or arriving) when
+    /// it has had `W`. For shared memory, full duplex: `src`'s
     /// send and `dst`'s receive timelines (per rank); otherwise per node,
     /// shared by its ranks. A message between two sockets of a node is
     /// charged with the `[socket]` parameters on the same timelines (by
@@ -818,9 +831,12 @@ impl Machine for LogGpRun<'_> {
     /// as in SimGrid's flow model, Velho et al., ACM TOMACS 23(4), 2013), and
     /// two large ones about `(2 − d)·W`.
     ///
-    /// Approximations, first come first served: a timeline reserves in call
-    /// order, so a later call whose data would fit into an idle gap before
-    /// an earlier call's reservation still queues behind it; and in a
+    /// Approximations, first come first served: a "free at" timeline
+    /// reserves in call order, so a later call whose data would fit into
+    /// an idle gap before an earlier call's reservation still queues
+    /// behind it (the node's shared adapter in the SMP model fills its
+    /// idle gaps instead, above, but gives them to earlier calls first,
+    /// where fair sharing would split them); and in a
     /// duplex conflict only the transfer computed later is slowed (the
     /// earlier one's arrival has been handed out already), where fair
     /// sharing would slow both by part of it. For the symmetric exchanges
@@ -865,19 +881,52 @@ impl Machine for LogGpRun<'_> {
         // only), shared by its node's ranks; with one rank per adapter it
         // and the rank's `g` are one occupancy, the larger.
         let node_gap = params.node_gap;
+        let node_bandwidth = params.node_bandwidth;
         let (node_send, node_recv) = match per_rank {
             Some(_) => (send_busy - gap + node_gap, wire + node_gap),
             None if node_gap > gap => (send_busy + (node_gap - gap), wire + node_gap),
             None => (send_busy, recv_busy),
         };
 
-        let mut start = (ready + send_overhead).max(self.free_at(tx));
-        let mut arrival_floor = self.free_at(rx) + node_recv;
-        if let Some((rank_tx, rank_rx)) = per_rank {
-            start = start.max(self.free_at(rank_tx));
-            arrival_floor = arrival_floor.max(self.free_at(rank_rx) + recv_busy);
-        }
-        let mut arrival = (start + post - send_overhead).max(arrival_floor);
+        // In the SMP model the node's shared adapter takes a message in the
+        // first idle time long enough (first fit), at each end: its ranks
+        // post their messages in their own order, and a message another
+        // rank reserved for later leaves the adapter idle before it. A
+        // "free at" timeline would queue every message behind the latest
+        // one reserved: k ranks each posting a window of messages spaced
+        // by their own g would leave the adapter idle between each rank's
+        // messages and take k times too long. One rank's messages keep
+        // their order on its own timelines (so a pair's arrivals never
+        // decrease).
+        let shared = per_rank.map(|_| {
+            (
+                Channel::NicShared(self.node_of(src)),
+                Channel::NicShared(self.node_of(dst)),
+            )
+        });
+        let (start, mut arrival) = match (per_rank, shared) {
+            (Some((rank_tx, rank_rx)), Some((from, to))) => {
+                let earliest = (ready + send_overhead).max(self.free_at(rank_tx));
+                // Every later transfer is ready at or after `ready` and its
+                // intervals begin after it: older ones are done with.
+                let sending = self.busy_mut(from);
+                sending.tx.forget_before(ready);
+                let (start, sent) = sending.tx.fill(earliest, node_send);
+                // The last byte leaves `sent − start − node_send` later than
+                // on an idle adapter.
+                let floor = (start + post - send_overhead + (sent - start - node_send))
+                    .max(self.free_at(rank_rx) + recv_busy);
+                let receiving = self.busy_mut(to);
+                receiving.rx.forget_before(ready);
+                let (_, received) = receiving.rx.fill(floor - node_recv, node_recv);
+                (start, floor.max(received))
+            }
+            _ => {
+                let start = (ready + send_overhead).max(self.free_at(tx));
+                let floor = self.free_at(rx) + node_recv;
+                (start, (start + post - send_overhead).max(floor))
+            }
+        };
         let mut slowed = 0.0;
         // The node's memory system (`[shm] node_bandwidth`, bytes/s): the
         // message's bytes pass through it after those of the node's
@@ -890,7 +939,7 @@ impl Machine for LogGpRun<'_> {
         // 2013); earlier ones, first come first served, sooner.
         if shm
             && bytes > 0
-            && let Some(rate) = params.node_bandwidth
+            && let Some(rate) = node_bandwidth
         {
             let node = Timeline::ShmMem(self.node_of(src));
             let through = (arrival - wire).max(self.free_at(node)) + bytes as f64 / rate;
@@ -911,8 +960,10 @@ impl Machine for LogGpRun<'_> {
             slowed += duplex;
             arrival += duplex;
         }
-        self.occupy_until(tx, start + node_send + slowed);
-        self.occupy_until(rx, arrival);
+        if shared.is_none() {
+            self.occupy_until(tx, start + node_send + slowed);
+            self.occupy_until(rx, arrival);
+        }
         if let Some((rank_tx, rank_rx)) = per_rank {
             self.occupy_until(rank_tx, start + send_busy + slowed);
             self.occupy_until(rank_rx, arrival);
@@ -996,10 +1047,15 @@ impl Machine for LogGpRun<'_> {
             timelines.clear();
             timelines.resize(len, f64::NEG_INFINITY);
         }
+        let nic_shared = match self.machine.spec.model {
+            CommModel::Smp => nodes,
+            CommModel::Hardware => 0,
+        };
         let calendars = &mut *self.busy;
         for (busy, len) in [
             (&mut calendars.nic, nic_half),
             (&mut calendars.shm, shm_nodes),
+            (&mut calendars.nic_shared, nic_shared),
         ] {
             busy.truncate(len);
             for channel in busy.iter_mut() {

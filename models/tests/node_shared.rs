@@ -230,3 +230,55 @@ fn the_description_names_the_node_resources() {
         "{text}"
     );
 }
+
+/// The node's shared adapter serves whoever is waiting whenever it is
+/// idle: four ranks of a node each post four 1000-byte messages at once
+/// (g = 1 us, W = 1 us, so one rank alone sends one every 2 us and leaves
+/// the adapter idle half the time). The adapter takes the node's 16
+/// messages back to back: the last byte of the last leaves 16 us after
+/// the first began (o_s = 1 us), and arrives L = 10 us later. A "free at"
+/// timeline, which queues each rank's window behind the previous rank's
+/// last message, took 31 us.
+#[test]
+fn a_shared_adapter_takes_messages_in_its_idle_time() {
+    let text = r#"
+name = "work-conserving"
+model = "smp"
+[node]
+memcpy = "1 GB/s"
+ranks_per_node = 4
+[network]
+latency = "10 us"
+send_overhead = "1 us"
+gap = "1 us"
+bandwidth = "1 GB/s"
+eager_limit = "64 KiB"
+[shm]
+latency = "1 us"
+bandwidth = "1 GB/s"
+eager_limit = "64 KiB"
+"#;
+    let m = match LogGpMachine::from_toml_str(text, "wc.toml") {
+        Ok(machine) => machine,
+        Err(err) => panic!("test machine does not load: {err}"),
+    };
+    let mut run = m.start(8);
+    let mut last = 0.0_f64;
+    for rank in 0..4 {
+        let mut previous = f64::NEG_INFINITY;
+        for _ in 0..4 {
+            let t = run.transfer(rank, rank + 4, 1000, MessageKind::Eager, 0.0);
+            // One rank's messages stay in order, at least g + W apart.
+            assert!(t.arrival >= previous + 2.0 * US - 1e-15, "{t:?}");
+            previous = t.arrival;
+            last = last.max(t.arrival);
+        }
+    }
+    assert_relative_eq!(last, 1.0 * US + 16.0 * US + 10.0 * US, max_relative = 1e-12);
+    // One rank alone sends one message every g + W.
+    let mut run = m.start(8);
+    let a = run.transfer(0, 4, 1000, MessageKind::Eager, 0.0);
+    let b = run.transfer(0, 4, 1000, MessageKind::Eager, 0.0);
+    assert_relative_eq!(a.arrival, 12.0 * US, max_relative = 1e-12);
+    assert_relative_eq!(b.arrival - a.arrival, 2.0 * US, max_relative = 1e-12);
+}
