@@ -110,7 +110,7 @@ pub struct NodeFit {
 const MULTI_PAIR: &str = "\
 param bytes = 0
 param window = 64
-param loops = 4
+param loops = 16
 let pairs = size / 2
 let t = 0.0
 barrier()
