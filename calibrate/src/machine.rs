@@ -235,7 +235,7 @@ fn eager_warning(label: &str, fit: &ChannelFit) -> Option<String> {
         format!("--{label}-eager-limit")
     };
     Some(format!(
-        "no eager-to-rendezvous switch was found in the table (neither a step over the trend nor crossing lines with a handshake's rise), so the eager limit is set above every measured size, {}: this machine buffers every send and never charges the rendezvous handshake, so a program that needs its matching receive posted (a send of 16 KiB, say, where the library switches there) completes in its runs, and `parsim check` reports it as a buffering hazard, not a deadlock; if the MPI library has a rendezvous threshold (most do, between 4 KiB and 256 KiB), give it with {option} SIZE",
+        "no eager-to-rendezvous switch was found in the table (neither a step over the trend nor crossing lines with a handshake's rise), so the eager limit is set above every measured size, {}: this machine buffers every send and never charges the rendezvous handshake, so a program that deadlocks once its large sends wait for their receives completes in its runs, and `parsim check` reports it only as a buffering hazard (from its zero-buffering run), not as a deadlock; if the MPI library has a rendezvous threshold (most do, between 4 KiB and 256 KiB), give it with {option} SIZE",
         format_size(fit.eager_limit)
     ))
 }
