@@ -958,7 +958,7 @@ mod tests {
     #[test]
     fn a_pure_step_is_detected_as_a_step() {
         let h = 2.0 * (1.2 + 64.0 * 0.35e-3);
-        let t = switch_table(|n| (n >= 32768).then(|| 1.2 + h + n as f64 * 0.35e-3));
+        let t = switch_table(|n| (n >= 32768).then_some(1.2 + h + n as f64 * 0.35e-3));
         let fit = calibrate_channel(&t, &ChannelOptions::default()).expect("fits");
         assert_eq!(fit.eager_limit, 32768);
         let EagerOrigin::Detected { step, .. } = fit.eager_origin else {
@@ -978,7 +978,7 @@ mod tests {
     fn crossing_lines_are_detected_at_the_crossing() {
         let h = 2.0 * (1.2 + 64.0 * 0.35e-3);
         let cross = h / (0.35e-3 - 0.11e-3);
-        let rendezvous = |n: u64| (n as f64 >= cross).then(|| 1.2 + h + n as f64 * 0.11e-3);
+        let rendezvous = |n: u64| (n as f64 >= cross).then_some(1.2 + h + n as f64 * 0.11e-3);
         let t = switch_table(rendezvous);
         assert_eq!(detect_eager_limit(&t.points, h * 1e-6), None);
         let fit = calibrate_channel(&t, &ChannelOptions::default()).expect("fits");
@@ -1022,7 +1022,7 @@ mod tests {
         // Rise of a tenth of a handshake, slope 0.35 -> 0.11 ns/B.
         let small = switch_table(|n| {
             let cross = 0.1 * h / 0.24e-3;
-            (n as f64 >= cross).then(|| 1.2 + 0.1 * h + n as f64 * 0.11e-3)
+            (n as f64 >= cross).then_some(1.2 + 0.1 * h + n as f64 * 0.11e-3)
         });
         // The slope doubles from 64 KiB on, continuously.
         let convex = switch_table(|n| {
