@@ -110,8 +110,24 @@ pub enum EagerOrigin {
         /// `2·t(c)` estimated from the data.
         handshake: f64,
     },
-    /// No step found: every measured size is taken as eager, and the limit
-    /// is the next power of two above the largest size.
+    /// Found in the data as a segment boundary where the lines of the fit
+    /// cross ([`detect_rendezvous_crossing`]): above it the intercept is
+    /// higher by about a handshake and the time per byte lower (zero-copy
+    /// rendezvous after eager copies through bounce buffers).
+    Crossing {
+        /// `a_above − a_below`, seconds: the intercept's rise.
+        rise: f64,
+        /// The time per byte below the boundary, seconds per byte.
+        slope_below: f64,
+        /// The time per byte above it, seconds per byte.
+        slope_above: f64,
+        /// `2·t(c)` estimated from the data.
+        handshake: f64,
+    },
+    /// No switch found: every measured size is taken as eager, and the limit
+    /// is the next power of two above the largest size. The fit report and
+    /// the machine file's header say so in a warning
+    /// ([`ChannelFit::warnings`]).
     NotFound,
     /// A stream table cannot show the protocol switch.
     NotIdentifiable,
@@ -321,6 +337,85 @@ pub fn detect_eager_limit(points: &[Point], handshake: f64) -> Option<(u64, Eage
     best
 }
 
+/// The least fall of the time per byte at a rendezvous crossing: above
+/// the boundary at most this share of the slope below. Eager copies each
+/// byte through bounce buffers at both ends on top of the wire; zero-copy
+/// rendezvous moves it by RDMA, so the slope falls by a memory copy per
+/// byte or more. A quarter is the same margin as the bandwidth-change test
+/// of [`detect_eager_limit`], well above the noise of a fitted slope.
+pub const CROSSING_SLOPE_RATIO: f64 = 0.75;
+
+/// Looks for the eager-to-rendezvous switch of a library that puts it
+/// where the two protocols cost the same, as a boundary between two
+/// segments of the piecewise fit (`segments`, fitted without an eager
+/// limit) whose lines cross there: the upper line's intercept is higher by
+/// about a handshake (between half and twice `handshake = 2·t(c)`: the RTS
+/// and CTS a rendezvous adds) and its time per byte lower (at most
+/// [`CROSSING_SLOPE_RATIO`] of the slope below: no copy through bounce
+/// buffers). Both lines must be shaped by their points (no bound holds
+/// them) and the upper segment must start between 4 KiB and 1 MiB, where
+/// [`detect_eager_limit`] looks too. The limit is the boundary's `from`,
+/// the crossing when it lies between the two segments' measured sizes;
+/// of several candidates the one whose rise is nearest the handshake (by
+/// ratio) wins.
+///
+/// Why a step over the trend misses it: at the crossing the two lines
+/// meet, so the time does not jump; it bends, and the point above the
+/// switch lies *below* the extrapolation of the eager slope. Libraries
+/// place the switch there by design. UCX (Open MPI's pml ucx) chooses
+/// `UCX_RNDV_THRESH=auto` from its own cost estimates of eager and
+/// rendezvous, within `UCX_RNDV_PERF_DIFF` of each other (on InfiniBand
+/// typically 8-16 KiB in UCX 1.8-1.10); Open MPI's btl openib used a
+/// fixed `btl_openib_eager_limit` of 12 KiB, close to the crossing of its
+/// RDMA hardware. A fixed limit far above the crossing (MPICH ch3's
+/// `MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE`, 128 KiB; Intel MPI's
+/// `I_MPI_EAGER_THRESHOLD`, 256 KiB in its older references; EKSS-1's SCI
+/// library at 64 KiB) shows as the step [`detect_eager_limit`] finds, and
+/// [`calibrate_channel`] tries that first.
+pub fn detect_rendezvous_crossing(
+    points: &[Point],
+    segments: &[fit::Segment],
+    handshake: f64,
+) -> Option<(u64, EagerOrigin)> {
+    let mut best: Option<(f64, u64, EagerOrigin)> = None;
+    if !(handshake.is_finite() && handshake > 0.0) {
+        return None;
+    }
+    for pair in segments.windows(2) {
+        let (below, above) = (&pair[0], &pair[1]);
+        let Some(first) = points.get(above.first) else {
+            continue;
+        };
+        let shaped = |s: &fit::Segment| {
+            s.last + 1 - s.first >= fit::MIN_POINTS
+                && !(s.held.slope || s.held.intercept || s.held.level || s.held.inherited_slope)
+        };
+        if !((4096..=1 << 20).contains(&first.bytes) && shaped(below) && shaped(above)) {
+            continue;
+        }
+        let rise = above.line.a - below.line.a;
+        let ratio = rise / handshake;
+        let slope_falls = above.line.b <= CROSSING_SLOPE_RATIO * below.line.b;
+        if !(slope_falls && (0.5..=2.0).contains(&ratio)) {
+            continue;
+        }
+        let distance = ratio.ln().abs();
+        if best.as_ref().is_none_or(|(d, _, _)| distance < *d) {
+            best = Some((
+                distance,
+                above.from,
+                EagerOrigin::Crossing {
+                    rise,
+                    slope_below: below.line.b,
+                    slope_above: above.line.b,
+                    handshake,
+                },
+            ));
+        }
+    }
+    best.map(|(_, limit, origin)| (limit, origin))
+}
+
 /// The next power of two above `n`, at most 2^62 (a size a machine file
 /// can spell).
 fn above(n: u64) -> u64 {
@@ -370,12 +465,21 @@ fn calibrate_pingpong(table: &Table, options: &ChannelOptions) -> Result<Channel
     let t_c = interpolate(points, c);
     let (eager_limit, eager_origin) = match options.eager_limit {
         EagerLimit::Fixed(e) => (e, EagerOrigin::Given),
-        EagerLimit::Detect => detect_eager_limit(points, 2.0 * t_c).unwrap_or_else(|| {
-            (
-                above(points.last().map_or(0, |p| p.bytes)),
-                EagerOrigin::NotFound,
-            )
-        }),
+        EagerLimit::Detect => match detect_eager_limit(points, 2.0 * t_c) {
+            Some(found) => found,
+            None => {
+                // No step: a switch where the protocols' lines cross shows
+                // as a boundary of the fit without an eager limit (every
+                // segment's intercept at least o_s + o_r).
+                let free = fit::fit_segmented(points, &options.fit, |_| 2.0 * o)?;
+                detect_rendezvous_crossing(points, &free.segments, 2.0 * t_c).unwrap_or_else(|| {
+                    (
+                        above(points.last().map_or(0, |p| p.bytes)),
+                        EagerOrigin::NotFound,
+                    )
+                })
+            }
+        },
     };
     if c >= eager_limit {
         return Err(ChannelError::ControlNotEager {
@@ -834,6 +938,110 @@ mod tests {
             detect_eager_limit(&t.points, 0.76e-6),
             Some((1048576, EagerOrigin::Detected { .. }))
         ));
+    }
+
+    /// The two shapes of an eager-to-rendezvous switch, on a table of
+    /// powers of two from 0 B to 4 MiB with an eager line of 1.2 us +
+    /// 0.35 ns/B (copies through bounce buffers) and a handshake
+    /// `h = 2 t(64 B)`.
+    fn switch_table(rendezvous: impl Fn(u64) -> Option<f64>) -> Table {
+        let eager = |n: u64| 1.2 + n as f64 * 0.35e-3;
+        let data: Vec<(u64, f64)> = std::iter::once(0)
+            .chain((0..=22).map(|i| 1u64 << i))
+            .map(|n| (n, rendezvous(n).unwrap_or_else(|| eager(n))))
+            .collect();
+        table(&data)
+    }
+
+    /// A pure step (the same time per byte, a handshake more from 32 KiB
+    /// on: a library's fixed threshold) is the step over the trend.
+    #[test]
+    fn a_pure_step_is_detected_as_a_step() {
+        let h = 2.0 * (1.2 + 64.0 * 0.35e-3);
+        let t = switch_table(|n| (n >= 32768).then_some(1.2 + h + n as f64 * 0.35e-3));
+        let fit = calibrate_channel(&t, &ChannelOptions::default()).expect("fits");
+        assert_eq!(fit.eager_limit, 32768);
+        let EagerOrigin::Detected { step, .. } = fit.eager_origin else {
+            panic!("{:?}", fit.eager_origin);
+        };
+        assert_relative_eq!(step, h * 1e-6, max_relative = 1e-6);
+        assert!(fit.summary().max < 1e-6, "{:?}", fit.summary());
+    }
+
+    /// Crossing lines (UCX's automatic threshold): from the switch on the
+    /// intercept is a handshake higher and the time per byte 0.11 ns/B
+    /// (zero copy); the lines cross at h / 0.24 ns/B = 10.4 KiB, between
+    /// the measured 8 KiB (eager) and 16 KiB (rendezvous). The 16 KiB
+    /// point lies below the eager trend, so there is no step over it; the
+    /// fit's boundary is the crossing, and the limit is put there.
+    #[test]
+    fn crossing_lines_are_detected_at_the_crossing() {
+        let h = 2.0 * (1.2 + 64.0 * 0.35e-3);
+        let cross = h / (0.35e-3 - 0.11e-3);
+        let rendezvous = |n: u64| (n as f64 >= cross).then_some(1.2 + h + n as f64 * 0.11e-3);
+        let t = switch_table(rendezvous);
+        assert_eq!(detect_eager_limit(&t.points, h * 1e-6), None);
+        let fit = calibrate_channel(&t, &ChannelOptions::default()).expect("fits");
+        let report = crate::machine::describe_channel("network", &fit).join("\n");
+        assert!(
+            fit.eager_limit > 8192 && fit.eager_limit <= 16384,
+            "{report}"
+        );
+        assert_eq!(fit.eager_limit, cross.ceil() as u64, "{report}");
+        let EagerOrigin::Crossing {
+            rise,
+            slope_below,
+            slope_above,
+            handshake,
+        } = fit.eager_origin
+        else {
+            panic!("{report}");
+        };
+        assert_relative_eq!(rise, h * 1e-6, max_relative = 1e-6);
+        assert_relative_eq!(handshake, h * 1e-6, max_relative = 1e-6);
+        assert_relative_eq!(slope_below, 0.35e-9, max_relative = 1e-6);
+        assert_relative_eq!(slope_above, 0.11e-9, max_relative = 1e-6);
+        assert_eq!(fit.segments.len(), 2, "{report}");
+        assert!(fit.segments[1].rendezvous, "{report}");
+        assert!(fit.summary().max < 1e-6, "{report}");
+        assert!(fit.warnings().is_empty(), "{report}");
+        assert!(
+            report.contains("where the eager and rendezvous lines cross"),
+            "{report}"
+        );
+    }
+
+    /// Not a rendezvous: the time per byte falls with no handshake's rise
+    /// (a copy path giving way to another, e.g. bcopy to zcopy), or rises
+    /// (a cache outgrown). Neither is taken; the report and the machine
+    /// file's header then warn that every size is eager, and name the
+    /// option that gives the limit.
+    #[test]
+    fn kinks_without_a_handshake_are_not_a_switch() {
+        let h = 2.0 * (1.2 + 64.0 * 0.35e-3);
+        // Rise of a tenth of a handshake, slope 0.35 -> 0.11 ns/B.
+        let small = switch_table(|n| {
+            let cross = 0.1 * h / 0.24e-3;
+            (n as f64 >= cross).then_some(1.2 + 0.1 * h + n as f64 * 0.11e-3)
+        });
+        // The slope doubles from 64 KiB on, continuously.
+        let convex = switch_table(|n| {
+            (n >= 65536).then(|| 1.2 + 65536.0 * 0.35e-3 + (n - 65536) as f64 * 0.7e-3)
+        });
+        for t in [small, convex] {
+            let fit = calibrate_channel(&t, &ChannelOptions::default()).expect("fits");
+            let report = crate::machine::describe_channel("network", &fit).join("\n");
+            assert_eq!(fit.eager_origin, EagerOrigin::NotFound, "{report}");
+            assert_eq!(fit.eager_limit, 8 << 20, "{report}");
+            assert!(
+                report.contains("warning: no eager-to-rendezvous switch was found")
+                    && report.contains("--eager-limit SIZE")
+                    && report.contains("buffering hazard"),
+                "{report}"
+            );
+            let shm = crate::machine::describe_channel("shm", &fit).join("\n");
+            assert!(shm.contains("--shm-eager-limit SIZE"), "{shm}");
+        }
     }
 
     #[test]

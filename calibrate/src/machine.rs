@@ -158,8 +158,22 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
                 relative * 100.0,
                 handshake * 1e6
             ),
-            EagerOrigin::NotFound =>
-                "no protocol step found; every measured size is eager".to_owned(),
+            EagerOrigin::Crossing {
+                rise,
+                slope_below,
+                slope_above,
+                handshake,
+            } => format!(
+                "detected, where the eager and rendezvous lines cross: the intercept rises {:.2} us (handshake 2 t(c) = {:.2} us) and the time per byte falls {:.4} -> {:.4} ns/B",
+                rise * 1e6,
+                handshake * 1e6,
+                slope_below * 1e9,
+                slope_above * 1e9
+            ),
+            EagerOrigin::NotFound => format!(
+                "no protocol switch found in the table; every measured size (up to {}) is taken as eager",
+                format_size(fit.points.last().map_or(0, |p| p.bytes))
+            ),
             EagerOrigin::NotIdentifiable => "not identifiable from a stream table".to_owned(),
         }
     ));
@@ -201,10 +215,29 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
             }
         ));
     }
-    for warning in fit.warnings() {
+    for warning in eager_warning(label, fit).into_iter().chain(fit.warnings()) {
         lines.push(format!("  warning: {warning}"));
     }
     lines
+}
+
+/// The warning of a ping-pong channel whose table showed no protocol
+/// switch: what "every size eager" means for rendezvous semantics, and
+/// the option that gives the limit (`label` is the channel: `network`,
+/// `shm` or `socket`).
+fn eager_warning(label: &str, fit: &ChannelFit) -> Option<String> {
+    if fit.measure != Measure::PingPong || fit.eager_origin != EagerOrigin::NotFound {
+        return None;
+    }
+    let option = if label == "network" {
+        "--eager-limit".to_owned()
+    } else {
+        format!("--{label}-eager-limit")
+    };
+    Some(format!(
+        "no eager-to-rendezvous switch was found in the table (neither a step over the trend nor crossing lines with a handshake's rise), so the eager limit is set above every measured size, {}: this machine buffers every send and never charges the rendezvous handshake, so a program that deadlocks once its large sends wait for their receives completes in its runs, and `parsim check` reports it only as a buffering hazard (from its zero-buffering run), not as a deadlock; if the MPI library has a rendezvous threshold (most do, between 4 KiB and 256 KiB), give it with {option} SIZE",
+        format_size(fit.eager_limit)
+    ))
 }
 
 /// The machine file's text.
