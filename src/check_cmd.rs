@@ -18,8 +18,8 @@ use app::check::Severity;
 pub struct CheckArgs {
     /// The skeleton program (.mpl).
     file: PathBuf,
-    /// Number of MPI ranks.
-    #[arg(long, short = 'n')]
+    /// Number of MPI ranks (at least 1).
+    #[arg(long, short = 'n', value_parser = crate::rank_count)]
     ranks: u32,
     /// Machine description (TOML); default: the built-in machine.
     #[arg(long, short)]

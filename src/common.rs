@@ -348,15 +348,31 @@ pub(crate) fn run_study(s: &Study, source: &str) -> anyhow::Result<Vec<study::Se
     }
 }
 
-/// Reads `--ranks` (`1,2,4,...,64`); errors name the flag.
-pub(crate) fn parse_ranks(spec: &str) -> anyhow::Result<Vec<u32>> {
-    study::parse_ranks(spec).map_err(|e| match e {
-        study::RanksError::Ellipsis { after } => anyhow::anyhow!(
-            "`...` in --ranks needs two numbers before it{}",
+/// A list of rank counts (`1,2,4,...,64`) parsed by clap, so that a bad
+/// one is a usage error (exit 2) like any other bad flag value.
+#[derive(Debug, Clone)]
+pub(crate) struct RankList(pub Vec<u32>);
+
+/// clap's parser for a [`RankList`]: the message names what is wrong;
+/// clap names the flag.
+pub(crate) fn rank_list(spec: &str) -> Result<RankList, String> {
+    study::parse_ranks(spec).map(RankList).map_err(|e| match e {
+        study::RanksError::Ellipsis { after } => format!(
+            "`...` needs two numbers before it{}",
             if after { " and one after" } else { "" }
         ),
-        e => anyhow::Error::new(e).context("--ranks"),
+        e => e.to_string(),
     })
+}
+
+/// clap's parser for a single rank count: at least 1 (0 ranks is a usage
+/// error, exit 2, in every command).
+pub(crate) fn rank_count(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a rank count ({e})")),
+    }
 }
 
 /// `e` with the advice that names the flags of `emit-c`, `build-mpi` and

@@ -20,8 +20,8 @@ use crate::StudyOptions;
 pub struct ReportArgs {
     /// The skeleton program (.mpl).
     file: PathBuf,
-    /// Number of MPI ranks.
-    #[arg(long, short = 'n')]
+    /// Number of MPI ranks (at least 1).
+    #[arg(long, short = 'n', value_parser = crate::rank_count)]
     ranks: u32,
     /// Machine description (TOML); default: the built-in InfiniBand cluster.
     #[arg(long, short)]
@@ -33,8 +33,8 @@ pub struct ReportArgs {
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Add a scaling study over these rank counts (`1,2,4,...,64`).
-    #[arg(long, value_name = "RANKS")]
-    sweep: Option<String>,
+    #[arg(long, value_name = "RANKS", value_parser = crate::rank_list)]
+    sweep: Option<crate::RankList>,
     /// Machines of the scaling study, one curve each (default: --machine).
     #[arg(long = "sweep-machine", value_name = "M.toml", num_args = 1..)]
     sweep_machines: Vec<PathBuf>,
@@ -73,7 +73,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let (program, machine, blocks) = (&scenario.program, &scenario.machine, &scenario.blocks);
     let overrides = &scenario.overrides;
     // Parse the sweep's rank list before the (maybe long) run.
-    let sweep_ranks = args.sweep.as_deref().map(crate::parse_ranks).transpose()?;
+    let sweep_ranks = args.sweep.as_ref().map(|list| list.0.clone());
     let cfg = SimConfig {
         trace_limit: args.trace_limit.max(1),
         comm_matrix: true,

@@ -27,8 +27,8 @@ pub(crate) struct RunArgs {
     /// `mpirun -ppn`).
     #[arg(long)]
     ppn: Option<u32>,
-    /// Number of MPI ranks.
-    #[arg(long, short = 'n')]
+    /// Number of MPI ranks (at least 1).
+    #[arg(long, short = 'n', value_parser = crate::rank_count)]
     ranks: u32,
     /// Override a `param`: --param name=value (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]

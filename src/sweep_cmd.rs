@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use app::study::{self, Study};
 
-use crate::{StudyOptions, curves, parse_ranks, run_study};
+use crate::{StudyOptions, curves, run_study};
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -16,8 +16,8 @@ pub struct SweepArgs {
     file: PathBuf,
     /// Rank counts: `1,2,4,...,1024` (a `...` continues the geometric or
     /// arithmetic progression of the two numbers before it).
-    #[arg(long)]
-    ranks: String,
+    #[arg(long, value_parser = crate::rank_list)]
+    ranks: crate::RankList,
     /// Machine description(s); one curve each (default: the built-in machine).
     #[arg(long = "machine", short)]
     machines: Vec<PathBuf>,
@@ -43,7 +43,7 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
-    let ranks = parse_ranks(&args.ranks)?;
+    let ranks = args.ranks.0.clone();
     let file = args.file.display().to_string();
     let (program, source) = crate::load_program_and_source(&args.file, &args.params)?;
     let curves = curves(&args.machines, &args.sets)?;

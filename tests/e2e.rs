@@ -461,3 +461,28 @@ fn input_errors_exit_1() {
     let o = parsim(&["run", "examples/heat.mpl"]);
     assert_eq!(o.status.code(), Some(2), "missing --ranks is a usage error");
 }
+
+/// A rank count of 0 is a command-line error in every command: exit 2 and
+/// the flag named on stderr, nothing on stdout (issue 14: run and sweep
+/// exited 1, check 4 with the message on stdout).
+#[test]
+fn zero_ranks_is_a_usage_error_everywhere() {
+    let heat = "examples/heat.mpl";
+    for args in [
+        vec!["run", heat, "--ranks", "0"],
+        vec!["check", heat, "--ranks", "0"],
+        vec!["report", heat, "--ranks", "0"],
+        vec!["sweep", heat, "--ranks", "0"],
+        vec!["sweep", heat, "--ranks", "1,2,0"],
+        vec!["report", heat, "--ranks", "2", "--sweep", "1,...,4"],
+    ] {
+        let o = parsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("'--ranks <RANKS>'") || err.contains("'--sweep <RANKS>'"),
+            "{args:?}: {err}"
+        );
+    }
+}
