@@ -404,7 +404,7 @@ fn socket_table_fits_the_channel_between_sockets() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("2 sockets per node"), "{}", stdout(&o));
     assert!(
-        stdout(&o).contains("between sockets of a node: L"),
+        stdout(&o).contains("\nbetween sockets of a node: MTU"),
         "{}",
         stdout(&o)
     );

@@ -95,7 +95,8 @@ impl AnyMachine {
         }
     }
 
-    /// A one-paragraph summary for the CLI.
+    /// What the machine file means, for `parsim machine` (a line per part for
+    /// a LogGP machine, a paragraph for a plugin).
     pub fn describe(&self) -> String {
         match self {
             Self::LogGp(machine) => machine.describe(),

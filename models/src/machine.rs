@@ -366,23 +366,28 @@ impl LogGpMachine {
         self.ranks_per_node().div_ceil(self.sockets()).max(1)
     }
 
-    /// A one-paragraph summary for the CLI.
+    /// What the machine file means, for `parsim machine`: the name and
+    /// description, then a line per part (model and placement, node, each
+    /// channel with a line per message-size segment, collectives).
     pub fn describe(&self) -> String {
         let spec = &self.spec;
         let node = &spec.node;
-        let mut text = format!("{}: ", spec.name);
+        let mut lines = Vec::new();
+        let mut head = format!("{}:", spec.name);
         if !spec.description.is_empty() {
-            text.push_str(spec.description.trim_end_matches('.'));
-            text.push_str(". ");
+            head.push(' ');
+            head.push_str(spec.description.trim_end_matches('.'));
+            head.push('.');
         }
-        match spec.model {
-            CommModel::Hardware => text.push_str("Hardware model, every rank on its own node"),
+        lines.push(head);
+        lines.push(match spec.model {
+            CommModel::Hardware => "model: Hardware, every rank on its own node".to_owned(),
             CommModel::Smp => {
-                text.push_str(&format!(
-                    "SMP model, {} ranks per node, {} placement",
+                let mut text = format!(
+                    "model: SMP, {} ranks per node, {} placement",
                     node.ranks_per_node,
                     node.placement.as_str()
-                ));
+                );
                 if node.sockets > 1 {
                     text.push_str(&format!(
                         ", {} sockets per node ({} placement on sockets, {} ranks per socket)",
@@ -391,36 +396,34 @@ impl LogGpMachine {
                         self.ranks_per_socket()
                     ));
                 }
+                text
             }
-        }
-        text.push_str(&format!(
-            "; node: cpu_rate {}, memcpy {}; network: {}",
+        });
+        let mut node_line = format!(
+            "node: cpu_rate {}, memcpy {}",
             node.cpu_rate,
-            format_bandwidth(node.memcpy_bandwidth),
-            describe_channel(&spec.network)
-        ));
+            format_bandwidth(node.memcpy_bandwidth)
+        );
+        if let Some(rate) = node.reduce_bandwidth {
+            node_line.push_str(&format!(", reductions at {}", format_bandwidth(rate)));
+        }
+        lines.push(node_line);
+        lines.extend(describe_channel("network", &spec.network));
         if let (CommModel::Smp, Some(shm)) = (spec.model, &spec.shm) {
-            text.push_str(&format!("; shared memory: {}", describe_channel(shm)));
+            lines.extend(describe_channel("shared memory", shm));
         }
         if let (CommModel::Smp, Some(socket)) = (spec.model, &spec.socket) {
-            text.push_str(&format!(
-                "; between sockets of a node: {}",
-                describe_channel(socket)
-            ));
+            lines.extend(describe_channel("between sockets of a node", socket));
         } else if spec.model == CommModel::Smp && node.sockets > 1 {
-            text.push_str("; between sockets of a node: as shared memory");
-        }
-        if let Some(rate) = node.reduce_bandwidth {
-            text.push_str(&format!("; reductions at {}", format_bandwidth(rate)));
+            lines.push("between sockets of a node: as shared memory".to_owned());
         }
         let coll = &spec.collectives;
-        text.push_str(&format!(
-            "; collectives: {} selection rules",
-            coll.library.name()
-        ));
+        let mut coll_line = format!("collectives: {} selection rules", coll.library.name());
         for (kind, alg) in &coll.forced {
-            text.push_str(&format!(", {} forced to {}", kind.name(), alg.name()));
+            coll_line.push_str(&format!(", {} forced to {}", kind.name(), alg.name()));
         }
+        lines.push(coll_line);
+        let mut text = lines.join("\n");
         text.push('.');
         text
     }
@@ -649,56 +652,68 @@ impl<'a> LogGpRun<'a> {
     }
 }
 
-/// The base values, then each segment, then the channel-wide keys:
-/// `L 5 µs, ... below 8 B; from 8 B: L 7.7 µs, ...; MTU unlimited, ...`.
-fn describe_channel(channel: &ChannelParams) -> String {
-    let mut text = describe_loggp(&channel.base());
-    if let Some(first) = channel.segments.first() {
-        text.push_str(&format!(" below {}", format_size(first.from)));
-        for segment in &channel.segments {
-            text.push_str(&format!(
-                "; from {}: {}",
-                format_size(segment.from),
-                describe_loggp(&segment.params)
-            ));
-        }
-        text.push(';');
-    } else {
-        text.push(',');
-    }
+/// A channel's lines: its channel-wide keys after its label, then a line
+/// per size range (`  below 8 B: L 5 µs, ...`, `  from 8 B: L 7.7 µs, ...`,
+/// or `  all sizes: ...` without segments).
+fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
     let mtu = channel
         .mtu
         .map_or_else(|| "unlimited".to_owned(), format_size);
-    text.push_str(&format!(
-        " MTU {mtu}, eager limit {}, control messages {}, {}",
+    let mut head = format!(
+        "{label}: MTU {mtu}, eager limit {}, control messages {}, {}",
         format_size(channel.eager_limit),
         format_size(channel.control_bytes),
         channel.duplex.describe(),
-    ));
+    );
     if channel.node_gap > 0.0 {
-        text.push_str(&format!(
+        head.push_str(&format!(
             ", the adapter's own g {} shared by the node's ranks",
             format_time(channel.node_gap)
         ));
     }
     if let Some(rate) = channel.node_bandwidth {
-        text.push_str(&format!(
+        head.push_str(&format!(
             ", the node's memory moves {} for all its ranks",
             format_bandwidth(rate)
         ));
     }
-    text
+    let mut lines = vec![head];
+    match channel.segments.first() {
+        None => lines.push(format!("  all sizes: {}", describe_loggp(&channel.base()))),
+        Some(first) => {
+            lines.push(format!(
+                "  below {}: {}",
+                format_size(first.from),
+                describe_loggp(&channel.base())
+            ));
+            for segment in &channel.segments {
+                lines.push(format!(
+                    "  from {}: {}",
+                    format_size(segment.from),
+                    describe_loggp(&segment.params)
+                ));
+            }
+        }
+    }
+    lines
 }
 
 fn describe_loggp(params: &LogGpParams) -> String {
+    let speed = if params.gap_per_byte > 0.0 {
+        format!(
+            "{} (G {}/B)",
+            format_bandwidth(params.bandwidth()),
+            format_time(params.gap_per_byte)
+        )
+    } else {
+        "G 0 (bytes take no adapter time)".to_owned()
+    };
     let mut text = format!(
-        "L {}, o_s {}, o_r {}, g {}, {} (G {}/B)",
+        "L {}, o_s {}, o_r {}, g {}, {speed}",
         format_time(params.latency),
         format_time(params.send_overhead),
         format_time(params.recv_overhead),
         format_time(params.gap),
-        format_bandwidth(params.bandwidth()),
-        format_time(params.gap_per_byte),
     );
     if params.latency_per_byte > 0.0 {
         text.push_str(&format!(

@@ -201,7 +201,7 @@ fn gap_and_nic_busy_follow_the_segment() {
 fn describe_lists_the_segments() {
     let text = machine("unlimited").describe();
     assert!(
-        text.contains("(G 12.5 ns/B) below 8 B; from 8 B: L 7.7 µs"),
+        text.contains("(G 12.5 ns/B)\n  from 8 B: L 7.7 µs") && text.contains("\n  below 8 B: L "),
         "{text}"
     );
     assert!(

@@ -266,7 +266,8 @@ fn describe_names_the_sockets_and_the_channel() {
         "{text}"
     );
     assert!(
-        text.contains("; between sockets of a node: L 2 µs"),
+        text.contains("\nbetween sockets of a node: MTU unlimited")
+            && text.contains("\n  all sizes: L 2 µs"),
         "{text}"
     );
     // One socket: nothing about sockets.
