@@ -404,29 +404,7 @@ fn fit_multi_pair(
     socket: Option<(&ChannelFit, u32)>,
     duplex: Option<Duplex>,
 ) -> Result<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit), Error> {
-    let text = calibrate::write_machine(&MachineDescription {
-        name: "point-to-point".into(),
-        description: String::new(),
-        ranks_per_node: if shm.is_some() { 2 } else { 1 },
-        cpu_rate: 1.0,
-        memcpy: 1e9,
-        network,
-        shm,
-        header: Vec::new(),
-        network_duplex: duplex,
-        collectives: Vec::new(),
-        node_gap: 0.0,
-        shm_node_bandwidth: None,
-        socket: socket.map(|(fit, _)| fit),
-        sockets: socket.map_or(1, |(_, sockets)| sockets),
-    })
-    .map_err(Error::MachineFile)?;
-    let machine =
-        models::LogGpMachine::from_toml_str(&text, "<point-to-point fit>").map_err(|e| {
-            Error::Input(format!(
-                "the point-to-point fit does not make a machine: {e}"
-            ))
-        })?;
+    let machine = fit_machine(network, shm, socket, duplex, "point-to-point")?;
     let multi: Vec<crate::node_fit::MultiPair<'_>> = tables
         .iter()
         .map(|t| crate::node_fit::MultiPair {
@@ -442,25 +420,38 @@ fn fit_multi_pair(
 /// The network fit as a machine of one rank per node, for fitting what the
 /// ping-pong cannot show.
 fn pingpong_machine(network: &ChannelFit) -> Result<models::LogGpMachine, Error> {
+    fit_machine(network, None, None, None, "ping-pong")
+}
+
+/// The fitted channels as a machine (one rank per node, or two with a
+/// shared-memory channel; `socket` with its socket count), through the
+/// machine file it would be written as, for simulating patterns on it.
+fn fit_machine(
+    network: &ChannelFit,
+    shm: Option<&ChannelFit>,
+    socket: Option<(&ChannelFit, u32)>,
+    duplex: Option<Duplex>,
+    what: &str,
+) -> Result<models::LogGpMachine, Error> {
     let text = calibrate::write_machine(&MachineDescription {
-        name: "pingpong".into(),
+        name: what.to_owned(),
         description: String::new(),
-        ranks_per_node: 1,
+        ranks_per_node: if shm.is_some() { 2 } else { 1 },
         cpu_rate: 1.0,
         memcpy: 1e9,
         network,
-        shm: None,
-        socket: None,
-        sockets: 1,
+        shm,
+        socket: socket.map(|(fit, _)| fit),
+        sockets: socket.map_or(1, |(_, sockets)| sockets),
         header: Vec::new(),
-        network_duplex: None,
+        network_duplex: duplex,
         collectives: Vec::new(),
         node_gap: 0.0,
         shm_node_bandwidth: None,
     })
     .map_err(Error::MachineFile)?;
-    models::LogGpMachine::from_toml_str(&text, "<ping-pong fit>")
-        .map_err(|e| Error::Input(format!("the ping-pong fit does not make a machine: {e}")))
+    models::LogGpMachine::from_toml_str(&text, &format!("<{what} fit>"))
+        .map_err(|e| Error::Input(format!("the {what} fit does not make a machine: {e}")))
 }
 
 impl Fitted {

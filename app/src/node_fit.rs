@@ -239,19 +239,10 @@ pub fn fit_node(machine: &LogGpMachine, tables: &[MultiPair<'_>]) -> Result<Node
             .filter(|c| c.table.placement == PairPlacement::Network)
             .flat_map(|c| c.measured.iter().copied())
             .fold(f64::INFINITY, f64::min);
-        let search = |candidates: Vec<f64>| -> Result<(f64, f64), Error> {
-            let costs: Vec<Result<f64, Error>> = candidates
-                .par_iter()
-                .map(|&g| placement_cost(PairPlacement::Network, g, None, false))
-                .collect();
-            let mut best = (f64::INFINITY, 0.0);
-            for (&g, c) in candidates.iter().zip(costs) {
-                let c = c?;
-                if c < best.0 * (1.0 - 1e-9) {
-                    best = (c, g);
-                }
-            }
-            Ok(best)
+        let search = |candidates: Vec<f64>| {
+            least_cost(&candidates, 0.0, |g| {
+                placement_cost(PairPlacement::Network, g, None, false)
+            })
         };
         let coarse: Vec<f64> = (0..=16).map(|k| f64::from(k) / 8.0 * scale).collect();
         let (_, g0) = search(coarse)?;
@@ -282,19 +273,10 @@ pub fn fit_node(machine: &LogGpMachine, tables: &[MultiPair<'_>]) -> Result<Node
             .filter(|(bytes, _)| **bytes > 0)
             .map(|(&bytes, &seconds)| bytes as f64 / seconds)
             .fold(0.0, f64::max);
-        let search = |candidates: Vec<f64>| -> Result<(f64, f64), Error> {
-            let costs: Vec<Result<f64, Error>> = candidates
-                .par_iter()
-                .map(|&bw| placement_cost(PairPlacement::Shm, node_gap, Some(bw), false))
-                .collect();
-            let mut best = (f64::INFINITY, scale);
-            for (&bw, c) in candidates.iter().zip(costs) {
-                let c = c?;
-                if c < best.0 * (1.0 - 1e-9) {
-                    best = (c, bw);
-                }
-            }
-            Ok(best)
+        let search = |candidates: Vec<f64>| {
+            least_cost(&candidates, scale, |bw| {
+                placement_cost(PairPlacement::Shm, node_gap, Some(bw), false)
+            })
         };
         // Factors 2^(k/8), k = -8..16: half to four times the largest
         // aggregate measured; then 2^(k/64) around the best.
@@ -348,6 +330,26 @@ pub fn fit_node(machine: &LogGpMachine, tables: &[MultiPair<'_>]) -> Result<Node
         tables: fits,
         notes: Vec::new(),
     })
+}
+
+/// The candidate of least cost, costs computed in parallel: `(cost,
+/// value)`. In the candidates' order a later one must be better by more
+/// than rounding to win, so ties keep the earlier; `(∞, fallback)` when
+/// none has a cost below infinity.
+fn least_cost(
+    candidates: &[f64],
+    fallback: f64,
+    cost: impl Fn(f64) -> Result<f64, Error> + Sync,
+) -> Result<(f64, f64), Error> {
+    let costs: Vec<Result<f64, Error>> = candidates.par_iter().map(|&v| cost(v)).collect();
+    let mut best = (f64::INFINITY, fallback);
+    for (&v, c) in candidates.iter().zip(costs) {
+        let c = c?;
+        if c < best.0 * (1.0 - 1e-9) {
+            best = (c, v);
+        }
+    }
+    Ok(best)
 }
 
 impl NodeFit {

@@ -727,15 +727,7 @@ fn read_osu_bandwidth(
             columns.join(", ")
         )));
     }
-    let pairs = text.lines().find_map(|line| {
-        let rest = line.split_once("pairs:")?.1;
-        rest.trim_start()
-            .split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse::<u32>()
-            .ok()
-            .filter(|&p| p >= 1)
-    });
+    let pairs = crate::node_fit::pairs_in(text);
     let (ranks, from) = match pairs {
         Some(p) => (2 * p, format!("{p} pairs in the table")),
         None => (q.ranks, q.ranks_from.clone()),

@@ -17,7 +17,9 @@ use crate::units::{format_bandwidth, format_size, format_time};
 /// ([`HalfDuplex`]) so that they never overlap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Timeline {
-    /// The transmit side of a node's NIC, shared by all its ranks.
+    /// The transmit side of a node's NIC (hardware model: one rank's; in
+    /// the SMP model the node's ranks share it through
+    /// [`Channel::NicShared`]'s calendars).
     NicTx(u32),
     /// The receive side of a node's NIC.
     NicRx(u32),
@@ -121,9 +123,9 @@ pub struct LogGpRun<'a> {
     ranks: u32,
     /// `ceil(ranks / ranks_per_node)`, at least 1.
     nodes: u32,
-    /// Per node: [`Timeline::NicTx`].
+    /// Per node, hardware model only: [`Timeline::NicTx`].
     nic_tx: Vec<f64>,
-    /// Per node: [`Timeline::NicRx`].
+    /// Per node, hardware model only: [`Timeline::NicRx`].
     nic_rx: Vec<f64>,
     /// Per rank, SMP model with a full-duplex `[shm]` or `[socket]` only: [`Timeline::ShmTx`].
     shm_tx: Vec<f64>,
@@ -913,14 +915,12 @@ impl Machine for LogGpRun<'_> {
         // messages and take k times too long. One rank's messages keep
         // their order on its own timelines (so a pair's arrivals never
         // decrease).
-        let shared = per_rank.map(|_| {
-            (
-                Channel::NicShared(self.node_of(src)),
-                Channel::NicShared(self.node_of(dst)),
-            )
-        });
-        let (start, mut arrival) = match (per_rank, shared) {
-            (Some((rank_tx, rank_rx)), Some((from, to))) => {
+        let (start, mut arrival) = match per_rank {
+            Some((rank_tx, rank_rx)) => {
+                let (from, to) = (
+                    Channel::NicShared(self.node_of(src)),
+                    Channel::NicShared(self.node_of(dst)),
+                );
                 let earliest = (ready + send_overhead).max(self.free_at(rank_tx));
                 // Every later transfer is ready at or after `ready` and its
                 // intervals begin after it: older ones are done with.
@@ -936,7 +936,7 @@ impl Machine for LogGpRun<'_> {
                 let (_, received) = receiving.rx.fill(floor - node_recv, node_recv);
                 (start, floor.max(received))
             }
-            _ => {
+            None => {
                 let start = (ready + send_overhead).max(self.free_at(tx));
                 let floor = self.free_at(rx) + node_recv;
                 (start, (start + post - send_overhead).max(floor))
@@ -975,13 +975,16 @@ impl Machine for LogGpRun<'_> {
             slowed += duplex;
             arrival += duplex;
         }
-        if shared.is_none() {
-            self.occupy_until(tx, start + node_send + slowed);
-            self.occupy_until(rx, arrival);
-        }
-        if let Some((rank_tx, rank_rx)) = per_rank {
-            self.occupy_until(rank_tx, start + send_busy + slowed);
-            self.occupy_until(rank_rx, arrival);
+        match per_rank {
+            // The node's adapter was taken in its calendars above.
+            Some((rank_tx, rank_rx)) => {
+                self.occupy_until(rank_tx, start + send_busy + slowed);
+                self.occupy_until(rank_rx, arrival);
+            }
+            None => {
+                self.occupy_until(tx, start + node_send + slowed);
+                self.occupy_until(rx, arrival);
+            }
         }
         if let Some((from, to)) = half {
             // Transfers come in nondecreasing `ready` order and every busy
@@ -1010,8 +1013,10 @@ impl Machine for LogGpRun<'_> {
     }
 
     /// Clears every timeline and sizes the state for `ranks` ranks:
-    /// `ceil(ranks / p)` NICs (two timelines each, and byte intervals in
-    /// half duplex) and, in the SMP model with shared memory, two timelines
+    /// `ceil(ranks / p)` NICs (two "free at" timelines each in the hardware
+    /// model, two calendars and two timelines per rank in the SMP model,
+    /// and byte intervals in half duplex) and, in the SMP model with shared
+    /// memory, two timelines
     /// per rank (full duplex) or per node (half duplex, with byte
     /// intervals), each when `[shm]` or `[socket]` needs it.
     fn reset(&mut self, ranks: u32) {
@@ -1040,17 +1045,21 @@ impl Machine for LogGpRun<'_> {
             }
             _ => (0, 0),
         };
-        let per_rank = match self.machine.spec.model {
-            CommModel::Smp => ranks as usize,
-            CommModel::Hardware => 0,
+        // The hardware model's adapters are "free at" timelines (one rank
+        // each, its messages in order); the SMP model's are shared by the
+        // node's ranks and keep calendars instead, next to a timeline per
+        // rank.
+        let (nic, nic_shared, per_rank) = match self.machine.spec.model {
+            CommModel::Smp => (0, nodes, ranks as usize),
+            CommModel::Hardware => (nodes, 0, 0),
         };
         let shm_mem = match (&self.machine.spec.shm, self.machine.spec.model) {
             (Some(shm), CommModel::Smp) if shm.node_bandwidth.is_some() => nodes,
             _ => 0,
         };
         for (timelines, len) in [
-            (&mut self.nic_tx, nodes),
-            (&mut self.nic_rx, nodes),
+            (&mut self.nic_tx, nic),
+            (&mut self.nic_rx, nic),
             (&mut self.rank_tx, per_rank),
             (&mut self.rank_rx, per_rank),
             (&mut self.shm_tx, shm_ranks),
@@ -1062,10 +1071,6 @@ impl Machine for LogGpRun<'_> {
             timelines.clear();
             timelines.resize(len, f64::NEG_INFINITY);
         }
-        let nic_shared = match self.machine.spec.model {
-            CommModel::Smp => nodes,
-            CommModel::Hardware => 0,
-        };
         let calendars = &mut *self.busy;
         for (busy, len) in [
             (&mut calendars.nic, nic_half),
