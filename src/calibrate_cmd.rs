@@ -105,8 +105,26 @@ pub(crate) struct NetArgs {
     /// shared-memory messages, [shm] node_bandwidth. Needs --shm.
     #[arg(long = "shm-multi-pair", value_name = "TABLE")]
     shm_multi_pair: Vec<PathBuf>,
+    /// A 2-rank barrier of the same MPI (IMB-MPI1 Barrier with a block of
+    /// 2 processes, or osu_barrier run on 2 ranks), placed like the
+    /// ping-pong: fits [collectives] call_overhead, what a collective call
+    /// costs beyond its messages, by simulating the barrier under the
+    /// machine's library rules. --run measures it.
+    #[arg(long, value_name = "TABLE", conflicts_with = "shm_barrier")]
+    barrier: Option<PathBuf>,
+    /// The same with both ranks on one node (needs --shm). --shm-run
+    /// measures it, and it is then used instead of --run's.
+    #[arg(long, value_name = "TABLE")]
+    shm_barrier: Option<PathBuf>,
+    /// A Reduce_local table (IMB-MPI1 Reduce_local: MPI_Reduce_local of
+    /// floats): fits [node] reduce_overhead and reduce_op, the fixed cost
+    /// and the rate of a reduction step. --run measures it.
+    #[arg(long, value_name = "TABLE")]
+    reduce_local: Option<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
-    /// `library=mpich`, `alltoall=pairwise`, ...
+    /// `library=mpich-4`, `alltoall=pairwise`, ... Default: --run writes the
+    /// library it measured (MPICH 3 and 4, Open MPI 3 to 5), else none
+    /// (MPICH 3's rules).
     #[arg(long = "collective", value_name = "KEY=VALUE")]
     collectives: Vec<String>,
     /// The intra-node table, fitted the same way into [shm].
@@ -282,12 +300,26 @@ fn channel_options(
     })
 }
 
-/// `--run`, `--shm-run` and `--socket-run`: runs the benchmark and returns the arguments
-/// with the saved tables as inputs (PingPong, and PingPing for the crossing
-/// fit) and the measured memcpy bandwidth with its launcher.
-fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
+/// What `measure` gives: the arguments with the saved tables as inputs,
+/// the measured memcpy bandwidth with its launcher, and the library's
+/// version line.
+struct Measured {
+    args: NetArgs,
+    memcpy: Option<(f64, String)>,
+    library: Option<String>,
+}
+
+/// `--run`, `--shm-run` and `--socket-run`: runs the benchmark and returns
+/// the arguments with the saved tables as inputs (PingPong, PingPing and the
+/// streams for the pattern fit, Barrier and Reduce_local for the collective
+/// costs), the measured memcpy bandwidth and the library.
+fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
+    let mut library = None;
+    // A barrier table given by the user wins over the measured ones; of
+    // those, the one-node run's (--shm-run) wins over --run's.
+    let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
     let bench = if args.run.is_some() || args.shm_run.is_some() || args.socket_run.is_some() {
         Some(app::netbench::Bench::build(&args.mpicc).map_err(crate::flagged)?)
     } else {
@@ -298,6 +330,13 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
             eprintln!("{m}")
         })?;
         measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
+        library = m.library;
+        if !given_barrier {
+            args.barrier = Some(m.table.clone());
+        }
+        if args.reduce_local.is_none() {
+            args.reduce_local = Some(m.table.clone());
+        }
         if args.pingping.is_none() {
             args.pingping = Some(m.table.clone());
             args.pingping_format = "imb".into();
@@ -318,6 +357,10 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
         if measured_memcpy.is_none() {
             measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
         }
+        if !given_barrier {
+            args.shm_barrier = Some(m.table.clone());
+            args.barrier = None;
+        }
         args.shm = Some(m.table);
         args.shm_format = "imb".into();
     }
@@ -331,7 +374,11 @@ fn measure(args: &NetArgs) -> anyhow::Result<(NetArgs, Option<(f64, String)>)> {
         args.socket = Some(m.table);
         args.socket_format = "imb".into();
     }
-    Ok((args, measured_memcpy))
+    Ok(Measured {
+        args,
+        memcpy: measured_memcpy,
+        library,
+    })
 }
 
 /// The flags of one channel inside a node: `--shm-*` or `--socket-*`.
@@ -416,7 +463,11 @@ impl<'a> LocalFlags<'a> {
 
 pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     // Measured tables are saved and then read like given ones.
-    let (args, measured_memcpy) = measure(args)?;
+    let Measured {
+        args,
+        memcpy: measured_memcpy,
+        library: measured_library,
+    } = measure(args)?;
     let args = &args;
     let input = args
         .input
@@ -489,7 +540,11 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         fit_overheads: args.overhead.is_none() && args.overhead_fraction.is_none(),
     });
     if !args.shm_multi_pair.is_empty() && args.shm.is_none() {
-        bail!("--shm-multi-pair needs the shared-memory channel: give --shm TABLE (or --shm-run)");
+        return Err(crate::common::UsageError(
+            "--shm-multi-pair needs the shared-memory channel: give --shm TABLE (or --shm-run)"
+                .into(),
+        )
+        .into());
     }
     let multi_pair = {
         use app::node_fit::PairPlacement;
@@ -509,7 +564,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
         })
     };
-    let fitted = app::netfit::fit(
+    let mut fitted = app::netfit::fit(
         &input,
         &input_options,
         &network_options,
@@ -525,7 +580,6 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     for skipped in fitted.skipped_rows() {
         eprintln!("warning: {skipped}");
     }
-    crate::out(&fitted.report());
 
     let command: Vec<String> = std::iter::once("parsim".to_owned())
         .chain(std::env::args().skip(1))
@@ -546,25 +600,69 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             )),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let toml = fitted
-        .machine_file(
-            &app::netfit::MachineInfo {
-                name,
-                description: args.description.clone(),
-                command,
-                ranks_per_node: args.ranks_per_node,
-                sockets: args
-                    .sockets
-                    .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
-                cpu_rate: args.cpu_rate,
-                memcpy,
-                memcpy_origin,
-                duplex: args.duplex,
-                collectives,
-                notes: args.notes.clone(),
-            },
-            &app::clock::today(),
+    let mut collectives = collectives;
+    let mut notes = args.notes.clone();
+    if (args.barrier.is_some() || args.shm_barrier.is_some())
+        && collectives.iter().any(|(k, _)| k == "call_overhead")
+    {
+        return Err(crate::common::UsageError(
+            "--collective call_overhead=... and --barrier (or --shm-barrier) both set the call overhead: give one".into(),
         )
+        .into());
+    }
+    // The library the benchmark ran on, unless the user names one.
+    if let Some(version) = &measured_library
+        && !collectives.iter().any(|(k, _)| k == "library")
+    {
+        match app::coll_fit::library_of(version) {
+            Some(library) => {
+                collectives.insert(0, ("library".to_owned(), library.name().to_owned()));
+                notes.push(format!(
+                    "collectives.library = \"{}\": the benchmark ran on `{version}` (MPI_Get_library_version).",
+                    library.name()
+                ));
+            }
+            None => {
+                eprintln!(
+                    "warning: the benchmark ran on `{version}`, whose collective rules parsim does not have; the machine file gets MPICH 3's (give --collective library=NAME to choose)"
+                );
+                notes.push(format!(
+                    "The benchmark ran on `{version}`; parsim has no rules of that library, so the collectives follow MPICH 3's."
+                ));
+            }
+        }
+    }
+    let info = app::netfit::MachineInfo {
+        name,
+        description: args.description.clone(),
+        command,
+        ranks_per_node: args.ranks_per_node,
+        sockets: args
+            .sockets
+            .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
+        cpu_rate: args.cpu_rate,
+        memcpy,
+        memcpy_origin,
+        duplex: args.duplex,
+        collectives,
+        notes,
+    };
+    fitted
+        .fit_collectives(
+            &app::coll_fit::CollTables {
+                barrier: match (&args.barrier, &args.shm_barrier) {
+                    (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
+                    (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
+                    (None, None) => None,
+                },
+                reduce_local: args.reduce_local.clone(),
+            },
+            &info,
+        )
+        .map_err(crate::flagged)?;
+    crate::out(&fitted.report());
+    let toml = fitted
+        .machine_file(&info, &app::clock::today())
         .map_err(crate::flagged)?;
     // The models crate is the judge of the format; a file it refuses is
     // still written (it may predate a format feature), with a warning.

@@ -365,6 +365,20 @@ pub(crate) fn rank_list(spec: &str) -> Result<RankList, String> {
     })
 }
 
+/// Flags that cannot go together in a way clap cannot see (a
+/// `--collective KEY=VALUE` against a table flag): exit 2, as clap's own
+/// usage errors.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// clap's parser for a single rank count: at least 1 (0 ranks is a usage
 /// error, exit 2, in every command).
 pub(crate) fn rank_count(text: &str) -> Result<u32, String> {

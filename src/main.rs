@@ -114,7 +114,11 @@ fn main() -> ExitCode {
         Ok(Outcome::Code(c)) => ExitCode::from(c),
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            if e.downcast_ref::<common::UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

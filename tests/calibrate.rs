@@ -468,3 +468,106 @@ fn socket_table_fits_the_channel_between_sockets() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--socket TABLE"), "{}", stderr(&o));
 }
+
+/// `--barrier` and `--reduce-local`: the call overhead is what a measured
+/// 2-rank barrier takes beyond the simulated one, so a barrier loop on the
+/// written machine takes the measured time per call; the reduction's
+/// fixed cost and rate come from the Reduce_local line, and
+/// `--collective call_overhead=...` with `--barrier` is refused.
+#[test]
+fn barrier_and_reduce_local_tables_set_the_call_costs() {
+    let tmp = temp_dir();
+    let network = tmp.file("net.txt", &osu_table(3.0, 1e-4));
+    // osu_barrier on 2 ranks: 9 us per call, about 3 one-way times.
+    let barrier = tmp.file(
+        "barrier.txt",
+        "# OSU MPI Barrier Latency Test v5.6.1\n# Avg Latency(us)\n             9.00\n",
+    );
+    // IMB Reduce_local: 0.1 us + n / (10 GB/s).
+    let mut reduce = String::from(
+        "# Benchmarking Reduce_local\n# #processes = 1\n#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]\n",
+    );
+    for k in 2..=22 {
+        let n = 1u64 << k;
+        let t = 0.1 + n as f64 / 1e4;
+        reduce.push_str(&format!("{n} 1000 {t:.4} {t:.4} {t:.4}\n"));
+    }
+    let reduce = tmp.file("reduce.txt", &reduce);
+    let out = tmp.join("m.toml");
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--barrier",
+        &path(&barrier),
+        "--reduce-local",
+        &path(&reduce),
+        "--collective",
+        "library=mpich-4",
+        "--output",
+        &path(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    assert!(
+        report.contains("collective call overhead: ") && report.contains("under the mpich-4 rules"),
+        "{report}"
+    );
+    let toml = std::fs::read_to_string(&out).expect("machine written");
+    assert!(
+        toml.contains("\nlibrary = \"mpich-4\"\ncall_overhead = \""),
+        "{toml}"
+    );
+    assert!(toml.contains("\nreduce_op = \""), "{toml}");
+    let reduce_overhead: f64 = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("reduce_overhead = \""))
+        .and_then(|v| v.strip_suffix(" us\""))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("reduce_overhead in\n{toml}"));
+    assert!((reduce_overhead - 0.1).abs() < 0.005, "{reduce_overhead}");
+
+    // A barrier loop on the written machine: 9 us per call.
+    let loop_file = tmp.file(
+        "loop.mpl",
+        "for i in 0 .. 2 { barrier() }\nlet t0 = wtime()\nfor i in 0 .. 50 { barrier() }\nprint((wtime() - t0) / 50)\n",
+    );
+    let o = parsim(&[
+        "run",
+        &path(&loop_file),
+        "--ranks",
+        "2",
+        "--machine",
+        &path(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let per_call: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] ").or_else(|| l.strip_prefix("[1] ")))
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    assert_eq!(per_call.len(), 2, "{text}");
+    let mean = per_call.iter().sum::<f64>() / 2.0;
+    assert!(
+        (mean - 9e-6).abs() / 9e-6 < 1e-6,
+        "{mean} s per call\n{text}"
+    );
+
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--barrier",
+        &path(&barrier),
+        "--collective",
+        "call_overhead=1 us",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("both set the call overhead"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -131,6 +131,27 @@ fn dissemination_barrier() {
 }
 
 #[test]
+fn call_overhead_is_charged_once_per_call_that_communicates() {
+    // `call_overhead = c`: each rank's CPU pays c on entering a call, before
+    // its first message; the barrier's rounds then run as without it. Two
+    // barriers in a row cost 2 (c + rounds (T(0) + o_r)).
+    const C: f64 = 0.7e-6;
+    let force = "barrier = \"dissemination\"\ncall_overhead = \"0.7 us\"";
+    for (p, rounds) in [(2u32, 1.0), (5, 3.0), (8, 3.0)] {
+        let (finish, _) = run("barrier()\nbarrier()\n", p, force);
+        for f in &finish {
+            assert_relative_eq!(*f, 2.0 * (C + rounds * (t(0.0) + OR)), max_relative = 1e-12);
+        }
+    }
+    // A call on one rank and a zero-count call return at once (the
+    // libraries' shortcuts): nothing is charged.
+    let (finish, _) = run("barrier()\nallreduce(bytes: 0)\n", 1, force);
+    assert_eq!(finish, vec![0.0]);
+    let (finish, _) = run("allreduce(bytes: 0)\n", 4, force);
+    assert!(finish.iter().all(|&f| f == 0.0), "{finish:?}");
+}
+
+#[test]
 fn pairwise_alltoall() {
     // Local copy of the own block, then p - 1 exchanges of n bytes.
     for p in [2u32, 4, 8] {

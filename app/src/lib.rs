@@ -20,6 +20,7 @@ pub mod blocks;
 pub mod chart;
 pub mod check;
 pub mod clock;
+pub mod coll_fit;
 pub mod diagnostics;
 pub mod error;
 pub mod export;

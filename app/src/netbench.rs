@@ -1,6 +1,7 @@
 //! Measuring the network (`parsim calibrate net --run LAUNCHER`): build
 //! parsim's network benchmark (`calibrate/src/netbench.c`: IMB PingPong and
-//! PingPing, osu_bw's and osu_bibw's streams, and memcpy) with mpicc, run
+//! PingPing, osu_bw's and osu_bibw's streams, a 2-rank Barrier,
+//! Reduce_local, the library's version and memcpy) with mpicc, run
 //! it with the user's launcher, keep its raw output, and read what the fit
 //! needs from it.
 
@@ -17,6 +18,8 @@ pub struct Measured {
     pub table: PathBuf,
     /// Rank 0's memcpy bandwidth, bytes/s.
     pub memcpy: Option<f64>,
+    /// The first line of `MPI_Get_library_version`.
+    pub library: Option<String>,
 }
 
 /// The benchmark, built once for every launcher it runs with.
@@ -101,9 +104,10 @@ fn measure(
         .map_err(|e| Error::Input(format!("{}: {name}: {e}", save.display())))
     };
     // Every table must be there: the fit reads them from the saved file.
-    for name in ["PingPong", "PingPing", "Stream", "BiStream"] {
+    for name in ["PingPong", "PingPing", "Stream", "BiStream", "Reduce_local"] {
         table(name)?;
     }
+    crate::coll_fit::barrier_seconds(&stdout, save)?;
     let memcpy = stdout
         .lines()
         .find_map(|l| l.strip_prefix("# parsim netbench: memcpy "))
@@ -113,5 +117,6 @@ fn measure(
     Ok(Measured {
         table: save.to_owned(),
         memcpy,
+        library: crate::coll_fit::library_line(&stdout).map(str::to_owned),
     })
 }

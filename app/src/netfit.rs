@@ -86,6 +86,8 @@ pub struct Fitted {
     pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
     /// The multi-pair tables' paths and tables, and the node fit.
     pub node: Option<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit)>,
+    /// What a collective call and a reduction cost (`fit_collectives`).
+    pub collectives: crate::coll_fit::CollFitted,
 }
 
 impl Fitted {
@@ -354,6 +356,7 @@ pub fn fit(
         socket,
         patterns,
         node,
+        collectives: crate::coll_fit::CollFitted::default(),
     })
 }
 
@@ -448,6 +451,8 @@ fn fit_machine(
         collectives: Vec::new(),
         node_gap: 0.0,
         shm_node_bandwidth: None,
+        reduce_bandwidth: None,
+        reduce_overhead: 0.0,
     })
     .map_err(Error::MachineFile)?;
     models::LogGpMachine::from_toml_str(&text, &format!("<{what} fit>"))
@@ -509,7 +514,47 @@ impl Fitted {
             }
             report.push_str(&fit.describe());
         }
+        let collectives = self.collectives.describe();
+        if !collectives.is_empty() {
+            report.push('\n');
+            for line in collectives {
+                let _ = writeln!(report, "{line}");
+            }
+        }
         report
+    }
+
+    /// Fits the reduction to the Reduce_local table, then the collective
+    /// call overhead to the 2-rank barrier table on the machine this fit
+    /// writes with `m` (its library, its reduction).
+    pub fn fit_collectives(
+        &mut self,
+        tables: &crate::coll_fit::CollTables,
+        m: &MachineInfo,
+    ) -> Result<(), Error> {
+        use crate::coll_fit;
+        if let Some(path) = &tables.reduce_local {
+            let table = coll_fit::read_reduce_local(path)?;
+            self.collectives.reduce = Some((path.clone(), coll_fit::fit_reduce(&table)?));
+        }
+        if let Some((path, placement)) = &tables.barrier {
+            if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
+                return Err(Error::Input(format!(
+                    "{}: a barrier on one node is simulated on the shared-memory channel, and there is no shared-memory table",
+                    path.display()
+                )));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+            let measured = coll_fit::barrier_seconds(&text, path)?;
+            let file = self.machine_file(m, "(fitting)")?;
+            let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
+                .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
+            self.collectives.call = Some((
+                path.clone(),
+                coll_fit::fit_call_overhead(&machine, measured, *placement)?,
+            ));
+        }
+        Ok(())
     }
 
     /// The machine file (TOML), its header recording the command, the
@@ -572,6 +617,14 @@ impl Fitted {
             "Node: cpu_rate {} as given on the command line (not fitted); {}.",
             m.cpu_rate, m.memcpy_origin
         ));
+        header.extend(self.collectives.describe());
+        let mut collectives = m.collectives.clone();
+        if let Some((_, call)) = &self.collectives.call {
+            collectives.push((
+                "call_overhead".to_owned(),
+                models::config::write::time_us(call.overhead),
+            ));
+        }
         header.extend(m.notes.iter().cloned());
         let description = m.description.clone().unwrap_or_else(|| {
             format!(
@@ -595,9 +648,15 @@ impl Fitted {
             network_duplex: m
                 .duplex
                 .or_else(|| self.patterns.as_ref().map(|(_, fit)| fit.duplex)),
-            collectives: m.collectives.clone(),
+            collectives,
             node_gap: self.node.as_ref().map_or(0.0, |(_, fit)| fit.node_gap),
             shm_node_bandwidth: self.node.as_ref().and_then(|(_, fit)| fit.node_bandwidth),
+            reduce_bandwidth: self.collectives.reduce.as_ref().map(|(_, r)| r.bandwidth),
+            reduce_overhead: self
+                .collectives
+                .reduce
+                .as_ref()
+                .map_or(0.0, |(_, r)| r.overhead),
         })
         .map_err(Error::MachineFile)
     }

@@ -47,6 +47,11 @@ pub struct MachineDescription<'a> {
     pub node_gap: f64,
     /// `shm.node_bandwidth`, bytes per second (`None` leaves it out).
     pub shm_node_bandwidth: Option<f64>,
+    /// `node.reduce_op`, bytes per second (`None` leaves it out: as fast as
+    /// memcpy).
+    pub reduce_bandwidth: Option<f64>,
+    /// `node.reduce_overhead`, seconds (0 leaves it out).
+    pub reduce_overhead: f64,
 }
 
 /// Why a machine file cannot be written.
@@ -314,7 +319,8 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             placement: Placement::Block,
             sockets: machine.sockets,
             socket_placement: Placement::Block,
-            reduce_bandwidth: None,
+            reduce_bandwidth: machine.reduce_bandwidth,
+            reduce_overhead: machine.reduce_overhead,
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
             node_gap: machine.node_gap,

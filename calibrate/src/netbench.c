@@ -22,7 +22,16 @@
  *     PingPong's / 64, at least 2;
  *   - each size is measured 5 times after a barrier and the median is
  *     printed, which keeps a shared machine's noise out of the fit;
- *   - ranks other than 0 and 1 wait in the barriers.
+ *   - ranks other than 0 and 1 wait in the barriers;
+ *   - Barrier (a collective call's cost beyond its messages): MPI_Barrier
+ *     on a communicator of ranks 0 and 1, IMB's loop (t = per call, the
+ *     average of the two ranks), printed as a one-row table of 0 bytes;
+ *   - Reduce_local (the reduction's fixed cost and rate): rank 0 alone,
+ *     MPI_Reduce_local of bytes/4 MPI_FLOATs with MPI_SUM (the datatype
+ *     and operation of osu_allreduce and IMB's Allreduce), sizes 4 B to
+ *     4 MiB, t = per call;
+ *   - the library: the first line of MPI_Get_library_version, so that the
+ *     machine file can name the library whose collectives it runs.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -144,6 +153,60 @@ static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank
     if (rank == 0) fflush(stdout);
 }
 
+/* A table of IMB's PingPong form (#bytes #repetitions t[usec]) of the
+ * given rows, printed by rank 0. */
+static void header(const char *name, int processes) {
+    printf("#---------------------------------------------------\n");
+    printf("# Benchmarking %s\n", name);
+    printf("# #processes = %d\n", processes);
+    printf("#---------------------------------------------------\n");
+    printf("       #bytes #repetitions      t[usec]   Mbytes/sec\n");
+}
+
+/* MPI_Barrier on ranks 0 and 1 (`pair`), IMB's loop: t per call, the mean
+ * of the two ranks' times, the median of TRIALS. */
+static void barrier_table(MPI_Comm pair, int rank) {
+    const int reps = 1000;
+    double t[TRIALS];
+    if (rank == 0) header("Barrier", 2);
+    for (int k = 0; k < TRIALS; k++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double mine = 0.0, sum = 0.0;
+        if (pair != MPI_COMM_NULL) {
+            for (int i = 0; i < reps / 10; i++) MPI_Barrier(pair); /* warm-up */
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < reps; i++) MPI_Barrier(pair);
+            mine = (MPI_Wtime() - t0) / reps;
+            MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, pair);
+        }
+        t[k] = sum / 2.0;
+    }
+    if (rank == 0) {
+        printf("%13d %12d %12.3f %12.2f\n", 0, reps, median(t, TRIALS) * 1e6, 0.0);
+        fflush(stdout);
+    }
+}
+
+/* MPI_Reduce_local of floats with MPI_SUM on rank 0: t per call. */
+static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
+    if (rank != 0) return;
+    header("Reduce_local", 1);
+    for (long bytes = 4; bytes <= MAX_BYTES; bytes *= 2) {
+        int count = (int)(bytes / 4), reps = reps_for(bytes);
+        double t[TRIALS];
+        for (int i = 0; i < (reps / 10 > 2 ? reps / 10 : 2); i++)
+            MPI_Reduce_local(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM);
+        for (int k = 0; k < TRIALS; k++) {
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < reps; i++) MPI_Reduce_local(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM);
+            t[k] = (MPI_Wtime() - t0) / reps;
+        }
+        double usec = median(t, TRIALS) * 1e6;
+        printf("%13ld %12d %12.3f %12.2f\n", bytes, reps, usec, (double)bytes / usec);
+    }
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, nprocs;
@@ -157,6 +220,13 @@ int main(int argc, char **argv) {
     if (!sbuf || !rbuf) MPI_Abort(MPI_COMM_WORLD, 3);
     memset(sbuf, 1, MAX_BYTES);
     memset(rbuf, 0, MAX_BYTES);
+    if (rank == 0) {
+        char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int vlen = 0;
+        MPI_Get_library_version(version, &vlen);
+        version[strcspn(version, "\r\n")] = '\0';
+        printf("# parsim netbench: library %s\n", version);
+    }
     char host[MPI_MAX_PROCESSOR_NAME] = "", peer[MPI_MAX_PROCESSOR_NAME] = "";
     int len = 0;
     MPI_Get_processor_name(host, &len);
@@ -169,6 +239,14 @@ int main(int argc, char **argv) {
     table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1);
     table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW);
     table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW);
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
+    barrier_table(pair, rank);
+    if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
+    /* Floats that add without overflow or denormals: 1.0 + 1.0 + ... */
+    for (long i = 0; i < MAX_BYTES / 4; i++) ((float *)sbuf)[i] = 1.0f;
+    memset(rbuf, 0, MAX_BYTES);
+    reduce_local_table(sbuf, rbuf, rank);
 
     /* memcpy bandwidth of rank 0 on 4 MiB buffers (beyond most L2 caches),
      * the median of TRIALS runs of 20 copies. */

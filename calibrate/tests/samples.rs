@@ -91,6 +91,8 @@ fn samples_fit_within_tolerance() {
             collectives: vec![("alltoall".into(), "pairwise".into())],
             node_gap: 0.0,
             shm_node_bandwidth: None,
+            reduce_bandwidth: None,
+            reduce_overhead: 0.0,
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");

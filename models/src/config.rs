@@ -62,6 +62,7 @@ const NODE_KEYS: &[&str] = &[
     "sockets",
     "socket_placement",
     "reduce_op",
+    "reduce_overhead",
 ];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
@@ -448,6 +449,10 @@ impl<'f> Walker<'f> {
                 })
             }
         };
+        let reduce_overhead = match table.get("reduce_overhead") {
+            Some(value) => self.time("node.reduce_overhead", value)?,
+            None => 0.0,
+        };
         Ok(NodeParams {
             cpu_rate,
             memcpy_bandwidth,
@@ -456,6 +461,7 @@ impl<'f> Walker<'f> {
             sockets,
             socket_placement,
             reduce_bandwidth,
+            reduce_overhead,
         })
     }
 
@@ -474,10 +480,10 @@ impl<'f> Walker<'f> {
         }
     }
 
-    /// `[collectives]`: `library = "openmpi-5"` (see [`Library::from_name`]) and, per collective,
-    /// a forced algorithm (`alltoall = "pairwise"`).
+    /// `[collectives]`: `library = "openmpi-5"` (see [`Library::from_name`]), `zero_count`,
+    /// `call_overhead` (a time) and, per collective, a forced algorithm (`alltoall = "pairwise"`).
     fn collectives(&self, table: &Table) -> Result<CollConfig, MachineError> {
-        let mut keys: Vec<&str> = vec!["library", "zero_count"];
+        let mut keys: Vec<&str> = vec!["library", "zero_count", "call_overhead"];
         keys.extend(CollKind::ALL.iter().map(|k| k.name()));
         self.check_keys("collectives", table, &keys)?;
         let mut cfg = CollConfig::default();
@@ -500,6 +506,9 @@ impl<'f> Walker<'f> {
                     ));
                 }
             };
+        }
+        if let Some(value) = table.get("call_overhead") {
+            cfg.call_overhead = self.time("collectives.call_overhead", value)?;
         }
         for kind in CollKind::ALL {
             let Some(value) = table.get(kind.name()) else {

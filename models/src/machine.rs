@@ -277,6 +277,7 @@ impl LogGpMachine {
                 sockets: 1,
                 socket_placement: Placement::Block,
                 reduce_bandwidth: None,
+                reduce_overhead: 0.0,
             },
             network: ChannelParams {
                 latency: 0.6 * US,
@@ -409,6 +410,12 @@ impl LogGpMachine {
         if let Some(rate) = node.reduce_bandwidth {
             node_line.push_str(&format!(", reductions at {}", format_bandwidth(rate)));
         }
+        if node.reduce_overhead > 0.0 {
+            node_line.push_str(&format!(
+                ", {} per reduction step",
+                crate::config::write::time_us(node.reduce_overhead)
+            ));
+        }
         lines.push(node_line);
         lines.extend(describe_channel("network", &spec.network));
         if let (CommModel::Smp, Some(shm)) = (spec.model, &spec.shm) {
@@ -423,6 +430,12 @@ impl LogGpMachine {
         let mut coll_line = format!("collectives: {} selection rules", coll.library.name());
         for (kind, alg) in &coll.forced {
             coll_line.push_str(&format!(", {} forced to {}", kind.name(), alg.name()));
+        }
+        if coll.call_overhead > 0.0 {
+            coll_line.push_str(&format!(
+                ", {} per call beyond its messages",
+                crate::config::write::time_us(coll.call_overhead)
+            ));
         }
         lines.push(coll_line);
         let mut text = lines.join("\n");
@@ -739,13 +752,15 @@ impl Machine for LogGpRun<'_> {
         bytes as f64 / self.machine.spec.node.memcpy_bandwidth
     }
 
-    /// `bytes / reduce_op` if the machine file gives the reduction's rate,
-    /// else as a memory copy.
+    /// `reduce_overhead + bytes / reduce_op` if the machine file gives the
+    /// reduction's rate, else the overhead and a memory copy's time.
     fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        match self.machine.spec.node.reduce_bandwidth {
-            Some(rate) => bytes as f64 / rate,
-            None => self.copy_seconds(rank, bytes),
-        }
+        let node = &self.machine.spec.node;
+        node.reduce_overhead
+            + match node.reduce_bandwidth {
+                Some(rate) => bytes as f64 / rate,
+                None => self.copy_seconds(rank, bytes),
+            }
     }
 
     fn node_of(&self, rank: u32) -> u32 {

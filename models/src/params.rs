@@ -428,4 +428,9 @@ pub struct NodeParams {
     /// Bytes per second the reduction operation combines (`reduce_op`);
     /// `None`: as fast as `memcpy` (the default of `Machine::reduce_seconds`).
     pub reduce_bandwidth: Option<f64>,
+    /// Seconds each reduction step costs beyond its bytes
+    /// (`reduce_overhead`): the call of the operation on a buffer (MPICH's
+    /// `MPIR_Reduce_local`, timed by `calibrate net --run` as
+    /// `MPI_Reduce_local` of one float). Invariant: finite and >= 0.
+    pub reduce_overhead: f64,
 }

@@ -99,3 +99,23 @@ fn reduce_op_is_a_rate_or_a_time_per_byte() {
         .to_string();
     assert!(e.contains("node.reduce_op"), "{e}");
 }
+
+#[test]
+fn call_overhead_is_a_time() {
+    let m = load("").expect("loads");
+    assert_eq!(m.start(2).collectives().call_overhead, 0.0);
+    let m = load("[collectives]\ncall_overhead = \"0.35 us\"\n").expect("loads");
+    assert_relative_eq!(
+        m.start(2).collectives().call_overhead,
+        0.35e-6,
+        max_relative = 1e-12
+    );
+    assert!(
+        m.describe()
+            .contains("0.35 us per call beyond its messages")
+    );
+    let e = load("[collectives]\ncall_overhead = \"-1 us\"\n").expect_err("refused");
+    assert!(e.contains("collectives.call_overhead"), "{e}");
+    let e = load("[collectives]\ncall_overhead = \"fast\"\n").expect_err("refused");
+    assert!(e.contains("collectives.call_overhead"), "{e}");
+}

@@ -264,6 +264,13 @@ pub fn machine_file(file: &MachineFile) -> String {
     if let Some(rate) = node.reduce_bandwidth {
         let _ = writeln!(out, "reduce_op = \"{}\"", bandwidth_mb(1.0 / rate));
     }
+    if node.reduce_overhead > 0.0 {
+        let _ = writeln!(
+            out,
+            "reduce_overhead = \"{}\"",
+            time_us(node.reduce_overhead)
+        );
+    }
     if let Some(network) = &file.network {
         channel(&mut out, "network", network);
     }
@@ -321,6 +328,7 @@ mod tests {
                 sockets: 1,
                 socket_placement: Placement::Block,
                 reduce_bandwidth: Some(5e8),
+                reduce_overhead: 0.12e-6,
             },
             network: Some(ChannelFile {
                 comment: Some("the base".into()),
@@ -369,6 +377,7 @@ mod tests {
         assert_eq!(spec.node.cpu_rate, 1.5);
         assert_eq!(spec.node.memcpy_bandwidth, 2e9);
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
+        assert_eq!(spec.node.reduce_overhead, 0.12e-6);
         let net = &spec.network;
         assert_eq!(net.mtu, Some(1500));
         assert_eq!(net.duplex, crate::params::Duplex::HALF);
@@ -433,6 +442,7 @@ mod tests {
                 sockets: 2,
                 socket_placement: Placement::Cyclic,
                 reduce_bandwidth: None,
+                reduce_overhead: 0.0,
             },
             network: Some(channel(5e-6, 65_536)),
             shm: Some(channel(0.5e-6, 16_384)),

@@ -538,14 +538,23 @@ impl std::fmt::Display for Algorithm {
     }
 }
 
-/// The machine's choice of collective algorithms.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The machine's choice of collective algorithms, and what a call costs
+/// beyond its messages.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CollConfig {
     pub library: Library,
     /// Algorithms forced per collective (`alltoall = "pairwise"`).
     pub forced: Vec<(CollKind, Algorithm)>,
     /// What a call that moves no data does.
     pub zero_count: ZeroCount,
+    /// Seconds of the calling rank's CPU that a collective call costs
+    /// before its first message, beyond the messages' own overheads: the
+    /// library's entry (argument checks, the selection, the schedule, its
+    /// requests). Charged once per call that communicates (a call on one
+    /// rank, or a zero-count call that returns at once, is a shortcut in
+    /// the libraries: MPICH 4.0.2 takes 4-80 ns for `MPI_COMM_SELF`
+    /// calls, VALIDATION.md section 4.1). Invariant: finite and >= 0.
+    pub call_overhead: f64,
 }
 
 /// What a collective call that moves no data does.
@@ -579,6 +588,7 @@ impl CollConfig {
             library,
             forced: Vec::new(),
             zero_count: ZeroCount::Return,
+            call_overhead: 0.0,
         }
     }
 

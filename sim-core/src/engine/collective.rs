@@ -248,6 +248,14 @@ impl<'a> Engine<'a> {
         }
         let (steps, copy) =
             self.schedule(id, cop, size_arg.as_ref(), comm, me, size, root, span)?;
+        if !steps.is_empty() && self.coll_cfg.call_overhead > 0.0 {
+            // The library's own work on entering a call that communicates
+            // (`CollConfig::call_overhead`), on the rank's CPU before its
+            // first message, like a send overhead.
+            let lp = &mut self.lps[id as usize];
+            lp.clock += self.coll_cfg.call_overhead;
+            lp.stats.comm += self.coll_cfg.call_overhead;
+        }
         if copy > 0 {
             let t = self.machine.copy_seconds(id, copy);
             let lp = &mut self.lps[id as usize];

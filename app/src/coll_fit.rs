@@ -1,0 +1,485 @@
+//! What a collective call costs beyond its messages (`parsim calibrate
+//! net --barrier T --reduce-local T`, and `--run`, which measures both):
+//! the library's entry cost per call (`[collectives] call_overhead`), the
+//! reduction's fixed cost per step and its rate (`[node] reduce_overhead`,
+//! `reduce_op`), and which library ran (`[collectives] library`, from
+//! `MPI_Get_library_version`).
+//!
+//! Why: a 2-rank MPI_Allreduce of one float under MPICH 4.0.2 takes
+//! 0.45-0.60 µs on the development machine where a Sendrecv of the same
+//! float takes 0.21 µs (VALIDATION.md section 4.1): the call's own work
+//! and the reduction's are of the order of a message. Both are measured
+//! from point-to-point-free calls, never from the collective tables that
+//! are validated:
+//! - the call overhead from a 2-rank MPI_Barrier (IMB's loop: per call,
+//!   the mean of the two ranks), by simulation: the barrier is simulated
+//!   under the machine's library rules with no overhead, and the overhead
+//!   is what the measured call takes beyond that (every rank pays it once
+//!   per call before its first message, so a barrier loop's time per call
+//!   grows by exactly the overhead; the simulation with it is reported as
+//!   the check);
+//! - the reduction from MPI_Reduce_local of n floats (IMB-MPI1's
+//!   Reduce_local, or netbench's): `t(n) = c + n / R`, R from the sizes of
+//!   64 KiB and more (total bytes over total time, where the fixed cost is
+//!   negligible), c the median of `t(n) - n / R` over the sizes up to
+//!   256 B, where the rate is.
+
+use std::path::{Path, PathBuf};
+
+use calibrate::{InputOptions, Table};
+use models::LogGpMachine;
+use sim_core::coll::Library;
+use sim_core::engine::PrintLine;
+use sim_core::model::MachineDesc as _;
+
+use crate::Error;
+
+/// The smallest size whose time is taken to be rate-bound.
+const RATE_FROM: u64 = 64 << 10;
+/// The largest size whose time is taken to be the fixed cost.
+const FIXED_UPTO: u64 = 256;
+
+/// The library a `MPI_Get_library_version` text names, at the version
+/// whose rules parsim has: `MPICH Version: 4.0.2` is `mpich-4` (3.x
+/// `mpich-3`), `Open MPI v4.0.3, ...` `openmpi-4` (3.x too: the same fixed
+/// rules), 5.x `openmpi-5`. Others (Intel MPI, MVAPICH, ...) are `None`.
+pub fn library_of(version: &str) -> Option<Library> {
+    let major = |rest: &str| -> Option<u32> {
+        let digits: String = rest
+            .trim_start()
+            .trim_start_matches('v')
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    let v = version.trim();
+    if let Some(rest) = v.strip_prefix("MPICH Version:") {
+        return match major(rest)? {
+            3 => Some(Library::Mpich3),
+            4 => Some(Library::Mpich4),
+            _ => None,
+        };
+    }
+    if let Some(rest) = v.strip_prefix("Open MPI") {
+        return match major(rest)? {
+            3 | 4 => Some(Library::OpenMpi4),
+            5 => Some(Library::OpenMpi5),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// The library line of a netbench output (`# parsim netbench: library
+/// ...`), as printed.
+pub fn library_line(text: &str) -> Option<&str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("# parsim netbench: library "))
+        .map(str::trim)
+}
+
+/// Seconds per call of a 2-rank barrier table: an IMB-MPI1 output's
+/// Barrier block of 2 processes (`t_avg[usec]`), netbench's Barrier table,
+/// or osu_barrier's output (its `Avg Latency(us)`; the user ran it on 2
+/// ranks).
+pub fn barrier_seconds(text: &str, path: &Path) -> Result<f64, Error> {
+    let bad = |message: String| Error::Input(format!("{}: {message}", path.display()));
+    let cell = |columns: &[String], row: &[String], names: &[&str]| -> Option<f64> {
+        let index = names
+            .iter()
+            .find_map(|n| columns.iter().position(|c| c == n))?;
+        row.get(index)?.parse::<f64>().ok()
+    };
+    if let Ok(blocks) = calibrate::input::imb_blocks(text) {
+        let barriers: Vec<_> = blocks
+            .iter()
+            .filter(|b| b.benchmark.as_deref() == Some("Barrier"))
+            .collect();
+        if !barriers.is_empty() {
+            let block = barriers
+                .iter()
+                .find(|b| b.processes == Some(2) && b.waiting == 0)
+                .ok_or_else(|| {
+                    bad("the Barrier benchmark has no block of 2 processes (run IMB-MPI1 Barrier -npmin 2 on 2 ranks)".into())
+                })?;
+            let (line, row) = block
+                .rows
+                .first()
+                .ok_or_else(|| bad("the Barrier block of 2 processes has no row".into()))?;
+            let usec = cell(&block.columns, row, &["t_avg[usec]", "t[usec]"])
+                .ok_or_else(|| bad(format!("line {line}: no t_avg[usec] or t[usec] value")))?;
+            return positive_seconds(usec, &bad);
+        }
+    }
+    let osu = calibrate::input::osu_table(text).map_err(|e| {
+        bad(format!(
+            "neither an IMB Barrier table nor osu_barrier's output: {e}"
+        ))
+    })?;
+    if !osu.title.contains("Barrier") {
+        return Err(bad(format!(
+            "`{}` is not osu_barrier's output (nor an IMB Barrier table)",
+            osu.title
+        )));
+    }
+    let (line, row) = osu
+        .rows
+        .first()
+        .ok_or_else(|| bad("osu_barrier's output has no row".into()))?;
+    let usec = cell(&osu.columns, row, &["Avg Latency(us)"])
+        .ok_or_else(|| bad(format!("line {line}: no Avg Latency(us) value")))?;
+    positive_seconds(usec, &bad)
+}
+
+fn positive_seconds(usec: f64, bad: &dyn Fn(String) -> Error) -> Result<f64, Error> {
+    if usec.is_finite() && usec > 0.0 {
+        Ok(usec * 1e-6)
+    } else {
+        Err(bad(format!(
+            "the barrier time must be positive, got {usec} us"
+        )))
+    }
+}
+
+/// Reads a Reduce_local table (IMB-MPI1's or netbench's).
+pub fn read_reduce_local(path: &Path) -> Result<Table, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    calibrate::parse_table(
+        &text,
+        &InputOptions {
+            format: Some(calibrate::Format::Imb),
+            benchmark: Some("Reduce_local".to_owned()),
+            ..InputOptions::default()
+        },
+    )
+    .map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })
+}
+
+/// The reduction fitted to a Reduce_local table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReduceFit {
+    /// Seconds per call beyond the bytes (`node.reduce_overhead`).
+    pub overhead: f64,
+    /// Bytes per second combined (`node.reduce_op`).
+    pub bandwidth: f64,
+    /// |error| of the fitted line over the table's points: median, max.
+    pub error: (f64, f64),
+    pub points: usize,
+}
+
+/// Fits `t(n) = c + n / R` to a Reduce_local table (see the module text).
+pub fn fit_reduce(table: &Table) -> Result<ReduceFit, Error> {
+    let rate_points: Vec<_> = table
+        .points
+        .iter()
+        .filter(|p| p.bytes >= RATE_FROM)
+        .collect();
+    let bytes: f64 = rate_points.iter().map(|p| p.bytes as f64).sum();
+    let seconds: f64 = rate_points.iter().map(|p| p.seconds).sum();
+    if rate_points.is_empty() || seconds.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return Err(Error::Input(format!(
+            "the Reduce_local table has no size of {} KiB or more to take the reduction's rate from",
+            RATE_FROM >> 10
+        )));
+    }
+    let bandwidth = bytes / seconds;
+    let mut fixed: Vec<f64> = table
+        .points
+        .iter()
+        .filter(|p| p.bytes > 0 && p.bytes <= FIXED_UPTO)
+        .map(|p| (p.seconds - p.bytes as f64 / bandwidth).max(0.0))
+        .collect();
+    if fixed.is_empty() {
+        return Err(Error::Input(format!(
+            "the Reduce_local table has no size of 1 to {FIXED_UPTO} bytes to take the fixed cost from"
+        )));
+    }
+    fixed.sort_by(f64::total_cmp);
+    let overhead = fixed[fixed.len() / 2];
+    let error = crate::patterns::summary(
+        table
+            .points
+            .iter()
+            .filter(|p| p.bytes > 0)
+            .map(|p| (overhead + p.bytes as f64 / bandwidth, p.seconds)),
+    );
+    Ok(ReduceFit {
+        overhead,
+        bandwidth,
+        error,
+        points: table.points.len(),
+    })
+}
+
+/// The call overhead fitted to a 2-rank barrier.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFit {
+    /// The library whose barrier was simulated.
+    pub library: Library,
+    /// Measured seconds per call.
+    pub measured: f64,
+    /// Simulated seconds per call without a call overhead.
+    pub before: f64,
+    /// Where the two ranks ran.
+    pub placement: Placement,
+    /// `collectives.call_overhead`, seconds.
+    pub overhead: f64,
+    /// Simulated seconds per call with it.
+    pub after: f64,
+}
+
+/// IMB's Barrier loop on 2 ranks, fewer repetitions: seconds per call on
+/// each rank (the table is their mean).
+const BARRIER_LOOP: &str = "\
+param reps = 20
+for i in 0 .. 2 { barrier() }
+let t0 = wtime()
+for i in 0 .. reps { barrier() }
+print((wtime() - t0) / reps)
+";
+
+/// Where the two ranks of a measured barrier ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On two nodes, as the ping-pong (`--barrier`).
+    TwoNodes,
+    /// On one node (`--shm-barrier`): node-aware libraries run their
+    /// intra-node compositions there (MPICH 4's barrier on a node is an
+    /// exchange and a 1-byte release, `docs/collectives.md`).
+    OneNode,
+}
+
+/// Fits `call_overhead` so that a simulated 2-rank barrier on `machine`
+/// (the ranks placed as measured; the machine's library and reduction as
+/// they will be written) takes the `measured` seconds per call.
+pub fn fit_call_overhead(
+    machine: &LogGpMachine,
+    measured: f64,
+    placement: Placement,
+) -> Result<CallFit, Error> {
+    let before = simulated_barrier(machine, 0.0, placement)?;
+    let overhead = (measured - before).max(0.0);
+    let after = simulated_barrier(machine, overhead, placement)?;
+    Ok(CallFit {
+        library: machine.spec().collectives.library,
+        measured,
+        before,
+        placement,
+        overhead,
+        after,
+    })
+}
+
+/// Seconds per call of a 2-rank barrier loop on `machine` with
+/// `call_overhead = overhead`, the ranks placed by `placement`.
+fn simulated_barrier(
+    machine: &LogGpMachine,
+    overhead: f64,
+    placement: Placement,
+) -> Result<f64, Error> {
+    let program = crate::scenario::compile("<barrier loop>", BARRIER_LOOP)?;
+    let mut spec = machine.spec().clone();
+    spec.collectives.call_overhead = overhead;
+    spec.node.ranks_per_node = match placement {
+        Placement::TwoNodes => 1,
+        Placement::OneNode => 2,
+    };
+    let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
+    let mut times = Vec::new();
+    let mut sink = |line: PrintLine| {
+        if let Ok(t) = line.text.trim().parse::<f64>() {
+            times.push(t);
+        }
+    };
+    let cfg = crate::scenario::Limits::default().config(2);
+    sim_core::simulate(&program, &mut m.start(2), cfg, &mut sink)
+        .map_err(|e| Error::Input(format!("the barrier simulation failed: {e}")))?;
+    if times.len() != 2 {
+        return Err(Error::Input(
+            "internal error: the barrier simulation printed no time per rank".into(),
+        ));
+    }
+    Ok(times.iter().sum::<f64>() / 2.0)
+}
+
+/// The tables of `calibrate net --barrier T` (or `--shm-barrier T`) and
+/// `--reduce-local T`.
+#[derive(Debug, Clone, Default)]
+pub struct CollTables {
+    pub barrier: Option<(PathBuf, Placement)>,
+    pub reduce_local: Option<PathBuf>,
+}
+
+/// What the collective tables gave, for the machine file and the report.
+#[derive(Debug, Clone, Default)]
+pub struct CollFitted {
+    pub call: Option<(PathBuf, CallFit)>,
+    pub reduce: Option<(PathBuf, ReduceFit)>,
+}
+
+impl CollFitted {
+    /// Lines for the report and the machine file's header.
+    pub fn describe(&self) -> Vec<String> {
+        let us = |s: f64| format!("{:.3} us", s * 1e6);
+        let mut lines = Vec::new();
+        if let Some((path, r)) = &self.reduce {
+            lines.push(format!(
+                "reduction: {} per step + {:.0} MB/s (node.reduce_overhead, node.reduce_op), fitted to MPI_Reduce_local in {} ({} points; median error {:.1}%, max {:.1}%)",
+                us(r.overhead),
+                r.bandwidth / 1e6,
+                path.display(),
+                r.points,
+                r.error.0 * 100.0,
+                r.error.1 * 100.0
+            ));
+        }
+        if let Some((path, c)) = &self.call {
+            lines.push(format!(
+                "collective call overhead: {} (collectives.call_overhead): a 2-rank barrier {} in {} takes {} per call, simulated under the {} rules {} without it, {} with it",
+                us(c.overhead),
+                match c.placement {
+                    Placement::TwoNodes => "on two nodes",
+                    Placement::OneNode => "on one node",
+                },
+                path.display(),
+                us(c.measured),
+                c.library.name(),
+                us(c.before),
+                us(c.after)
+            ));
+            if c.overhead == 0.0 {
+                lines.push(
+                    "  the simulated barrier is already as slow as the measured one: no call overhead"
+                        .to_owned(),
+                );
+            }
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libraries_are_named_by_their_version_text() {
+        assert_eq!(library_of("MPICH Version:\t4.0.2"), Some(Library::Mpich4));
+        assert_eq!(
+            library_of("MPICH Version:      3.3.2"),
+            Some(Library::Mpich3)
+        );
+        assert_eq!(
+            library_of("Open MPI v4.0.3, package: Open MPI build, ident: 4.0.3, repo rev: v4.0.3"),
+            Some(Library::OpenMpi4)
+        );
+        assert_eq!(
+            library_of("Open MPI v5.0.3, package: ..."),
+            Some(Library::OpenMpi5)
+        );
+        assert_eq!(library_of("Open MPI v3.1.6"), Some(Library::OpenMpi4));
+        assert_eq!(
+            library_of("Intel(R) MPI Library 2021.13 for Linux* OS"),
+            None
+        );
+        assert_eq!(library_of("MPICH Version: x"), None);
+        assert_eq!(
+            library_line("# parsim netbench: library MPICH Version:\t4.0.2\n# x\n"),
+            Some("MPICH Version:\t4.0.2")
+        );
+    }
+
+    #[test]
+    fn barrier_tables_of_imb_osu_and_netbench() {
+        let p = Path::new("t");
+        let imb = "# Benchmarking Barrier\n# #processes = 2\n#----\n #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n         1000         0.48         0.52         0.50\n\n# Benchmarking Barrier\n# #processes = 4\n #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n         1000         0.9         1.1         1.0\n";
+        assert_eq!(barrier_seconds(imb, p).expect("reads"), 0.5e-6);
+        let osu = "# OSU MPI Barrier Latency Test v5.6.1\n# Avg Latency(us)\n             0.51\n";
+        assert!((barrier_seconds(osu, p).expect("reads") - 0.51e-6).abs() < 1e-15);
+        let nb = "# Benchmarking Barrier\n# #processes = 2\n#---\n       #bytes #repetitions      t[usec]   Mbytes/sec\n            0         1000        0.500         0.00\n";
+        assert_eq!(barrier_seconds(nb, p).expect("reads"), 0.5e-6);
+        let four = "# Benchmarking Barrier\n# #processes = 4\n #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n 1000 0.9 1.1 1.0\n";
+        let e = barrier_seconds(four, p).expect_err("refused").to_string();
+        assert!(e.contains("no block of 2 processes"), "{e}");
+        let lat = "# OSU MPI Latency Test v5.6.1\n# Size          Latency (us)\n0  0.2\n";
+        let e = barrier_seconds(lat, p).expect_err("refused").to_string();
+        assert!(e.contains("not osu_barrier"), "{e}");
+    }
+
+    /// The fit inverts the simulation: a machine with overhead c makes a
+    /// barrier time from which the machine without it recovers c, on one
+    /// node (MPICH 4's composition) and on two.
+    #[test]
+    fn the_call_overhead_is_recovered() {
+        let text = r#"
+name = "t"
+model = "smp"
+[node]
+memcpy = "1 GB/s"
+ranks_per_node = 2
+[network]
+latency = "2 us"
+bandwidth = "1 GB/s"
+send_overhead = "0.5 us"
+recv_overhead = "0.5 us"
+eager_limit = "64 KiB"
+[shm]
+latency = "0.2 us"
+bandwidth = "5 GB/s"
+send_overhead = "0.1 us"
+recv_overhead = "0.1 us"
+eager_limit = "64 KiB"
+[collectives]
+library = "mpich-4"
+"#;
+        let machine = LogGpMachine::from_toml_str(text, "t.toml").expect("loads");
+        for placement in [Placement::OneNode, Placement::TwoNodes] {
+            let measured = simulated_barrier(&machine, 0.3e-6, placement).expect("simulates");
+            let fit = fit_call_overhead(&machine, measured, placement).expect("fits");
+            approx::assert_relative_eq!(fit.overhead, 0.3e-6, max_relative = 1e-9);
+            approx::assert_relative_eq!(fit.after, measured, max_relative = 1e-9);
+            assert!(fit.before < measured);
+        }
+        // A measured barrier faster than the simulated one: no overhead.
+        let fit = fit_call_overhead(&machine, 1e-9, Placement::TwoNodes).expect("fits");
+        assert_eq!(fit.overhead, 0.0);
+    }
+
+    fn table(points: &[(u64, f64)]) -> Table {
+        let text: String = std::iter::once(
+            "# Benchmarking Reduce_local\n#bytes #repetitions t[usec] Mbytes/sec\n".to_owned(),
+        )
+        .chain(points.iter().map(|(n, us)| format!("{n} 1000 {us} 0\n")))
+        .collect();
+        calibrate::parse_table(
+            &text,
+            &InputOptions {
+                format: Some(calibrate::Format::Imb),
+                benchmark: Some("Reduce_local".to_owned()),
+                ..InputOptions::default()
+            },
+        )
+        .expect("parses")
+    }
+
+    #[test]
+    fn the_reduction_line_is_recovered() {
+        // t = 0.1 us + n / (10 GB/s): the fit gives both back.
+        let points: Vec<(u64, f64)> = (2..=22)
+            .map(|k| {
+                let n = 1u64 << k;
+                (n, 0.1 + n as f64 / 1e4)
+            })
+            .collect();
+        let fit = fit_reduce(&table(&points)).expect("fits");
+        approx::assert_relative_eq!(fit.bandwidth, 1e10, max_relative = 2e-3);
+        approx::assert_relative_eq!(fit.overhead, 0.1e-6, max_relative = 1e-2);
+        assert!(fit.error.1 < 0.01, "{:?}", fit.error);
+        let e = fit_reduce(&table(&[(4, 0.1), (8, 0.1)])).expect_err("no rate");
+        assert!(e.to_string().contains("64 KiB"), "{e}");
+    }
+}
