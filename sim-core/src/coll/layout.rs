@@ -1,8 +1,9 @@
 //! Where the ranks of a communicator run: which of them share a node.
 //!
-//! Node-aware algorithms (MPICH 4's CH4 compositions) split a communicator
-//! the way MPICH's `MPIR_Comm_create_subcomms` (`src/mpi/comm/commutil.c`)
-//! does: `node_comm`, the ranks of one node in communicator order (local
+//! Node-aware algorithms (MPICH 4's CH4 compositions; Open MPI 5's `han`,
+//! which also uses [`NodeLayout::balanced`] and [`NodeLayout::peers_at`])
+//! split a communicator the way MPICH's `MPIR_Comm_create_subcomms`
+//! (`src/mpi/comm/commutil.c`) does: `node_comm`, the ranks of one node in communicator order (local
 //! rank 0 is the node's lowest communicator rank), and `node_roots_comm`,
 //! the local rank 0 of every node, ordered by communicator rank.
 //!
