@@ -383,11 +383,11 @@ fn allreduce(lv: &Levels<'_>, me: u32, n: u64, segsize: u64) -> Result<Vec<Step>
     up2.extend(ur(1)?);
     out.extend(merge(vec![up2, lr(2)?]));
     // t3 for every segment (lines 369-458, issued by lines 182-193).
-    for k in 0..segs.len() {
+    for (k, &bytes) in segs.iter().enumerate() {
         let mut up3 = ub(k + 1)?;
         up3.extend(ur(k + 2)?);
         let mut low = lr(k + 3)?;
-        low.extend(tuned(lv.low, lv.low_rank, CollKind::Bcast, 0, segs[k])?);
+        low.extend(tuned(lv.low, lv.low_rank, CollKind::Bcast, 0, bytes)?);
         out.extend(merge(vec![up3, low]));
     }
     Ok(out)
