@@ -2251,6 +2251,27 @@ fn han_pipelines_segments_between_the_levels() {
     assert!(up[..24].iter().all(|&b| b == 8192) && up[24] == 3392);
     assert_eq!(down, segs);
     assert_eq!(c.len(), up.len() + down.len());
+    // Reduce to rank 0: node 1's leader sends the chained fragments of
+    // segment k to rank 0 while its node reduces segment k+1 to it (tuned's
+    // binomial or binary tree on 4 ranks: it receives from ranks 5 and 6,
+    // two steps): in the three tasks that overlap (segments 0-2 up, 1-3 on
+    // the node) those two steps also carry a fragment, 6 steps in all.
+    let s = schedules_on(alg, CollKind::Reduce, &nodes, 0, 200_000).unwrap();
+    let c = crossing(&s, &nodes);
+    assert!(c.iter().all(|c| (c.0, c.1) == (4, 0)));
+    assert_eq!(c.iter().map(|c| c.2).sum::<u64>(), 200_000);
+    assert_eq!(c.len(), 3 * 8 + 1);
+    let mixed = s[4].iter().filter(|st| {
+        let peers: Vec<u32> = st
+            .ops
+            .iter()
+            .map(|op| match *op {
+                Op::Send { peer, .. } | Op::Recv { peer, .. } => peer,
+            })
+            .collect();
+        peers.contains(&0) && peers.iter().any(|&q| (5..8).contains(&q))
+    });
+    assert_eq!(mixed.count(), 6);
 }
 
 #[test]
