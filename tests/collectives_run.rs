@@ -63,3 +63,46 @@ fn collectives_are_deterministic() {
     assert_eq!(run("openmpi", 13, 70_000), run("openmpi", 13, 70_000));
     assert_eq!(run("mpich", 16, 300), run("mpich", 16, 300));
 }
+
+#[test]
+fn open_mpi_5_allreduce_crosses_nodes_only_between_the_leaders() {
+    // 8 ranks, 4 per node (block placement): Open MPI 5's han reduces on
+    // each node (tuned's binary tree: 3 messages), the leaders 0 and 4
+    // reduce and broadcast between them (libnbc: 1 message each way), and
+    // each node broadcasts (binary tree: 3 messages): 14 messages, and only
+    // ranks 0 and 4 talk across nodes. (MPICH 3's flat recursive doubling
+    // sends 24 messages, 8 of them across nodes.)
+    let dir = support::temp_dir();
+    let m = machine(&dir, "openmpi-5");
+    let prog = dir.file("allreduce.mpl", "allreduce(bytes: 8)\n");
+    let csv = dir.join("matrix.csv");
+    let o = support::parsim_command()
+        .arg("run")
+        .arg(&prog)
+        .args(["--ranks", "8", "--machine"])
+        .arg(&m)
+        .arg("--comm-matrix")
+        .arg(&csv)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&csv).expect("csv written");
+    let mut total = 0u64;
+    let mut crossing = Vec::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (src, dst): (u32, u32) = (f[0].parse().expect("src"), f[1].parse().expect("dst"));
+        let msgs: u64 = f[2].parse().expect("messages");
+        total += msgs;
+        if src / 4 != dst / 4 {
+            crossing.push((src, dst, msgs, f[3].to_string()));
+        }
+    }
+    assert_eq!(total, 14, "{text}");
+    crossing.sort();
+    assert_eq!(
+        crossing,
+        vec![(0, 4, 1, "8".to_string()), (4, 0, 1, "8".to_string())],
+        "{text}"
+    );
+}

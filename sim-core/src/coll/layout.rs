@@ -1,8 +1,9 @@
 //! Where the ranks of a communicator run: which of them share a node.
 //!
-//! Node-aware algorithms (MPICH 4's CH4 compositions) split a communicator
-//! the way MPICH's `MPIR_Comm_create_subcomms` (`src/mpi/comm/commutil.c`)
-//! does: `node_comm`, the ranks of one node in communicator order (local
+//! Node-aware algorithms (MPICH 4's CH4 compositions; Open MPI 5's `han`,
+//! which also uses [`NodeLayout::balanced`] and [`NodeLayout::peers_at`])
+//! split a communicator the way MPICH's `MPIR_Comm_create_subcomms`
+//! (`src/mpi/comm/commutil.c`) does: `node_comm`, the ranks of one node in communicator order (local
 //! rank 0 is the node's lowest communicator rank), and `node_roots_comm`,
 //! the local rank 0 of every node, ordered by communicator rank.
 //!
@@ -126,6 +127,24 @@ impl NodeLayout {
             .unwrap_or(0)
     }
 
+    /// Whether every node holds the same number of ranks (Open MPI's `han`
+    /// checks this, `coll_han_topo.c` lines 119-126 at v5.0.9).
+    pub fn balanced(&self) -> bool {
+        let mut sizes = self.offsets.windows(2).map(|w| w[1] - w[0]);
+        let first = sizes.next();
+        sizes.all(|k| Some(k) == first)
+    }
+
+    /// The ranks whose rank on their node is `local`, ascending: Open MPI
+    /// `han`'s inter-node communicator of those ranks (`comm_split` with the
+    /// node rank as colour and the rank as key, `coll_han_subcomms.c` line
+    /// 306 at v5.0.9). Nodes with fewer ranks have no member in it.
+    pub fn peers_at(&self, local: u32) -> Vec<u32> {
+        (0..self.size())
+            .filter(|&r| self.local[r as usize] == local)
+            .collect()
+    }
+
     /// Whether each node's ranks are consecutive in the communicator
     /// (MPICH's `is_node_consecutive`).
     pub fn consecutive(&self) -> bool {
@@ -160,5 +179,9 @@ mod tests {
         assert!(!c.one_node() && !c.one_per_node());
         assert!(NodeLayout::flat(4).one_per_node());
         assert!(NodeLayout::new(&[3, 3]).one_node());
+        // Open MPI han's view: balanced nodes, the k-th ranks of each node.
+        assert!(c.peers_at(1) == vec![2, 3] && !c.balanced());
+        assert!(l.balanced() && l.peers_at(2) == vec![2, 5]);
+        assert_eq!(NodeLayout::new(&[0, 1, 1, 0]).peers_at(0), vec![0, 1]);
     }
 }

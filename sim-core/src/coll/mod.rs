@@ -22,7 +22,8 @@
 //! - [`select`]: the algorithm a [`Library`] would pick for the call (or the
 //!   one the machine file forces), reproducing MPICH's classic
 //!   `MPIR_*_intra_auto` rules and Open MPI's `coll/tuned` fixed rules of
-//!   4.0 (`openmpi4.rs`) and 5.0 (`openmpi.rs`).
+//!   4.0 (`openmpi4.rs`) and 5.0 (`openmpi.rs`, under 5.0's `coll/han`,
+//!   `han.rs`).
 //! - [`algorithms_for`], [`Algorithm::name`], [`Algorithm::from_name`],
 //!   [`Algorithm::resolve`] and [`Library::from_name`] for machine files.
 //!
@@ -40,6 +41,7 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+mod han;
 mod layout;
 mod mpich;
 mod mpich4;
@@ -153,8 +155,9 @@ pub enum Library {
     /// fitted models with segment sizes; also what 3.1 decides) over a flat
     /// communicator.
     OpenMpi4,
-    /// Open MPI 5.0's `coll/tuned` fixed decision rules (the tables also of
-    /// 4.1) over a flat communicator.
+    /// Open MPI 5.0: the hierarchical `coll/han` component where it takes
+    /// the call (node-aware), else `coll/tuned`'s fixed decision rules (the
+    /// tables also of 4.1).
     OpenMpi5,
 }
 
@@ -213,7 +216,7 @@ impl Library {
     /// Whether the library's choices depend on which ranks share a node
     /// (then the engine passes [`CollCall::layout`]).
     pub fn node_aware(self) -> bool {
-        matches!(self, Library::Mpich4)
+        matches!(self, Library::Mpich4 | Library::OpenMpi5)
     }
 
     /// Whether the library's algorithm names are Open MPI's (see
@@ -317,10 +320,15 @@ pub enum Algorithm {
     /// MPICH 4's CH4 composition beta (bcast from a root's node outwards,
     /// reduce by MPICH's smp reduce).
     Ch4Beta,
+    /// Open MPI 5's `coll/han` default algorithm of the collective (barrier,
+    /// bcast, reduce, allreduce, gather, scatter, allgather: intra-node and
+    /// inter-node steps), with the segment size in bytes of the pipelined
+    /// ones (bcast, reduce, allreduce; 0: one segment); see `han.rs`.
+    Han(u64),
 }
 
 /// Every algorithm with its default parameters, in a fixed order.
-const ALL_ALGORITHMS: [Algorithm; 33] = [
+const ALL_ALGORITHMS: [Algorithm; 34] = [
     Algorithm::Linear,
     Algorithm::LinearNb,
     Algorithm::LinearSync(0),
@@ -354,6 +362,7 @@ const ALL_ALGORITHMS: [Algorithm; 33] = [
     Algorithm::NonOverlapping,
     Algorithm::Ch4Alpha,
     Algorithm::Ch4Beta,
+    Algorithm::Han(0),
 ];
 
 impl Algorithm {
@@ -393,6 +402,7 @@ impl Algorithm {
             Algorithm::NonOverlapping => "nonoverlapping",
             Algorithm::Ch4Alpha => "ch4_alpha",
             Algorithm::Ch4Beta => "ch4_beta",
+            Algorithm::Han(_) => "han",
         }
     }
 
@@ -407,7 +417,8 @@ impl Algorithm {
             | Algorithm::SplitBinaryTree(s)
             | Algorithm::SegmentedBinomial(s)
             | Algorithm::SegmentedRing(s)
-            | Algorithm::LinearSync(s) => Some(s),
+            | Algorithm::LinearSync(s)
+            | Algorithm::Han(s) => Some(s),
             _ => None,
         }
     }
@@ -422,6 +433,7 @@ impl Algorithm {
             Algorithm::SegmentedBinomial(_) => Algorithm::SegmentedBinomial(s),
             Algorithm::SegmentedRing(_) => Algorithm::SegmentedRing(s),
             Algorithm::LinearSync(_) => Algorithm::LinearSync(s),
+            Algorithm::Han(_) => Algorithm::Han(s),
             _ => return None,
         })
     }
@@ -477,6 +489,7 @@ impl Algorithm {
             "nonoverlapping" | "non-overlapping" | "reduce_bcast" => Algorithm::NonOverlapping,
             "ch4_alpha" | "composition_alpha" => Algorithm::Ch4Alpha,
             "ch4_beta" | "composition_beta" => Algorithm::Ch4Beta,
+            "han" | "coll_han" => Algorithm::Han(0),
             _ => return None,
         };
         match segment {
@@ -515,6 +528,10 @@ impl Algorithm {
                 (CollKind::Allgatherv, Algorithm::Ring) => Algorithm::OmpiRing,
                 (_, a) => a,
             };
+        }
+        // han segments only bcast, reduce and allreduce.
+        if matches!(alg, Algorithm::Han(_)) && !han::segmented(kind) {
+            alg = Algorithm::Han(0);
         }
         if supports(kind, alg) {
             Ok(alg)
@@ -620,6 +637,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::DoubleRing,
             A::Tree,
             A::Ch4Alpha,
+            A::Han(0),
         ],
         CollKind::Bcast => &[
             A::BinomialTree,
@@ -635,6 +653,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Knomial,
             A::Ch4Alpha,
             A::Ch4Beta,
+            A::Han(0),
         ],
         CollKind::Reduce => &[
             A::BinomialTree,
@@ -648,6 +667,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::InOrderBinary,
             A::Ch4Alpha,
             A::Ch4Beta,
+            A::Han(0),
         ],
         CollKind::Allreduce => &[
             A::RecursiveDoubling,
@@ -658,9 +678,16 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::NonOverlapping,
             A::Linear,
             A::Ch4Alpha,
+            A::Han(0),
         ],
-        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync(0)],
-        CollKind::Scatter => &[A::BinomialTree, A::OmpiBinomial, A::Linear, A::LinearNb],
+        CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync(0), A::Han(0)],
+        CollKind::Scatter => &[
+            A::BinomialTree,
+            A::OmpiBinomial,
+            A::Linear,
+            A::LinearNb,
+            A::Han(0),
+        ],
         CollKind::Gatherv | CollKind::Scatterv => &[A::LinearNb, A::Linear],
         CollKind::Allgather => &[
             A::RecursiveDoubling,
@@ -668,6 +695,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Ring,
             A::Neighbor,
             A::Linear,
+            A::Han(0),
         ],
         CollKind::Allgatherv => &[
             A::RecursiveDoubling,
@@ -758,6 +786,9 @@ pub fn schedule_in(
     if matches!(alg, Algorithm::Ch4Alpha | Algorithm::Ch4Beta) {
         return mpich4::composition(alg, &ctx);
     }
+    if let Algorithm::Han(segsize) = alg {
+        return han::composition(segsize, &ctx);
+    }
     match call.kind {
         CollKind::Barrier => barrier::schedule(alg, &ctx),
         CollKind::Bcast => bcast::schedule(alg, &ctx),
@@ -784,7 +815,7 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
         Library::Mpich3 => mpich::select(call),
         Library::Mpich4 => mpich4::select(call),
         Library::OpenMpi4 => openmpi4::select(call),
-        Library::OpenMpi5 => openmpi::select(call),
+        Library::OpenMpi5 => han::select(call),
     }
 }
 

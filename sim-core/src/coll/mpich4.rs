@@ -29,7 +29,7 @@
 //! call on a communicator.
 
 use super::util::{self, Ctx, is_pof2, pof2_floor};
-use super::{Algorithm, CollCall, Counts, NodeLayout, Op, Step};
+use super::{Algorithm, CollCall, Counts, NodeLayout, Step};
 use crate::ir::CollKind;
 
 /// MJ bcast (lines 2-98): binomial up to this many bytes.
@@ -199,27 +199,8 @@ fn phase(
     root: u32,
     n: u64,
 ) -> Result<(), String> {
-    if group.len() < 2 {
-        return Ok(());
-    }
-    let counts = Counts::Uniform(n);
-    let sub = CollCall {
-        kind,
-        rank: me,
-        size: group.len() as u32,
-        root,
-        counts,
-        layout: None,
-    };
-    let alg = mpir_select(kind, group.len() as u64, counts);
-    for mut step in super::schedule(alg, &sub)? {
-        for op in &mut step.ops {
-            match op {
-                Op::Send { peer, .. } | Op::Recv { peer, .. } => *peer = group[*peer as usize],
-            }
-        }
-        out.push(step);
-    }
+    let alg = mpir_select(kind, group.len() as u64, Counts::Uniform(n));
+    out.extend(util::on_group(group, me, kind, root, n, alg)?);
     Ok(())
 }
 

@@ -2107,3 +2107,275 @@ fn composite_algorithms_use_the_librarys_rules_inside() {
     .swap_remove(0);
     assert!(root[..p as usize - 1].iter().all(|s| s.ops.len() == 1));
 }
+
+// ---------------------------------------------------------------------------
+// Open MPI 5 (coll/han over node layouts).
+
+/// Every han composition (default segment, small segments, one segment) on
+/// block layouts of 1-5 ranks per node and cyclic ones, several roots and
+/// sizes: the schedules match, finish, and move the collective's data.
+/// Layouts han declines (one node, one rank per node, unbalanced nodes for
+/// the rooted ones and allgather) run tuned's choice instead.
+#[test]
+fn han_compositions_match_and_finish_on_every_layout() {
+    use CollKind as K;
+    let kinds = [
+        K::Barrier,
+        K::Bcast,
+        K::Reduce,
+        K::Allreduce,
+        K::Gather,
+        K::Scatter,
+        K::Allgather,
+    ];
+    for &p in &SIZES {
+        for nodes in layouts(p) {
+            for &kind in &kinds {
+                let rs = if kind.rooted() { roots(p) } else { vec![0] };
+                let sizes: &[u64] = if kind == K::Barrier {
+                    &[0]
+                } else {
+                    &[1, 100, 5000, 70_000, 200_000]
+                };
+                for &root in &rs {
+                    for &n in sizes {
+                        for alg in [Algorithm::Han(han::SEGSIZE), Algorithm::Han(0)] {
+                            let steps = schedules_on(alg, kind, &nodes, root, n)
+                                .unwrap_or_else(|e| panic!("{kind:?} {alg} {nodes:?}: {e}"));
+                            let o = simulate(steps).unwrap_or_else(|e| {
+                                panic!("{kind:?} {alg} nodes={nodes:?} root={root} n={n}: {e}")
+                            });
+                            check_flow(
+                                kind,
+                                alg,
+                                p as usize,
+                                root as usize,
+                                n,
+                                &vec![n; p as usize],
+                                &o,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Many segments, and a segment that does not divide the message.
+    for nodes in [vec![0, 0, 0, 1, 1, 1, 2, 2, 2], vec![0, 1, 2, 0, 1, 2]] {
+        let p = nodes.len();
+        for kind in [K::Bcast, K::Reduce, K::Allreduce] {
+            for root in 0..p as u32 {
+                let alg = Algorithm::Han(1000);
+                let o = simulate(schedules_on(alg, kind, &nodes, root, 12_345).unwrap())
+                    .unwrap_or_else(|e| panic!("{kind:?} {nodes:?} root={root}: {e}"));
+                check_flow(kind, alg, p, root as usize, 12_345, &vec![12_345; p], &o);
+            }
+        }
+    }
+}
+
+/// The messages of a schedule set that cross nodes: (from, to, bytes).
+fn crossing(s: &[Vec<Step>], nodes: &[u32]) -> Vec<(usize, usize, u64)> {
+    let mut out = Vec::new();
+    for (r, sched) in s.iter().enumerate() {
+        for step in sched {
+            for op in &step.ops {
+                if let Op::Send { peer, bytes } = *op
+                    && nodes[r] != nodes[peer as usize]
+                {
+                    out.push((r, peer as usize, bytes));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn han_allreduce_on_2_nodes_of_4_crosses_nodes_only_at_the_leaders() {
+    // 8 bytes, one segment. Each node: tuned reduce on 4 ranks below 4096
+    // bytes is the binary tree (3 messages); the two leaders: libnbc
+    // ireduce on 2 ranks below 65536 bytes is binomial (1 message), ibcast
+    // on <= 4 ranks linear (1 message); each node: tuned bcast on 4 ranks
+    // below 64 bytes is the binary tree (3 messages). 2*3 + 1 + 1 + 2*3.
+    let nodes = [0, 0, 0, 0, 1, 1, 1, 1];
+    let alg = Algorithm::Han(han::SEGSIZE);
+    let s = schedules_on(alg, CollKind::Allreduce, &nodes, 0, 8).unwrap();
+    let o = simulate(s.clone()).unwrap();
+    assert_eq!(o.sent_msgs.iter().sum::<u64>(), 14);
+    assert_eq!(crossing(&s, &nodes), vec![(0, 4, 8), (4, 0, 8)]);
+    // Per rank: the leaders send 2 (binary-tree bcast children 1, 2) + 1
+    // (rank 0: the ibcast; rank 4: the ireduce); ranks 1 and 5 forward the
+    // reduce and the bcast to 3 and 7; the others send their reduce
+    // contribution only.
+    assert_eq!(o.sent_msgs, vec![3, 2, 1, 1, 3, 2, 1, 1]);
+    // Everyone's data is combined: 3 bytes-worths on each node, 1 at rank 0.
+    assert_eq!(o.reduced.iter().sum::<u64>(), 7 * 8);
+}
+
+#[test]
+fn han_pipelines_segments_between_the_levels() {
+    // 200000 bytes in segments of 65536: 65536 * 3 + 3392.
+    let nodes = [0, 0, 0, 0, 1, 1, 1, 1];
+    let alg = Algorithm::Han(han::SEGSIZE);
+    let segs = [65536, 65536, 65536, 3392];
+    // Bcast from rank 0: segment 0 by tuned's bcast between the two
+    // leaders, 1-3 by libnbc's ibcast (linear): the whole buffer crosses
+    // once, from rank 0 to rank 4, one message per segment.
+    let s = schedules_on(alg, CollKind::Bcast, &nodes, 0, 200_000).unwrap();
+    let cross: Vec<u64> = crossing(&s, &nodes).iter().map(|c| c.2).collect();
+    assert!(crossing(&s, &nodes).iter().all(|c| (c.0, c.1) == (0, 4)));
+    assert_eq!(cross, segs);
+    // The leader forwards segment k+1 to the other node in the step where
+    // it sends segment k on its node.
+    let both = s[0].iter().filter(|st| {
+        let peers: Vec<u32> = st
+            .ops
+            .iter()
+            .map(|op| match *op {
+                Op::Send { peer, .. } | Op::Recv { peer, .. } => peer,
+            })
+            .collect();
+        peers.contains(&4) && peers.iter().any(|&q| (1..4).contains(&q))
+    });
+    assert_eq!(both.count(), 3);
+    // Allreduce: each direction carries the whole buffer once. Up, libnbc's
+    // ireduce on 2 ranks chains a 65536-byte segment in 8 fragments of
+    // 8192 and sends the 3392-byte one whole (binomial); down, its ibcast
+    // sends each segment whole.
+    let s = schedules_on(alg, CollKind::Allreduce, &nodes, 0, 200_000).unwrap();
+    let c = crossing(&s, &nodes);
+    let up: Vec<u64> = c.iter().filter(|c| c.0 == 4).map(|c| c.2).collect();
+    let down: Vec<u64> = c.iter().filter(|c| c.0 == 0).map(|c| c.2).collect();
+    assert_eq!(up.len(), 3 * 8 + 1);
+    assert!(up[..24].iter().all(|&b| b == 8192) && up[24] == 3392);
+    assert_eq!(down, segs);
+    assert_eq!(c.len(), up.len() + down.len());
+    // Reduce to rank 0: node 1's leader sends the chained fragments of
+    // segment k to rank 0 while its node reduces segment k+1 to it (tuned's
+    // binomial or binary tree on 4 ranks: it receives from ranks 5 and 6,
+    // two steps): in the three tasks that overlap (segments 0-2 up, 1-3 on
+    // the node) those two steps also carry a fragment, 6 steps in all.
+    let s = schedules_on(alg, CollKind::Reduce, &nodes, 0, 200_000).unwrap();
+    let c = crossing(&s, &nodes);
+    assert!(c.iter().all(|c| (c.0, c.1) == (4, 0)));
+    assert_eq!(c.iter().map(|c| c.2).sum::<u64>(), 200_000);
+    assert_eq!(c.len(), 3 * 8 + 1);
+    let mixed = s[4].iter().filter(|st| {
+        let peers: Vec<u32> = st
+            .ops
+            .iter()
+            .map(|op| match *op {
+                Op::Send { peer, .. } | Op::Recv { peer, .. } => peer,
+            })
+            .collect();
+        peers.contains(&0) && peers.iter().any(|&q| (5..8).contains(&q))
+    });
+    assert_eq!(mixed.count(), 6);
+}
+
+#[test]
+fn han_reduce_and_gather_go_through_the_roots_node_rank() {
+    // Root 5 (node 1, node rank 1): the ranks at node rank 1 (1 and 5)
+    // carry the inter-node step; han's reduce ireduce is binomial on 2
+    // ranks (8 bytes), its gather is tuned's on 2 ranks of 4 blocks.
+    let nodes = [0, 0, 0, 0, 1, 1, 1, 1];
+    for kind in [CollKind::Reduce, CollKind::Gather] {
+        let s = schedules_on(Algorithm::Han(han::SEGSIZE), kind, &nodes, 5, 8).unwrap();
+        let want = if kind == CollKind::Gather { 32 } else { 8 };
+        assert_eq!(crossing(&s, &nodes), vec![(1, 5, want)], "{kind:?}");
+    }
+    // Scatter from root 2: the 4 blocks of node 1 go from rank 2 to 6.
+    let s = schedules_on(Algorithm::Han(0), CollKind::Scatter, &nodes, 2, 8).unwrap();
+    assert_eq!(crossing(&s, &nodes), vec![(2, 6, 32)]);
+    // Cyclic placement: node 0 holds 0, 2, 4, 6; root 3 is node 1's rank 1,
+    // whose up communicator is {2, 3}.
+    let cyc = [0, 1, 0, 1, 0, 1, 0, 1];
+    let s = schedules_on(Algorithm::Han(0), CollKind::Gather, &cyc, 3, 8).unwrap();
+    assert_eq!(crossing(&s, &cyc), vec![(2, 3, 32)]);
+}
+
+#[test]
+fn open_mpi_5_picks_han_where_its_defaults_do() {
+    use Algorithm as A;
+    use CollKind as K;
+    let cfg = CollConfig::new(Library::OpenMpi5);
+    let pick = |kind: CollKind, nodes: Option<&[u32]>, n: u64| {
+        let layout = nodes.map(NodeLayout::new);
+        let p = nodes.map_or(8, |x| x.len() as u32);
+        select(
+            &cfg,
+            &CollCall {
+                kind,
+                rank: 0,
+                size: p,
+                root: 0,
+                counts: Counts::Uniform(n),
+                layout: layout.as_ref(),
+            },
+        )
+    };
+    let tuned = |kind: CollKind, p: u32, n: u64| {
+        super::openmpi::select(&call(kind, 0, p, 0, Counts::Uniform(n)))
+    };
+    let two_by_four: &[u32] = &[0, 0, 0, 0, 1, 1, 1, 1];
+    let cyclic: &[u32] = &[0, 1, 0, 1, 0, 1];
+    let uneven: &[u32] = &[0, 0, 0, 1, 1];
+    let pairs_and_singles: &[u32] = &[0, 0, 1, 2];
+    let one_node: &[u32] = &[0; 8];
+    let flat: &[u32] = &[0, 1, 2, 3, 4, 5, 6, 7];
+    for n in [1u64, 65536, 1 << 20] {
+        for kind in [K::Bcast, K::Reduce, K::Allreduce] {
+            assert_eq!(pick(kind, Some(two_by_four), n), A::Han(65536));
+            assert_eq!(pick(kind, Some(cyclic), n), A::Han(65536));
+        }
+        for kind in [K::Barrier, K::Gather, K::Scatter, K::Allgather] {
+            assert_eq!(pick(kind, Some(two_by_four), n), A::Han(0));
+        }
+        // han provides no alltoall(v), allgatherv, reduce_scatter, scan,
+        // exscan, gatherv, scatterv: tuned's (or basic's) choice.
+        for kind in [K::Alltoall, K::ReduceScatter, K::Scan, K::Exscan] {
+            assert_eq!(pick(kind, Some(two_by_four), n), tuned(kind, 8, n));
+        }
+        // Declined: no layout, one node, one rank per node.
+        for kind in [K::Bcast, K::Allreduce, K::Barrier, K::Gather] {
+            assert_eq!(pick(kind, None, n), tuned(kind, 8, n));
+            assert_eq!(pick(kind, Some(one_node), n), tuned(kind, 8, n));
+            assert_eq!(pick(kind, Some(flat), n), tuned(kind, 8, n));
+        }
+        // Unbalanced nodes: allreduce and barrier still han's, the others
+        // fall back (coll_han_topo.c's imbalance check).
+        for nodes in [uneven, pairs_and_singles] {
+            let p = nodes.len() as u32;
+            assert_eq!(pick(K::Allreduce, Some(nodes), n), A::Han(65536));
+            assert_eq!(pick(K::Barrier, Some(nodes), n), A::Han(0));
+            for kind in [K::Bcast, K::Reduce, K::Gather, K::Scatter, K::Allgather] {
+                assert_eq!(pick(kind, Some(nodes), n), tuned(kind, p, n));
+            }
+        }
+    }
+    assert!(Library::OpenMpi5.node_aware());
+}
+
+#[test]
+fn han_names_resolve() {
+    use Algorithm as A;
+    for lib in Library::ALL {
+        assert_eq!(
+            Algorithm::resolve(lib, CollKind::Bcast, "han:65536"),
+            Ok(A::Han(65536))
+        );
+        assert_eq!(
+            Algorithm::resolve(lib, CollKind::Allreduce, "han"),
+            Ok(A::Han(0))
+        );
+        // Only bcast, reduce and allreduce segment.
+        assert_eq!(
+            Algorithm::resolve(lib, CollKind::Barrier, "han:65536"),
+            Ok(A::Han(0))
+        );
+        assert!(Algorithm::resolve(lib, CollKind::Alltoall, "han").is_err());
+    }
+    assert_eq!(A::Han(65536).to_string(), "han:65536");
+    assert_eq!(A::Han(0).to_string(), "han");
+}

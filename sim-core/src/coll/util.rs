@@ -6,7 +6,7 @@
 //! converted back to `u32` peers when a step is emitted: every emitted peer
 //! is a rank of the communicator, hence `< size <= u32::MAX`.
 
-use super::{CollCall, Counts, Library, NodeLayout, Op, Step};
+use super::{Algorithm, CollCall, Counts, Library, NodeLayout, Op, Step};
 use crate::ir::CollKind;
 
 /// Largest byte count (of one buffer, or of all blocks of a call) accepted:
@@ -286,6 +286,60 @@ impl Sched {
     pub fn finish(self) -> Vec<Step> {
         self.steps
     }
+}
+
+/// The steps of `kind` under `alg` on a sub-communicator: `group` lists
+/// its members as ranks of the calling communicator, in the
+/// sub-communicator's rank order, and `me` is this rank's index in it. The
+/// sub-schedule is built with `root` and the uniform count `n` as the
+/// sub-communicator sees them, and its peers are mapped back to ranks of the
+/// calling communicator. A group of fewer than two ranks has no steps.
+/// (Node-aware compositions: MPICH 4's CH4 ones, Open MPI 5's `coll/han`.)
+pub(super) fn on_group(
+    group: &[u32],
+    me: u32,
+    kind: CollKind,
+    root: u32,
+    n: u64,
+    alg: Algorithm,
+) -> Result<Vec<Step>, String> {
+    if group.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let sub = CollCall {
+        kind,
+        rank: me,
+        size: peer(group.len() as u64),
+        root,
+        counts: Counts::Uniform(n),
+        layout: None,
+    };
+    let mut steps = super::schedule(alg, &sub)?;
+    for step in &mut steps {
+        for op in &mut step.ops {
+            match op {
+                Op::Send { peer, .. } | Op::Recv { peer, .. } => *peer = group[*peer as usize],
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// Schedules that run at the same time on one rank, merged step by step:
+/// step `i` starts the operations of every part's step `i` (in the order of
+/// `parts`) and waits for all of them, then combines what they combine.
+/// The parts must not share a pair of ranks in one direction (messages of
+/// a pair are matched in order, and the merge would interleave them).
+pub(super) fn merge(parts: Vec<Vec<Step>>) -> Vec<Step> {
+    let len = parts.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out: Vec<Step> = (0..len).map(|_| Step::default()).collect();
+    for part in parts {
+        for (i, step) in part.into_iter().enumerate() {
+            out[i].ops.extend(step.ops);
+            out[i].reduce_bytes += step.reduce_bytes;
+        }
+    }
+    out
 }
 
 /// Largest power of two `<= n` (`n >= 1`).
