@@ -63,3 +63,17 @@ fn collectives_are_deterministic() {
     assert_eq!(run("openmpi", 13, 70_000), run("openmpi", 13, 70_000));
     assert_eq!(run("mpich", 16, 300), run("mpich", 16, 300));
 }
+
+#[test]
+fn every_collective_completes_under_intel_mpi() {
+    // Node-aware (4 ranks per node): the table's compositions run on the
+    // node and node-leader communicators.
+    for library in ["intelmpi", "intelmpi-2019"] {
+        for ranks in [1, 2, 3, 5, 8, 12, 17] {
+            for bytes in [8, 4096, 100_000, 1_048_576] {
+                run(library, ranks, bytes);
+            }
+        }
+    }
+    assert_eq!(run("intelmpi", 12, 3000), run("intelmpi", 12, 3000));
+}

@@ -99,3 +99,18 @@ fn reduce_op_is_a_rate_or_a_time_per_byte() {
         .to_string();
     assert!(e.contains("node.reduce_op"), "{e}");
 }
+
+#[test]
+fn intel_mpi_libraries_are_read() {
+    for (name, lib) in [
+        ("intelmpi", Library::IntelMpi2021),
+        ("intelmpi-2021", Library::IntelMpi2021),
+        ("impi", Library::IntelMpi2021),
+        ("intelmpi-2019", Library::IntelMpi2019),
+    ] {
+        let m = load(&format!("[collectives]\nlibrary = \"{name}\"\n")).expect("loads");
+        assert_eq!(m.start(1).collectives().library, lib, "{name}");
+    }
+    let e = load("[collectives]\nlibrary = \"intelmpi-2017\"\n").expect_err("refused");
+    assert!(e.contains("intelmpi-2021"), "{e}");
+}
