@@ -13,9 +13,10 @@
 //! The table is a tree: collective, ranks per node (`ppn`), communicator
 //! size, message size, each a list of keys. A call takes, at each level,
 //! the first key at least its own value (`-1` and `2147483647` match
-//! anything; past the last key the last one); this `<=` reading is
-//! MPICH's `csel` convention, from which Intel's selection code descends,
-//! and is inferred, not read from Intel's code. The message size is the
+//! anything; past the last key the last one), as measured on Intel MPI
+//! 2021.13 (`scripts/intelmpi/lookup_experiment.sh`: JSON tunings whose
+//! rows pick algorithms that put different byte counts on the wire). The
+//! message size is the
 //! byte count parsim compares for the collective ([`Counts::single`]: the
 //! whole buffer of bcast, reduce and allreduce, the per-rank block of
 //! allgather, alltoall, gather and scatter), `ppn` the most ranks the
