@@ -16,11 +16,10 @@
 //! anything; past the last key the last one), as measured on Intel MPI
 //! 2021.13 (`scripts/intelmpi/lookup_experiment.sh`: JSON tunings whose
 //! rows pick algorithms that put different byte counts on the wire). The
-//! message size is the
-//! byte count parsim compares for the collective ([`Counts::single`]: the
-//! whole buffer of bcast, reduce and allreduce, the per-rank block of
-//! allgather, alltoall, gather and scatter), `ppn` the most ranks the
-//! communicator has on one node (1 without a layout).
+//! message size is the byte count parsim compares for the collective
+//! ([`Counts::single`]: the whole buffer of bcast, reduce and allreduce,
+//! the per-rank block of allgather, alltoall, gather and scatter), `ppn`
+//! the most ranks the communicator has on one node (1 without a layout).
 //!
 //! A leaf is a composition and its parts' algorithms. Where it names an
 //! algorithm parsim has, that algorithm runs; node-aware compositions run as
