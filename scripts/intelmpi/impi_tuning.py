@@ -87,6 +87,16 @@ def ch4_rows(data):
     return rows
 
 
+def net_rows(data):
+    """The netmod-level table: (coll, ppn, comm_size, msg_size, entries)."""
+    rows = []
+    for path, entries in leaves(data):
+        d = dict(path)
+        if "k2" not in d and d.get("level") == 2:
+            rows.append((d["coll"], d["ppn"], d["comm_size"], d["msg_size"], entries))
+    return rows
+
+
 def strip(e):
     vals = list(e)
     while len(vals) > 1 and vals[-1] == 0:

@@ -25,9 +25,13 @@
 //! algorithm parsim has, that algorithm runs; node-aware compositions run as
 //! MPICH 4's [`Algorithm::Ch4Alpha`] / [`Algorithm::Ch4Beta`] (the same
 //! structure: node, node leaders, node), whose parts MPICH 4's rules choose,
-//! not Intel's netmod and shm tables; where the leaf leaves the choice to
-//! those tables ([`Pick::Mpir`]) MPICH 4's MPIR choice on the whole
-//! communicator stands in. Algorithms whose pattern is not public
+//! not Intel's netmod and shm tables. Where a leaf runs the netmod on the
+//! whole communicator and leaves the algorithm to the netmod table
+//! ([`Pick::Netmod`]: allreduce, bcast, reduce), that table's leaf decides,
+//! its algorithm ids told apart by the bytes each rank sends; where it
+//! leaves it to the shm table, or names something not modelled
+//! ([`Pick::Mpir`]), MPICH 4's MPIR choice on the whole communicator stands
+//! in. Algorithms whose pattern is not public
 //! (Shumilin's, Plum's) run as the closest classic one. Each substitution
 //! is listed in `docs/collectives.md` ("Intel MPI selection").
 
@@ -42,9 +46,14 @@ pub(super) enum Pick {
     /// An algorithm parsim has (a substitute where the leaf's is not
     /// modelled; see the generator's map).
     Alg(Algorithm),
-    /// The leaf defers to Intel's netmod or shm table (`-1`, or the netmod's
-    /// `auto`), or names a composition parsim does not model: MPICH 4's MPIR
-    /// choice for the whole communicator.
+    /// The leaf runs the netmod on the whole communicator and leaves the
+    /// algorithm to Intel's netmod table (allreduce and reduce `2 -1`, bcast
+    /// `3 -1`), which is translated too (`NET_*` in the table).
+    Netmod,
+    /// The leaf defers to Intel's shm table, to the netmod's `auto`, names a
+    /// composition or netmod algorithm parsim does not model, or the netmod
+    /// table has no translation for the collective: MPICH 4's MPIR choice
+    /// for the whole communicator.
     Mpir,
 }
 
@@ -78,6 +87,16 @@ fn table_of(kind: CollKind) -> Option<&'static [Ppn]> {
     })
 }
 
+/// The netmod-level table of `kind`, where it is translated.
+fn netmod_table_of(kind: CollKind) -> Option<&'static [Ppn]> {
+    Some(match kind {
+        CollKind::Allreduce => table::NET_ALLREDUCE,
+        CollKind::Bcast => table::NET_BCAST,
+        CollKind::Reduce => table::NET_REDUCE,
+        _ => return None,
+    })
+}
+
 /// The first item whose key is at least `v`, else the last (`None` only
 /// for an empty list, which the generator never writes).
 fn first_at_least<T>(items: &[T], key: impl Fn(&T) -> u64, v: u64) -> Option<&T> {
@@ -87,7 +106,16 @@ fn first_at_least<T>(items: &[T], key: impl Fn(&T) -> u64, v: u64) -> Option<&T>
 /// The leaf for a call of `kind` with `ppn` ranks per node, `p` ranks and
 /// `n` bytes; `None` for a collective whose table is not translated.
 pub(super) fn lookup(kind: CollKind, ppn: u32, p: u32, n: u64) -> Option<Pick> {
-    let rows = table_of(kind)?;
+    find(table_of(kind)?, ppn, p, n)
+}
+
+/// The netmod table's leaf for the same call.
+fn lookup_netmod(kind: CollKind, ppn: u32, p: u32, n: u64) -> Option<Pick> {
+    find(netmod_table_of(kind)?, ppn, p, n)
+}
+
+/// The leaf of `rows` for `ppn`, `p`, `n` (see the module documentation).
+fn find(rows: &[Ppn], ppn: u32, p: u32, n: u64) -> Option<Pick> {
     let by_ppn = first_at_least(rows, |r| u64::from(r.ppn), u64::from(ppn))?;
     let comm = first_at_least(by_ppn.comms, |c| u64::from(c.np), u64::from(p))?;
     let (_, pick) = first_at_least(comm.sizes, |s| s.0, n)?;
@@ -102,9 +130,13 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let ppn = call.layout.map_or(1, |l| l.max_per_node().max(1));
     let n = call.counts.single();
     let mpir = || mpich4::mpir_select(call.kind, u64::from(call.size), call.counts);
-    match lookup(call.kind, ppn, call.size, n) {
+    let pick = match lookup(call.kind, ppn, call.size, n) {
+        Some(Pick::Netmod) => lookup_netmod(call.kind, ppn, call.size, n),
+        other => other,
+    };
+    match pick {
         Some(Pick::Alg(alg)) => alg,
-        Some(Pick::Mpir) | None => mpir(),
+        Some(Pick::Netmod | Pick::Mpir) | None => mpir(),
     }
 }
 
@@ -113,7 +145,11 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
 #[cfg(test)]
 pub(super) fn rows(kind: CollKind) -> Vec<(u32, u32, Vec<u64>)> {
     let mut out = Vec::new();
-    for r in table_of(kind).unwrap_or(&[]) {
+    for r in table_of(kind)
+        .unwrap_or(&[])
+        .iter()
+        .chain(netmod_table_of(kind).unwrap_or(&[]))
+    {
         for c in r.comms {
             if r.ppn != u32::MAX && c.np != u32::MAX {
                 out.push((r.ppn, c.np, c.sizes.iter().map(|s| s.0).collect()));

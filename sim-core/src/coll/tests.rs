@@ -2133,18 +2133,22 @@ fn impi(kind: CollKind, ppn: u32, p: u32, n: u64) -> Algorithm {
 fn intelmpi_selection_follows_the_tuning_table() {
     use Algorithm as A;
     use CollKind as K;
-    // (kind, ppn, p, bytes, expected). "MPIR" rows defer to Intel's netmod
-    // table; MPICH 4's MPIR choice stands in (named in the comment).
+    // (kind, ppn, p, bytes, expected). "netmod" rows leave the algorithm
+    // to Intel's netmod table (its row is quoted); "MPIR" rows take MPICH
+    // 4's MPIR choice (named in the comment).
     let cases: &[(K, u32, u32, u64, A)] = &[
         // allreduce ppn=32 comm_size=64: 0 "8" (preset 3 reduce + bcast);
         // 128 "6,2,4 -1", 1166 "6,1,4 -1", 10408 "6,1,2 -1" (SHM-based);
-        // 2623277 "2 -1" (MPIR: Rabenseifner above 8 bytes); else "1 -1 -1
-        // -1" (preset 4 topology-aware reduce + bcast).
+        // 2623277 "2 -1" (netmod: 37121 "4" and 1508645 "12" Rabenseifner,
+        // else "11" ring); else "1 -1 -1 -1" (preset 4 topology-aware
+        // reduce + bcast).
         (K::Allreduce, 32, 64, 0, A::NonOverlapping),
         (K::Allreduce, 32, 64, 1, A::Ch4Alpha),
         (K::Allreduce, 32, 64, 10408, A::Ch4Alpha),
         (K::Allreduce, 32, 64, 10409, A::Rabenseifner),
-        (K::Allreduce, 32, 64, 2623277, A::Rabenseifner),
+        (K::Allreduce, 32, 64, 1508645, A::Rabenseifner),
+        (K::Allreduce, 32, 64, 1508646, A::Ring),
+        (K::Allreduce, 32, 64, 2623277, A::Ring),
         (K::Allreduce, 32, 64, 2623278, A::Ch4Alpha),
         // allgather ppn=32 comm_size=64: 0 "1 2" Bruck's; 237 "1 4,2"
         // knomial radix 2 (Bruck's pattern); 304 "3" topology-aware gatherv
@@ -2178,31 +2182,39 @@ fn intelmpi_selection_follows_the_tuning_table() {
         // barrier: every row is a node-aware composition.
         (K::Barrier, 1, 8, 0, A::Ch4Alpha),
         (K::Barrier, 32, 64, 0, A::Ch4Alpha),
-        // bcast ppn=32 comm_size=64: 11 "3 -1" (MPIR: binomial up to
-        // 12288); 40 "1 -1 -1" (alpha); 233 MPIR; 413 alpha; 1280 "2 -1 -1
-        // -1" (beta); 2656764 alpha; else MPIR (scatter + ring allgather
-        // above 524288 bytes).
-        (K::Bcast, 32, 64, 11, A::BinomialTree),
+        // bcast ppn=32 comm_size=64: 11 "3 -1" (netmod: 8192 "1,2,4096,..."
+        // knomial); 40 "1 -1 -1" (alpha); 233 netmod; 413 alpha; 1280 "2
+        // -1 -1 -1" (beta); 2656764 alpha; else netmod (3022720
+        // "10,8192", Shumilin's: the pipelined chain; else "10,32768").
+        (K::Bcast, 32, 64, 11, A::Knomial),
         (K::Bcast, 32, 64, 12, A::Ch4Alpha),
-        (K::Bcast, 32, 64, 41, A::BinomialTree),
+        (K::Bcast, 32, 64, 41, A::Knomial),
         (K::Bcast, 32, 64, 413, A::Ch4Alpha),
         (K::Bcast, 32, 64, 414, A::Ch4Beta),
         (K::Bcast, 32, 64, 1281, A::Ch4Alpha),
         (K::Bcast, 32, 64, 2656764, A::Ch4Alpha),
-        (K::Bcast, 32, 64, 2656765, A::ScatterRingAllgather),
+        (K::Bcast, 32, 64, 2656765, A::Pipeline(8192)),
+        (K::Bcast, 32, 64, 3022721, A::Pipeline(32768)),
         // reduce ppn=32 comm_size=64: 8408 "1 -1 7,1,2,1,2" (alpha);
-        // 70898 "2 -1" (MPIR: Rabenseifner); else "1 -1 -1" (alpha).
+        // 70898 "2 -1" (netmod: 179099 "4" Rabenseifner); else "1 -1 -1"
+        // (alpha).
         (K::Reduce, 32, 64, 8408, A::Ch4Alpha),
         (K::Reduce, 32, 64, 8409, A::Rabenseifner),
         (K::Reduce, 32, 64, 70898, A::Rabenseifner),
         (K::Reduce, 32, 64, 70899, A::Ch4Alpha),
         // reduce ppn=1 comm_size=16: 1068 "2 1,4,4096,1,4" (knomial:
-        // binomial); 205003 MPIR; 1145620 "1 6,14000 6,14000" (alpha);
-        // else "2 6,14000" (Shumilin's: binomial).
+        // binomial); 13817 knomial; 205003 "2 -1" (netmod: 86623
+        // "1,2,8192,..." knomial, 156829 "2,2,8192,0,3", a binary tree in 8
+        // KiB segments; else "6,16000", Shumilin's: the chain); 1145620 "1
+        // 6,14000 6,14000" (alpha); else "2 6,14000" (Shumilin's in 14000
+        // bytes segments: the chain).
         (K::Reduce, 1, 16, 1068, A::BinomialTree),
-        (K::Reduce, 1, 16, 205003, A::Rabenseifner),
+        (K::Reduce, 1, 16, 86623, A::BinomialTree),
+        (K::Reduce, 1, 16, 86624, A::BinaryTree(8192)),
+        (K::Reduce, 1, 16, 156830, A::Pipeline(16000)),
+        (K::Reduce, 1, 16, 205003, A::Pipeline(16000)),
         (K::Reduce, 1, 16, 205004, A::Ch4Alpha),
-        (K::Reduce, 1, 16, 1145621, A::BinomialTree),
+        (K::Reduce, 1, 16, 1145621, A::Pipeline(14000)),
         // gather and scatter: binomial, Shumilin's, segmented/radix and
         // topology-aware binomial all run as the binomial tree.
         (K::Gather, 32, 64, 512, A::BinomialTree),
@@ -2217,7 +2229,8 @@ fn intelmpi_selection_follows_the_tuning_table() {
         (K::Alltoall, 3, 12, 352, A::Linear),
         (K::Alltoall, 3, 12, 298892, A::Pairwise),
         // Past the last key: comm_size 128 at ppn=1 takes the 64 row
-        // (124115 MPIR, 133521 alpha, else MPIR).
+        // (124115 netmod, 133521 alpha, else netmod; the netmod's 64 row:
+        // 159110 "4", else "12", both Rabenseifner).
         (K::Allreduce, 1, 128, 124115, A::Rabenseifner),
         (K::Allreduce, 1, 128, 124116, A::Ch4Alpha),
         (K::Allreduce, 1, 128, 133522, A::Rabenseifner),

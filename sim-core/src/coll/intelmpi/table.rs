@@ -5,7 +5,7 @@
 use super::super::Algorithm as A;
 use super::{Comm, Pick, Ppn};
 
-/// `allgather`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `allgather` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static ALLGATHER: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -919,7 +919,7 @@ pub(super) static ALLGATHER: &[Ppn] = &[
     },
 ];
 
-/// `allreduce`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `allreduce` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static ALLREDUCE: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -929,11 +929,11 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (5, Pick::Alg(A::Ch4Alpha)),
-                    (9, Pick::Mpir),
+                    (9, Pick::Netmod),
                     (121, Pick::Alg(A::Ch4Alpha)),
-                    (236, Pick::Mpir),
+                    (236, Pick::Netmod),
                     (3221, Pick::Alg(A::Ch4Alpha)),
-                    (6342, Pick::Mpir),
+                    (6342, Pick::Netmod),
                     (15834, Pick::Alg(A::Ch4Alpha)),
                     (20617, Pick::Alg(A::Ring)),
                     (132006, Pick::Alg(A::NonOverlapping)),
@@ -945,12 +945,12 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (13, Pick::Alg(A::Ch4Alpha)),
-                    (46, Pick::Mpir),
+                    (46, Pick::Netmod),
                     (16384, Pick::Alg(A::Ch4Alpha)),
                     (47372, Pick::Alg(A::Ring)),
                     (84526, Pick::Alg(A::NonOverlapping)),
                     (161815, Pick::Alg(A::Ring)),
-                    (2369246, Pick::Mpir),
+                    (2369246, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -959,7 +959,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -967,20 +967,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (8, Pick::Alg(A::Ch4Alpha)),
-                    (438, Pick::Mpir),
+                    (438, Pick::Netmod),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9, Pick::Mpir),
+                    (9, Pick::Netmod),
                     (8568, Pick::Alg(A::Ch4Alpha)),
-                    (32768, Pick::Mpir),
+                    (32768, Pick::Netmod),
                     (69755, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -988,9 +988,9 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (124115, Pick::Mpir),
+                    (124115, Pick::Netmod),
                     (133521, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -1012,7 +1012,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9456, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1020,7 +1020,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10438, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1028,7 +1028,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10723, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1036,7 +1036,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (12133, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1044,7 +1044,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (12151, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1052,7 +1052,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (12027, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -1062,14 +1062,22 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 4,
-                sizes: &[(0, Pick::Alg(A::NonOverlapping)), (u64::MAX, Pick::Mpir)],
+                sizes: &[
+                    (0, Pick::Alg(A::NonOverlapping)),
+                    (1300, Pick::Mpir),
+                    (4096, Pick::Netmod),
+                    (14208, Pick::Mpir),
+                    (20048, Pick::Netmod),
+                    (524288, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
+                ],
             },
             Comm {
                 np: 8,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (7014, Pick::Alg(A::Ch4Alpha)),
-                    (2023332, Pick::Mpir),
+                    (2023332, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1078,7 +1086,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9870, Pick::Alg(A::Ch4Alpha)),
-                    (3206182, Pick::Mpir),
+                    (3206182, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1087,7 +1095,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9918, Pick::Alg(A::Ch4Alpha)),
-                    (3416713, Pick::Mpir),
+                    (3416713, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1096,7 +1104,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11001, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1104,7 +1112,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11045, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1112,7 +1120,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9604, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -1122,14 +1130,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 8,
-                sizes: &[(0, Pick::Alg(A::NonOverlapping)), (u64::MAX, Pick::Mpir)],
+                sizes: &[
+                    (0, Pick::Alg(A::NonOverlapping)),
+                    (32768, Pick::Mpir),
+                    (140853, Pick::Netmod),
+                    (2124784, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
+                ],
             },
             Comm {
                 np: 16,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9238, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1137,7 +1151,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10467, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1145,7 +1159,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10175, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1153,7 +1167,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11243, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1161,7 +1175,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11270, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1169,7 +1183,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11692, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -1181,9 +1195,10 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 10,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (42057, Pick::Mpir),
+                    (23996, Pick::Mpir),
+                    (42057, Pick::Netmod),
                     (109609, Pick::Alg(A::Ring)),
-                    (177235, Pick::Mpir),
+                    (177235, Pick::Netmod),
                     (3401192, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::NonOverlapping)),
                 ],
@@ -1193,7 +1208,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (178281, Pick::Mpir),
+                    (178281, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1202,7 +1217,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1210,7 +1225,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1218,7 +1233,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (524288, Pick::Mpir),
+                    (524288, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1227,7 +1242,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1048576, Pick::Mpir),
+                    (1048576, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1236,7 +1251,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (23499, Pick::Alg(A::Ch4Alpha)),
-                    (524288, Pick::Mpir),
+                    (524288, Pick::Netmod),
                     (2761430, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1250,7 +1265,8 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 16,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (3361198, Pick::Mpir),
+                    (555634, Pick::Mpir),
+                    (3361198, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::NonOverlapping)),
                 ],
             },
@@ -1259,7 +1275,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9396, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1267,7 +1283,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10389, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1275,7 +1291,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10336, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1283,7 +1299,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11213, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1291,7 +1307,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9476, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1299,7 +1315,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11957, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -1320,7 +1336,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (14310, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1328,7 +1344,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1336,7 +1352,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (524288, Pick::Mpir),
+                    (524288, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1345,7 +1361,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1010140, Pick::Mpir),
+                    (1010140, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1354,7 +1370,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (20429, Pick::Alg(A::Ch4Alpha)),
-                    (1576270, Pick::Mpir),
+                    (1576270, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1363,7 +1379,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (21016, Pick::Alg(A::Ch4Alpha)),
-                    (1657590, Pick::Mpir),
+                    (1657590, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1385,7 +1401,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (248257, Pick::Mpir),
+                    (248257, Pick::Netmod),
                     (3050262, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1395,7 +1411,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1403,7 +1419,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1411,7 +1427,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1035549, Pick::Mpir),
+                    (1035549, Pick::Netmod),
                     (3848090, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1421,7 +1437,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (18542, Pick::Alg(A::Ch4Alpha)),
-                    (1672745, Pick::Mpir),
+                    (1672745, Pick::Netmod),
                     (2788371, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1431,7 +1447,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (18477, Pick::Alg(A::Ch4Alpha)),
-                    (1738017, Pick::Mpir),
+                    (1738017, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1453,7 +1469,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (252024, Pick::Mpir),
+                    (252024, Pick::Netmod),
                     (608111, Pick::Alg(A::Ring)),
                     (1268047, Pick::Alg(A::Ch4Alpha)),
                     (3056782, Pick::Alg(A::Ring)),
@@ -1465,10 +1481,10 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (224084, Pick::Mpir),
+                    (224084, Pick::Netmod),
                     (984816, Pick::Alg(A::Ring)),
                     (1128959, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1476,7 +1492,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (481895, Pick::Mpir),
+                    (481895, Pick::Netmod),
                     (3025422, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1486,7 +1502,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (499884, Pick::Mpir),
+                    (499884, Pick::Netmod),
                     (1139022, Pick::Alg(A::Ch4Alpha)),
                     (3384621, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1497,7 +1513,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (15789, Pick::Alg(A::Ch4Alpha)),
-                    (507114, Pick::Mpir),
+                    (507114, Pick::Netmod),
                     (4119349, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1507,7 +1523,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (571527, Pick::Mpir),
+                    (571527, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1522,7 +1538,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (390687, Pick::Mpir),
                     (2394125, Pick::Alg(A::Ring)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1530,7 +1546,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (875439, Pick::Mpir),
+                    (875439, Pick::Netmod),
                     (1452803, Pick::Alg(A::Ch4Alpha)),
                     (2839194, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1541,9 +1557,9 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (835777, Pick::Mpir),
+                    (835777, Pick::Netmod),
                     (1545904, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1551,7 +1567,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1522595, Pick::Mpir),
+                    (1522595, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1560,7 +1576,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (742978, Pick::Mpir),
+                    (742978, Pick::Netmod),
                     (1841158, Pick::Alg(A::Ch4Alpha)),
                     (2421928, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1571,7 +1587,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1162173, Pick::Mpir),
+                    (1162173, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1580,7 +1596,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16777, Pick::Alg(A::Ch4Alpha)),
-                    (1450714, Pick::Mpir),
+                    (1450714, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1598,7 +1614,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10408, Pick::Alg(A::Ch4Alpha)),
-                    (2623277, Pick::Mpir),
+                    (2623277, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1607,7 +1623,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (11094, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1615,7 +1631,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (10935, Pick::Alg(A::Ch4Alpha)),
-                    (2035448, Pick::Mpir),
+                    (2035448, Pick::Netmod),
                     (2825198, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1625,7 +1641,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (12104, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1633,7 +1649,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (12467, Pick::Alg(A::Ch4Alpha)),
-                    (3206695, Pick::Mpir),
+                    (3206695, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1642,7 +1658,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16018, Pick::Alg(A::Ch4Alpha)),
-                    (3629727, Pick::Mpir),
+                    (3629727, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1664,7 +1680,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (13627, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1672,7 +1688,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (959722, Pick::Mpir),
+                    (959722, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1681,7 +1697,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1015929, Pick::Mpir),
+                    (1015929, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
             },
@@ -1690,7 +1706,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (18850, Pick::Alg(A::Ch4Alpha)),
-                    (1480834, Pick::Mpir),
+                    (1480834, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1699,7 +1715,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (986024, Pick::Mpir),
+                    (986024, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1708,7 +1724,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1583798, Pick::Mpir),
+                    (1583798, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1743,7 +1759,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (942330, Pick::Mpir),
+                    (942330, Pick::Netmod),
                     (3092884, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1753,9 +1769,9 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1008367, Pick::Mpir),
+                    (1008367, Pick::Netmod),
                     (1553879, Pick::Alg(A::Ring)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1763,9 +1779,9 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1662863, Pick::Mpir),
+                    (1662863, Pick::Netmod),
                     (2865465, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -1773,7 +1789,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (17909, Pick::Alg(A::Ch4Alpha)),
-                    (1762289, Pick::Mpir),
+                    (1762289, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1782,7 +1798,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
-                    (1650391, Pick::Mpir),
+                    (1650391, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -1905,7 +1921,7 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
     },
 ];
 
-/// `alltoall`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `alltoall` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static ALLTOALL: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -2736,7 +2752,7 @@ pub(super) static ALLTOALL: &[Ppn] = &[
     },
 ];
 
-/// `barrier`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `barrier` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static BARRIER: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -2962,7 +2978,7 @@ pub(super) static BARRIER: &[Ppn] = &[
     },
 ];
 
-/// `bcast`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `bcast` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static BCAST: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -2970,39 +2986,39 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 2,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (4, Pick::Alg(A::Ch4Beta)),
-                    (512, Pick::Mpir),
+                    (512, Pick::Netmod),
                     (65536, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 4,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (2, Pick::Alg(A::Ch4Beta)),
                     (12, Pick::Alg(A::Ch4Alpha)),
-                    (170, Pick::Mpir),
+                    (170, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Beta)),
                 ],
             },
             Comm {
                 np: 8,
                 sizes: &[
-                    (1, Pick::Mpir),
+                    (1, Pick::Netmod),
                     (12, Pick::Alg(A::Ch4Beta)),
-                    (8192, Pick::Mpir),
+                    (8192, Pick::Netmod),
                     (1178902, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 16,
                 sizes: &[
-                    (8, Pick::Mpir),
+                    (8, Pick::Netmod),
                     (88, Pick::Alg(A::Ch4Alpha)),
-                    (2820, Pick::Mpir),
+                    (2820, Pick::Netmod),
                     (16384, Pick::Alg(A::Ch4Alpha)),
                     (524288, Pick::Alg(A::Ch4Beta)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -3011,22 +3027,22 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 32,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (9, Pick::Alg(A::Ch4Beta)),
                     (1024, Pick::Alg(A::Ch4Alpha)),
                     (3615, Pick::Alg(A::Ch4Beta)),
-                    (11546, Pick::Mpir),
+                    (11546, Pick::Netmod),
                     (25217, Pick::Alg(A::Ch4Alpha)),
-                    (1048576, Pick::Mpir),
+                    (1048576, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
-                    (405, Pick::Mpir),
+                    (405, Pick::Netmod),
                     (720, Pick::Alg(A::Ch4Beta)),
-                    (4858, Pick::Mpir),
+                    (4858, Pick::Netmod),
                     (17527, Pick::Alg(A::Ch4Beta)),
                     (65536, Pick::Alg(A::Ch4Alpha)),
                     (1374464, Pick::Alg(A::Ch4Beta)),
@@ -3040,64 +3056,70 @@ pub(super) static BCAST: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 2,
-                sizes: &[(342590, Pick::Mpir), (u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[
+                    (160, Pick::Netmod),
+                    (320, Pick::Mpir),
+                    (866, Pick::Netmod),
+                    (342590, Pick::Mpir),
+                    (u64::MAX, Pick::Alg(A::Ch4Alpha)),
+                ],
             },
             Comm {
                 np: 4,
                 sizes: &[
-                    (2524, Pick::Mpir),
+                    (2524, Pick::Netmod),
                     (7239, Pick::Alg(A::Ch4Beta)),
-                    (9216, Pick::Mpir),
+                    (9216, Pick::Netmod),
                     (266738, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 8,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (15, Pick::Alg(A::Ch4Alpha)),
                     (19, Pick::Alg(A::Ch4Beta)),
                     (289962, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 16,
                 sizes: &[
-                    (13, Pick::Mpir),
+                    (13, Pick::Netmod),
                     (64, Pick::Alg(A::Ch4Beta)),
-                    (2539, Pick::Mpir),
+                    (2539, Pick::Netmod),
                     (5812, Pick::Alg(A::Ch4Alpha)),
-                    (9620, Pick::Mpir),
+                    (9620, Pick::Netmod),
                     (234020, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
-                    (1411, Pick::Mpir),
+                    (1411, Pick::Netmod),
                     (276510, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (315441, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (50, Pick::Alg(A::Ch4Alpha)),
                     (86, Pick::Alg(A::Ch4Beta)),
                     (351820, Pick::Alg(A::Ch4Alpha)),
-                    (2591531, Pick::Mpir),
+                    (2591531, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Beta)),
                 ],
             },
@@ -3109,8 +3131,11 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 4,
                 sizes: &[
-                    (256, Pick::Mpir),
+                    (2, Pick::Netmod),
+                    (16, Pick::Mpir),
+                    (256, Pick::Netmod),
                     (675, Pick::Alg(A::Ch4Alpha)),
+                    (2921, Pick::Netmod),
                     (2350881, Pick::Mpir),
                     (u64::MAX, Pick::Alg(A::Ch4Beta)),
                 ],
@@ -3118,65 +3143,65 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 8,
                 sizes: &[
-                    (3280, Pick::Mpir),
+                    (3280, Pick::Netmod),
                     (35002, Pick::Alg(A::Ch4Alpha)),
                     (466723, Pick::Alg(A::Ch4Beta)),
-                    (1590479, Pick::Mpir),
+                    (1590479, Pick::Netmod),
                     (2259031, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 16,
                 sizes: &[
-                    (1, Pick::Mpir),
+                    (1, Pick::Netmod),
                     (2, Pick::Alg(A::Ch4Alpha)),
-                    (17, Pick::Mpir),
+                    (17, Pick::Netmod),
                     (51, Pick::Alg(A::Ch4Beta)),
                     (292, Pick::Alg(A::Ch4Alpha)),
                     (939, Pick::Alg(A::Ch4Beta)),
-                    (2062, Pick::Mpir),
+                    (2062, Pick::Netmod),
                     (635957, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
-                    (3255, Pick::Mpir),
+                    (3255, Pick::Netmod),
                     (20412, Pick::Alg(A::Ch4Alpha)),
                     (262144, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
-                    (317, Pick::Mpir),
+                    (317, Pick::Netmod),
                     (815, Pick::Alg(A::Ch4Alpha)),
-                    (1455, Pick::Mpir),
+                    (1455, Pick::Netmod),
                     (283944, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
-                    (27, Pick::Mpir),
+                    (27, Pick::Netmod),
                     (40, Pick::Alg(A::Ch4Beta)),
-                    (2549, Pick::Mpir),
+                    (2549, Pick::Netmod),
                     (426515, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (281943, Pick::Alg(A::Ch4Alpha)),
                     (651061, Pick::Alg(A::Ch4Beta)),
                     (1129493, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -3187,7 +3212,7 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 8,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (45, Pick::Alg(A::Ch4Alpha)),
                     (128, Pick::Mpir),
                     (304, Pick::Alg(A::Ch4Beta)),
@@ -3195,64 +3220,64 @@ pub(super) static BCAST: &[Ppn] = &[
                     (223749, Pick::Alg(A::Ch4Beta)),
                     (621534, Pick::Mpir),
                     (1389450, Pick::Alg(A::Ch4Beta)),
-                    (3467176, Pick::Mpir),
+                    (3467176, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
             Comm {
                 np: 16,
                 sizes: &[
-                    (14, Pick::Mpir),
+                    (14, Pick::Netmod),
                     (38, Pick::Alg(A::Ch4Beta)),
-                    (1051, Pick::Mpir),
+                    (1051, Pick::Netmod),
                     (701893, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (46, Pick::Alg(A::Ch4Alpha)),
-                    (91, Pick::Mpir),
+                    (91, Pick::Netmod),
                     (210, Pick::Alg(A::Ch4Alpha)),
                     (524288, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
-                    (1260, Pick::Mpir),
+                    (1260, Pick::Netmod),
                     (318790, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
-                    (722, Pick::Mpir),
+                    (722, Pick::Netmod),
                     (410418, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
-                    (1645, Pick::Mpir),
+                    (1645, Pick::Netmod),
                     (819193, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 512,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (46, Pick::Alg(A::Ch4Beta)),
-                    (128, Pick::Mpir),
+                    (128, Pick::Netmod),
                     (357786, Pick::Alg(A::Ch4Beta)),
                     (1890574, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -3263,78 +3288,80 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 10,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (3, Pick::Alg(A::Ch4Beta)),
                     (14, Pick::Alg(A::Ch4Alpha)),
                     (41170, Pick::Alg(A::Ch4Beta)),
+                    (334357, Pick::Mpir),
+                    (1190557, Pick::Netmod),
                     (u64::MAX, Pick::Mpir),
                 ],
             },
             Comm {
                 np: 20,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (5, Pick::Alg(A::Ch4Alpha)),
                     (32, Pick::Alg(A::Ch4Beta)),
                     (91, Pick::Alg(A::Ch4Alpha)),
                     (312493, Pick::Alg(A::Ch4Beta)),
                     (1757015, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 40,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (16, Pick::Alg(A::Ch4Beta)),
                     (1049216, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 80,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (46, Pick::Alg(A::Ch4Alpha)),
                     (86, Pick::Alg(A::Ch4Beta)),
                     (182, Pick::Alg(A::Ch4Alpha)),
                     (812, Pick::Alg(A::Ch4Beta)),
                     (477893, Pick::Alg(A::Ch4Alpha)),
-                    (609794, Pick::Mpir),
+                    (609794, Pick::Netmod),
                     (1357513, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 160,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (545547, Pick::Alg(A::Ch4Beta)),
-                    (1644562, Pick::Mpir),
+                    (1644562, Pick::Netmod),
                     (2693935, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 320,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (1351, Pick::Alg(A::Ch4Alpha)),
                     (3135, Pick::Alg(A::Ch4Beta)),
                     (524288, Pick::Alg(A::Ch4Alpha)),
                     (1348086, Pick::Alg(A::Ch4Beta)),
-                    (3345892, Pick::Mpir),
+                    (3345892, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
             Comm {
                 np: 640,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (35, Pick::Alg(A::Ch4Alpha)),
                     (630, Pick::Alg(A::Ch4Beta)),
                     (2946843, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -3345,19 +3372,19 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 16,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (10, Pick::Alg(A::Ch4Beta)),
                     (24, Pick::Mpir),
                     (5585, Pick::Alg(A::Ch4Beta)),
                     (131072, Pick::Alg(A::Ch4Alpha)),
                     (3681392, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
-                    (13, Pick::Mpir),
+                    (13, Pick::Netmod),
                     (48, Pick::Alg(A::Ch4Beta)),
                     (89, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Ch4Beta)),
@@ -3366,51 +3393,51 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 64,
                 sizes: &[
-                    (1, Pick::Mpir),
+                    (1, Pick::Netmod),
                     (16, Pick::Alg(A::Ch4Alpha)),
                     (41, Pick::Alg(A::Ch4Beta)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
                     (41391, Pick::Alg(A::Ch4Beta)),
                     (137100, Pick::Alg(A::Ch4Alpha)),
                     (1354129, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (78279, Pick::Alg(A::Ch4Alpha)),
                     (591231, Pick::Alg(A::Ch4Beta)),
-                    (1917689, Pick::Mpir),
+                    (1917689, Pick::Netmod),
                     (2195649, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
-                    (194, Pick::Mpir),
+                    (194, Pick::Netmod),
                     (70864, Pick::Alg(A::Ch4Beta)),
                     (953066, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 512,
                 sizes: &[
-                    (321, Pick::Mpir),
+                    (321, Pick::Netmod),
                     (2126189, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1024,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (8, Pick::Alg(A::Ch4Beta)),
                     (3568782, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -3421,17 +3448,18 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 18,
                 sizes: &[
+                    (0, Pick::Netmod),
                     (110, Pick::Mpir),
                     (277, Pick::Alg(A::Ch4Alpha)),
                     (7021, Pick::Mpir),
                     (3455949, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 36,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (512, Pick::Alg(A::Ch4Alpha)),
                     (1654, Pick::Alg(A::Ch4Beta)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -3440,43 +3468,43 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 72,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (47, Pick::Alg(A::Ch4Beta)),
                     (128, Pick::Alg(A::Ch4Alpha)),
                     (4642, Pick::Alg(A::Ch4Beta)),
                     (1795448, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 144,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (1, Pick::Alg(A::Ch4Alpha)),
                     (5, Pick::Alg(A::Ch4Beta)),
                     (11, Pick::Alg(A::Ch4Alpha)),
                     (32, Pick::Alg(A::Ch4Beta)),
                     (2642655, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 288,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (34, Pick::Alg(A::Ch4Alpha)),
                     (207, Pick::Alg(A::Ch4Beta)),
                     (1311633, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 576,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (8, Pick::Alg(A::Ch4Beta)),
                     (2469546, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -3491,6 +3519,7 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 20,
                 sizes: &[
+                    (0, Pick::Netmod),
                     (5, Pick::Mpir),
                     (10, Pick::Alg(A::Ch4Beta)),
                     (35, Pick::Mpir),
@@ -3498,43 +3527,43 @@ pub(super) static BCAST: &[Ppn] = &[
                     (10012, Pick::Alg(A::Ch4Alpha)),
                     (524288, Pick::Alg(A::Ch4Beta)),
                     (2344943, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 40,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (3, Pick::Alg(A::Ch4Alpha)),
                     (6, Pick::Alg(A::Ch4Beta)),
                     (1181, Pick::Alg(A::Ch4Alpha)),
                     (572255, Pick::Alg(A::Ch4Beta)),
                     (2288062, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 80,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (319223, Pick::Alg(A::Ch4Alpha)),
                     (1898766, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 160,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (1, Pick::Alg(A::Ch4Beta)),
                     (2762961, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 320,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (2, Pick::Alg(A::Ch4Beta)),
                     (6, Pick::Alg(A::Ch4Alpha)),
                     (16, Pick::Alg(A::Ch4Beta)),
@@ -3542,16 +3571,16 @@ pub(super) static BCAST: &[Ppn] = &[
                     (1024, Pick::Alg(A::Ch4Beta)),
                     (21238, Pick::Alg(A::Ch4Alpha)),
                     (1406287, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 640,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (1136194, Pick::Alg(A::Ch4Alpha)),
                     (2609737, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -3575,55 +3604,55 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 24,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (4, Pick::Alg(A::Ch4Beta)),
                     (48, Pick::Alg(A::Ch4Alpha)),
                     (277, Pick::Mpir),
                     (1462, Pick::Alg(A::Ch4Alpha)),
                     (2560883, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 48,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (1599, Pick::Alg(A::Ch4Beta)),
                     (3072, Pick::Alg(A::Ch4Alpha)),
                     (270849, Pick::Alg(A::Ch4Beta)),
                     (2478590, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 96,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (36, Pick::Alg(A::Ch4Beta)),
                     (295, Pick::Alg(A::Ch4Alpha)),
                     (793, Pick::Alg(A::Ch4Beta)),
                     (524288, Pick::Alg(A::Ch4Alpha)),
                     (2303487, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 192,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (512, Pick::Alg(A::Ch4Alpha)),
                     (2968336, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 384,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (13, Pick::Alg(A::Ch4Alpha)),
                     (32, Pick::Alg(A::Ch4Beta)),
                     (1734341, Pick::Alg(A::Ch4Alpha)),
-                    (2354173, Pick::Mpir),
+                    (2354173, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -3637,7 +3666,7 @@ pub(super) static BCAST: &[Ppn] = &[
                     (1097, Pick::Alg(A::Ch4Alpha)),
                     (524288, Pick::Alg(A::Ch4Beta)),
                     (2616335, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -3657,51 +3686,51 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 28,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (44, Pick::Alg(A::Ch4Beta)),
                     (3185, Pick::Mpir),
                     (2170557, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 56,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (1, Pick::Alg(A::Ch4Alpha)),
                     (8, Pick::Alg(A::Ch4Beta)),
                     (28, Pick::Alg(A::Ch4Alpha)),
                     (44, Pick::Alg(A::Ch4Beta)),
                     (524288, Pick::Alg(A::Ch4Alpha)),
                     (2821305, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 112,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (6, Pick::Alg(A::Ch4Alpha)),
                     (10, Pick::Alg(A::Ch4Beta)),
                     (149, Pick::Alg(A::Ch4Alpha)),
                     (2511421, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 224,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (62, Pick::Alg(A::Ch4Alpha)),
-                    (140, Pick::Mpir),
+                    (140, Pick::Netmod),
                     (3684247, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 448,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (167, Pick::Alg(A::Ch4Alpha)),
                     (296582, Pick::Alg(A::Ch4Beta)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -3710,22 +3739,22 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 896,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (4096, Pick::Alg(A::Ch4Alpha)),
                     (11243, Pick::Alg(A::Ch4Beta)),
                     (32768, Pick::Alg(A::Ch4Alpha)),
                     (266870, Pick::Alg(A::Ch4Beta)),
                     (2845698, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1792,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (21, Pick::Alg(A::Ch4Beta)),
                     (107, Pick::Alg(A::Ch4Alpha)),
-                    (169, Pick::Mpir),
+                    (169, Pick::Netmod),
                     (268584, Pick::Alg(A::Ch4Alpha)),
                     (1048576, Pick::Alg(A::Ch4Beta)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -3739,78 +3768,79 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 32,
                 sizes: &[
+                    (0, Pick::Netmod),
                     (2, Pick::Mpir),
                     (71, Pick::Alg(A::Ch4Beta)),
-                    (213, Pick::Mpir),
+                    (213, Pick::Netmod),
                     (1536, Pick::Alg(A::Ch4Beta)),
                     (12873, Pick::Mpir),
                     (49737, Pick::Alg(A::Ch4Alpha)),
                     (262144, Pick::Mpir),
                     (1048576, Pick::Alg(A::Ch4Beta)),
                     (2381718, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
-                    (11, Pick::Mpir),
+                    (11, Pick::Netmod),
                     (40, Pick::Alg(A::Ch4Alpha)),
-                    (233, Pick::Mpir),
+                    (233, Pick::Netmod),
                     (413, Pick::Alg(A::Ch4Alpha)),
                     (1280, Pick::Alg(A::Ch4Beta)),
                     (2656764, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
-                    (1, Pick::Mpir),
+                    (1, Pick::Netmod),
                     (8, Pick::Alg(A::Ch4Beta)),
                     (40, Pick::Alg(A::Ch4Alpha)),
-                    (203, Pick::Mpir),
+                    (203, Pick::Netmod),
                     (2583341, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
-                    (276, Pick::Mpir),
+                    (276, Pick::Netmod),
                     (5084, Pick::Alg(A::Ch4Alpha)),
                     (41042, Pick::Alg(A::Ch4Beta)),
                     (1405060, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 512,
                 sizes: &[
-                    (247, Pick::Mpir),
+                    (247, Pick::Netmod),
                     (1618, Pick::Alg(A::Ch4Beta)),
                     (4096, Pick::Alg(A::Ch4Alpha)),
                     (139264, Pick::Alg(A::Ch4Beta)),
                     (2281994, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1024,
                 sizes: &[
-                    (258, Pick::Mpir),
+                    (258, Pick::Netmod),
                     (2938937, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 2048,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (4, Pick::Alg(A::Ch4Alpha)),
-                    (9, Pick::Mpir),
+                    (9, Pick::Netmod),
                     (48, Pick::Alg(A::Ch4Beta)),
-                    (193, Pick::Mpir),
+                    (193, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Beta)),
                 ],
             },
@@ -3822,7 +3852,7 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 36,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (2, Pick::Alg(A::Ch4Beta)),
                     (9, Pick::Alg(A::Ch4Alpha)),
                     (64, Pick::Alg(A::Ch4Beta)),
@@ -3831,66 +3861,66 @@ pub(super) static BCAST: &[Ppn] = &[
                     (88175, Pick::Mpir),
                     (365679, Pick::Alg(A::Ch4Beta)),
                     (2000947, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 72,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (64, Pick::Alg(A::Ch4Beta)),
                     (2910, Pick::Alg(A::Ch4Alpha)),
                     (32768, Pick::Alg(A::Ch4Beta)),
                     (2435626, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 144,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (716, Pick::Alg(A::Ch4Alpha)),
                     (2048, Pick::Alg(A::Ch4Beta)),
                     (5802, Pick::Alg(A::Ch4Alpha)),
                     (2500503, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 288,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (16, Pick::Alg(A::Ch4Alpha)),
                     (2048, Pick::Alg(A::Ch4Beta)),
                     (20911, Pick::Alg(A::Ch4Alpha)),
                     (1949779, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 576,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (311, Pick::Alg(A::Ch4Alpha)),
                     (2699, Pick::Alg(A::Ch4Beta)),
                     (8192, Pick::Alg(A::Ch4Alpha)),
                     (2346093, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1152,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (128, Pick::Alg(A::Ch4Beta)),
                     (3119168, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 2304,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (2, Pick::Alg(A::Ch4Alpha)),
                     (21, Pick::Alg(A::Ch4Beta)),
                     (749, Pick::Alg(A::Ch4Alpha)),
@@ -3906,6 +3936,7 @@ pub(super) static BCAST: &[Ppn] = &[
             Comm {
                 np: 40,
                 sizes: &[
+                    (0, Pick::Netmod),
                     (1, Pick::Mpir),
                     (3, Pick::Alg(A::Ch4Beta)),
                     (5, Pick::Mpir),
@@ -3916,69 +3947,70 @@ pub(super) static BCAST: &[Ppn] = &[
                     (2594, Pick::Alg(A::Ch4Alpha)),
                     (32768, Pick::Mpir),
                     (290777, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (1323023, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 80,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (8, Pick::Alg(A::Ch4Alpha)),
                     (19, Pick::Alg(A::Ch4Beta)),
                     (2048, Pick::Alg(A::Ch4Alpha)),
                     (9485, Pick::Alg(A::Ch4Beta)),
                     (32768, Pick::Alg(A::Ch4Alpha)),
                     (1342034, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 160,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (9, Pick::Alg(A::Ch4Alpha)),
                     (22, Pick::Alg(A::Ch4Beta)),
                     (524288, Pick::Alg(A::Ch4Alpha)),
                     (1386857, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 320,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (2606, Pick::Alg(A::Ch4Beta)),
                     (16384, Pick::Alg(A::Ch4Alpha)),
                     (42023, Pick::Alg(A::Ch4Beta)),
                     (1240653, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 640,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (52, Pick::Alg(A::Ch4Alpha)),
                     (79, Pick::Alg(A::Ch4Beta)),
                     (200, Pick::Alg(A::Ch4Alpha)),
                     (1541344, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1280,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (9, Pick::Alg(A::Ch4Beta)),
                     (1024, Pick::Alg(A::Ch4Alpha)),
                     (2949342, Pick::Alg(A::Ch4Beta)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 2560,
                 sizes: &[
-                    (0, Pick::Mpir),
+                    (0, Pick::Netmod),
                     (256, Pick::Alg(A::Ch4Alpha)),
                     (768, Pick::Alg(A::Ch4Beta)),
                     (131072, Pick::Alg(A::Ch4Alpha)),
@@ -4079,7 +4111,7 @@ pub(super) static BCAST: &[Ppn] = &[
     },
 ];
 
-/// `gather`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `gather` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static GATHER: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -4477,7 +4509,7 @@ pub(super) static GATHER: &[Ppn] = &[
     },
 ];
 
-/// `reduce`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `reduce` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static REDUCE: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -4486,9 +4518,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 1,
                 sizes: &[
                     (2, Pick::Alg(A::Ch4Alpha)),
-                    (14, Pick::Mpir),
+                    (14, Pick::Netmod),
                     (80, Pick::Alg(A::BinomialTree)),
-                    (10581, Pick::Mpir),
+                    (10581, Pick::Netmod),
                     (103477, Pick::Alg(A::Ch4Alpha)),
                     (325610, Pick::Alg(A::BinomialTree)),
                     (1844900, Pick::Alg(A::Ch4Alpha)),
@@ -4503,14 +4535,14 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (67, Pick::Alg(A::Ch4Alpha)),
                     (9660, Pick::Alg(A::BinomialTree)),
                     (21202, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 4,
                 sizes: &[
                     (65536, Pick::Alg(A::Ch4Alpha)),
-                    (1179425, Pick::Mpir),
+                    (1179425, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4518,11 +4550,11 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 8,
                 sizes: &[
                     (128, Pick::Alg(A::Ch4Alpha)),
-                    (5825, Pick::Mpir),
+                    (5825, Pick::Netmod),
                     (12230, Pick::Alg(A::BinomialTree)),
                     (524288, Pick::Alg(A::Ch4Alpha)),
-                    (2224891, Pick::Alg(A::BinomialTree)),
-                    (u64::MAX, Pick::Mpir),
+                    (2224891, Pick::Alg(A::Pipeline(14000))),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -4532,29 +4564,29 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (1068, Pick::Alg(A::BinomialTree)),
                     (4264, Pick::Alg(A::Ch4Alpha)),
                     (13817, Pick::Alg(A::BinomialTree)),
-                    (205003, Pick::Mpir),
+                    (205003, Pick::Netmod),
                     (1145620, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
-                    (0, Pick::Alg(A::BinomialTree)),
-                    (2048, Pick::Mpir),
+                    (0, Pick::Alg(A::Pipeline(14000))),
+                    (2048, Pick::Netmod),
                     (113385, Pick::Alg(A::Ch4Alpha)),
                     (142368, Pick::Alg(A::BinomialTree)),
                     (2288910, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
                     (94209, Pick::Alg(A::Ch4Alpha)),
-                    (146633, Pick::Mpir),
+                    (146633, Pick::Netmod),
                     (426359, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
         ],
@@ -4566,11 +4598,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 2,
                 sizes: &[
                     (10, Pick::Alg(A::Ch4Alpha)),
-                    (24, Pick::Alg(A::BinomialTree)),
+                    (24, Pick::Alg(A::Pipeline(14000))),
                     (36, Pick::Mpir),
+                    (224, Pick::Alg(A::Pipeline(14000))),
                     (330, Pick::Alg(A::BinomialTree)),
                     (8750, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (142851, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -4578,13 +4612,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (1, Pick::Alg(A::Ch4Alpha)),
                     (9, Pick::Alg(A::BinomialTree)),
-                    (24, Pick::Mpir),
+                    (24, Pick::Netmod),
                     (65, Pick::Alg(A::Ch4Alpha)),
-                    (899, Pick::Mpir),
+                    (899, Pick::Netmod),
                     (8240, Pick::Alg(A::BinomialTree)),
-                    (28201, Pick::Mpir),
+                    (28201, Pick::Netmod),
                     (35218, Pick::Alg(A::Ch4Alpha)),
-                    (324900, Pick::Mpir),
+                    (324900, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4592,60 +4626,60 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 8,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (13, Pick::Mpir),
+                    (13, Pick::Netmod),
                     (125316, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 16,
                 sizes: &[
-                    (0, Pick::Alg(A::BinomialTree)),
-                    (12, Pick::Mpir),
+                    (0, Pick::Alg(A::Pipeline(14000))),
+                    (12, Pick::Netmod),
                     (5248, Pick::Alg(A::Ch4Alpha)),
-                    (13807, Pick::Mpir),
+                    (13807, Pick::Netmod),
                     (32768, Pick::Alg(A::Ch4Alpha)),
-                    (150470, Pick::Mpir),
-                    (2498178, Pick::Alg(A::BinomialTree)),
-                    (u64::MAX, Pick::Mpir),
+                    (150470, Pick::Netmod),
+                    (2498178, Pick::Alg(A::Pipeline(14000))),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
                     (4, Pick::Alg(A::Ch4Alpha)),
-                    (1903, Pick::Mpir),
+                    (1903, Pick::Netmod),
                     (5203, Pick::Alg(A::Ch4Alpha)),
-                    (166896, Pick::Mpir),
+                    (166896, Pick::Netmod),
                     (436166, Pick::Alg(A::Ch4Alpha)),
-                    (846258, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (846258, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (14, Pick::Mpir),
+                    (14, Pick::Netmod),
                     (20, Pick::Alg(A::Ch4Alpha)),
-                    (162, Pick::Mpir),
+                    (162, Pick::Netmod),
                     (323, Pick::Alg(A::Ch4Alpha)),
-                    (5299, Pick::Mpir),
+                    (5299, Pick::Netmod),
                     (16644, Pick::Alg(A::Ch4Alpha)),
-                    (198844, Pick::Mpir),
+                    (198844, Pick::Netmod),
                     (300181, Pick::Alg(A::Ch4Alpha)),
-                    (3119756, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (3119756, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
                     (19510, Pick::Alg(A::Ch4Alpha)),
-                    (100799, Pick::Mpir),
+                    (100799, Pick::Netmod),
                     (338207, Pick::Alg(A::Ch4Alpha)),
-                    (3627576, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (3627576, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
         ],
@@ -4661,16 +4695,16 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (4915, Pick::Alg(A::Ch4Alpha)),
                     (714938, Pick::Mpir),
                     (2539458, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 8,
                 sizes: &[
                     (12, Pick::Alg(A::Ch4Alpha)),
-                    (3847, Pick::Mpir),
+                    (3847, Pick::Netmod),
                     (4538, Pick::Alg(A::BinomialTree)),
-                    (353699, Pick::Mpir),
+                    (353699, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4678,8 +4712,8 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 16,
                 sizes: &[
                     (8, Pick::Alg(A::Ch4Alpha)),
-                    (602850, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (602850, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
@@ -4688,36 +4722,36 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (9, Pick::Alg(A::BinomialTree)),
                     (13674, Pick::Alg(A::Ch4Alpha)),
-                    (2097152, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (2097152, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (458, Pick::Mpir),
+                    (458, Pick::Netmod),
                     (1030, Pick::Alg(A::Ch4Alpha)),
-                    (2724925, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (2724925, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (2400, Pick::Mpir),
+                    (2400, Pick::Netmod),
                     (5447, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (2537, Pick::Mpir),
+                    (2537, Pick::Netmod),
                     (11495, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -4729,7 +4763,8 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 8,
                 sizes: &[
                     (5461, Pick::Alg(A::Ch4Alpha)),
-                    (264930, Pick::Mpir),
+                    (87877, Pick::Mpir),
+                    (264930, Pick::Netmod),
                     (1108125, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Mpir),
                 ],
@@ -4739,56 +4774,56 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (88, Pick::Alg(A::Ch4Alpha)),
                     (700, Pick::Alg(A::BinomialTree)),
-                    (3343, Pick::Mpir),
+                    (3343, Pick::Netmod),
                     (5041, Pick::Alg(A::Ch4Alpha)),
-                    (410395, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (410395, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 32,
                 sizes: &[
                     (11213, Pick::Alg(A::Ch4Alpha)),
-                    (1484908, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (1484908, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (445, Pick::Mpir),
+                    (445, Pick::Netmod),
                     (6582, Pick::Alg(A::Ch4Alpha)),
-                    (2156034, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (2156034, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (210086, Pick::Mpir),
+                    (210086, Pick::Netmod),
                     (481926, Pick::Alg(A::Ch4Alpha)),
-                    (3487735, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (3487735, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (219851, Pick::Mpir),
+                    (219851, Pick::Netmod),
                     (619771, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 512,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (685070, Pick::Mpir),
+                    (685070, Pick::Netmod),
                     (1935507, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -4803,7 +4838,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (56, Pick::Mpir),
                     (767, Pick::Alg(A::Ch4Alpha)),
                     (208015, Pick::Mpir),
-                    (1048576, Pick::Alg(A::BinomialTree)),
+                    (1048576, Pick::Alg(A::Pipeline(14000))),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4812,62 +4847,62 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (81, Pick::Alg(A::Ch4Alpha)),
                     (347, Pick::Alg(A::BinomialTree)),
-                    (1583, Pick::Mpir),
+                    (1583, Pick::Netmod),
                     (24014, Pick::Alg(A::Ch4Alpha)),
-                    (374247, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (374247, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 40,
                 sizes: &[
                     (14675, Pick::Alg(A::Ch4Alpha)),
-                    (65536, Pick::Mpir),
+                    (65536, Pick::Netmod),
                     (185910, Pick::Alg(A::Ch4Alpha)),
-                    (1764710, Pick::Mpir),
-                    (2705212, Pick::Alg(A::BinomialTree)),
-                    (u64::MAX, Pick::Mpir),
+                    (1764710, Pick::Netmod),
+                    (2705212, Pick::Alg(A::Pipeline(14000))),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 80,
                 sizes: &[
                     (278972, Pick::Alg(A::Ch4Alpha)),
-                    (2822206, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (2822206, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 160,
                 sizes: &[
                     (87810, Pick::Alg(A::Ch4Alpha)),
-                    (150279, Pick::Mpir),
+                    (150279, Pick::Netmod),
                     (589393, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 320,
                 sizes: &[
                     (4, Pick::Alg(A::Ch4Alpha)),
-                    (118, Pick::Mpir),
+                    (118, Pick::Netmod),
                     (6080, Pick::Alg(A::Ch4Alpha)),
-                    (13417, Pick::Mpir),
+                    (13417, Pick::Netmod),
                     (33673, Pick::Alg(A::Ch4Alpha)),
-                    (144281, Pick::Mpir),
+                    (144281, Pick::Netmod),
                     (1284112, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 640,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (405, Pick::Mpir),
+                    (405, Pick::Netmod),
                     (22137, Pick::Alg(A::Ch4Alpha)),
-                    (80054, Pick::Mpir),
+                    (80054, Pick::Netmod),
                     (2445976, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
         ],
@@ -4881,8 +4916,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (2, Pick::Alg(A::Ch4Alpha)),
                     (354, Pick::Mpir),
                     (5266, Pick::Alg(A::Ch4Alpha)),
-                    (250136, Pick::Mpir),
-                    (2145757, Pick::Alg(A::BinomialTree)),
+                    (30700, Pick::Mpir),
+                    (250136, Pick::Netmod),
+                    (2145757, Pick::Alg(A::Pipeline(14000))),
                     (u64::MAX, Pick::Mpir),
                 ],
             },
@@ -4892,19 +4928,19 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (128, Pick::Alg(A::Ch4Alpha)),
                     (272, Pick::Alg(A::BinomialTree)),
                     (10959, Pick::Alg(A::Ch4Alpha)),
-                    (515698, Pick::Mpir),
+                    (515698, Pick::Netmod),
                     (593804, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
                     (13, Pick::Alg(A::Ch4Alpha)),
-                    (1327, Pick::Mpir),
+                    (1327, Pick::Netmod),
                     (12593, Pick::Alg(A::Ch4Alpha)),
-                    (1657460, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (1657460, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
@@ -4912,40 +4948,40 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (8, Pick::Alg(A::BinomialTree)),
-                    (396, Pick::Mpir),
+                    (396, Pick::Netmod),
                     (8853, Pick::Alg(A::Ch4Alpha)),
-                    (224795, Pick::Mpir),
+                    (224795, Pick::Netmod),
                     (445209, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (276594, Pick::Mpir),
+                    (276594, Pick::Netmod),
                     (975691, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 512,
                 sizes: &[
                     (23785, Pick::Alg(A::Ch4Alpha)),
-                    (830980, Pick::Mpir),
+                    (830980, Pick::Netmod),
                     (1177467, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1024,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (4692, Pick::Mpir),
+                    (4692, Pick::Netmod),
                     (13759, Pick::Alg(A::Ch4Alpha)),
-                    (17480, Pick::Mpir),
+                    (17480, Pick::Netmod),
                     (46156, Pick::Alg(A::Ch4Alpha)),
-                    (673140, Pick::Mpir),
+                    (673140, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4965,8 +5001,8 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (1024, Pick::Mpir),
                     (32768, Pick::Alg(A::Ch4Alpha)),
                     (243888, Pick::Mpir),
-                    (1437478, Pick::Alg(A::BinomialTree)),
-                    (u64::MAX, Pick::Mpir),
+                    (1437478, Pick::Alg(A::Pipeline(14000))),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -4975,7 +5011,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (75, Pick::Alg(A::Ch4Alpha)),
                     (2473, Pick::Alg(A::BinomialTree)),
                     (29093, Pick::Alg(A::Ch4Alpha)),
-                    (70385, Pick::Mpir),
+                    (70385, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4985,48 +5021,48 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (35, Pick::Alg(A::Ch4Alpha)),
                     (128, Pick::Alg(A::BinomialTree)),
                     (401443, Pick::Alg(A::Ch4Alpha)),
-                    (1612193, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (1612193, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 144,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (8, Pick::Mpir),
+                    (8, Pick::Netmod),
                     (46128, Pick::Alg(A::Ch4Alpha)),
-                    (124312, Pick::Mpir),
+                    (124312, Pick::Netmod),
                     (499489, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 288,
                 sizes: &[
                     (115387, Pick::Alg(A::Ch4Alpha)),
-                    (146647, Pick::Mpir),
+                    (146647, Pick::Netmod),
                     (1222054, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 576,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (425, Pick::Mpir),
+                    (425, Pick::Netmod),
                     (62384, Pick::Alg(A::Ch4Alpha)),
-                    (96942, Pick::Mpir),
+                    (96942, Pick::Netmod),
                     (2409401, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (12, Pick::Mpir),
+                    (12, Pick::Netmod),
                     (39186, Pick::Alg(A::Ch4Alpha)),
-                    (163489, Pick::Mpir),
+                    (163489, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5041,16 +5077,17 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (6, Pick::Alg(A::Ch4Alpha)),
                     (13, Pick::Mpir),
                     (1499, Pick::Alg(A::Ch4Alpha)),
-                    (82799, Pick::Mpir),
+                    (29848, Pick::Mpir),
+                    (82799, Pick::Netmod),
                     (388742, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 40,
                 sizes: &[
                     (86, Pick::Alg(A::Ch4Alpha)),
-                    (435, Pick::Mpir),
+                    (435, Pick::Netmod),
                     (2530, Pick::Alg(A::BinomialTree)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5059,37 +5096,37 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 80,
                 sizes: &[
                     (80755, Pick::Alg(A::Ch4Alpha)),
-                    (162236, Pick::Mpir),
+                    (162236, Pick::Netmod),
                     (416217, Pick::Alg(A::Ch4Alpha)),
-                    (1699429, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (1699429, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 160,
                 sizes: &[
                     (25827, Pick::Alg(A::Ch4Alpha)),
-                    (164544, Pick::Mpir),
+                    (164544, Pick::Netmod),
                     (601730, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 320,
                 sizes: &[
                     (35231, Pick::Alg(A::Ch4Alpha)),
-                    (165529, Pick::Mpir),
+                    (165529, Pick::Netmod),
                     (1296339, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 640,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (424, Pick::Mpir),
+                    (424, Pick::Netmod),
                     (2767494, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -5111,8 +5148,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (585, Pick::Alg(A::Ch4Alpha)),
                     (2687, Pick::Mpir),
                     (28865, Pick::Alg(A::Ch4Alpha)),
+                    (135898, Pick::Netmod),
                     (331864, Pick::Mpir),
-                    (3168545, Pick::Alg(A::BinomialTree)),
+                    (3168545, Pick::Alg(A::Pipeline(14000))),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5122,17 +5160,17 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (102, Pick::Alg(A::Ch4Alpha)),
                     (410, Pick::Alg(A::BinomialTree)),
                     (931132, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 96,
                 sizes: &[
                     (30074, Pick::Alg(A::Ch4Alpha)),
-                    (43999, Pick::Mpir),
+                    (43999, Pick::Netmod),
                     (573441, Pick::Alg(A::Ch4Alpha)),
-                    (1845525, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (1845525, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
@@ -5140,9 +5178,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (11, Pick::Alg(A::BinomialTree)),
                     (22892, Pick::Alg(A::Ch4Alpha)),
-                    (163778, Pick::Mpir),
+                    (163778, Pick::Netmod),
                     (767709, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -5152,34 +5190,34 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (24, Pick::Alg(A::Ch4Alpha)),
                     (229, Pick::Alg(A::BinomialTree)),
                     (27610, Pick::Alg(A::Ch4Alpha)),
-                    (177128, Pick::Mpir),
+                    (177128, Pick::Netmod),
                     (1628634, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 768,
                 sizes: &[
                     (14, Pick::Alg(A::Ch4Alpha)),
-                    (21, Pick::Mpir),
+                    (21, Pick::Netmod),
                     (172, Pick::Alg(A::BinomialTree)),
                     (18116, Pick::Alg(A::Ch4Alpha)),
-                    (105666, Pick::Mpir),
+                    (105666, Pick::Netmod),
                     (3527799, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1536,
                 sizes: &[
-                    (0, Pick::Alg(A::BinomialTree)),
+                    (0, Pick::Alg(A::Pipeline(14000))),
                     (13, Pick::Alg(A::Ch4Alpha)),
                     (22, Pick::Alg(A::BinomialTree)),
-                    (203, Pick::Mpir),
+                    (203, Pick::Netmod),
                     (285, Pick::Alg(A::BinomialTree)),
-                    (703, Pick::Mpir),
+                    (703, Pick::Netmod),
                     (30477, Pick::Alg(A::Ch4Alpha)),
-                    (175103, Pick::Mpir),
+                    (175103, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5194,7 +5232,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (0, Pick::Alg(A::BinomialTree)),
                     (12, Pick::Mpir),
                     (21131, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -5202,7 +5240,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (107, Pick::Alg(A::Ch4Alpha)),
                     (256, Pick::Alg(A::BinomialTree)),
-                    (3184, Pick::Mpir),
+                    (3184, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5210,30 +5248,30 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 112,
                 sizes: &[
                     (196, Pick::Alg(A::Ch4Alpha)),
-                    (312, Pick::Mpir),
+                    (312, Pick::Netmod),
                     (734726, Pick::Alg(A::Ch4Alpha)),
-                    (3754379, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (3754379, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 224,
-                sizes: &[(990616, Pick::Alg(A::Ch4Alpha)), (u64::MAX, Pick::Mpir)],
+                sizes: &[(990616, Pick::Alg(A::Ch4Alpha)), (u64::MAX, Pick::Netmod)],
             },
             Comm {
                 np: 448,
                 sizes: &[
                     (40305, Pick::Alg(A::Ch4Alpha)),
-                    (173281, Pick::Mpir),
+                    (173281, Pick::Netmod),
                     (2097152, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 896,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (362, Pick::Mpir),
+                    (362, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5241,9 +5279,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 1792,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (118, Pick::Mpir),
+                    (118, Pick::Netmod),
                     (38794, Pick::Alg(A::Ch4Alpha)),
-                    (89533, Pick::Mpir),
+                    (89533, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5255,18 +5293,20 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 32,
                 sizes: &[
-                    (0, Pick::Alg(A::BinomialTree)),
+                    (0, Pick::Alg(A::Pipeline(14000))),
                     (7, Pick::Alg(A::Ch4Alpha)),
                     (8, Pick::Mpir),
                     (20804, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (135786, Pick::Netmod),
+                    (524288, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 64,
                 sizes: &[
                     (8408, Pick::Alg(A::Ch4Alpha)),
-                    (70898, Pick::Mpir),
+                    (70898, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5274,10 +5314,10 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 128,
                 sizes: &[
                     (12570, Pick::Alg(A::Ch4Alpha)),
-                    (171704, Pick::Mpir),
+                    (171704, Pick::Netmod),
                     (791867, Pick::Alg(A::Ch4Alpha)),
-                    (2703917, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (2703917, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
@@ -5286,31 +5326,31 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (11, Pick::Alg(A::BinomialTree)),
                     (10777, Pick::Alg(A::Ch4Alpha)),
-                    (205833, Pick::Mpir),
+                    (205833, Pick::Netmod),
                     (1103600, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 512,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (387, Pick::Mpir),
+                    (387, Pick::Netmod),
                     (4690, Pick::Alg(A::Ch4Alpha)),
-                    (252770, Pick::Mpir),
+                    (252770, Pick::Netmod),
                     (2256708, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1024,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (400, Pick::Mpir),
+                    (400, Pick::Netmod),
                     (849, Pick::Alg(A::Ch4Alpha)),
-                    (2776, Pick::Mpir),
+                    (2776, Pick::Netmod),
                     (11427, Pick::Alg(A::Ch4Alpha)),
-                    (205540, Pick::Mpir),
+                    (205540, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5318,9 +5358,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 2048,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (3059, Pick::Mpir),
+                    (3059, Pick::Netmod),
                     (15167, Pick::Alg(A::Ch4Alpha)),
-                    (483664, Pick::Mpir),
+                    (483664, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5331,7 +5371,13 @@ pub(super) static REDUCE: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 36,
-                sizes: &[(1170, Pick::Alg(A::Ch4Alpha)), (u64::MAX, Pick::Mpir)],
+                sizes: &[
+                    (1170, Pick::Alg(A::Ch4Alpha)),
+                    (28678, Pick::Mpir),
+                    (53815, Pick::Netmod),
+                    (80811, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
+                ],
             },
             Comm {
                 np: 72,
@@ -5341,7 +5387,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (635, Pick::Alg(A::Ch4Alpha)),
                     (1768, Pick::Alg(A::BinomialTree)),
                     (25891, Pick::Alg(A::Ch4Alpha)),
-                    (171128, Pick::Mpir),
+                    (171128, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5349,21 +5395,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 144,
                 sizes: &[
                     (28272, Pick::Alg(A::Ch4Alpha)),
-                    (157069, Pick::Mpir),
+                    (157069, Pick::Netmod),
                     (890243, Pick::Alg(A::Ch4Alpha)),
-                    (3473166, Pick::Mpir),
-                    (u64::MAX, Pick::Alg(A::BinomialTree)),
+                    (3473166, Pick::Netmod),
+                    (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
             },
             Comm {
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (7, Pick::Mpir),
+                    (7, Pick::Netmod),
                     (30886, Pick::Alg(A::Ch4Alpha)),
-                    (156165, Pick::Mpir),
+                    (156165, Pick::Netmod),
                     (1218139, Pick::Alg(A::Ch4Alpha)),
-                    (3931672, Pick::Mpir),
+                    (3931672, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5371,18 +5417,18 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 576,
                 sizes: &[
                     (20265, Pick::Alg(A::Ch4Alpha)),
-                    (170497, Pick::Mpir),
+                    (170497, Pick::Netmod),
                     (2600084, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (368, Pick::Mpir),
+                    (368, Pick::Netmod),
                     (37544, Pick::Alg(A::Ch4Alpha)),
-                    (158763, Pick::Mpir),
+                    (158763, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5390,9 +5436,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 2304,
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
-                    (322, Pick::Mpir),
+                    (322, Pick::Netmod),
                     (35712, Pick::Alg(A::Ch4Alpha)),
-                    (168538, Pick::Mpir),
+                    (168538, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5407,7 +5453,10 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (398, Pick::Alg(A::Ch4Alpha)),
                     (1024, Pick::Mpir),
                     (8192, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (28927, Pick::Mpir),
+                    (49894, Pick::Netmod),
+                    (524288, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
@@ -5416,9 +5465,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (104, Pick::Alg(A::Ch4Alpha)),
                     (308, Pick::Alg(A::BinomialTree)),
                     (30148, Pick::Alg(A::Ch4Alpha)),
-                    (48072, Pick::Mpir),
+                    (48072, Pick::Netmod),
                     (80377, Pick::Alg(A::Ch4Alpha)),
-                    (135013, Pick::Mpir),
+                    (135013, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5426,7 +5475,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 160,
                 sizes: &[
                     (34219, Pick::Alg(A::Ch4Alpha)),
-                    (142761, Pick::Mpir),
+                    (142761, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5434,9 +5483,9 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 320,
                 sizes: &[
                     (29212, Pick::Alg(A::Ch4Alpha)),
-                    (162928, Pick::Mpir),
+                    (162928, Pick::Netmod),
                     (1328856, Pick::Alg(A::Ch4Alpha)),
-                    (2609346, Pick::Mpir),
+                    (2609346, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5444,20 +5493,20 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 640,
                 sizes: &[
                     (19, Pick::Alg(A::Ch4Alpha)),
-                    (57, Pick::Mpir),
+                    (57, Pick::Netmod),
                     (129, Pick::Alg(A::Ch4Alpha)),
-                    (320, Pick::Mpir),
+                    (320, Pick::Netmod),
                     (23843, Pick::Alg(A::Ch4Alpha)),
-                    (180016, Pick::Mpir),
+                    (180016, Pick::Netmod),
                     (3136132, Pick::Alg(A::Ch4Alpha)),
-                    (u64::MAX, Pick::Mpir),
+                    (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 1280,
                 sizes: &[
                     (40196, Pick::Alg(A::Ch4Alpha)),
-                    (145916, Pick::Mpir),
+                    (145916, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5465,7 +5514,7 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 2560,
                 sizes: &[
                     (22344, Pick::Alg(A::Ch4Alpha)),
-                    (103218, Pick::Mpir),
+                    (103218, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5473,7 +5522,7 @@ pub(super) static REDUCE: &[Ppn] = &[
     },
 ];
 
-/// `scatter`: ppn rows, comm_size rows, (msg_size bound, pick).
+/// `scatter` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
 pub(super) static SCATTER: &[Ppn] = &[
     Ppn {
         ppn: 1,
@@ -5862,6 +5911,2664 @@ pub(super) static SCATTER: &[Ppn] = &[
             Comm {
                 np: u32::MAX,
                 sizes: &[(u64::MAX, Pick::Alg(A::BinomialTree))],
+            },
+        ],
+    },
+];
+
+/// `allreduce` (netmod level): ppn rows, comm_size rows, (msg_size bound, pick).
+pub(super) static NET_ALLREDUCE: &[Ppn] = &[
+    Ppn {
+        ppn: 1,
+        comms: &[
+            Comm {
+                np: 2,
+                sizes: &[
+                    (8192, Pick::Alg(A::RecursiveDoubling)),
+                    (20222, Pick::Alg(A::Ring)),
+                    (322397, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 4,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (15836, Pick::Alg(A::RecursiveDoubling)),
+                    (17147, Pick::Alg(A::Rabenseifner)),
+                    (195824, Pick::Alg(A::RecursiveDoubling)),
+                    (449578, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (9971, Pick::Alg(A::RecursiveDoubling)),
+                    (50987, Pick::Alg(A::Rabenseifner)),
+                    (71191, Pick::Alg(A::Ring)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (9548, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (8192, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (8741, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 2,
+        comms: &[
+            Comm {
+                np: 4,
+                sizes: &[
+                    (6851, Pick::Alg(A::RecursiveDoubling)),
+                    (697348, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (6941, Pick::Alg(A::RecursiveDoubling)),
+                    (830408, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (8519, Pick::Alg(A::RecursiveDoubling)),
+                    (1527389, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (7477, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (7417, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (7415, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 4,
+        comms: &[
+            Comm {
+                np: 8,
+                sizes: &[
+                    (5510, Pick::Alg(A::RecursiveDoubling)),
+                    (3732080, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (6244, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (6330, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (6035, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (6041, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (5684, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 8,
+        comms: &[
+            Comm {
+                np: 16,
+                sizes: &[
+                    (3822, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (3712, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (4256, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (4421, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (4340, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (4301, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 10,
+        comms: &[
+            Comm {
+                np: 20,
+                sizes: &[
+                    (5223, Pick::Alg(A::RecursiveDoubling)),
+                    (90313, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 40,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (6092, Pick::Alg(A::RecursiveDoubling)),
+                    (101751, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (5259, Pick::Alg(A::RecursiveDoubling)),
+                    (269776, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (5503, Pick::Alg(A::RecursiveDoubling)),
+                    (458346, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (4788, Pick::Alg(A::RecursiveDoubling)),
+                    (940213, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (4743, Pick::Alg(A::RecursiveDoubling)),
+                    (2022025, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 16,
+        comms: &[
+            Comm {
+                np: 32,
+                sizes: &[
+                    (2470, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (2510, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (2818, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (2712, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (2609, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 1024,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 18,
+        comms: &[
+            Comm {
+                np: 36,
+                sizes: &[
+                    (3357, Pick::Alg(A::RecursiveDoubling)),
+                    (801420, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 72,
+                sizes: &[
+                    (3022, Pick::Alg(A::RecursiveDoubling)),
+                    (328786, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 144,
+                sizes: &[
+                    (3055, Pick::Alg(A::RecursiveDoubling)),
+                    (487421, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 288,
+                sizes: &[
+                    (3129, Pick::Alg(A::RecursiveDoubling)),
+                    (930022, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 576,
+                sizes: &[
+                    (2539, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 1152,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 20,
+        comms: &[
+            Comm {
+                np: 40,
+                sizes: &[
+                    (3621, Pick::Alg(A::RecursiveDoubling)),
+                    (231508, Pick::Alg(A::Rabenseifner)),
+                    (382882, Pick::Alg(A::Ring)),
+                    (569515, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (3022, Pick::Alg(A::RecursiveDoubling)),
+                    (310934, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (3021, Pick::Alg(A::RecursiveDoubling)),
+                    (524288, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (2820, Pick::Alg(A::RecursiveDoubling)),
+                    (954870, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (2609, Pick::Alg(A::RecursiveDoubling)),
+                    (1797664, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 1280,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 24,
+        comms: &[
+            Comm {
+                np: 48,
+                sizes: &[
+                    (3982, Pick::Alg(A::RecursiveDoubling)),
+                    (193639, Pick::Alg(A::Rabenseifner)),
+                    (348837, Pick::Alg(A::Ring)),
+                    (792354, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 96,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (2907, Pick::Alg(A::RecursiveDoubling)),
+                    (358539, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 192,
+                sizes: &[
+                    (2590, Pick::Alg(A::RecursiveDoubling)),
+                    (621152, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 384,
+                sizes: &[
+                    (2457, Pick::Alg(A::RecursiveDoubling)),
+                    (1048576, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 768,
+                sizes: &[
+                    (2646, Pick::Alg(A::RecursiveDoubling)),
+                    (3473770, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 1536,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 28,
+        comms: &[
+            Comm {
+                np: 56,
+                sizes: &[
+                    (3875, Pick::Alg(A::RecursiveDoubling)),
+                    (718946, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 112,
+                sizes: &[
+                    (3473, Pick::Alg(A::RecursiveDoubling)),
+                    (455831, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 224,
+                sizes: &[
+                    (3202, Pick::Alg(A::RecursiveDoubling)),
+                    (626016, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 448,
+                sizes: &[
+                    (2528, Pick::Alg(A::RecursiveDoubling)),
+                    (941490, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 896,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (2048, Pick::Alg(A::RecursiveDoubling)),
+                    (1823085, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 1792,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 32,
+        comms: &[
+            Comm {
+                np: 64,
+                sizes: &[
+                    (1626, Pick::Alg(A::RecursiveDoubling)),
+                    (1508645, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (1566, Pick::Alg(A::RecursiveDoubling)),
+                    (1701205, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (1610, Pick::Alg(A::RecursiveDoubling)),
+                    (1270401, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (2048, Pick::Alg(A::RecursiveDoubling)),
+                    (1646230, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 1024,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (2441194, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 2048,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (8192, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 36,
+        comms: &[
+            Comm {
+                np: 72,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (2048, Pick::Alg(A::RecursiveDoubling)),
+                    (496446, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 144,
+                sizes: &[
+                    (1619, Pick::Alg(A::RecursiveDoubling)),
+                    (563198, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 288,
+                sizes: &[
+                    (0, Pick::Alg(A::Ring)),
+                    (1706, Pick::Alg(A::RecursiveDoubling)),
+                    (754991, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 576,
+                sizes: &[
+                    (2048, Pick::Alg(A::RecursiveDoubling)),
+                    (2757708, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 1152,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (3249931, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 2304,
+                sizes: &[
+                    (8192, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 40,
+        comms: &[
+            Comm {
+                np: 80,
+                sizes: &[
+                    (2104, Pick::Alg(A::RecursiveDoubling)),
+                    (439421, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (1779, Pick::Alg(A::RecursiveDoubling)),
+                    (543302, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (1470, Pick::Alg(A::RecursiveDoubling)),
+                    (749943, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (2048, Pick::Alg(A::RecursiveDoubling)),
+                    (1349468, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Ring)),
+                ],
+            },
+            Comm {
+                np: 1280,
+                sizes: &[
+                    (4096, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+            Comm {
+                np: 2560,
+                sizes: &[
+                    (8192, Pick::Alg(A::RecursiveDoubling)),
+                    (u64::MAX, Pick::Alg(A::Rabenseifner)),
+                ],
+            },
+        ],
+    },
+];
+
+/// `bcast` (netmod level): ppn rows, comm_size rows, (msg_size bound, pick).
+pub(super) static NET_BCAST: &[Ppn] = &[
+    Ppn {
+        ppn: 1,
+        comms: &[
+            Comm {
+                np: 2,
+                sizes: &[
+                    (1, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Knomial)),
+                ],
+            },
+            Comm {
+                np: 4,
+                sizes: &[
+                    (1598403, Pick::Alg(A::Knomial)),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (138690, Pick::Alg(A::Knomial)),
+                    (358550, Pick::Alg(A::BinaryTree(32768))),
+                    (592597, Pick::Alg(A::Knomial)),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (37481, Pick::Alg(A::Knomial)),
+                    (226004, Pick::Alg(A::BinaryTree(8192))),
+                    (581495, Pick::Alg(A::BinaryTree(32768))),
+                    (2380204, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (u64::MAX, Pick::Alg(A::BinaryTree(262144))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (4588, Pick::Alg(A::Knomial)),
+                    (47174, Pick::Alg(A::BinaryTree(4096))),
+                    (262606, Pick::Alg(A::BinaryTree(8192))),
+                    (570769, Pick::Alg(A::BinaryTree(32768))),
+                    (1459791, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (u64::MAX, Pick::Alg(A::BinaryTree(262144))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::Knomial)),
+                    (512, Pick::Alg(A::BinaryTree(4096))),
+                    (2149, Pick::Alg(A::Knomial)),
+                    (29738, Pick::Alg(A::BinaryTree(4096))),
+                    (292641, Pick::Alg(A::BinaryTree(8192))),
+                    (662574, Pick::Alg(A::BinaryTree(32768))),
+                    (1780946, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (u64::MAX, Pick::Alg(A::BinaryTree(262144))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 2,
+        comms: &[
+            Comm {
+                np: 2,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (3957, Pick::Alg(A::BinomialTree)),
+                    (262144, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (328965, Pick::Alg(A::BinaryTree(4194304))),
+                    (550188, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (1572328, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Knomial)),
+                ],
+            },
+            Comm {
+                np: 4,
+                sizes: &[
+                    (309, Pick::Alg(A::BinomialTree)),
+                    (100913, Pick::Alg(A::Knomial)),
+                    (266731, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (11, Pick::Alg(A::Knomial)),
+                    (5486, Pick::Alg(A::BinaryTree(4096))),
+                    (121386, Pick::Alg(A::Knomial)),
+                    (193040, Pick::Alg(A::Pipeline(8192))),
+                    (325233, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (38286, Pick::Alg(A::Knomial)),
+                    (188050, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (39588, Pick::Alg(A::BinaryTree(4096))),
+                    (212049, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (310, Pick::Alg(A::Knomial)),
+                    (1712, Pick::Alg(A::BinaryTree(4096))),
+                    (2658, Pick::Alg(A::Knomial)),
+                    (44165, Pick::Alg(A::BinaryTree(4096))),
+                    (314350, Pick::Alg(A::BinaryTree(8192))),
+                    (2480832, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (u64::MAX, Pick::Alg(A::BinaryTree(262144))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (1228, Pick::Alg(A::BinaryTree(4096))),
+                    (4690, Pick::Alg(A::Knomial)),
+                    (54003, Pick::Alg(A::BinaryTree(4096))),
+                    (789341, Pick::Alg(A::BinaryTree(8192))),
+                    (1063841, Pick::Alg(A::ScatterRingAllgather)),
+                    (3602924, Pick::Alg(A::BinaryTree(32768))),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 4,
+        comms: &[
+            Comm {
+                np: 4,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (22, Pick::Alg(A::BinomialTree)),
+                    (1137, Pick::Alg(A::BinaryTree(4096))),
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (283337, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (710120, Pick::Alg(A::ScatterRingAllgather)),
+                    (1303946, Pick::Alg(A::BinomialTree)),
+                    (2345788, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(262144))),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (163182, Pick::Alg(A::Knomial)),
+                    (1395162, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (2332492, Pick::Alg(A::Knomial)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (366, Pick::Alg(A::BinaryTree(4096))),
+                    (67735, Pick::Alg(A::Knomial)),
+                    (147827, Pick::Alg(A::ScatterRingAllgather)),
+                    (524288, Pick::Alg(A::Pipeline(8192))),
+                    (2941569, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (24484, Pick::Alg(A::Knomial)),
+                    (47845, Pick::Alg(A::BinaryTree(4096))),
+                    (97063, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (284462, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (2711, Pick::Alg(A::Knomial)),
+                    (9764, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (12776, Pick::Alg(A::Knomial)),
+                    (590745, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (1446467, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (1, Pick::Alg(A::Knomial)),
+                    (3, Pick::Alg(A::BinaryTree(4096))),
+                    (8, Pick::Alg(A::Knomial)),
+                    (122, Pick::Alg(A::BinaryTree(4096))),
+                    (13423, Pick::Alg(A::Knomial)),
+                    (42627, Pick::Alg(A::BinaryTree(4096))),
+                    (162749, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (419110, Pick::Alg(A::BinaryTree(8192))),
+                    (3037641, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 8,
+        comms: &[
+            Comm {
+                np: 8,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (307, Pick::Alg(A::BinomialTree)),
+                    (3125, Pick::Alg(A::Knomial)),
+                    (5146, Pick::Alg(A::BinomialTree)),
+                    (158554, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (289319, Pick::Alg(A::ScatterRingAllgather)),
+                    (579547, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (2839122, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(262144))),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (93392, Pick::Alg(A::Knomial)),
+                    (148849, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (9, Pick::Alg(A::BinaryTree(4096))),
+                    (56, Pick::Alg(A::Knomial)),
+                    (90, Pick::Alg(A::BinaryTree(4096))),
+                    (161, Pick::Alg(A::Knomial)),
+                    (372, Pick::Alg(A::BinaryTree(4096))),
+                    (76653, Pick::Alg(A::Knomial)),
+                    (323635, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (16384, Pick::Alg(A::Knomial)),
+                    (102201, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (660015, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (6251, Pick::Alg(A::Knomial)),
+                    (9418, Pick::Alg(A::BinomialTree)),
+                    (250301, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (1399294, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (6436, Pick::Alg(A::Knomial)),
+                    (9252, Pick::Alg(A::BinomialTree)),
+                    (169902, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (482470, Pick::Alg(A::BinomialTree)),
+                    (2906141, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (7023, Pick::Alg(A::Knomial)),
+                    (10446, Pick::Alg(A::BinomialTree)),
+                    (66329, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (687945, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 10,
+        comms: &[
+            Comm {
+                np: 10,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (56, Pick::Alg(A::BinomialTree)),
+                    (12151, Pick::Alg(A::Knomial)),
+                    (1638747, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 20,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (87808, Pick::Alg(A::Knomial)),
+                    (141159, Pick::Alg(A::Pipeline(4096))),
+                    (2994696, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 40,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (1192, Pick::Alg(A::BinaryTree(4096))),
+                    (73909, Pick::Alg(A::Knomial)),
+                    (352284, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (11, Pick::Alg(A::Knomial)),
+                    (97, Pick::Alg(A::BinaryTree(4096))),
+                    (3512, Pick::Alg(A::Knomial)),
+                    (8200, Pick::Alg(A::BinomialTree)),
+                    (81848, Pick::Alg(A::Knomial)),
+                    (899443, Pick::Alg(A::ScatterRingAllgather)),
+                    (3742499, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (8750, Pick::Alg(A::BinomialTree)),
+                    (96073, Pick::Alg(A::Knomial)),
+                    (148613, Pick::Alg(A::BinomialTree)),
+                    (2037411, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (4973, Pick::Alg(A::Knomial)),
+                    (8482, Pick::Alg(A::BinomialTree)),
+                    (78194, Pick::Alg(A::Knomial)),
+                    (324092, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (184, Pick::Alg(A::BinaryTree(4096))),
+                    (4658, Pick::Alg(A::Knomial)),
+                    (8630, Pick::Alg(A::BinomialTree)),
+                    (76610, Pick::Alg(A::Knomial)),
+                    (818917, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 16,
+        comms: &[
+            Comm {
+                np: 16,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (32, Pick::Alg(A::BinomialTree)),
+                    (426, Pick::Alg(A::Knomial)),
+                    (731, Pick::Alg(A::BinomialTree)),
+                    (3721, Pick::Alg(A::Knomial)),
+                    (593988, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (42653, Pick::Alg(A::Knomial)),
+                    (74686, Pick::Alg(A::BinomialTree)),
+                    (293837, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (37, Pick::Alg(A::Knomial)),
+                    (102, Pick::Alg(A::BinaryTree(4096))),
+                    (110459, Pick::Alg(A::Knomial)),
+                    (621935, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (38417, Pick::Alg(A::Knomial)),
+                    (179991, Pick::Alg(A::BinomialTree)),
+                    (1348089, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (24441, Pick::Alg(A::Knomial)),
+                    (434179, Pick::Alg(A::BinomialTree)),
+                    (2872240, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (10916, Pick::Alg(A::Knomial)),
+                    (72041, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (801812, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1024,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (6112, Pick::Alg(A::Knomial)),
+                    (12121, Pick::Alg(A::BinomialTree)),
+                    (18692, Pick::Alg(A::Knomial)),
+                    (1306686, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 18,
+        comms: &[
+            Comm {
+                np: 18,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (20, Pick::Alg(A::BinaryTree(4096))),
+                    (64, Pick::Alg(A::Knomial)),
+                    (158, Pick::Alg(A::BinaryTree(4096))),
+                    (1441, Pick::Alg(A::Knomial)),
+                    (3290, Pick::Alg(A::BinaryTree(4096))),
+                    (4329, Pick::Alg(A::BinomialTree)),
+                    (33238, Pick::Alg(A::Knomial)),
+                    (2214300, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 36,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (67445, Pick::Alg(A::Knomial)),
+                    (269829, Pick::Alg(A::ScatterRingAllgather)),
+                    (3510296, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 72,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (716, Pick::Alg(A::BinaryTree(4096))),
+                    (80844, Pick::Alg(A::Knomial)),
+                    (743418, Pick::Alg(A::ScatterRingAllgather)),
+                    (3437160, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 144,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (358, Pick::Alg(A::BinaryTree(4096))),
+                    (118443, Pick::Alg(A::Knomial)),
+                    (1926081, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 288,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (12, Pick::Alg(A::Knomial)),
+                    (86, Pick::Alg(A::BinaryTree(4096))),
+                    (100296, Pick::Alg(A::Knomial)),
+                    (218272, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 576,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (87488, Pick::Alg(A::Knomial)),
+                    (627588, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1152,
+                sizes: &[
+                    (12, Pick::Alg(A::Knomial)),
+                    (42, Pick::Alg(A::BinaryTree(4096))),
+                    (2714, Pick::Alg(A::Knomial)),
+                    (9319, Pick::Alg(A::BinomialTree)),
+                    (46716, Pick::Alg(A::Knomial)),
+                    (1269085, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 20,
+        comms: &[
+            Comm {
+                np: 20,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (3055, Pick::Alg(A::Knomial)),
+                    (6884, Pick::Alg(A::BinomialTree)),
+                    (8681, Pick::Alg(A::Knomial)),
+                    (22112, Pick::Alg(A::BinomialTree)),
+                    (1428775, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 40,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (14, Pick::Alg(A::BinaryTree(4096))),
+                    (204, Pick::Alg(A::Knomial)),
+                    (741, Pick::Alg(A::BinaryTree(4096))),
+                    (44435, Pick::Alg(A::Knomial)),
+                    (199535, Pick::Alg(A::ScatterRingAllgather)),
+                    (338295, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (657, Pick::Alg(A::BinaryTree(4096))),
+                    (105799, Pick::Alg(A::Knomial)),
+                    (717924, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (150120, Pick::Alg(A::Knomial)),
+                    (1883324, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (16, Pick::Alg(A::BinomialTree)),
+                    (215, Pick::Alg(A::Knomial)),
+                    (324, Pick::Alg(A::BinomialTree)),
+                    (3201, Pick::Alg(A::Knomial)),
+                    (8633, Pick::Alg(A::BinomialTree)),
+                    (70528, Pick::Alg(A::Knomial)),
+                    (234162, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (91, Pick::Alg(A::BinaryTree(4096))),
+                    (4839, Pick::Alg(A::Knomial)),
+                    (8919, Pick::Alg(A::BinomialTree)),
+                    (56473, Pick::Alg(A::Knomial)),
+                    (700884, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1280,
+                sizes: &[
+                    (5267, Pick::Alg(A::Knomial)),
+                    (8773, Pick::Alg(A::BinomialTree)),
+                    (44985, Pick::Alg(A::Knomial)),
+                    (1285172, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 24,
+        comms: &[
+            Comm {
+                np: 24,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (146, Pick::Alg(A::BinomialTree)),
+                    (339, Pick::Alg(A::Knomial)),
+                    (35088, Pick::Alg(A::BinomialTree)),
+                    (582888, Pick::Alg(A::ScatterRingAllgather)),
+                    (1098671, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 48,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (96472, Pick::Alg(A::Knomial)),
+                    (314280, Pick::Alg(A::ScatterRingAllgather)),
+                    (3859813, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 96,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (276, Pick::Alg(A::BinaryTree(4096))),
+                    (9173, Pick::Alg(A::BinomialTree)),
+                    (155872, Pick::Alg(A::Knomial)),
+                    (760143, Pick::Alg(A::ScatterRingAllgather)),
+                    (4068570, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 192,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (161301, Pick::Alg(A::Knomial)),
+                    (1814477, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 384,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (5540, Pick::Alg(A::Knomial)),
+                    (8574, Pick::Alg(A::BinomialTree)),
+                    (32768, Pick::Alg(A::Knomial)),
+                    (368002, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 768,
+                sizes: &[
+                    (83, Pick::Alg(A::BinaryTree(4096))),
+                    (5673, Pick::Alg(A::Knomial)),
+                    (8754, Pick::Alg(A::BinomialTree)),
+                    (32768, Pick::Alg(A::Knomial)),
+                    (808608, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1536,
+                sizes: &[
+                    (0, Pick::Alg(A::BinaryTree(32768))),
+                    (12, Pick::Alg(A::Knomial)),
+                    (24, Pick::Alg(A::BinaryTree(4096))),
+                    (4508, Pick::Alg(A::Knomial)),
+                    (9687, Pick::Alg(A::BinomialTree)),
+                    (23017, Pick::Alg(A::Knomial)),
+                    (1392071, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 28,
+        comms: &[
+            Comm {
+                np: 28,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (60712, Pick::Alg(A::BinomialTree)),
+                    (1342721, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 56,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (83878, Pick::Alg(A::Knomial)),
+                    (352247, Pick::Alg(A::ScatterRingAllgather)),
+                    (2880772, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 112,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (215, Pick::Alg(A::BinaryTree(4096))),
+                    (188455, Pick::Alg(A::Knomial)),
+                    (814819, Pick::Alg(A::ScatterRingAllgather)),
+                    (3851167, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 224,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (212843, Pick::Alg(A::Knomial)),
+                    (1847540, Pick::Alg(A::ScatterRingAllgather)),
+                    (3848632, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 448,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (82426, Pick::Alg(A::Knomial)),
+                    (599122, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 896,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (82097, Pick::Alg(A::Knomial)),
+                    (1011871, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1792,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (4878, Pick::Alg(A::Knomial)),
+                    (10226, Pick::Alg(A::BinomialTree)),
+                    (26698, Pick::Alg(A::Knomial)),
+                    (1594566, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 32,
+        comms: &[
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (145, Pick::Alg(A::BinomialTree)),
+                    (343, Pick::Alg(A::Knomial)),
+                    (4730, Pick::Alg(A::BinomialTree)),
+                    (584043, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (1480418, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (29518, Pick::Alg(A::Knomial)),
+                    (107570, Pick::Alg(A::BinomialTree)),
+                    (564339, Pick::Alg(A::ScatterRingAllgather)),
+                    (3022720, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (30330, Pick::Alg(A::Knomial)),
+                    (91428, Pick::Alg(A::BinomialTree)),
+                    (156092, Pick::Alg(A::Knomial)),
+                    (1303512, Pick::Alg(A::ScatterRingAllgather)),
+                    (3871632, Pick::Alg(A::Pipeline(8192))),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (21624, Pick::Alg(A::Knomial)),
+                    (210639, Pick::Alg(A::BinomialTree)),
+                    (3204758, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (22904, Pick::Alg(A::Knomial)),
+                    (689226, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1024,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (5633, Pick::Alg(A::Knomial)),
+                    (1169491, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 2048,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (4830, Pick::Alg(A::Knomial)),
+                    (2126079, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 36,
+        comms: &[
+            Comm {
+                np: 36,
+                sizes: &[
+                    (60, Pick::Alg(A::BinomialTree)),
+                    (263, Pick::Alg(A::Knomial)),
+                    (1316, Pick::Alg(A::BinomialTree)),
+                    (5848, Pick::Alg(A::Knomial)),
+                    (26018, Pick::Alg(A::BinaryTree(4096))),
+                    (141214, Pick::Alg(A::BinaryTree(8192))),
+                    (1546160, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 72,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (85931, Pick::Alg(A::Knomial)),
+                    (306305, Pick::Alg(A::ScatterRingAllgather)),
+                    (706611, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 144,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (299, Pick::Alg(A::BinaryTree(4096))),
+                    (166863, Pick::Alg(A::Knomial)),
+                    (1805823, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 288,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (215, Pick::Alg(A::BinaryTree(4096))),
+                    (213930, Pick::Alg(A::Knomial)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 576,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (7, Pick::Alg(A::BinomialTree)),
+                    (12, Pick::Alg(A::BinaryTree(4096))),
+                    (104277, Pick::Alg(A::Knomial)),
+                    (612361, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1152,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (60825, Pick::Alg(A::Knomial)),
+                    (1074383, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 2304,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (3163, Pick::Alg(A::Knomial)),
+                    (8765, Pick::Alg(A::BinomialTree)),
+                    (74093, Pick::Alg(A::Knomial)),
+                    (1716479, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 40,
+        comms: &[
+            Comm {
+                np: 40,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (558, Pick::Alg(A::BinomialTree)),
+                    (1511, Pick::Alg(A::Knomial)),
+                    (29079, Pick::Alg(A::BinomialTree)),
+                    (90731, Pick::Alg(A::BinaryTree(8192))),
+                    (1445245, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (10, Pick::Alg(A::BinaryTree(4096))),
+                    (105731, Pick::Alg(A::Knomial)),
+                    (403851, Pick::Alg(A::ScatterRingAllgather)),
+                    (761718, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (265, Pick::Alg(A::BinaryTree(4096))),
+                    (155474, Pick::Alg(A::Knomial)),
+                    (1800275, Pick::Alg(A::ScatterRingAllgather)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(8192))),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (105598, Pick::Alg(A::Knomial)),
+                    (197463, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (3112, Pick::Alg(A::Knomial)),
+                    (9588, Pick::Alg(A::BinomialTree)),
+                    (90466, Pick::Alg(A::Knomial)),
+                    (189326, Pick::Alg(A::BinomialTree)),
+                    (269615, Pick::Alg(A::Knomial)),
+                    (664207, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 1280,
+                sizes: &[
+                    (0, Pick::Alg(A::ScatterRingAllgather)),
+                    (13, Pick::Alg(A::BinaryTree(4096))),
+                    (27, Pick::Alg(A::Knomial)),
+                    (64, Pick::Alg(A::BinaryTree(4096))),
+                    (4222, Pick::Alg(A::Knomial)),
+                    (10372, Pick::Alg(A::BinomialTree)),
+                    (37489, Pick::Alg(A::Knomial)),
+                    (1143085, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+            Comm {
+                np: 2560,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (3, Pick::Alg(A::Knomial)),
+                    (5, Pick::Alg(A::BinaryTree(4096))),
+                    (4882, Pick::Alg(A::Knomial)),
+                    (9627, Pick::Alg(A::BinomialTree)),
+                    (25668, Pick::Alg(A::Knomial)),
+                    (1887947, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::ScatterRingAllgather)),
+                ],
+            },
+        ],
+    },
+];
+
+/// `reduce` (netmod level): ppn rows, comm_size rows, (msg_size bound, pick).
+pub(super) static NET_REDUCE: &[Ppn] = &[
+    Ppn {
+        ppn: 1,
+        comms: &[
+            Comm {
+                np: 2,
+                sizes: &[(u64::MAX, Pick::Alg(A::BinomialTree))],
+            },
+            Comm {
+                np: 4,
+                sizes: &[
+                    (157628, Pick::Alg(A::BinomialTree)),
+                    (423287, Pick::Alg(A::BinaryTree(32768))),
+                    (589985, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::BinaryTree(262144))),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (13, Pick::Alg(A::BinaryTree(4096))),
+                    (91468, Pick::Alg(A::BinomialTree)),
+                    (211843, Pick::Alg(A::BinaryTree(32768))),
+                    (3554428, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(262144))),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (10, Pick::Alg(A::BinomialTree)),
+                    (4096, Pick::Alg(A::BinaryTree(4096))),
+                    (8192, Pick::Alg(A::BinaryTree(8192))),
+                    (86623, Pick::Alg(A::BinomialTree)),
+                    (156829, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(16000))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (4168, Pick::Alg(A::BinaryTree(4096))),
+                    (206920, Pick::Alg(A::BinomialTree)),
+                    (311987, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(16000))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (5, Pick::Alg(A::BinomialTree)),
+                    (12, Pick::Alg(A::BinaryTree(4096))),
+                    (82430, Pick::Alg(A::BinomialTree)),
+                    (380660, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(16000))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 2,
+        comms: &[
+            Comm {
+                np: 2,
+                sizes: &[
+                    (2, Pick::Alg(A::BinomialTree)),
+                    (6, Pick::Alg(A::Pipeline(4096))),
+                    (12, Pick::Alg(A::BinomialTree)),
+                    (24, Pick::Alg(A::Pipeline(4096))),
+                    (36, Pick::Alg(A::BinomialTree)),
+                    (767, Pick::Alg(A::Pipeline(4096))),
+                    (42598, Pick::Alg(A::BinomialTree)),
+                    (147013, Pick::Alg(A::BinaryTree(262144))),
+                    (285191, Pick::Alg(A::BinaryTree(32768))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(262144))),
+                ],
+            },
+            Comm {
+                np: 4,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (8, Pick::Alg(A::BinaryTree(4096))),
+                    (708, Pick::Alg(A::BinomialTree)),
+                    (8353, Pick::Alg(A::BinaryTree(4096))),
+                    (333207, Pick::Alg(A::BinomialTree)),
+                    (702791, Pick::Alg(A::BinaryTree(4194304))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(262144))),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (4769, Pick::Alg(A::BinaryTree(4096))),
+                    (69919, Pick::Alg(A::BinomialTree)),
+                    (277276, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (13, Pick::Alg(A::BinomialTree)),
+                    (6537, Pick::Alg(A::BinaryTree(4096))),
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (266927, Pick::Alg(A::Rabenseifner)),
+                    (1048576, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (4982, Pick::Alg(A::BinaryTree(4096))),
+                    (12777, Pick::Alg(A::BinomialTree)),
+                    (280429, Pick::Alg(A::Rabenseifner)),
+                    (2097152, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (8, Pick::Alg(A::BinomialTree)),
+                    (28, Pick::Alg(A::BinaryTree(4096))),
+                    (98, Pick::Alg(A::BinomialTree)),
+                    (442, Pick::Alg(A::BinaryTree(4096))),
+                    (6382, Pick::Alg(A::BinomialTree)),
+                    (10748, Pick::Alg(A::BinaryTree(4096))),
+                    (17029, Pick::Alg(A::BinomialTree)),
+                    (185862, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (17139, Pick::Alg(A::BinomialTree)),
+                    (120197, Pick::Alg(A::Rabenseifner)),
+                    (181007, Pick::Alg(A::BinaryTree(8192))),
+                    (425542, Pick::Alg(A::BinaryTree(32768))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 4,
+        comms: &[
+            Comm {
+                np: 4,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (9, Pick::Alg(A::BinaryTree(4096))),
+                    (4528, Pick::Alg(A::BinomialTree)),
+                    (11177, Pick::Alg(A::BinaryTree(4096))),
+                    (36408, Pick::Alg(A::BinaryTree(8192))),
+                    (137423, Pick::Alg(A::Rabenseifner)),
+                    (316720, Pick::Alg(A::BinaryTree(32768))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 8,
+                sizes: &[
+                    (2048, Pick::Alg(A::BinomialTree)),
+                    (5061, Pick::Alg(A::BinaryTree(4096))),
+                    (316372, Pick::Alg(A::BinomialTree)),
+                    (667328, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (18885, Pick::Alg(A::BinomialTree)),
+                    (142621, Pick::Alg(A::Rabenseifner)),
+                    (1734693, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (161956, Pick::Alg(A::Rabenseifner)),
+                    (3618476, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (22328, Pick::Alg(A::BinomialTree)),
+                    (90559, Pick::Alg(A::Rabenseifner)),
+                    (255557, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (14991, Pick::Alg(A::BinomialTree)),
+                    (199579, Pick::Alg(A::Rabenseifner)),
+                    (424930, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (16693, Pick::Alg(A::BinomialTree)),
+                    (209321, Pick::Alg(A::Rabenseifner)),
+                    (679436, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 8,
+        comms: &[
+            Comm {
+                np: 8,
+                sizes: &[
+                    (6456, Pick::Alg(A::BinomialTree)),
+                    (144021, Pick::Alg(A::Rabenseifner)),
+                    (399111, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 16,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (420, Pick::Alg(A::BinaryTree(4096))),
+                    (11258, Pick::Alg(A::BinomialTree)),
+                    (285278, Pick::Alg(A::Rabenseifner)),
+                    (1070874, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (13334, Pick::Alg(A::BinomialTree)),
+                    (163318, Pick::Alg(A::Rabenseifner)),
+                    (2823815, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (13429, Pick::Alg(A::BinomialTree)),
+                    (202316, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (12415, Pick::Alg(A::BinomialTree)),
+                    (291109, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (11053, Pick::Alg(A::BinomialTree)),
+                    (576616, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (11580, Pick::Alg(A::BinomialTree)),
+                    (1050526, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 10,
+        comms: &[
+            Comm {
+                np: 10,
+                sizes: &[
+                    (4992, Pick::Alg(A::BinomialTree)),
+                    (14882, Pick::Alg(A::BinaryTree(4096))),
+                    (58273, Pick::Alg(A::BinaryTree(8192))),
+                    (137812, Pick::Alg(A::BinaryTree(32768))),
+                    (524288, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 20,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (361, Pick::Alg(A::BinaryTree(4096))),
+                    (143910, Pick::Alg(A::BinomialTree)),
+                    (1265889, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 40,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (1274, Pick::Alg(A::BinaryTree(4096))),
+                    (144956, Pick::Alg(A::BinomialTree)),
+                    (2528942, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (39056, Pick::Alg(A::BinomialTree)),
+                    (90627, Pick::Alg(A::Rabenseifner)),
+                    (158358, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (23806, Pick::Alg(A::BinomialTree)),
+                    (209236, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (15731, Pick::Alg(A::BinomialTree)),
+                    (195083, Pick::Alg(A::Rabenseifner)),
+                    (442356, Pick::Alg(A::BinaryTree(8192))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (13116, Pick::Alg(A::BinomialTree)),
+                    (756288, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 16,
+        comms: &[
+            Comm {
+                np: 16,
+                sizes: &[
+                    (5256, Pick::Alg(A::BinomialTree)),
+                    (151516, Pick::Alg(A::Rabenseifner)),
+                    (772665, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 32,
+                sizes: &[
+                    (1, Pick::Alg(A::BinomialTree)),
+                    (354, Pick::Alg(A::BinaryTree(4096))),
+                    (5376, Pick::Alg(A::BinomialTree)),
+                    (166210, Pick::Alg(A::Rabenseifner)),
+                    (2307771, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (8, Pick::Alg(A::BinaryTree(4096))),
+                    (7998, Pick::Alg(A::BinomialTree)),
+                    (197587, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (9, Pick::Alg(A::BinaryTree(4096))),
+                    (10915, Pick::Alg(A::BinomialTree)),
+                    (281209, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (10, Pick::Alg(A::BinaryTree(4096))),
+                    (10397, Pick::Alg(A::BinomialTree)),
+                    (500063, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (10589, Pick::Alg(A::BinomialTree)),
+                    (946990, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1024,
+                sizes: &[
+                    (10264, Pick::Alg(A::BinomialTree)),
+                    (1663792, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 18,
+        comms: &[
+            Comm {
+                np: 18,
+                sizes: &[
+                    (16, Pick::Alg(A::BinomialTree)),
+                    (512, Pick::Alg(A::BinaryTree(4096))),
+                    (5548, Pick::Alg(A::BinomialTree)),
+                    (16384, Pick::Alg(A::BinaryTree(4096))),
+                    (139101, Pick::Alg(A::Rabenseifner)),
+                    (942792, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 36,
+                sizes: &[
+                    (10142, Pick::Alg(A::BinomialTree)),
+                    (115475, Pick::Alg(A::Rabenseifner)),
+                    (1707471, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 72,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (326, Pick::Alg(A::BinaryTree(4096))),
+                    (11288, Pick::Alg(A::BinomialTree)),
+                    (152140, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 144,
+                sizes: &[
+                    (19925, Pick::Alg(A::BinomialTree)),
+                    (198602, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 288,
+                sizes: &[
+                    (17046, Pick::Alg(A::BinomialTree)),
+                    (347663, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 576,
+                sizes: &[
+                    (14280, Pick::Alg(A::BinomialTree)),
+                    (655676, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1152,
+                sizes: &[
+                    (10480, Pick::Alg(A::BinomialTree)),
+                    (1349293, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 20,
+        comms: &[
+            Comm {
+                np: 20,
+                sizes: &[
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (135098, Pick::Alg(A::Rabenseifner)),
+                    (1048576, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 40,
+                sizes: &[
+                    (11194, Pick::Alg(A::BinomialTree)),
+                    (125822, Pick::Alg(A::Rabenseifner)),
+                    (2097152, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (322, Pick::Alg(A::BinaryTree(4096))),
+                    (19921, Pick::Alg(A::BinomialTree)),
+                    (160557, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (29684, Pick::Alg(A::BinomialTree)),
+                    (159258, Pick::Alg(A::Rabenseifner)),
+                    (279850, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (19134, Pick::Alg(A::BinomialTree)),
+                    (374812, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (411841, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1280,
+                sizes: &[
+                    (11020, Pick::Alg(A::BinomialTree)),
+                    (1416931, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 24,
+        comms: &[
+            Comm {
+                np: 24,
+                sizes: &[
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (27166, Pick::Alg(A::BinaryTree(4096))),
+                    (165606, Pick::Alg(A::BinaryTree(8192))),
+                    (1219328, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 48,
+                sizes: &[
+                    (12, Pick::Alg(A::BinomialTree)),
+                    (464, Pick::Alg(A::BinaryTree(4096))),
+                    (23784, Pick::Alg(A::BinomialTree)),
+                    (81734, Pick::Alg(A::Rabenseifner)),
+                    (156170, Pick::Alg(A::BinomialTree)),
+                    (2473905, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 96,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (89, Pick::Alg(A::BinaryTree(4096))),
+                    (17733, Pick::Alg(A::BinomialTree)),
+                    (168730, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 192,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (14, Pick::Alg(A::BinaryTree(4096))),
+                    (18750, Pick::Alg(A::BinomialTree)),
+                    (241455, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 384,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (209, Pick::Alg(A::BinaryTree(4096))),
+                    (13951, Pick::Alg(A::BinomialTree)),
+                    (434980, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 768,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (14, Pick::Alg(A::BinaryTree(4096))),
+                    (16, Pick::Alg(A::BinomialTree)),
+                    (63, Pick::Alg(A::BinaryTree(4096))),
+                    (262, Pick::Alg(A::BinomialTree)),
+                    (969, Pick::Alg(A::BinaryTree(4096))),
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (844697, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1536,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (4, Pick::Alg(A::BinaryTree(4096))),
+                    (18919, Pick::Alg(A::BinomialTree)),
+                    (1489022, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 28,
+        comms: &[
+            Comm {
+                np: 28,
+                sizes: &[
+                    (12660, Pick::Alg(A::BinomialTree)),
+                    (24142, Pick::Alg(A::BinaryTree(4096))),
+                    (113104, Pick::Alg(A::BinaryTree(8192))),
+                    (269747, Pick::Alg(A::BinaryTree(32768))),
+                    (1372786, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 56,
+                sizes: &[
+                    (181519, Pick::Alg(A::BinomialTree)),
+                    (2548385, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 112,
+                sizes: &[
+                    (5, Pick::Alg(A::BinomialTree)),
+                    (143, Pick::Alg(A::BinaryTree(4096))),
+                    (19041, Pick::Alg(A::BinomialTree)),
+                    (77036, Pick::Alg(A::Rabenseifner)),
+                    (270275, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 224,
+                sizes: &[
+                    (21238, Pick::Alg(A::BinomialTree)),
+                    (329171, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 448,
+                sizes: &[
+                    (18774, Pick::Alg(A::BinomialTree)),
+                    (190808, Pick::Alg(A::Rabenseifner)),
+                    (420141, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 896,
+                sizes: &[
+                    (869945, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1792,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (678, Pick::Alg(A::BinaryTree(4096))),
+                    (11608, Pick::Alg(A::BinomialTree)),
+                    (1400404, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 32,
+        comms: &[
+            Comm {
+                np: 32,
+                sizes: &[
+                    (3953, Pick::Alg(A::BinomialTree)),
+                    (155343, Pick::Alg(A::Rabenseifner)),
+                    (1477090, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 64,
+                sizes: &[
+                    (3455, Pick::Alg(A::BinomialTree)),
+                    (179099, Pick::Alg(A::Rabenseifner)),
+                    (2910499, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 128,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (152, Pick::Alg(A::BinaryTree(4096))),
+                    (7149, Pick::Alg(A::BinomialTree)),
+                    (202437, Pick::Alg(A::Rabenseifner)),
+                    (268761, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 256,
+                sizes: &[
+                    (10447, Pick::Alg(A::BinomialTree)),
+                    (371258, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 512,
+                sizes: &[
+                    (10886, Pick::Alg(A::BinomialTree)),
+                    (633928, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1024,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (10, Pick::Alg(A::BinaryTree(4096))),
+                    (9720, Pick::Alg(A::BinomialTree)),
+                    (1102503, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 2048,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (8, Pick::Alg(A::BinaryTree(4096))),
+                    (9941, Pick::Alg(A::BinomialTree)),
+                    (2034989, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 36,
+        comms: &[
+            Comm {
+                np: 36,
+                sizes: &[
+                    (5157, Pick::Alg(A::BinomialTree)),
+                    (107798, Pick::Alg(A::Rabenseifner)),
+                    (169388, Pick::Alg(A::BinaryTree(8192))),
+                    (333454, Pick::Alg(A::Pipeline(4096))),
+                    (1535231, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 72,
+                sizes: &[
+                    (85, Pick::Alg(A::BinomialTree)),
+                    (319, Pick::Alg(A::BinaryTree(4096))),
+                    (6563, Pick::Alg(A::BinomialTree)),
+                    (166389, Pick::Alg(A::Rabenseifner)),
+                    (3696072, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 144,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (358, Pick::Alg(A::BinaryTree(4096))),
+                    (11627, Pick::Alg(A::BinomialTree)),
+                    (234650, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 288,
+                sizes: &[
+                    (14335, Pick::Alg(A::BinomialTree)),
+                    (373158, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 576,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (14, Pick::Alg(A::BinaryTree(4096))),
+                    (11718, Pick::Alg(A::BinomialTree)),
+                    (552465, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1152,
+                sizes: &[
+                    (13463, Pick::Alg(A::BinomialTree)),
+                    (986727, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 2304,
+                sizes: &[
+                    (12601, Pick::Alg(A::BinomialTree)),
+                    (1824452, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+        ],
+    },
+    Ppn {
+        ppn: 40,
+        comms: &[
+            Comm {
+                np: 40,
+                sizes: &[
+                    (5953, Pick::Alg(A::BinomialTree)),
+                    (150162, Pick::Alg(A::Rabenseifner)),
+                    (362759, Pick::Alg(A::Pipeline(4096))),
+                    (1947446, Pick::Alg(A::Pipeline(16000))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(32768))),
+                ],
+            },
+            Comm {
+                np: 80,
+                sizes: &[
+                    (11141, Pick::Alg(A::BinomialTree)),
+                    (148499, Pick::Alg(A::Rabenseifner)),
+                    (2197017, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(262144))),
+                ],
+            },
+            Comm {
+                np: 160,
+                sizes: &[
+                    (12, Pick::Alg(A::BinomialTree)),
+                    (151, Pick::Alg(A::BinaryTree(4096))),
+                    (15342, Pick::Alg(A::BinomialTree)),
+                    (208750, Pick::Alg(A::Rabenseifner)),
+                    (751919, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(16000))),
+                ],
+            },
+            Comm {
+                np: 320,
+                sizes: &[
+                    (8192, Pick::Alg(A::BinomialTree)),
+                    (256092, Pick::Alg(A::Rabenseifner)),
+                    (329233, Pick::Alg(A::BinomialTree)),
+                    (3082888, Pick::Alg(A::Pipeline(4096))),
+                    (u64::MAX, Pick::Alg(A::Pipeline(16000))),
+                ],
+            },
+            Comm {
+                np: 640,
+                sizes: &[
+                    (14189, Pick::Alg(A::BinomialTree)),
+                    (472297, Pick::Alg(A::Rabenseifner)),
+                    (636394, Pick::Alg(A::BinomialTree)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 1280,
+                sizes: &[
+                    (20838, Pick::Alg(A::BinomialTree)),
+                    (1107599, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
+            },
+            Comm {
+                np: 2560,
+                sizes: &[
+                    (0, Pick::Alg(A::BinomialTree)),
+                    (15, Pick::Alg(A::BinaryTree(4096))),
+                    (16, Pick::Alg(A::BinomialTree)),
+                    (508, Pick::Alg(A::BinaryTree(4096))),
+                    (13301, Pick::Alg(A::BinomialTree)),
+                    (2182955, Pick::Alg(A::Rabenseifner)),
+                    (u64::MAX, Pick::Alg(A::Pipeline(4096))),
+                ],
             },
         ],
     },
