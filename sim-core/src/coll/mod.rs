@@ -22,7 +22,8 @@
 //! - [`select`]: the algorithm a [`Library`] would pick for the call (or the
 //!   one the machine file forces), reproducing MPICH's classic
 //!   `MPIR_*_intra_auto` rules and Open MPI's `coll/tuned` fixed rules of
-//!   4.0 (`openmpi4.rs`) and 5.0 (`openmpi.rs`).
+//!   4.0 (`openmpi4.rs`) and 5.0 (`openmpi.rs`), and Intel MPI's default
+//!   tuning table (`intelmpi.rs`).
 //! - [`algorithms_for`], [`Algorithm::name`], [`Algorithm::from_name`],
 //!   [`Algorithm::resolve`] and [`Library::from_name`] for machine files.
 //!
