@@ -123,7 +123,7 @@ pub(crate) struct NetArgs {
     reduce_local: Option<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich-4`, `alltoall=pairwise`, ... Default: --run writes the
-    /// library it measured (MPICH 3 and 4, Open MPI 3 to 5), else none
+    /// library it measured (MPICH 3 and 4, Open MPI 3 to 5, Intel MPI 2019 and 2021), else none
     /// (MPICH 3's rules).
     #[arg(long = "collective", value_name = "KEY=VALUE")]
     collectives: Vec<String>,

@@ -106,3 +106,17 @@ fn open_mpi_5_allreduce_crosses_nodes_only_between_the_leaders() {
         "{text}"
     );
 }
+
+#[test]
+fn every_collective_completes_under_intel_mpi() {
+    // Node-aware (4 ranks per node): the table's compositions run on the
+    // node and node-leader communicators.
+    for library in ["intelmpi", "intelmpi-2019"] {
+        for ranks in [1, 2, 3, 5, 8, 12, 17] {
+            for bytes in [8, 4096, 100_000, 1_048_576] {
+                run(library, ranks, bytes);
+            }
+        }
+    }
+    assert_eq!(run("intelmpi", 12, 3000), run("intelmpi", 12, 3000));
+}

@@ -68,6 +68,13 @@ pub fn library_of(version: &str) -> Option<Library> {
             _ => None,
         };
     }
+    if let Some(rest) = v.strip_prefix("Intel(R) MPI Library") {
+        return match major(rest)? {
+            2019 => Some(Library::IntelMpi2019),
+            2021 => Some(Library::IntelMpi2021),
+            _ => None,
+        };
+    }
     None
 }
 
@@ -384,8 +391,13 @@ mod tests {
         assert_eq!(library_of("Open MPI v3.1.6"), Some(Library::OpenMpi4));
         assert_eq!(
             library_of("Intel(R) MPI Library 2021.13 for Linux* OS"),
-            None
+            Some(Library::IntelMpi2021)
         );
+        assert_eq!(
+            library_of("Intel(R) MPI Library 2019 Update 7 for Linux* OS"),
+            Some(Library::IntelMpi2019)
+        );
+        assert_eq!(library_of("MVAPICH2 Version      :\t2.3.7"), None);
         assert_eq!(library_of("MPICH Version: x"), None);
         assert_eq!(
             library_line("# parsim netbench: library MPICH Version:\t4.0.2\n# x\n"),

@@ -119,3 +119,18 @@ fn call_overhead_is_a_time() {
     let e = load("[collectives]\ncall_overhead = \"fast\"\n").expect_err("refused");
     assert!(e.contains("collectives.call_overhead"), "{e}");
 }
+
+#[test]
+fn intel_mpi_libraries_are_read() {
+    for (name, lib) in [
+        ("intelmpi", Library::IntelMpi2021),
+        ("intelmpi-2021", Library::IntelMpi2021),
+        ("impi", Library::IntelMpi2021),
+        ("intelmpi-2019", Library::IntelMpi2019),
+    ] {
+        let m = load(&format!("[collectives]\nlibrary = \"{name}\"\n")).expect("loads");
+        assert_eq!(m.start(1).collectives().library, lib, "{name}");
+    }
+    let e = load("[collectives]\nlibrary = \"intelmpi-2017\"\n").expect_err("refused");
+    assert!(e.contains("intelmpi-2021"), "{e}");
+}

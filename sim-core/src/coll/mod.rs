@@ -23,7 +23,7 @@
 //!   one the machine file forces), reproducing MPICH's classic
 //!   `MPIR_*_intra_auto` rules and Open MPI's `coll/tuned` fixed rules of
 //!   4.0 (`openmpi4.rs`) and 5.0 (`openmpi.rs`, under 5.0's `coll/han`,
-//!   `han.rs`).
+//!   `han.rs`), and Intel MPI's default tuning table (`intelmpi.rs`).
 //! - [`algorithms_for`], [`Algorithm::name`], [`Algorithm::from_name`],
 //!   [`Algorithm::resolve`] and [`Library::from_name`] for machine files.
 //!
@@ -42,6 +42,7 @@ mod barrier;
 mod bcast;
 mod gather;
 mod han;
+mod intelmpi;
 mod layout;
 mod mpich;
 mod mpich4;
@@ -159,23 +160,30 @@ pub enum Library {
     /// the call (node-aware), else `coll/tuned`'s fixed decision rules (the
     /// tables also of 4.1).
     OpenMpi5,
+    /// Intel MPI 2019 (Update 4's Skylake tuning table, `intelmpi.rs`).
+    IntelMpi2019,
+    /// Intel MPI 2021 (the generic tuning table of 2021.1-2021.13: the same
+    /// bytes as 2019 Update 4's Skylake one, `intelmpi.rs`).
+    IntelMpi2021,
 }
 
 impl Library {
     /// Every library, for listings and messages.
-    pub const ALL: [Library; 4] = [
+    pub const ALL: [Library; 6] = [
         Library::Mpich3,
         Library::Mpich4,
         Library::OpenMpi4,
         Library::OpenMpi5,
+        Library::IntelMpi2019,
+        Library::IntelMpi2021,
     ];
 
     /// A machine file's `[collectives] library = "..."`: the canonical
     /// names of [`Library::name`], and the aliases `"mpich"` (MPICH 3,
     /// the classic rules), `"openmpi"` (also `"open-mpi"`, `"ompi"`:
     /// Open MPI 5) and `"openmpi-4.0"`, `"openmpi-3"`, `"openmpi-3.1"`
-    /// (Open MPI 4: 3.1 has the same fixed rules). Case and `-`/`_` are not
-    /// significant.
+    /// (Open MPI 4: 3.1 has the same fixed rules), `"intelmpi"` (also
+    /// `"impi"`: Intel MPI 2021). Case and `-`/`_` are not significant.
     pub fn from_name(name: &str) -> Option<Library> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
         match key.as_str() {
@@ -186,18 +194,23 @@ impl Library {
             "openmpi" | "open-mpi" | "ompi" | "openmpi-5" | "openmpi5" | "open-mpi-5" => {
                 Some(Library::OpenMpi5)
             }
+            "intelmpi-2019" | "impi-2019" | "intel-mpi-2019" => Some(Library::IntelMpi2019),
+            "intelmpi" | "impi" | "intel-mpi" | "intelmpi-2021" | "impi-2021"
+            | "intel-mpi-2021" => Some(Library::IntelMpi2021),
             _ => None,
         }
     }
 
     /// The canonical name (`"mpich-3"`, `"mpich-4"`, `"openmpi-4"`,
-    /// `"openmpi-5"`).
+    /// `"openmpi-5"`, `"intelmpi-2019"`, `"intelmpi-2021"`).
     pub fn name(self) -> &'static str {
         match self {
             Library::Mpich3 => "mpich-3",
             Library::Mpich4 => "mpich-4",
             Library::OpenMpi4 => "openmpi-4",
             Library::OpenMpi5 => "openmpi-5",
+            Library::IntelMpi2019 => "intelmpi-2019",
+            Library::IntelMpi2021 => "intelmpi-2021",
         }
     }
 
@@ -210,13 +223,17 @@ impl Library {
         names.push("\"mpich\" (= mpich-3)".into());
         names.push("\"openmpi\" (= openmpi-5)".into());
         names.push("\"openmpi-4.0\", \"openmpi-3.1\" (= openmpi-4)".into());
+        names.push("\"intelmpi\" (= intelmpi-2021)".into());
         names.join(", ")
     }
 
     /// Whether the library's choices depend on which ranks share a node
     /// (then the engine passes [`CollCall::layout`]).
     pub fn node_aware(self) -> bool {
-        matches!(self, Library::Mpich4 | Library::OpenMpi5)
+        matches!(
+            self,
+            Library::Mpich4 | Library::OpenMpi5 | Library::IntelMpi2019 | Library::IntelMpi2021
+        )
     }
 
     /// Whether the library's algorithm names are Open MPI's (see
@@ -816,6 +833,7 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
         Library::Mpich4 => mpich4::select(call),
         Library::OpenMpi4 => openmpi4::select(call),
         Library::OpenMpi5 => han::select(call),
+        Library::IntelMpi2019 | Library::IntelMpi2021 => intelmpi::select(call),
     }
 }
 
@@ -826,10 +844,14 @@ fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, St
     schedule_in(library, alg, call)
 }
 
-/// The Open MPI rules that pick inner collectives under `library`.
+/// The rules that pick the inner collectives of composite algorithms under
+/// `library` (Open MPI's, or Intel MPI's own for its "Reduce + Bcast").
 fn inner_select(library: Library, call: &CollCall<'_>) -> Algorithm {
     match library {
         Library::OpenMpi4 => openmpi4::select(call),
+        // Intel MPI's "Reduce + Bcast" allreduce runs its own reduce and
+        // bcast selection.
+        Library::IntelMpi2019 | Library::IntelMpi2021 => intelmpi::select(call),
         Library::Mpich3 | Library::Mpich4 | Library::OpenMpi5 => openmpi::select(call),
     }
 }

@@ -2379,3 +2379,250 @@ fn han_names_resolve() {
     assert_eq!(A::Han(65536).to_string(), "han:65536");
     assert_eq!(A::Han(0).to_string(), "han");
 }
+
+// ---------------------------------------------------------------------------
+// Intel MPI (intelmpi.rs, table from tuning_generic_shm-ofi.dat; every row
+// below is a line of docs/sources/intelmpi/generic_shm-ofi-composition.tsv).
+
+/// Intel MPI 2021's choice for `p` ranks placed `ppn` per node (block).
+fn impi(kind: CollKind, ppn: u32, p: u32, n: u64) -> Algorithm {
+    let nodes: Vec<u32> = (0..p).map(|r| r / ppn).collect();
+    let layout = NodeLayout::new(&nodes);
+    select(
+        &CollConfig::new(Library::IntelMpi2021),
+        &CollCall {
+            kind,
+            rank: 0,
+            size: p,
+            root: 0,
+            counts: Counts::Uniform(n),
+            layout: Some(&layout),
+        },
+    )
+}
+
+#[test]
+fn intelmpi_selection_follows_the_tuning_table() {
+    use Algorithm as A;
+    use CollKind as K;
+    // (kind, ppn, p, bytes, expected). "netmod" rows leave the algorithm
+    // to Intel's netmod table (its row is quoted); "MPIR" rows take MPICH
+    // 4's MPIR choice (named in the comment).
+    let cases: &[(K, u32, u32, u64, A)] = &[
+        // allreduce ppn=32 comm_size=64: 0 "8" (preset 3 reduce + bcast);
+        // 128 "6,2,4 -1", 1166 "6,1,4 -1", 10408 "6,1,2 -1" (SHM-based);
+        // 2623277 "2 -1" (netmod: 37121 "4" and 1508645 "12" Rabenseifner,
+        // else "11" ring); else "1 -1 -1 -1" (preset 4 topology-aware
+        // reduce + bcast).
+        (K::Allreduce, 32, 64, 0, A::NonOverlapping),
+        (K::Allreduce, 32, 64, 1, A::Ch4Alpha),
+        (K::Allreduce, 32, 64, 10408, A::Ch4Alpha),
+        (K::Allreduce, 32, 64, 10409, A::Rabenseifner),
+        (K::Allreduce, 32, 64, 1508645, A::Rabenseifner),
+        (K::Allreduce, 32, 64, 1508646, A::Ring),
+        (K::Allreduce, 32, 64, 2623277, A::Ring),
+        (K::Allreduce, 32, 64, 2623278, A::Ch4Alpha),
+        // allgather ppn=32 comm_size=64: 0 "1 2" Bruck's; 237 "1 4,2"
+        // knomial radix 2 (Bruck's pattern); 304 "3" topology-aware gatherv
+        // + bcast (MPIR: recursive doubling below 524288 bytes in all);
+        // 512 knomial; 18850 "3" (MPIR); else "1 3" ring.
+        (K::Allgather, 32, 64, 237, A::Bruck),
+        (K::Allgather, 32, 64, 238, A::RecursiveDoubling),
+        (K::Allgather, 32, 64, 304, A::RecursiveDoubling),
+        (K::Allgather, 32, 64, 305, A::Bruck),
+        (K::Allgather, 32, 64, 512, A::Bruck),
+        (K::Allgather, 32, 64, 513, A::RecursiveDoubling),
+        (K::Allgather, 32, 64, 8191, A::RecursiveDoubling),
+        (K::Allgather, 32, 64, 8192, A::Ring),
+        (K::Allgather, 32, 64, 18851, A::Ring),
+        // allgather ppn=1 comm_size=2: 1 recursive doubling; 3 ring; 7
+        // knomial; 16 ring.
+        (K::Allgather, 1, 2, 1, A::RecursiveDoubling),
+        (K::Allgather, 1, 2, 2, A::Ring),
+        (K::Allgather, 1, 2, 7, A::Bruck),
+        (K::Allgather, 1, 2, 8, A::Ring),
+        (K::Allgather, 1, 2, 17, A::RecursiveDoubling),
+        // alltoall ppn=32 comm_size=64: 219 "1 1" Bruck's; else "1 2"
+        // isend/irecv + waitall, no throttle (all posted at once).
+        (K::Alltoall, 32, 64, 219, A::Bruck),
+        (K::Alltoall, 32, 64, 220, A::Linear),
+        // alltoall ppn=1 comm_size=4: 0 Bruck's; 524288 isend/irecv; else
+        // "1 5" (preset 4 Plum's: pairwise here). comm_size=2: pairwise.
+        (K::Alltoall, 1, 4, 524288, A::Linear),
+        (K::Alltoall, 1, 4, 524289, A::Pairwise),
+        (K::Alltoall, 1, 2, 1, A::Pairwise),
+        // barrier: every row is a node-aware composition.
+        (K::Barrier, 1, 8, 0, A::Ch4Alpha),
+        (K::Barrier, 32, 64, 0, A::Ch4Alpha),
+        // bcast ppn=32 comm_size=64: 11 "3 -1" (netmod: 8192 "1,2,4096,..."
+        // knomial); 40 "1 -1 -1" (alpha); 233 netmod; 413 alpha; 1280 "2
+        // -1 -1 -1" (beta); 2656764 alpha; else netmod (3022720
+        // "10,8192", Shumilin's: the pipelined chain; else "10,32768").
+        (K::Bcast, 32, 64, 11, A::Knomial),
+        (K::Bcast, 32, 64, 12, A::Ch4Alpha),
+        (K::Bcast, 32, 64, 41, A::Knomial),
+        (K::Bcast, 32, 64, 413, A::Ch4Alpha),
+        (K::Bcast, 32, 64, 414, A::Ch4Beta),
+        (K::Bcast, 32, 64, 1281, A::Ch4Alpha),
+        (K::Bcast, 32, 64, 2656764, A::Ch4Alpha),
+        (K::Bcast, 32, 64, 2656765, A::Pipeline(8192)),
+        (K::Bcast, 32, 64, 3022721, A::Pipeline(32768)),
+        // reduce ppn=32 comm_size=64: 8408 "1 -1 7,1,2,1,2" (alpha);
+        // 70898 "2 -1" (netmod: 179099 "4" Rabenseifner); else "1 -1 -1"
+        // (alpha).
+        (K::Reduce, 32, 64, 8408, A::Ch4Alpha),
+        (K::Reduce, 32, 64, 8409, A::Rabenseifner),
+        (K::Reduce, 32, 64, 70898, A::Rabenseifner),
+        (K::Reduce, 32, 64, 70899, A::Ch4Alpha),
+        // reduce ppn=1 comm_size=16: 1068 "2 1,4,4096,1,4" (knomial:
+        // binomial); 13817 knomial; 205003 "2 -1" (netmod: 86623
+        // "1,2,8192,..." knomial, 156829 "2,2,8192,0,3", a binary tree in 8
+        // KiB segments; else "6,16000", Shumilin's: the chain); 1145620 "1
+        // 6,14000 6,14000" (alpha); else "2 6,14000" (Shumilin's in 14000
+        // bytes segments: the chain).
+        (K::Reduce, 1, 16, 1068, A::BinomialTree),
+        (K::Reduce, 1, 16, 86623, A::BinomialTree),
+        (K::Reduce, 1, 16, 86624, A::BinaryTree(8192)),
+        (K::Reduce, 1, 16, 156830, A::Pipeline(16000)),
+        (K::Reduce, 1, 16, 205003, A::Pipeline(16000)),
+        (K::Reduce, 1, 16, 205004, A::Ch4Alpha),
+        (K::Reduce, 1, 16, 1145621, A::Pipeline(14000)),
+        // gather and scatter: binomial, Shumilin's, segmented/radix and
+        // topology-aware binomial all run as the binomial tree.
+        (K::Gather, 32, 64, 512, A::BinomialTree),
+        (K::Gather, 2, 4, 16383, A::BinomialTree),
+        (K::Scatter, 2, 4, 0, A::BinomialTree),
+        (K::Scatter, 32, 64, 1 << 20, A::BinomialTree),
+        // Between keys: ppn 3 takes the ppn=4 rows, comm_size 12 the
+        // comm_size=16 row: 12 Bruck's; 351 Plum's; 298891 isend/irecv;
+        // else pairwise.
+        (K::Alltoall, 3, 12, 12, A::Bruck),
+        (K::Alltoall, 3, 12, 13, A::Pairwise),
+        (K::Alltoall, 3, 12, 352, A::Linear),
+        (K::Alltoall, 3, 12, 298892, A::Pairwise),
+        // Past the last key: comm_size 128 at ppn=1 takes the 64 row
+        // (124115 netmod, 133521 alpha, else netmod; the netmod's 64 row:
+        // 159110 "4", else "12", both Rabenseifner).
+        (K::Allreduce, 1, 128, 124115, A::Rabenseifner),
+        (K::Allreduce, 1, 128, 124116, A::Ch4Alpha),
+        (K::Allreduce, 1, 128, 133522, A::Rabenseifner),
+        // ppn 64 takes the ppn=56 rows, comm_size 128 the 144 row: 10228
+        // "6,2,4 -1" (SHM-based knary); 1319125 "2 12" Rabenseifner's;
+        // else "2 11" ring.
+        (K::Allreduce, 64, 128, 10228, A::Ch4Alpha),
+        (K::Allreduce, 64, 128, 10229, A::Rabenseifner),
+        (K::Allreduce, 64, 128, 1319126, A::Ring),
+        // Not in the translated table: MPICH 4's MPIR choice.
+        (K::Allgatherv, 32, 64, 100, A::RecursiveDoubling),
+        (K::Scan, 2, 8, 100, A::RecursiveDoubling),
+    ];
+    for &(kind, ppn, p, n, expect) in cases {
+        assert_eq!(
+            impi(kind, ppn, p, n),
+            expect,
+            "{kind:?} ppn={ppn} p={p} n={n}"
+        );
+    }
+    // Without a layout every rank is on a node of its own (ppn 1).
+    let flat = select(
+        &CollConfig::new(Library::IntelMpi2021),
+        &call(CollKind::Reduce, 0, 16, 0, Counts::Uniform(1068)),
+    );
+    assert_eq!(flat, Algorithm::BinomialTree);
+    // 2019 and 2021 read the same table.
+    assert_eq!(
+        select(
+            &CollConfig::new(Library::IntelMpi2019),
+            &call(CollKind::Reduce, 0, 16, 0, Counts::Uniform(205004))
+        ),
+        Algorithm::Ch4Alpha
+    );
+}
+
+#[test]
+fn intelmpi_names_and_aliases() {
+    for (name, lib) in [
+        ("intelmpi", Library::IntelMpi2021),
+        ("IntelMPI-2021", Library::IntelMpi2021),
+        ("impi", Library::IntelMpi2021),
+        ("intel_mpi", Library::IntelMpi2021),
+        ("intelmpi-2019", Library::IntelMpi2019),
+        ("impi_2019", Library::IntelMpi2019),
+    ] {
+        assert_eq!(Library::from_name(name), Some(lib), "{name}");
+    }
+    assert_eq!(Library::from_name("intelmpi-2018"), None);
+    assert_eq!(Library::IntelMpi2019.name(), "intelmpi-2019");
+    assert_eq!(Library::IntelMpi2021.name(), "intelmpi-2021");
+    assert!(Library::IntelMpi2021.node_aware());
+    assert!(!Library::IntelMpi2021.is_open_mpi());
+    assert!(Library::known().contains("\"intelmpi\" (= intelmpi-2021)"));
+}
+
+#[test]
+fn intelmpi_choices_run_on_their_layouts() {
+    // Every (ppn, comm_size) row of the table up to 64 ranks, at each row's
+    // message-size bounds and one byte past them, as a block placement: the
+    // chosen algorithm's schedules match, finish and move the data.
+    let cfg = CollConfig::new(Library::IntelMpi2021);
+    let mut runs = 0;
+    for kind in [
+        CollKind::Allgather,
+        CollKind::Allreduce,
+        CollKind::Alltoall,
+        CollKind::Barrier,
+        CollKind::Bcast,
+        CollKind::Gather,
+        CollKind::Reduce,
+        CollKind::Scatter,
+    ] {
+        for (ppn, p, bounds) in intelmpi::rows(kind) {
+            if p > 64 || p < ppn {
+                continue;
+            }
+            let nodes: Vec<u32> = (0..p).map(|r| r / ppn).collect();
+            let layout = NodeLayout::new(&nodes);
+            let mut sizes: Vec<u64> = bounds
+                .iter()
+                .filter(|&&b| b < 1 << 20)
+                .flat_map(|&b| [b, b + 1])
+                .collect();
+            sizes.dedup();
+            // A zero-byte call has no steps (barrier excepted): nothing to
+            // check there.
+            sizes.retain(|&n| n > 0 || kind == CollKind::Barrier);
+            for n in sizes {
+                let root = if kind.rooted() { p / 2 } else { 0 };
+                let steps: Vec<Vec<Step>> = (0..p)
+                    .map(|rank| {
+                        let c = CollCall {
+                            kind,
+                            rank,
+                            size: p,
+                            root,
+                            counts: Counts::Uniform(n),
+                            layout: Some(&layout),
+                        };
+                        let alg = select(&cfg, &c);
+                        schedule_in(cfg.library, alg, &c)
+                            .unwrap_or_else(|e| panic!("{kind:?} ppn={ppn} p={p} n={n}: {e}"))
+                    })
+                    .collect();
+                let alg = impi(kind, ppn, p, n);
+                let o = simulate(steps)
+                    .unwrap_or_else(|e| panic!("{kind:?} {alg} ppn={ppn} p={p} n={n}: {e}"));
+                check_flow(
+                    kind,
+                    alg,
+                    p as usize,
+                    root as usize,
+                    n,
+                    &vec![n; p as usize],
+                    &o,
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 500, "only {runs} runs");
+}
