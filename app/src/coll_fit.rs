@@ -42,7 +42,9 @@ const FIXED_UPTO: u64 = 256;
 /// The library a `MPI_Get_library_version` text names, at the version
 /// whose rules parsim has: `MPICH Version: 4.0.2` is `mpich-4` (3.x
 /// `mpich-3`), `Open MPI v4.0.3, ...` `openmpi-4` (3.x too: the same fixed
-/// rules), 5.x `openmpi-5`. Others (Intel MPI, MVAPICH, ...) are `None`.
+/// rules), 4.1.x `openmpi-4.1`, 5.x `openmpi-5`, `Intel(R) MPI Library 2019
+/// Update 7 ...` `intelmpi-2019`, 2021.x `intelmpi-2021`. Others
+/// (MVAPICH, ...) are `None`.
 pub fn library_of(version: &str) -> Option<Library> {
     let major = |rest: &str| -> Option<u32> {
         let digits: String = rest
@@ -62,9 +64,17 @@ pub fn library_of(version: &str) -> Option<Library> {
         };
     }
     if let Some(rest) = v.strip_prefix("Open MPI") {
-        return match major(rest)? {
-            3 | 4 => Some(Library::OpenMpi4),
-            5 => Some(Library::OpenMpi5),
+        // "v4.1.5": 4.1 has 5.0's tuned tables without han.
+        let minor = rest
+            .trim_start()
+            .trim_start_matches('v')
+            .split('.')
+            .nth(1)
+            .and_then(|m| m.parse::<u32>().ok());
+        return match (major(rest)?, minor) {
+            (3, _) | (4, Some(0)) => Some(Library::OpenMpi4),
+            (4, Some(_)) => Some(Library::OpenMpi41),
+            (5, _) => Some(Library::OpenMpi5),
             _ => None,
         };
     }
@@ -389,6 +399,10 @@ mod tests {
             Some(Library::OpenMpi5)
         );
         assert_eq!(library_of("Open MPI v3.1.6"), Some(Library::OpenMpi4));
+        assert_eq!(
+            library_of("Open MPI v4.1.5, package: Debian OpenMPI"),
+            Some(Library::OpenMpi41)
+        );
         assert_eq!(
             library_of("Intel(R) MPI Library 2021.13 for Linux* OS"),
             Some(Library::IntelMpi2021)

@@ -160,6 +160,11 @@ pub enum Library {
     /// the call (node-aware), else `coll/tuned`'s fixed decision rules (the
     /// tables also of 4.1).
     OpenMpi5,
+    /// Open MPI 4.1: `coll/tuned`'s fixed decision rules of 5.0 (the same
+    /// tables, `openmpi.rs`) over a flat communicator. 4.1 ships `coll/han`
+    /// with priority 0, so han never takes a call
+    /// (`docs/sources/openmpi-5.0-han.md`).
+    OpenMpi41,
     /// Intel MPI 2019 (Update 4's Skylake tuning table, `intelmpi.rs`).
     IntelMpi2019,
     /// Intel MPI 2021 (the generic tuning table of 2021.1-2021.13: the same
@@ -169,10 +174,11 @@ pub enum Library {
 
 impl Library {
     /// Every library, for listings and messages.
-    pub const ALL: [Library; 6] = [
+    pub const ALL: [Library; 7] = [
         Library::Mpich3,
         Library::Mpich4,
         Library::OpenMpi4,
+        Library::OpenMpi41,
         Library::OpenMpi5,
         Library::IntelMpi2019,
         Library::IntelMpi2021,
@@ -182,7 +188,8 @@ impl Library {
     /// names of [`Library::name`], and the aliases `"mpich"` (MPICH 3,
     /// the classic rules), `"openmpi"` (also `"open-mpi"`, `"ompi"`:
     /// Open MPI 5) and `"openmpi-4.0"`, `"openmpi-3"`, `"openmpi-3.1"`
-    /// (Open MPI 4: 3.1 has the same fixed rules), `"intelmpi"` (also
+    /// (Open MPI 4: 3.1 has the same fixed rules), `"openmpi4.1"` (Open MPI
+    /// 4.1), `"intelmpi"` (also
     /// `"impi"`: Intel MPI 2021). Case and `-`/`_` are not significant.
     pub fn from_name(name: &str) -> Option<Library> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
@@ -191,6 +198,7 @@ impl Library {
             "mpich-4" | "mpich4" | "mpich-4.0" => Some(Library::Mpich4),
             "openmpi-4" | "openmpi4" | "open-mpi-4" | "openmpi-4.0" | "openmpi-3" | "openmpi3"
             | "open-mpi-3" | "openmpi-3.1" => Some(Library::OpenMpi4),
+            "openmpi-4.1" | "openmpi4.1" | "open-mpi-4.1" => Some(Library::OpenMpi41),
             "openmpi" | "open-mpi" | "ompi" | "openmpi-5" | "openmpi5" | "open-mpi-5" => {
                 Some(Library::OpenMpi5)
             }
@@ -202,12 +210,13 @@ impl Library {
     }
 
     /// The canonical name (`"mpich-3"`, `"mpich-4"`, `"openmpi-4"`,
-    /// `"openmpi-5"`, `"intelmpi-2019"`, `"intelmpi-2021"`).
+    /// `"openmpi-4.1"`, `"openmpi-5"`, `"intelmpi-2019"`, `"intelmpi-2021"`).
     pub fn name(self) -> &'static str {
         match self {
             Library::Mpich3 => "mpich-3",
             Library::Mpich4 => "mpich-4",
             Library::OpenMpi4 => "openmpi-4",
+            Library::OpenMpi41 => "openmpi-4.1",
             Library::OpenMpi5 => "openmpi-5",
             Library::IntelMpi2019 => "intelmpi-2019",
             Library::IntelMpi2021 => "intelmpi-2021",
@@ -239,7 +248,10 @@ impl Library {
     /// Whether the library's algorithm names are Open MPI's (see
     /// [`Algorithm::resolve`]).
     pub fn is_open_mpi(self) -> bool {
-        matches!(self, Library::OpenMpi4 | Library::OpenMpi5)
+        matches!(
+            self,
+            Library::OpenMpi4 | Library::OpenMpi41 | Library::OpenMpi5
+        )
     }
 }
 
@@ -833,6 +845,7 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
         Library::Mpich4 => mpich4::select(call),
         Library::OpenMpi4 => openmpi4::select(call),
         Library::OpenMpi5 => han::select(call),
+        Library::OpenMpi41 => openmpi::select(call),
         Library::IntelMpi2019 | Library::IntelMpi2021 => intelmpi::select(call),
     }
 }
@@ -852,6 +865,8 @@ fn inner_select(library: Library, call: &CollCall<'_>) -> Algorithm {
         // Intel MPI's "Reduce + Bcast" allreduce runs its own reduce and
         // bcast selection.
         Library::IntelMpi2019 | Library::IntelMpi2021 => intelmpi::select(call),
-        Library::Mpich3 | Library::Mpich4 | Library::OpenMpi5 => openmpi::select(call),
+        Library::Mpich3 | Library::Mpich4 | Library::OpenMpi41 | Library::OpenMpi5 => {
+            openmpi::select(call)
+        }
     }
 }

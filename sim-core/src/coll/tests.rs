@@ -2022,7 +2022,7 @@ fn openmpi4_names_and_aliases() {
     );
     assert!(Library::OpenMpi4.is_open_mpi());
     assert!(Library::known().contains("\"openmpi-4\""));
-    assert_eq!(Library::from_name("openmpi-4.1"), None);
+    assert_eq!(Library::from_name("openmpi-4.1"), Some(Library::OpenMpi41));
     assert_eq!(Library::from_name("openmpi"), Some(Library::OpenMpi5));
     // Open MPI's own variants of shared names.
     assert_eq!(
@@ -2355,6 +2355,40 @@ fn open_mpi_5_picks_han_where_its_defaults_do() {
         }
     }
     assert!(Library::OpenMpi5.node_aware());
+}
+
+/// Open MPI 4.1 has han at priority 0: on a communicator that spans nodes
+/// it decides as tuned's fixed rules (5.0's tables), where `openmpi-5`
+/// takes han.
+#[test]
+fn open_mpi_4_1_is_tuned_over_a_flat_communicator() {
+    use CollKind as K;
+    assert_eq!(Library::from_name("openmpi-4.1"), Some(Library::OpenMpi41));
+    assert_eq!(Library::from_name("OpenMPI4.1"), Some(Library::OpenMpi41));
+    assert_eq!(Library::OpenMpi41.name(), "openmpi-4.1");
+    assert!(!Library::OpenMpi41.node_aware() && Library::OpenMpi41.is_open_mpi());
+    let nodes: &[u32] = &[0, 0, 0, 0, 1, 1, 1, 1];
+    let layout = NodeLayout::new(nodes);
+    for kind in [K::Bcast, K::Allreduce, K::Barrier, K::Alltoall] {
+        for n in [0u64, 8, 65536, 1 << 20] {
+            let c = CollCall {
+                kind,
+                rank: 0,
+                size: 8,
+                root: 0,
+                counts: Counts::Uniform(n),
+                layout: Some(&layout),
+            };
+            let flat = super::openmpi::select(&call(kind, 0, 8, 0, Counts::Uniform(n)));
+            assert_eq!(select(&CollConfig::new(Library::OpenMpi41), &c), flat);
+            if kind != K::Alltoall && n > 0 {
+                assert!(matches!(
+                    select(&CollConfig::new(Library::OpenMpi5), &c),
+                    Algorithm::Han(_)
+                ));
+            }
+        }
+    }
 }
 
 #[test]
