@@ -162,18 +162,22 @@ fn positive_seconds(usec: f64, bad: &dyn Fn(String) -> Error) -> Result<f64, Err
 /// Reads a Reduce_local table (IMB-MPI1's or netbench's).
 pub fn read_reduce_local(path: &Path) -> Result<Table, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    parse_reduce_local(&text).map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })
+}
+
+/// The Reduce_local block of an IMB-format text.
+fn parse_reduce_local(text: &str) -> Result<Table, calibrate::InputError> {
     calibrate::parse_table(
-        &text,
+        text,
         &InputOptions {
             format: Some(calibrate::Format::Imb),
             benchmark: Some("Reduce_local".to_owned()),
             ..InputOptions::default()
         },
     )
-    .map_err(|err| Error::Table {
-        path: path.to_owned(),
-        err,
-    })
 }
 
 /// The reduction fitted to a Reduce_local table.
@@ -481,15 +485,7 @@ library = "mpich-4"
         )
         .chain(points.iter().map(|(n, us)| format!("{n} 1000 {us} 0\n")))
         .collect();
-        calibrate::parse_table(
-            &text,
-            &InputOptions {
-                format: Some(calibrate::Format::Imb),
-                benchmark: Some("Reduce_local".to_owned()),
-                ..InputOptions::default()
-            },
-        )
-        .expect("parses")
+        parse_reduce_local(&text).expect("parses")
     }
 
     #[test]
