@@ -29,8 +29,6 @@ use std::path::{Path, PathBuf};
 use calibrate::{InputOptions, Table};
 use models::LogGpMachine;
 use sim_core::coll::Library;
-use sim_core::engine::PrintLine;
-use sim_core::model::MachineDesc as _;
 
 use crate::Error;
 
@@ -254,8 +252,11 @@ pub struct CallFit {
 }
 
 /// IMB's Barrier loop on 2 ranks, fewer repetitions: seconds per call on
-/// each rank (the table is their mean).
+/// each rank (the table is their mean). `bytes` is the size parameter that
+/// `patterns::simulate_ranks` sets in every pattern loop; a barrier moves
+/// none.
 const BARRIER_LOOP: &str = "\
+param bytes = 0
 param reps = 20
 for i in 0 .. 2 { barrier() }
 let t0 = wtime()
@@ -282,9 +283,10 @@ pub fn fit_call_overhead(
     measured: f64,
     placement: Placement,
 ) -> Result<CallFit, Error> {
-    let before = simulated_barrier(machine, 0.0, placement)?;
+    let program = crate::scenario::compile("<barrier loop>", BARRIER_LOOP)?;
+    let before = simulated_barrier(&program, machine, 0.0, placement)?;
     let overhead = (measured - before).max(0.0);
-    let after = simulated_barrier(machine, overhead, placement)?;
+    let after = simulated_barrier(&program, machine, overhead, placement)?;
     Ok(CallFit {
         library: machine.spec().collectives.library,
         measured,
@@ -295,14 +297,15 @@ pub fn fit_call_overhead(
     })
 }
 
-/// Seconds per call of a 2-rank barrier loop on `machine` with
-/// `call_overhead = overhead`, the ranks placed by `placement`.
+/// Seconds per call of the barrier loop `program` on `machine` with
+/// `call_overhead = overhead`, the ranks placed by `placement`: the mean of
+/// the two ranks' times.
 fn simulated_barrier(
+    program: &sim_core::ir::Program,
     machine: &LogGpMachine,
     overhead: f64,
     placement: Placement,
 ) -> Result<f64, Error> {
-    let program = crate::scenario::compile("<barrier loop>", BARRIER_LOOP)?;
     let mut spec = machine.spec().clone();
     spec.collectives.call_overhead = overhead;
     spec.node.ranks_per_node = match placement {
@@ -310,21 +313,9 @@ fn simulated_barrier(
         Placement::OneNode => 2,
     };
     let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
-    let mut times = Vec::new();
-    let mut sink = |line: PrintLine| {
-        if let Ok(t) = line.text.trim().parse::<f64>() {
-            times.push(t);
-        }
-    };
-    let cfg = crate::scenario::Limits::default().config(2);
-    sim_core::simulate(&program, &mut m.start(2), cfg, &mut sink)
-        .map_err(|e| Error::Input(format!("the barrier simulation failed: {e}")))?;
-    if times.len() != 2 {
-        return Err(Error::Input(
-            "internal error: the barrier simulation printed no time per rank".into(),
-        ));
-    }
-    Ok(times.iter().sum::<f64>() / 2.0)
+    let times = crate::patterns::simulate_ranks(program, &m, &[0], &[0, 1], 2)?;
+    // Invariant: one size asked, one time given.
+    Ok(times[0])
 }
 
 /// The tables of `calibrate net --barrier T` (or `--shm-barrier T`) and
@@ -468,7 +459,10 @@ library = "mpich-4"
 "#;
         let machine = LogGpMachine::from_toml_str(text, "t.toml").expect("loads");
         for placement in [Placement::OneNode, Placement::TwoNodes] {
-            let measured = simulated_barrier(&machine, 0.3e-6, placement).expect("simulates");
+            let program =
+                crate::scenario::compile("<barrier loop>", BARRIER_LOOP).expect("compiles");
+            let measured =
+                simulated_barrier(&program, &machine, 0.3e-6, placement).expect("simulates");
             let fit = fit_call_overhead(&machine, measured, placement).expect("fits");
             approx::assert_relative_eq!(fit.overhead, 0.3e-6, max_relative = 1e-9);
             approx::assert_relative_eq!(fit.after, measured, max_relative = 1e-9);
