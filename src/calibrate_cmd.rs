@@ -539,6 +539,10 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         duplex: args.duplex,
         fit_overheads: args.overhead.is_none() && args.overhead_fraction.is_none(),
     });
+    // node.sockets: as given, else 2 with a between-sockets table.
+    let sockets = args
+        .sockets
+        .unwrap_or(if args.socket.is_some() { 2 } else { 1 });
     if !args.shm_multi_pair.is_empty() && args.shm.is_none() {
         return Err(crate::common::UsageError(
             "--shm-multi-pair needs the shared-memory channel: give --shm TABLE (or --shm-run)"
@@ -559,9 +563,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         (!tables.is_empty()).then_some(app::netfit::MultiPairInput {
             tables,
             duplex: args.duplex,
-            sockets: args
-                .sockets
-                .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
+            sockets,
         })
     };
     let mut fitted = app::netfit::fit(
@@ -590,7 +592,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             .file_stem()
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
     });
-    let collectives = args
+    let mut collectives = args
         .collectives
         .iter()
         .map(|kv| match kv.split_once('=') {
@@ -600,7 +602,6 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             )),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut collectives = collectives;
     let mut notes = args.notes.clone();
     if (args.barrier.is_some() || args.shm_barrier.is_some())
         && collectives.iter().any(|(k, _)| k == "call_overhead")
@@ -614,32 +615,23 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     if let Some(version) = &measured_library
         && !collectives.iter().any(|(k, _)| k == "library")
     {
-        match app::coll_fit::library_of(version) {
+        let (library, note) = app::coll_fit::library_note(version);
+        match library {
             Some(library) => {
                 collectives.insert(0, ("library".to_owned(), library.name().to_owned()));
-                notes.push(format!(
-                    "collectives.library = \"{}\": the benchmark ran on `{version}` (MPI_Get_library_version).",
-                    library.name()
-                ));
             }
-            None => {
-                eprintln!(
-                    "warning: the benchmark ran on `{version}`, whose collective rules parsim does not have; the machine file gets MPICH 3's (give --collective library=NAME to choose)"
-                );
-                notes.push(format!(
-                    "The benchmark ran on `{version}`; parsim has no rules of that library, so the collectives follow MPICH 3's."
-                ));
-            }
+            None => eprintln!(
+                "warning: the benchmark ran on `{version}`, whose collective rules parsim does not have; the machine file gets MPICH 3's (give --collective library=NAME to choose)"
+            ),
         }
+        notes.push(note);
     }
     let info = app::netfit::MachineInfo {
         name,
         description: args.description.clone(),
         command,
         ranks_per_node: args.ranks_per_node,
-        sockets: args
-            .sockets
-            .unwrap_or(if args.socket.is_some() { 2 } else { 1 }),
+        sockets,
         cpu_rate: args.cpu_rate,
         memcpy,
         memcpy_origin,

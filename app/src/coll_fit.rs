@@ -86,6 +86,27 @@ pub fn library_of(version: &str) -> Option<Library> {
     None
 }
 
+/// The library a measured `MPI_Get_library_version` line names (see
+/// [`library_of`]), and the machine file's header line that says where
+/// `collectives.library` came from, or why it stays MPICH 3's.
+pub fn library_note(version: &str) -> (Option<Library>, String) {
+    match library_of(version) {
+        Some(library) => (
+            Some(library),
+            format!(
+                "collectives.library = \"{}\": the benchmark ran on `{version}` (MPI_Get_library_version).",
+                library.name()
+            ),
+        ),
+        None => (
+            None,
+            format!(
+                "The benchmark ran on `{version}`; parsim has no rules of that library, so the collectives follow MPICH 3's."
+            ),
+        ),
+    }
+}
+
 /// The library line of a netbench output (`# parsim netbench: library
 /// ...`), as printed.
 pub fn library_line(text: &str) -> Option<&str> {
