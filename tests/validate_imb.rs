@@ -166,7 +166,12 @@ fn pmb_text_gives_the_csv_results() {
             from_csv.extend(["--time-col", c]);
         }
         from_pmb.extend(["--table", pmb.to_str().expect("utf-8")]);
-        let (a, b) = (json(&parsim(&from_csv)), json(&parsim(&from_pmb)));
+        let (a, mut b) = (json(&parsim(&from_csv)), json(&parsim(&from_pmb)));
+        // PMB's text has t_min and t_max beside t_avg, compared as a pair
+        // too (`range`); the CSV has t_avg only. The rest is the same.
+        for row in b["rows"].as_array_mut().expect("rows") {
+            row.as_object_mut().expect("a row").remove("range");
+        }
         assert_eq!(a["rows"], b["rows"], "{benchmark}");
         assert_eq!(a["median_abs_error"], b["median_abs_error"]);
         assert!(!b["rows"].as_array().expect("rows").is_empty());
@@ -224,6 +229,92 @@ fn osu_latency_skeleton_is_half_a_round_trip() {
         approx::assert_relative_eq!(r[4], expected, max_relative = 1e-9);
         assert_eq!(r[1], if n > 8192.0 { 1000.0 } else { 10000.0 });
     }
+}
+
+#[test]
+fn osu_multi_lat_is_half_a_round_trip_and_the_barrier_in_its_span() {
+    // 2 pairs on 4 nodes. Each pair's round trips cost what osu_latency's
+    // do, 2 (T(n) + o_r) = 2 (7 us + n G); OMB 5.x starts each rank's clock
+    // before a barrier of all ranks (osu_multi_lat.c), so every size carries
+    // that barrier once, spread over 2 * iterations. What the barrier adds
+    // does not depend on the message size as long as the iteration count
+    // stays the same (the ranks reach it with the same skew at every size).
+    let tmp = temp_dir();
+    let machine = tmp.file("closed-form.toml", LOGGP);
+    let m = machine.to_str().expect("utf-8");
+    let o = parsim(&[
+        "run",
+        "examples/osu/multi_lat.mpl",
+        "--ranks",
+        "4",
+        "--machine",
+        m,
+        "-p",
+        "max_bytes=16384",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<Vec<f64>> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] "))
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| w.parse().expect("number"))
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 16);
+    // The barrier's share, in us per size: the same for every size below
+    // 8 KiB, more than nothing and less than two 4-rank barriers' rounds
+    // (2 x 2 (T(0) + o_r) = 28 us) plus the skew of one round trip.
+    let barrier_us = |r: &Vec<f64>| (r[4] - (7.0 + r[0] * 0.01)) * 2.0 * r[1];
+    let b0 = barrier_us(&rows[0]);
+    assert!(b0 > 0.0 && b0 < 28.0 + 14.0, "{b0}");
+    for r in rows.iter().filter(|r| r[0] <= 8192.0) {
+        approx::assert_relative_eq!(barrier_us(r), b0, max_relative = 1e-6);
+        assert_eq!(r[1], 10000.0);
+    }
+    assert_eq!(rows[15][1], 1000.0);
+    // OSU's own table of the same run reads back through validate.
+    let mut table =
+        String::from("# OSU MPI Multi Latency Test v5.6.2\n# Size          Latency (us)\n");
+    for r in &rows {
+        table.push_str(&format!("{:<10}{:>20.2}\n", r[0], r[4]));
+    }
+    let table = tmp.file("osu_multi_lat.txt", &table);
+    let v = json(&parsim(&[
+        "validate",
+        "examples/osu/multi_lat.mpl",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "--ranks",
+        "4",
+        "--machine",
+        m,
+        "-p",
+        "max_bytes=16384",
+        "--format",
+        "json",
+    ]));
+    let compared = v["rows"].as_array().expect("rows");
+    assert_eq!(compared.len(), 16, "{v}");
+    for r in compared {
+        assert!(r["error"].as_f64().expect("error").abs() < 1e-3, "{r}");
+    }
+    // An odd count: the last rank has no partner, and the run says so.
+    let o = parsim(&[
+        "run",
+        "examples/osu/multi_lat.mpl",
+        "--ranks",
+        "3",
+        "-p",
+        "max_bytes=4",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("rank 2 has no partner"));
 }
 
 /// OSU's table of a run of an examples/osu skeleton: what OSU would print
@@ -395,7 +486,7 @@ fn osu_mbw_mr_tables_set_the_process_count() {
 }
 
 /// IMB's 0-byte row of a collective: under MPICH's and Open MPI's rules
-/// (the machine's `collectives.zero_count = "return"`) the call returns at
+/// (the library's zero-count rule, `Library::zero_count`) the call returns at
 /// once, the prediction is 0 and the row is shown as not comparable, out
 /// of the statistics; a machine whose library synchronises on it (EKSS-1's
 /// ScaMPI: `zero_count = "barrier"`) predicts the barrier and compares it.
@@ -442,7 +533,7 @@ fn zero_byte_collective_rows_are_not_comparable() {
     assert_eq!(v["groups"][0]["not_comparable"], 1);
     let note = v["notes"][0].as_str().expect("a note");
     assert!(
-        note.contains("mpich-3, collectives.zero_count = \"return\""),
+        note.contains("mpich-3, the library's zero-count rule"),
         "{note}"
     );
     // The statistics are those of the three other rows.
@@ -674,4 +765,173 @@ fn bandwidth_tables_compare_in_their_own_unit() {
     assert_eq!(rows[0]["comparable"], true);
     let usec = rows[0]["measured_usec"].as_f64().expect("usec");
     assert!((usec - 1e6 / 7884473.0).abs() < 1e-15, "{usec}");
+}
+
+/// MPICH 4.0.2 runs MPI_Allreduce of count 0 like a call of count 1 (its
+/// other collectives of count 0 return at once; VALIDATION.md section 4.3):
+/// under `library = "mpich-4"` the 0-byte Allreduce row is an exchange of
+/// empty messages, predicted and compared, and the 0-byte Reduce row is
+/// not; `zero_count = "return"` in the machine file overrides the rule.
+#[test]
+fn mpich_4_allreduce_of_count_0_communicates() {
+    let tmp = temp_dir();
+    let machine = |extra: &str| {
+        format!(
+            "name = \"mpich-4 zero\"\nmodel = \"hardware\"\n[node]\nmemcpy = \"1 GB/s\"\n\
+             [network]\nlatency = \"5 us\"\nsend_overhead = \"1 us\"\nrecv_overhead = \"2 us\"\n\
+             bandwidth = \"100 MB/s\"\neager_limit = \"64 KiB\"\n[collectives]\nlibrary = \"mpich-4\"\n{extra}"
+        )
+    };
+    let rule = tmp.file("rule.toml", &machine(""));
+    let forced = tmp.file("forced.toml", &machine("zero_count = \"return\"\n"));
+    let table = |name: &str| {
+        tmp.file(
+            &format!("{name}.txt"),
+            &format!(
+                "# Benchmarking {name}\n# #processes = 2\n\
+                 \x20      #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n\
+                 \x20           0         1000         8.00         8.00         8.00\n\
+                 \x20           4         1000         9.00         9.00         9.00\n"
+            ),
+        )
+    };
+    let first_row = |skeleton: &str, table: &std::path::Path, m: &std::path::Path| {
+        let v = json(&parsim(&[
+            "validate",
+            skeleton,
+            "--table",
+            table.to_str().expect("utf-8"),
+            "--machine",
+            m.to_str().expect("utf-8"),
+            "--ppn",
+            "1",
+            "-p",
+            "max_bytes=4",
+            "--format",
+            "json",
+        ]));
+        v["rows"][0].clone()
+    };
+    let allreduce = table("Allreduce");
+    // Two ranks on two nodes: one exchange of 0 bytes, T(0) + o_r = 8 us.
+    let r = first_row("examples/imb/allreduce.mpl", &allreduce, &rule);
+    assert_eq!(r["comparable"], true, "{r}");
+    approx::assert_relative_eq!(
+        r["predicted_usec"].as_f64().expect("f64"),
+        8.0,
+        max_relative = 1e-9
+    );
+    let r = first_row("examples/imb/allreduce.mpl", &allreduce, &forced);
+    assert_eq!(r["comparable"], false, "{r}");
+    let r = first_row("examples/imb/reduce.mpl", &table("Reduce"), &rule);
+    assert_eq!(r["predicted_usec"], 0.0, "{r}");
+    assert_eq!(r["comparable"], false, "{r}");
+}
+
+/// IMB prints t_min and t_max beside t_avg: validate compares the pair with
+/// the simulated pair too. A table made from the IMB 2017 Bcast skeleton's
+/// own run on a closed-form machine reads back with no error in any of the
+/// three; the same table against PMB's loop timing (a rotating root, no
+/// barrier after a call) misses the root's t_min although t_avg is close.
+#[test]
+fn imb_t_min_and_t_max_are_compared_as_a_pair() {
+    let tmp = temp_dir();
+    let machine = tmp.file("closed-form.toml", LOGGP);
+    let m = machine.to_str().expect("utf-8");
+    let o = parsim(&[
+        "run",
+        "examples/imb/bcast.mpl",
+        "--ranks",
+        "2",
+        "--machine",
+        m,
+        "-p",
+        "timing=2017",
+        "-p",
+        "max_bytes=1024",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut table = String::from(
+        "# Benchmarking Bcast\n# #processes = 2\n       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n",
+    );
+    for line in String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] "))
+        .filter(|l| !l.starts_with('#'))
+    {
+        let v: Vec<f64> = line
+            .split_whitespace()
+            .map(|w| w.parse().expect("number"))
+            .collect();
+        table.push_str(&format!(
+            "{:>13} {:>12} {:>12.4} {:>12.4} {:>12.4}\n",
+            v[0], v[1], v[2], v[3], v[4]
+        ));
+    }
+    let table = tmp.file("imb_bcast.txt", &table);
+    let t = table.to_str().expect("utf-8");
+    let run = |timing: &str| {
+        json(&parsim(&[
+            "validate",
+            "examples/imb/bcast.mpl",
+            "--table",
+            t,
+            "--machine",
+            m,
+            "-p",
+            timing,
+            "-p",
+            "max_bytes=1024",
+            "--format",
+            "json",
+        ]))
+    };
+    let v = run("timing=2017");
+    let range = &v["range"];
+    assert_eq!(range["points"], 11, "{v}");
+    for key in ["t_min_max_abs_error", "t_max_max_abs_error"] {
+        assert!(range[key].as_f64().expect(key) < 1e-4, "{key}: {v}");
+    }
+    let row = &v["rows"][1]["range"];
+    assert_eq!(
+        row["measured_min_usec"].as_f64(),
+        row["predicted_min_usec"]
+            .as_f64()
+            .map(|x| (x * 1e4).round() / 1e4)
+    );
+    let pmb = run("timing=2002");
+    assert!(
+        pmb["range"]["t_min_median_abs_error"]
+            .as_f64()
+            .expect("f64")
+            > 0.5,
+        "{pmb}"
+    );
+    // The text shows the pair's table and its two summaries.
+    let o = parsim(&[
+        "validate",
+        "examples/imb/bcast.mpl",
+        "--table",
+        t,
+        "--machine",
+        m,
+        "-p",
+        "timing=2017",
+        "-p",
+        "max_bytes=1024",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("| active/total | bytes | t_min measured (us) |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nt_min: 11 points, median |error| 0.0%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nt_max: 11 points, median |error| 0.0%"),
+        "{text}"
+    );
 }

@@ -161,6 +161,8 @@ pub struct Comparison {
     /// Of the comparable rows.
     pub median_abs_error: f64,
     pub max_abs_error: f64,
+    /// The t_min/t_max pair's errors, when the table has the pair.
+    pub range: Option<RangeStats>,
     /// Why rows are not comparable, one note per reason that occurred.
     pub notes: Vec<String>,
     /// The measured table's rows left out ([`Measured::skipped`]).
@@ -214,21 +216,25 @@ pub fn compare(
         }
         let sim = simulate(&program, machine, total, file, source, limits)?;
         for p in pts {
-            let found = if measured.has_bytes {
+            // The simulated row's t_min, t_max, t_avg.
+            let stats = if measured.has_bytes {
                 sim.iter()
                     .find(|r| r.len() >= 5 && Some(r[0] as u64) == p.bytes)
-                    .map(|r| r[2 + column])
+                    .map(|r| [r[2], r[3], r[4]])
             } else {
-                sim.iter().find(|r| r.len() == 4).map(|r| r[1 + column])
+                sim.iter()
+                    .find(|r| r.len() == 4)
+                    .map(|r| [r[1], r[2], r[3]])
             };
-            let Some(pred) = found else {
+            let Some(pred) = stats.map(|s| s[column]) else {
                 return Err(Error::Input(format!(
                     "{file} printed no row for {} on {active} of {total} processes",
                     p.bytes
                         .map_or("the benchmark".to_owned(), |b| format!("{b} bytes"))
                 )));
             };
-            rows.push(Row::new(active, total, p, pred, measured.unit));
+            let pred_range = stats.map(|s| (s[0], s[1]));
+            rows.push(Row::new(active, total, p, pred, pred_range, measured.unit));
         }
     }
     let mut all: Vec<f64> = rows
@@ -268,9 +274,12 @@ pub fn compare(
     if rows.iter().any(|r| r.note == Some(ZERO_COUNT_NOTE)) {
         let coll = sim_core::model::Machine::collectives(&machine.start(1));
         notes.push(format!(
-            "not comparable ({ZERO_COUNT_NOTE}): the simulated collective returns at once ({}, collectives.zero_count = \"{}\": MPICH and Open MPI return from a collective of count 0 without communicating), so the prediction is 0 and the measured time is the call's overhead and the timer's; these rows are left out of the statistics",
+            "not comparable ({ZERO_COUNT_NOTE}): the simulated collective returns at once ({}, {}: MPICH and Open MPI return from most collectives of count 0 without communicating), so the prediction is 0 and the measured time is the call's overhead and the timer's; these rows are left out of the statistics",
             coll.library.name(),
-            coll.zero_count.name()
+            match coll.zero_count {
+                Some(z) => format!("collectives.zero_count = \"{}\"", z.name()),
+                None => "the library's zero-count rule".to_owned(),
+            }
         ));
     }
     if rows.iter().any(|r| r.note == Some(ZERO_TIME_NOTE)) {
@@ -278,6 +287,7 @@ pub fn compare(
             "not comparable ({ZERO_TIME_NOTE}): a 0-byte row measured as 0 (below the timer's resolution) has no relative error; these rows are left out of the statistics"
         ));
     }
+    let range = range_stats(&rows);
     Ok(Comparison {
         program: file.to_owned(),
         machine: machine.name().to_owned(),
@@ -288,8 +298,26 @@ pub fn compare(
         groups: per_group,
         median_abs_error: overall_median,
         max_abs_error: overall_max,
+        range,
         notes,
         skipped: measured.skipped.clone(),
+    })
+}
+
+/// The t_min and t_max errors of the rows that have the pair, or None.
+fn range_stats(rows: &[Row]) -> Option<RangeStats> {
+    let pairs: Vec<RangeRow> = rows.iter().filter_map(|r| r.range).collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut lo: Vec<f64> = pairs.iter().map(|r| r.min_error.abs()).collect();
+    let mut hi: Vec<f64> = pairs.iter().map(|r| r.max_error.abs()).collect();
+    Some(RangeStats {
+        points: pairs.len(),
+        min_median_abs_error: median(&mut lo),
+        min_max_abs_error: lo.iter().copied().fold(0.0, f64::max),
+        max_median_abs_error: median(&mut hi),
+        max_max_abs_error: hi.iter().copied().fold(0.0, f64::max),
     })
 }
 
@@ -364,6 +392,45 @@ impl Comparison {
             self.median_abs_error * 100.0,
             self.max_abs_error * 100.0
         );
+        if let Some(s) = self.range {
+            out.push_str(&self.range_text(s));
+        }
+        out
+    }
+
+    /// The fastest and slowest ranks' table and errors.
+    fn range_text(&self, s: RangeStats) -> String {
+        let mut out = String::from(
+            "\nthe fastest and the slowest rank (t_min, t_max), measured against simulated:\n\n\
+             | active/total | bytes | t_min measured (us) | predicted (us) | error | t_max measured (us) | predicted (us) | error |\n\
+             | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        for r in &self.rows {
+            let Some(g) = r.range else { continue };
+            let _ = writeln!(
+                out,
+                "| {}/{} | {} | {:.2} | {:.2} | {:+.1}% | {:.2} | {:.2} | {:+.1}% |",
+                r.active,
+                r.total,
+                r.bytes.map_or("-".to_owned(), |b| b.to_string()),
+                g.measured_min_usec,
+                g.predicted_min_usec,
+                g.min_error * 100.0,
+                g.measured_max_usec,
+                g.predicted_max_usec,
+                g.max_error * 100.0,
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nt_min: {} points, median |error| {:.1}%, max |error| {:.1}%\nt_max: {} points, median |error| {:.1}%, max |error| {:.1}%",
+            s.points,
+            s.min_median_abs_error * 100.0,
+            s.min_max_abs_error * 100.0,
+            s.points,
+            s.max_median_abs_error * 100.0,
+            s.max_max_abs_error * 100.0
+        );
         out
     }
 
@@ -392,6 +459,13 @@ impl Comparison {
             "groups": groups,
             "median_abs_error": self.median_abs_error,
             "max_abs_error": self.max_abs_error,
+            "range": self.range.map(|s| serde_json::json!({
+                "points": s.points,
+                "t_min_median_abs_error": s.min_median_abs_error,
+                "t_min_max_abs_error": s.min_max_abs_error,
+                "t_max_median_abs_error": s.max_median_abs_error,
+                "t_max_max_abs_error": s.max_max_abs_error,
+            })),
             "notes": self.notes,
             "skipped": self.skipped,
         })
@@ -408,6 +482,10 @@ pub struct Point {
     pub usec: f64,
     /// The value as the table prints it, in [`Measured::unit`].
     pub value: f64,
+    /// The fastest and the slowest rank's time per call (µs), when the
+    /// table has both (IMB's t_min/t_max, OSU's -f Min/Max): compared with
+    /// the simulated pair, whatever column is compared.
+    pub range: Option<(f64, f64)>,
 }
 
 /// One compared point.
@@ -436,12 +514,45 @@ pub struct Row {
     /// Why the row is not comparable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
+    /// The measured t_min/t_max pair against the simulated one, when the
+    /// table has it and the row is comparable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<RangeRow>,
+}
+
+/// A row's fastest and slowest rank, measured and predicted (µs).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct RangeRow {
+    pub measured_min_usec: f64,
+    pub measured_max_usec: f64,
+    pub predicted_min_usec: f64,
+    pub predicted_max_usec: f64,
+    pub min_error: f64,
+    pub max_error: f64,
+}
+
+/// The t_min and t_max errors over the rows that have them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeStats {
+    pub points: usize,
+    pub min_median_abs_error: f64,
+    pub min_max_abs_error: f64,
+    pub max_median_abs_error: f64,
+    pub max_max_abs_error: f64,
 }
 
 impl Row {
     /// The measured point `p` of the group (`active`, `total`) against the
-    /// predicted time `pred` (µs per call or message), in `unit`.
-    fn new(active: u32, total: u32, p: &Point, pred: f64, unit: Unit) -> Row {
+    /// predicted time `pred` (µs per call or message), in `unit`, and the
+    /// measured t_min/t_max pair, if any, against `pred_range`.
+    fn new(
+        active: u32,
+        total: u32,
+        p: &Point,
+        pred: f64,
+        pred_range: Option<(f64, f64)>,
+        unit: Unit,
+    ) -> Row {
         let note = if p.bytes != Some(0) {
             None
         } else if p.usec == 0.0 {
@@ -452,6 +563,19 @@ impl Row {
             None
         };
         let (measured, predicted) = (p.value, unit.of_time(pred, p.bytes));
+        let range = match (p.range, pred_range) {
+            (Some((lo, hi)), Some((plo, phi))) if note.is_none() && lo > 0.0 && hi > 0.0 => {
+                Some(RangeRow {
+                    measured_min_usec: lo,
+                    measured_max_usec: hi,
+                    predicted_min_usec: plo,
+                    predicted_max_usec: phi,
+                    min_error: (plo - lo) / lo,
+                    max_error: (phi - hi) / hi,
+                })
+            }
+            _ => None,
+        };
         Row {
             active,
             total,
@@ -464,6 +588,7 @@ impl Row {
             time_error: (pred - p.usec) / p.usec,
             comparable: note.is_none(),
             note,
+            range,
         }
     }
 }
@@ -565,6 +690,7 @@ fn read_csv(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
             bytes: size.map(|x| x as u64),
             usec,
             value: usec,
+            range: None,
         });
     }
     let origin = format!("{path}, column {}", cols[time]);
@@ -677,15 +803,28 @@ fn read_osu(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
         choice: Choice::TimeOrSimulatedColumn,
     })?;
     let ranks = q.ranks;
+    // OSU's -f output: the fastest and the slowest rank's latency.
+    let min_max = columns
+        .iter()
+        .position(|c| c.starts_with("Min"))
+        .zip(columns.iter().position(|c| c.starts_with("Max")));
     let mut points = Vec::new();
     for (line, cells) in &rows {
         let (usec, bytes) = row_values(&path, *line, cells, &columns, time, has_bytes)?;
+        let range = match min_max {
+            Some((lo, hi)) => Some((
+                row_values(&path, *line, cells, &columns, lo, has_bytes)?.0,
+                row_values(&path, *line, cells, &columns, hi, has_bytes)?.0,
+            )),
+            None => None,
+        };
         points.push(Point {
             active: Some(ranks),
             total: Some(ranks),
             bytes,
             usec,
             value: usec,
+            range,
         });
     }
     if points.is_empty() {
@@ -744,6 +883,7 @@ fn read_osu_bandwidth(
             bytes: Some(bytes),
             usec: bytes as f64 / mb_per_s,
             value: mb_per_s,
+            range: None,
         });
     }
     if points.is_empty() {
@@ -913,6 +1053,16 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
                 )
             })
         })?;
+        // IMB's t_min[usec] and t_max[usec] (collectives, Sendrecv, ...).
+        let column = |name: &str| {
+            block
+                .columns
+                .iter()
+                .position(|c| c.eq_ignore_ascii_case(name))
+        };
+        let min_max = column("t_min[usec]")
+            .zip(column("t_max[usec]"))
+            .filter(|_| !rate);
         for (line, cells) in &block.rows {
             let (value, size) = row_values(&path, *line, cells, &block.columns, time, bytes)?;
             if rate && value <= 0.0 {
@@ -921,12 +1071,20 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
                 )));
             }
             let usec = if rate { 1e6 / value } else { value };
+            let range = match min_max {
+                Some((lo, hi)) => Some((
+                    row_values(&path, *line, cells, &block.columns, lo, bytes)?.0,
+                    row_values(&path, *line, cells, &block.columns, hi, bytes)?.0,
+                )),
+                None => None,
+            };
             points.push(Point {
                 active: Some(active),
                 total: Some(total),
                 bytes: size,
                 usec,
                 value,
+                range,
             });
         }
     }
@@ -1319,14 +1477,15 @@ mod tests {
             bytes: Some(bytes),
             usec,
             value: usec,
+            range: None,
         };
         // A 0-byte call predicted at 0 (returns at once), or measured 0:
         // not comparable. A 0-byte call with a prediction is compared.
-        let r = Row::new(2, 2, &p(0, 0.3), 0.0, Unit::Usec);
+        let r = Row::new(2, 2, &p(0, 0.3), 0.0, None, Unit::Usec);
         assert!(!r.comparable && r.note == Some(super::ZERO_COUNT_NOTE));
-        let r = Row::new(2, 2, &p(0, 0.0), 1.0, Unit::Usec);
+        let r = Row::new(2, 2, &p(0, 0.0), 1.0, None, Unit::Usec);
         assert!(!r.comparable && r.note == Some(super::ZERO_TIME_NOTE));
-        let r = Row::new(2, 2, &p(0, 8.0), 10.0, Unit::Usec);
+        let r = Row::new(2, 2, &p(0, 8.0), 10.0, None, Unit::Usec);
         assert!(r.comparable && (r.error - 0.25).abs() < 1e-12);
         // 1000 bytes in 2 us measured (500 MB/s), 2.5 us predicted (400
         // MB/s): the time is 25% too long, the bandwidth 20% too low.
@@ -1335,7 +1494,7 @@ mod tests {
             value: mb_per_s,
             ..p(bytes, 0.0)
         };
-        let r = Row::new(2, 2, &mb(1000, 500.0), 2.5, Unit::MbPerSec);
+        let r = Row::new(2, 2, &mb(1000, 500.0), 2.5, None, Unit::MbPerSec);
         assert_eq!((r.measured, r.predicted), (500.0, 400.0));
         assert!((r.time_error - 0.25).abs() < 1e-12);
         assert!((r.error + 0.2).abs() < 1e-12);
@@ -1349,10 +1508,62 @@ mod tests {
                 ..p(0, 0.125)
             },
             0.1,
+            None,
             Unit::MsgPerSec,
         );
         assert_eq!((r.measured, r.predicted), (8e6, 1e7));
         assert!(r.comparable && (r.error - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_t_min_t_max_pair_is_compared_with_the_simulated_pair() {
+        use super::{Point, Row, Unit, range_stats};
+        let p = |bytes, range| Point {
+            active: Some(2),
+            total: Some(2),
+            bytes: Some(bytes),
+            usec: 2.0,
+            value: 2.0,
+            range,
+        };
+        // Measured 1..3 us, simulated 1.5..2.4 us: t_min +50%, t_max -20%.
+        let a = Row::new(
+            2,
+            2,
+            &p(8, Some((1.0, 3.0))),
+            2.0,
+            Some((1.5, 2.4)),
+            Unit::Usec,
+        );
+        let g = a.range.expect("a pair");
+        assert!((g.min_error - 0.5).abs() < 1e-12 && (g.max_error + 0.2).abs() < 1e-12);
+        // Measured 2..4 us, simulated 2.2..4.4 us: +10% both.
+        let b = Row::new(
+            2,
+            2,
+            &p(16, Some((2.0, 4.0))),
+            3.0,
+            Some((2.2, 4.4)),
+            Unit::Usec,
+        );
+        // No pair in the table, or a row that is not comparable: none.
+        let c = Row::new(2, 2, &p(32, None), 2.0, Some((1.0, 2.0)), Unit::Usec);
+        let d = Row::new(
+            2,
+            2,
+            &p(0, Some((0.1, 0.2))),
+            0.0,
+            Some((0.0, 0.0)),
+            Unit::Usec,
+        );
+        assert!(c.range.is_none() && d.range.is_none());
+        let s = range_stats(&[a, b, c, d]).expect("stats");
+        assert_eq!(s.points, 2);
+        assert!((s.min_median_abs_error - 0.3).abs() < 1e-12);
+        assert!((s.min_max_abs_error - 0.5).abs() < 1e-12);
+        assert!((s.max_median_abs_error - 0.15).abs() < 1e-12);
+        assert!((s.max_max_abs_error - 0.2).abs() < 1e-12);
+        assert!(range_stats(&[]).is_none());
     }
 
     #[test]
@@ -1395,6 +1606,7 @@ mod tests {
                 time_error: 0.1,
                 comparable: true,
                 note: None,
+                range: None,
             }],
             groups: vec![super::Group {
                 active: 2,
@@ -1406,6 +1618,7 @@ mod tests {
             }],
             median_abs_error: 0.1,
             max_abs_error: 0.1,
+            range: None,
             notes: Vec::new(),
             skipped: Vec::new(),
         };

@@ -493,7 +493,7 @@ impl<'f> Walker<'f> {
             })?;
         }
         if let Some(value) = table.get("zero_count") {
-            cfg.zero_count = match value.as_str() {
+            cfg.zero_count = Some(match value.as_str() {
                 Some("return") => ZeroCount::Return,
                 Some("communicate") => ZeroCount::Communicate,
                 Some("barrier") => ZeroCount::Barrier,
@@ -505,7 +505,7 @@ impl<'f> Walker<'f> {
                         None,
                     ));
                 }
-            };
+            });
         }
         if let Some(value) = table.get("call_overhead") {
             cfg.call_overhead = self.time("collectives.call_overhead", value)?;

@@ -464,10 +464,11 @@ impl<'a> Engine<'a> {
         let alg = coll::select(&self.coll_cfg, &call);
         let mut steps = coll::schedule_in(self.coll_cfg.library, alg, &call)
             .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
-        if steps.is_empty() && size > 1 && self.coll_cfg.zero_count != ZeroCount::Return {
+        let zero_count = self.coll_cfg.zero_count_for(kind);
+        if steps.is_empty() && size > 1 && zero_count != ZeroCount::Return {
             // A library that communicates on zero-count calls: the
             // algorithm's message pattern with empty messages, or a barrier.
-            let (a, one) = match self.coll_cfg.zero_count {
+            let (a, one) = match zero_count {
                 ZeroCount::Barrier => {
                     let b = CollCall {
                         kind: CollKind::Barrier,
