@@ -25,7 +25,7 @@ pub struct CheckArgs {
     #[arg(long, short)]
     machine: Option<PathBuf>,
     /// Ranks per node for this run (overrides the machine file's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ranks_per_node)]
     ppn: Option<u32>,
     /// Kernel times from `parsim calibrate blocks` (for kernels without a
     /// cost formula, and for timing as measured).

@@ -389,6 +389,63 @@ pub(crate) fn rank_count(text: &str) -> Result<u32, String> {
     }
 }
 
+/// clap's parser for `--ppn`: at least 1 rank per node (a usage error,
+/// exit 2, in every command).
+pub(crate) fn ranks_per_node(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a number of ranks per node ({e})")),
+    }
+}
+
+/// clap's parser for a file whose extension chooses its format: the
+/// extensions `allowed` (without the dot, lowercase), compared without
+/// regard to case; anything else is a usage error naming them, so that a
+/// `--trace x.txt` does not silently get JSON.
+fn file_with_extension(text: &str, allowed: &[&str], what: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext {
+        Some(e) if allowed.contains(&e.as_str()) => Ok(path),
+        _ => Err(format!(
+            "the file's extension chooses {what}: {}",
+            allowed
+                .iter()
+                .map(|e| format!(".{e}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// `--trace`: `.json` (Chrome trace events) or `.prv` (Paraver).
+pub(crate) fn trace_file(text: &str) -> Result<PathBuf, String> {
+    file_with_extension(
+        text,
+        &["json", "prv"],
+        "the trace format (Chrome trace events or Paraver)",
+    )
+}
+
+/// `--comm-matrix`: `.csv` (and an SVG heat map beside it), or the heat
+/// map's `.svg` / `.png` (and the CSV beside it).
+pub(crate) fn matrix_file(text: &str) -> Result<PathBuf, String> {
+    file_with_extension(
+        text,
+        &["csv", "svg", "png"],
+        "what is written (the CSV, or the heat map)",
+    )
+}
+
+/// `--plot`: `.svg` or `.png`.
+pub(crate) fn picture_file(text: &str) -> Result<PathBuf, String> {
+    file_with_extension(text, &["svg", "png"], "the picture format")
+}
+
 /// `e` with the advice that names the flags of `emit-c`, `build-mpi` and
 /// `validate --run` (`--kernels`, `--mpicc`), which the library cannot know.
 pub(crate) fn cli_error(e: emit_c::EmitError) -> anyhow::Error {

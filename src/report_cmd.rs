@@ -27,7 +27,7 @@ pub struct ReportArgs {
     #[arg(long, short)]
     machine: Option<PathBuf>,
     /// Ranks per node (overrides the machine file's, like `mpirun -ppn`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ranks_per_node)]
     ppn: Option<u32>,
     /// Override a `param`: --param name=value (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]

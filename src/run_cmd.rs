@@ -25,7 +25,7 @@ pub(crate) struct RunArgs {
     machine: Option<PathBuf>,
     /// Ranks per node for this run (overrides the machine file's, like
     /// `mpirun -ppn`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ranks_per_node)]
     ppn: Option<u32>,
     /// Number of MPI ranks (at least 1).
     #[arg(long, short = 'n', value_parser = crate::rank_count)]
@@ -55,7 +55,7 @@ pub(crate) struct RunArgs {
     /// Write a timeline: FILE.json in Chrome trace-event format (opens in
     /// Perfetto and chrome://tracing: a track per rank, message arrows), or
     /// FILE.prv as a Paraver trace (with FILE.pcf and FILE.row).
-    #[arg(long, value_name = "FILE.json|FILE.prv")]
+    #[arg(long, value_name = "FILE.json|FILE.prv", value_parser = crate::trace_file)]
     trace: Option<PathBuf>,
     /// At most this many timeline events (the rest is cut, and said so).
     #[arg(long, default_value_t = 1_000_000)]
@@ -68,7 +68,7 @@ pub(crate) struct RunArgs {
     /// bytes, seconds) and an SVG heat map next to it (FILE with .svg).
     /// Given FILE.svg or FILE.png, the heat map is written there (as PNG
     /// for .png) and the CSV next to it.
-    #[arg(long, value_name = "FILE.csv")]
+    #[arg(long, value_name = "FILE.csv", value_parser = crate::matrix_file)]
     comm_matrix: Option<PathBuf>,
     /// Kernel times measured by `parsim calibrate blocks` (blocks.toml):
     /// they replace the kernels' cost formulas.
@@ -249,10 +249,12 @@ fn analyses(args: &RunArgs, rep: &sim_core::SimReport, name: &str) -> anyhow::Re
         ));
     }
     if let Some(path) = &args.comm_matrix {
-        app::export::write_comm_matrix(path, rep, args.ranks, name)?;
+        let written = app::export::write_comm_matrix(path, rep, args.ranks, name)?;
+        eprintln!("wrote {}", written_list(&written));
     }
     if let Some(path) = &args.trace {
-        app::export::write_trace(path, rep, args.ranks, name)?;
+        let written = app::export::write_trace(path, rep, args.ranks, name)?;
+        eprintln!("wrote {}", written_list(&written));
         if rep.trace_truncated {
             eprintln!(
                 "warning: the timeline was cut at {} events (--trace-limit)",
@@ -261,6 +263,15 @@ fn analyses(args: &RunArgs, rep: &sim_core::SimReport, name: &str) -> anyhow::Re
         }
     }
     Ok(())
+}
+
+/// The files a run wrote, for its "wrote ..." line.
+fn written_list(files: &[PathBuf]) -> String {
+    files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `--samples N`: the first draw's time `first` and the N - 1 further

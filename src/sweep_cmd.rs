@@ -15,8 +15,9 @@ pub struct SweepArgs {
     /// The skeleton program (.mpl).
     file: PathBuf,
     /// Rank counts: `1,2,4,...,1024` (a `...` continues the geometric or
-    /// arithmetic progression of the two numbers before it).
-    #[arg(long, value_parser = crate::rank_list)]
+    /// arithmetic progression of the two numbers before it, rising or
+    /// falling); they run and show in ascending order.
+    #[arg(long, short = 'n', value_parser = crate::rank_list)]
     ranks: crate::RankList,
     /// Machine description(s); one curve each (default: the built-in machine).
     #[arg(long = "machine", short)]
@@ -29,13 +30,13 @@ pub struct SweepArgs {
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Ranks per node (overrides the machine files').
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ranks_per_node)]
     ppn: Option<u32>,
     #[command(flatten)]
     study: StudyOptions,
     /// Write a chart of time, speedup and efficiency: SVG, or PNG when the
-    /// name ends in `.png`.
-    #[arg(long)]
+    /// name ends in `.png` (another extension is a usage error).
+    #[arg(long, value_parser = crate::picture_file)]
     plot: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = crate::Format::Text)]

@@ -32,7 +32,7 @@ pub struct ValidateArgs {
     machine: Option<PathBuf>,
     /// Ranks per node for this run (overrides the machine file's, like
     /// `mpirun -ppn`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ranks_per_node)]
     ppn: Option<u32>,
     /// The measured time column (CSV default: the time column named after
     /// --column, e.g. `t_avg[usec]`, else the first whose name contains

@@ -6,7 +6,7 @@ mod support;
 use std::path::Path;
 
 use approx::assert_relative_eq;
-use support::{TempDir, parsim, stderr, stdout, temp_file};
+use support::{TempDir, parsim, stderr, stdout, temp_dir, temp_file};
 
 fn run_json(file: &str, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["run", file, "--format", "json"];
@@ -485,4 +485,158 @@ fn zero_ranks_is_a_usage_error_everywhere() {
             "{args:?}: {err}"
         );
     }
+}
+
+#[test]
+fn zero_ranks_per_node_is_a_usage_error_everywhere() {
+    // Issue 14: `--ppn 0` named `<in-memory machine spec>` and exited 1.
+    let heat = "examples/heat.mpl";
+    for args in [
+        vec!["run", heat, "-n", "2", "--ppn", "0"],
+        vec!["check", heat, "--ranks", "2", "--ppn", "0"],
+        vec!["report", heat, "--ranks", "2", "--ppn", "0"],
+        vec!["sweep", heat, "-n", "1,2", "--ppn", "0"],
+        vec![
+            "validate",
+            "examples/osu/latency.mpl",
+            "--table",
+            "x.txt",
+            "--ppn",
+            "0",
+        ],
+    ] {
+        let o = parsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("'--ppn <PPN>': must be at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_placement_names_the_machine_file() {
+    // More than one rank per node needs [shm]; the error names the file the
+    // machine came from, not `<in-memory machine spec>`.
+    let (_dir, m) = temp_file(
+        "net-only.toml",
+        "name = \"net only\"\nmodel = \"hardware\"\n[node]\nmemcpy = \"1 GB/s\"\n\
+         [network]\nlatency = \"5 us\"\n\
+         send_overhead = \"1 us\"\nrecv_overhead = \"1 us\"\nbandwidth = \"1 GB/s\"\n\
+         eager_limit = \"64 KiB\"\n",
+    );
+    let path = m.to_str().expect("utf-8");
+    let o = parsim(&[
+        "run",
+        "examples/heat.mpl",
+        "-n",
+        "4",
+        "--ppn",
+        "2",
+        "-m",
+        path,
+    ]);
+    // The machine file lacks what the placement needs: an input error.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("--ppn 2: {path}: missing required key `shm`")),
+        "{err}"
+    );
+    assert!(!err.contains("in-memory"), "{err}");
+}
+
+#[test]
+fn output_files_follow_their_extension_and_are_announced() {
+    // Issue 14: `--trace x.txt` wrote JSON and `--plot x.pdf` SVG without a
+    // word, and neither --trace nor --comm-matrix said what it wrote.
+    let dir = temp_dir();
+    let at = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let heat = "examples/heat.mpl";
+    for (args, flag) in [
+        (
+            vec!["run", heat, "-n", "2", "--trace", &at("t.txt")],
+            "--trace",
+        ),
+        (
+            vec!["run", heat, "-n", "2", "--comm-matrix", &at("m.txt")],
+            "--comm-matrix",
+        ),
+        (
+            vec!["sweep", heat, "-n", "1,2", "--plot", &at("p.pdf")],
+            "--plot",
+        ),
+    ] {
+        let o = parsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(flag) && err.contains("the file's extension chooses"),
+            "{err}"
+        );
+    }
+    assert!(
+        std::fs::read_dir(&*dir).expect("dir").next().is_none(),
+        "nothing written"
+    );
+    let o = parsim(&[
+        "run",
+        heat,
+        "-n",
+        "2",
+        "-q",
+        "--trace",
+        &at("t.JSON"),
+        "--comm-matrix",
+        &at("m.csv"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("wrote {}, {}\n", at("m.csv"), at("m.svg"))),
+        "{err}"
+    );
+    assert!(err.contains(&format!("wrote {}\n", at("t.JSON"))), "{err}");
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(at("t.JSON")).expect("trace")).expect("JSON");
+    assert!(
+        trace["traceEvents"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    );
+    let o = parsim(&["run", heat, "-n", "2", "-q", "--trace", &at("t.prv")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "wrote {}, {}, {}",
+            at("t.prv"),
+            at("t.pcf"),
+            at("t.row")
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_integer_param_too_large_for_the_integers_is_an_input_error() {
+    // Issue 14: `--param n=99999999999999999999` became 1e20 and the run
+    // was stopped as a runaway program.
+    let o = parsim(&[
+        "run",
+        "examples/heat.mpl",
+        "-n",
+        "2",
+        "-p",
+        "n=99999999999999999999",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("param `n`: `99999999999999999999` is outside the integers"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("runaway"));
 }

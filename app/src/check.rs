@@ -526,8 +526,13 @@ fn buffering_hazard(cx: &Cx<'_>, first: &sim_core::SimReport, out: &mut Out) {
             .map_or(0, |(a, b)| machine.start(run_ranks).eager_limit(a, b));
         let rendered = crate::diagnostics::sim_error(err, file, source);
         if !only_unreceived {
+            let sizes = if smallest == largest {
+                format!("{smallest} bytes")
+            } else {
+                format!("{smallest}..{largest} bytes")
+            };
             let message = format!(
-                "buffering hazard: completes with this machine's eager limit ({limit} B) only because sends of {smallest}..{largest} bytes are buffered; it deadlocks on an MPI that does not buffer, or once these messages reach the eager limit ({limit} B)"
+                "buffering hazard: completes with this machine's eager limit ({limit} B) only because sends of {sizes} are buffered; it deadlocks on an MPI that does not buffer, or once these messages reach the eager limit ({limit} B)"
             );
             text.push_str(&format!(
                 "warning: {message}\n  with zero buffering: {rendered}"

@@ -268,8 +268,16 @@ fn deadlock(time: f64, blocked: &[BlockedRank], finished: u32, file: &str, sourc
                     w.bytes
                 ),
                 PendingKind::Probe => format!("waits (probe) for a message from {peers}, {tag}"),
+                // Why the send is not complete: a synchronous send always
+                // waits; a standard one waits when it is not buffered (at
+                // or above the eager limit in use, which is 0 in a check
+                // without buffering).
+                PendingKind::Send if first.op == "ssend" => format!(
+                    "waits for {peers} to receive its {} byte message ({tag}): a synchronous send completes only once the matching receive has started",
+                    w.bytes
+                ),
                 PendingKind::Send => format!(
-                    "waits for {peers} to receive its {} byte message ({tag}): at or above the eager limit, a send waits for the matching receive (rendezvous)",
+                    "waits for {peers} to receive its {} byte message ({tag}): a send that is not buffered (synchronous, or at or above the eager limit in use, which is 0 when checking without buffering) completes only once the matching receive has started (rendezvous)",
                     w.bytes
                 ),
             };

@@ -13,9 +13,17 @@ use crate::Error;
 
 /// Writes the timeline of `rep` (a run of `ranks` ranks of the program
 /// `file`) to `path`: a Paraver trace for `.prv` (with `.pcf` and `.row`
-/// beside it), else Chrome's trace-event JSON.
-pub fn write_trace(path: &Path, rep: &SimReport, ranks: u32, file: &str) -> Result<(), Error> {
-    let files: Vec<(PathBuf, String)> = if path.extension().is_some_and(|e| e == "prv") {
+/// beside it), else Chrome's trace-event JSON. Returns the files written.
+pub fn write_trace(
+    path: &Path,
+    rep: &SimReport,
+    ranks: u32,
+    file: &str,
+) -> Result<Vec<PathBuf>, Error> {
+    let prv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("prv"));
+    let files: Vec<(PathBuf, String)> = if prv {
         let (prv, pcf, row) =
             crate::paraver::trace(rep, ranks, file, &crate::clock::paraver_date());
         vec![
@@ -26,21 +34,23 @@ pub fn write_trace(path: &Path, rep: &SimReport, ranks: u32, file: &str) -> Resu
     } else {
         vec![(path.to_owned(), chrome_trace(rep, ranks, file))]
     };
+    let mut written = Vec::new();
     for (p, text) in files {
         std::fs::write(&p, text).map_err(|e| Error::write(&p, e))?;
+        written.push(p);
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Writes the communication matrix: CSV at `path` and the heat map next to
 /// it (`.svg`); given a `.svg` or `.png` path, the heat map there (PNG for
-/// `.png`) and the CSV next to it.
+/// `.png`) and the CSV next to it. Returns the files written.
 pub fn write_comm_matrix(
     path: &Path,
     rep: &SimReport,
     ranks: u32,
     file: &str,
-) -> Result<(), Error> {
+) -> Result<Vec<PathBuf>, Error> {
     let picture = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg") || e.eq_ignore_ascii_case("png"));
@@ -50,7 +60,8 @@ pub fn write_comm_matrix(
         (path.to_owned(), path.with_extension("svg"))
     };
     std::fs::write(&csv, matrix_csv(rep)).map_err(|e| Error::write(&csv, e))?;
-    crate::chart::write_picture(&image, &matrix_svg(rep, ranks, file))
+    crate::chart::write_picture(&image, &matrix_svg(rep, ranks, file))?;
+    Ok(vec![csv, image])
 }
 
 /// The timeline in Chrome's trace-event format (JSON): one thread per rank

@@ -138,10 +138,14 @@ pub fn load_machine(file: Option<&Path>, ranks_per_node: Option<u32>) -> Result<
         None => AnyMachine::builtin_default(),
         Some(path) => AnyMachine::load(path).map_err(|e| Error::Input(e.to_string()))?,
     };
+    let origin = file.map_or_else(
+        || "the built-in machine".to_owned(),
+        |p| p.display().to_string(),
+    );
     match ranks_per_node {
         None => Ok(machine),
         Some(p) => machine
-            .with_ranks_per_node(p)
+            .with_ranks_per_node_in(p, &origin)
             .map_err(|reason| Error::RanksPerNode {
                 ranks_per_node: p,
                 reason,

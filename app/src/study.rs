@@ -378,7 +378,9 @@ pub enum RanksError {
 /// Reads rank counts, `1,2,4,...,64`: a `...` continues the geometric
 /// progression of the two numbers before it (when the second is a
 /// multiple of at least twice the first) or else the arithmetic one, below
-/// the number after it, which ends the list. Repeats in a row are dropped.
+/// the number after it, which ends the list; a falling pair continues
+/// down the same way (`64,32,...,1`). The counts come back in ascending
+/// order, each once.
 pub fn parse_ranks(spec: &str) -> Result<Vec<u32>, RanksError> {
     let mut out: Vec<u32> = Vec::new();
     let tokens: Vec<&str> = spec
@@ -403,20 +405,42 @@ pub fn parse_ranks(spec: &str) -> Result<Vec<u32>, RanksError> {
                 return Err(RanksError::Ellipsis { after: false });
             };
             let end = count(end)?;
-            let geometric = a > 0 && b % a == 0 && b / a >= 2;
-            let mut x = b;
-            loop {
-                let next = if geometric {
-                    x.checked_mul(b / a)
-                } else {
-                    x.checked_add(b.saturating_sub(a).max(1))
-                };
-                match next {
-                    Some(n) if n < end => {
-                        out.push(n);
-                        x = n;
+            if b >= a {
+                let geometric = a > 0 && b % a == 0 && b / a >= 2;
+                let mut x = b;
+                loop {
+                    let next = if geometric {
+                        x.checked_mul(b / a)
+                    } else {
+                        x.checked_add((b - a).max(1))
+                    };
+                    match next {
+                        Some(n) if n < end => {
+                            out.push(n);
+                            x = n;
+                        }
+                        _ => break,
                     }
-                    _ => break,
+                }
+            } else if b < a {
+                // A falling progression (`64,32,...,1`): halving (when the
+                // first is a multiple of at least twice the second) or
+                // stepping down, above the number after it.
+                let geometric = b > 0 && a % b == 0 && a / b >= 2;
+                let mut x = b;
+                loop {
+                    let next = if geometric {
+                        Some(x / (a / b)).filter(|&n| n * (a / b) == x)
+                    } else {
+                        x.checked_sub(a - b)
+                    };
+                    match next {
+                        Some(n) if n > end && n > 0 => {
+                            out.push(n);
+                            x = n;
+                        }
+                        _ => break,
+                    }
                 }
             }
             i += 1;
@@ -432,6 +456,10 @@ pub fn parse_ranks(spec: &str) -> Result<Vec<u32>, RanksError> {
     if out.is_empty() {
         return Err(RanksError::Empty);
     }
+    // A scaling table reads from the fewest ranks up, whatever order the
+    // list was written in (`4,2,1` ran 4 first and showed 1 rank at 400%
+    // efficiency against it).
+    out.sort_unstable();
     out.dedup();
     Ok(out)
 }
@@ -730,6 +758,12 @@ mod tests {
         assert_eq!(ok("10,20,...,50"), vec![10, 20, 40, 50]);
         assert_eq!(ok("3,5,...,11"), vec![3, 5, 7, 9, 11]);
         assert_eq!(ok("16"), vec![16]);
+        // Any order comes back ascending, each count once; falling
+        // progressions go down (issue 14: `4,2,...,1` ran 4 ranks first).
+        assert_eq!(ok("4,2,...,1"), vec![1, 2, 4]);
+        assert_eq!(ok("64,32,...,1"), vec![1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!(ok("10,8,...,1"), vec![1, 2, 4, 6, 8, 10]);
+        assert_eq!(ok("8,2,4,2"), vec![2, 4, 8]);
         assert_eq!(
             parse_ranks("...,4"),
             Err(RanksError::Ellipsis { after: true })

@@ -16,6 +16,10 @@ pub enum OverrideError {
     },
     #[error("param `{name}` must be a number, got `{value}`")]
     NotANumber { name: String, value: String },
+    #[error(
+        "param `{name}`: `{value}` is outside the integers (-9223372036854775808 to 9223372036854775807); write it as a float (e.g. 1e20) if that is meant"
+    )]
+    IntegerOutOfRange { name: String, value: String },
 }
 
 fn hint(suggestion: Option<&str>, known: &[String]) -> String {
@@ -34,8 +38,9 @@ fn hint(suggestion: Option<&str>, known: &[String]) -> String {
 }
 
 /// Replaces the defaults of the named params. A value that parses as an
-/// `i64` becomes an integer constant, otherwise one that parses as a finite
-/// `f64` becomes a float constant; anything else is an error. Overrides are
+/// `i64` becomes an integer constant; an integer literal outside `i64` is
+/// an error; otherwise one that parses as a finite `f64` becomes a float
+/// constant; anything else is an error. Overrides are
 /// applied in order (a later one for the same name wins); on error the
 /// program may have been partly updated.
 pub fn apply_param_overrides(
@@ -52,8 +57,16 @@ pub fn apply_param_overrides(
             });
         };
         let text = value.trim();
+        let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
         let constant = if let Ok(v) = text.parse::<i64>() {
             Constant::Int(v)
+        } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            // An integer literal that i64 cannot hold: as a float it would
+            // silently lose digits (and a size of 8e20 bytes runs away).
+            return Err(OverrideError::IntegerOutOfRange {
+                name: name.clone(),
+                value: value.clone(),
+            });
         } else {
             match text.parse::<f64>() {
                 // Rust also accepts "inf" and "NaN"; those are not numbers here.

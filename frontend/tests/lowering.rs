@@ -693,6 +693,20 @@ fn param_overrides() {
         let e = apply_param_overrides(&mut p, &[("n".into(), bad.into())]).expect_err(bad);
         assert!(matches!(e, OverrideError::NotANumber { .. }), "{bad}");
     }
+    // An integer that i64 cannot hold is refused, not rounded into a float.
+    for big in [
+        "99999999999999999999",
+        "-9223372036854775809",
+        "+18446744073709551616",
+    ] {
+        let e = apply_param_overrides(&mut p, &[("n".into(), big.into())]).expect_err(big);
+        assert!(
+            matches!(e, OverrideError::IntegerOutOfRange { .. }),
+            "{big}"
+        );
+    }
+    apply_param_overrides(&mut p, &[("n".into(), "9223372036854775807".into())]).expect("i64::MAX");
+    apply_param_overrides(&mut p, &[("n".into(), "1e20".into())]).expect("a float");
     let e = apply_param_overrides(&mut p, &[("nn".into(), "1".into())]).expect_err("unknown");
     assert_eq!(e.to_string(), "unknown param `nn`; did you mean `n`?");
     let e = apply_param_overrides(&mut p, &[("zzz".into(), "1".into())]).expect_err("unknown");

@@ -57,9 +57,19 @@ impl AnyMachine {
     /// The same machine with `ranks_per_node` ranks on each node (LogGP
     /// machines only; a plugin places ranks itself).
     pub fn with_ranks_per_node(&self, ranks_per_node: u32) -> Result<Self, String> {
+        self.with_ranks_per_node_in(ranks_per_node, crate::IN_MEMORY_FILE)
+    }
+
+    /// [`Self::with_ranks_per_node`] for the machine read from `origin`,
+    /// which errors name.
+    pub fn with_ranks_per_node_in(
+        &self,
+        ranks_per_node: u32,
+        origin: &str,
+    ) -> Result<Self, String> {
         match self {
             Self::LogGp(m) => m
-                .with_ranks_per_node(ranks_per_node)
+                .with_ranks_per_node_in(ranks_per_node, origin)
                 .map(Self::LogGp)
                 .map_err(|e| e.to_string()),
             Self::Plugin(m) => Err(format!(

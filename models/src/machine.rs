@@ -173,12 +173,23 @@ impl LogGpMachine {
     /// placement, like `mpirun -ppn`): 1 makes every rank its own node's
     /// only process; more needs the SMP model with a `[shm]` section.
     pub fn with_ranks_per_node(&self, ranks_per_node: u32) -> Result<Self, MachineError> {
+        self.with_ranks_per_node_in(ranks_per_node, IN_MEMORY_FILE)
+    }
+
+    /// [`Self::with_ranks_per_node`] for the machine read from `origin` (a
+    /// file's name, or "the built-in machine"), which errors name.
+    pub fn with_ranks_per_node_in(
+        &self,
+        ranks_per_node: u32,
+        origin: &str,
+    ) -> Result<Self, MachineError> {
         let mut spec = (*self.spec).clone();
         spec.node.ranks_per_node = ranks_per_node;
         if ranks_per_node > 1 && spec.model == CommModel::Hardware {
             spec.model = CommModel::Smp;
         }
-        Self::new(spec)
+        config::validate(&spec, origin)?;
+        Ok(Self::from_valid_spec(spec))
     }
 
     /// Parses a machine file's text; `file_name` is used in error messages.
