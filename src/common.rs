@@ -326,7 +326,11 @@ pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Ve
 }
 
 /// Runs a study; a failed simulation is rendered with its source line.
-pub(crate) fn run_study(s: &Study, source: &str) -> anyhow::Result<Vec<study::Series>> {
+/// Returns the curves and the notes on what-ifs that changed nothing.
+pub(crate) fn run_study(
+    s: &Study,
+    source: &str,
+) -> anyhow::Result<(Vec<study::Series>, Vec<String>)> {
     match study::run_study(s) {
         Ok(out) => {
             if let Some(path) = &s.options.blocks {
@@ -334,7 +338,7 @@ pub(crate) fn run_study(s: &Study, source: &str) -> anyhow::Result<Vec<study::Se
                     eprintln!("{}", app::scenario::extrapolation_warning(e, path));
                 }
             }
-            Ok(out.series)
+            Ok((out.series, out.notes))
         }
         Err(StudyError::Simulation {
             label,

@@ -112,7 +112,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
                 args.sweep_machines.clone()
             };
             let curves = crate::curves(&machines, &args.sweep_sets)?;
-            Some(crate::run_study(
+            let (series, notes) = crate::run_study(
                 &Study {
                     program,
                     file: &name,
@@ -123,7 +123,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
                     limits: args.limits.app(),
                 },
                 source,
-            )?)
+            )?;
+            for note in notes {
+                eprintln!("note: {note}");
+            }
+            Some(series)
         }
     };
     let page = Page {

@@ -48,7 +48,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let file = args.file.display().to_string();
     let (program, source) = crate::load_program_and_source(&args.file, &args.params)?;
     let curves = curves(&args.machines, &args.sets)?;
-    let series = run_study(
+    let (series, notes) = run_study(
         &Study {
             program: &program,
             file: &file,
@@ -66,11 +66,16 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     if args.format == crate::Format::Json {
         crate::out(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({"program": file, "series": series}))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({"program": file, "series": series, "notes": notes})
+            )?
         ));
         return Ok(());
     }
     let mut out = study::text(&series, &file, args.study.efficiency);
+    for note in &notes {
+        let _ = writeln!(out, "note: {note}");
+    }
     if let Some(p) = &args.plot {
         let _ = writeln!(out, "plot: {}", p.display());
     }

@@ -100,3 +100,67 @@ fn strong_scaling_finds_the_limit_and_what_if_settings_make_curves() {
         assert!(t(1, k) < t(0, k), "{k}");
     }
 }
+
+#[test]
+fn a_what_if_that_changes_nothing_says_so() {
+    // Issue 14: the README's `--set network.bandwidth=1GB/s,10GB/s` on up to
+    // 64 ranks drew two identical curves without a word, because the
+    // built-in machine holds 64 ranks per node and no message crossed the
+    // network.
+    let on_one_node = sweep(&[
+        "examples/heat.mpl",
+        "--ranks",
+        "1,2,4,...,64",
+        "--weak",
+        "-p",
+        "iters=2",
+        "--set",
+        "network.bandwidth=1GB/s,10GB/s",
+    ]);
+    let notes = on_one_node["notes"].as_array().expect("notes");
+    assert_eq!(notes.len(), 1, "{on_one_node}");
+    let note = notes[0].as_str().expect("text");
+    assert!(
+        note.starts_with("--set network.bandwidth=1GB/s,10GB/s changes nothing on default"),
+        "{note}"
+    );
+    assert!(
+        note.contains("64 ranks per node") && note.contains("--ppn"),
+        "{note}"
+    );
+    // One rank per node: the network is used, the curves differ, no note.
+    let spread = sweep(&[
+        "examples/heat.mpl",
+        "--ranks",
+        "1,2,4,...,64",
+        "--weak",
+        "--ppn",
+        "1",
+        "-p",
+        "iters=2",
+        "--set",
+        "network.bandwidth=1GB/s,10GB/s",
+    ]);
+    assert_eq!(spread["notes"], serde_json::json!([]), "{spread}");
+    // A key the program never uses on any placement (a collective's
+    // algorithm in a program without collectives): the note has no
+    // network reason; the text output shows it under the table.
+    let o = support::parsim(&[
+        "sweep",
+        "examples/heat.mpl",
+        "-n",
+        "1,2",
+        "--ppn",
+        "1",
+        "-p",
+        "iters=2",
+        "--set",
+        "collectives.alltoall=pairwise,bruck",
+    ]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let text = support::stdout(&o);
+    assert!(
+        text.contains("note: --set collectives.alltoall=pairwise,bruck changes nothing on default: its curves are the same at every rank count, so the program never used what collectives.alltoall sets\n"),
+        "{text}"
+    );
+}

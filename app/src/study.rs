@@ -24,6 +24,10 @@ const DEFAULT_MACHINE: &str = include_str!("../../examples/machines/default-infi
 /// One curve: a machine (with what-if settings applied).
 pub struct Curve {
     pub label: String,
+    /// The machine the curve starts from (a file's stem, or "default").
+    pub base: String,
+    /// The `--set` values applied, in the order of the flags.
+    pub settings: Vec<(String, String)>,
     /// The machine file's text, settings applied.
     pub toml: String,
     /// Where the file's relative paths (a plugin library) start.
@@ -92,6 +96,8 @@ pub fn curves(machines: &[PathBuf], sets: &[String]) -> Result<Vec<Curve>, Error
             }
             out.push(Curve {
                 label: name,
+                base: label.clone(),
+                settings: combo.clone(),
                 toml: toml_text,
                 base_dir: dir.clone(),
             });
@@ -158,6 +164,8 @@ pub struct Options {
 /// What a study found.
 pub struct Outcome {
     pub series: Vec<Series>,
+    /// What-ifs that changed nothing ([`no_effect_notes`]).
+    pub notes: Vec<String>,
     /// The farthest extrapolation of each calibrated kernel over all runs
     /// (beyond 2x the measured range of work).
     pub extrapolated: Vec<Extrapolation>,
@@ -265,6 +273,11 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
         }
         times_of.push(t?);
     }
+    let largest = ranks.iter().copied().max().unwrap_or(1);
+    let one_node: Vec<Option<u32>> = machines
+        .iter()
+        .map(|m| Some(m.ranks_per_node()).filter(|&p| largest <= p))
+        .collect();
     let mut series = Vec::new();
     for (c, curve) in curves.iter().enumerate() {
         let mut points = Vec::new();
@@ -279,10 +292,85 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
         }
         series.push(derive(&curve.label, &points, weak, efficiency));
     }
+    let notes = no_effect_notes(curves, &series, &one_node);
     Ok(Outcome {
         series,
+        notes,
         extrapolated,
     })
+}
+
+/// A `--set KEY=V1,V2` whose curves come out the same at every rank count
+/// changed nothing the program used (issue 14: `network.bandwidth` on 64
+/// ranks of one node drew two identical curves, and the user concluded
+/// that bandwidth does not matter). One note per such key and machine; for
+/// a `network.*` key on a machine that holds every rank count on one node
+/// (`one_node[c]`: its ranks per node), the reason and what to do.
+pub fn no_effect_notes(
+    curves: &[Curve],
+    series: &[Series],
+    one_node: &[Option<u32>],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let keys: Vec<&str> = curves
+        .first()
+        .map(|c| c.settings.iter().map(|(k, _)| k.as_str()).collect())
+        .unwrap_or_default();
+    for (ki, key) in keys.iter().enumerate() {
+        // Curves that differ only in this key's value.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (c, curve) in curves.iter().enumerate() {
+            let others = |x: &Curve| {
+                (
+                    x.base.clone(),
+                    x.settings
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, _)| i != ki)
+                        .map(|(_, s)| s.clone())
+                        .collect::<Vec<_>>(),
+                )
+            };
+            match groups
+                .iter_mut()
+                .find(|g| others(&curves[g[0]]) == others(curve))
+            {
+                Some(g) => g.push(c),
+                None => groups.push(vec![c]),
+            }
+        }
+        let mut reported: Vec<&str> = Vec::new();
+        for g in groups.iter().filter(|g| g.len() > 1) {
+            let same = g.iter().all(|&c| {
+                series[c]
+                    .points
+                    .iter()
+                    .zip(&series[g[0]].points)
+                    .all(|(a, b)| a.seconds == b.seconds)
+            });
+            let base = curves[g[0]].base.as_str();
+            if !same || reported.contains(&base) {
+                continue;
+            }
+            reported.push(base);
+            let values: Vec<&str> = g
+                .iter()
+                .map(|&c| curves[c].settings[ki].1.as_str())
+                .collect();
+            let mut note = format!(
+                "--set {key}={} changes nothing on {base}: its curves are the same at every rank count, so the program never used what {key} sets",
+                values.join(",")
+            );
+            if let (Some("network"), Some(per_node)) = (key.split('.').next(), one_node[g[0]]) {
+                let _ = write!(
+                    note,
+                    ". {base} holds {per_node} ranks per node, so every rank count here runs on one node and no message crosses the network: give --ppn (e.g. --ppn 1) to spread the ranks over nodes"
+                );
+            }
+            notes.push(note);
+        }
+    }
+    notes
 }
 
 /// The machine of a curve, with its ranks-per-node override.
