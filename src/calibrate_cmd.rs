@@ -485,7 +485,15 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 b
             ),
         ),
-        (None, None) => (1e9, "memcpy 1 GB/s by default (not measured)".to_owned()),
+        (None, None) => {
+            // A default that matters (issue 14: an OSU allreduce validated
+            // with it was 183% off): said where it is used, not only in
+            // the written file's comment.
+            eprintln!(
+                "note: node.memcpy is 1 GB/s by default (not measured); it prices every local copy (a collective's own block, shared-memory messages): give --memcpy RATE (a STREAM copy of the target), or measure the tables with --run, which measures it"
+            );
+            (1e9, "memcpy 1 GB/s by default (not measured)".to_owned())
+        }
     };
     let input_options = InputOptions {
         format: format_of(&args.format)?,
@@ -587,9 +595,16 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         .chain(std::env::args().skip(1))
         .map(|w| app::shell::word(&w))
         .collect();
+    // The machine's name: --name, else the written file's stem when the
+    // tables were measured here (`--run ... -o cluster.toml` is "cluster",
+    // not its saved table's "cluster.network.netbench"), else the table's.
     let name = args.name.clone().unwrap_or_else(|| {
-        input
-            .file_stem()
+        let from = if args.run.is_some() {
+            args.output.as_deref()
+        } else {
+            Some(input.as_path())
+        };
+        from.and_then(|p| p.file_stem())
             .map_or("calibrated".into(), |s| s.to_string_lossy().into_owned())
     });
     let mut collectives = args

@@ -265,7 +265,24 @@ fn sample_imb_and_osu_outputs_fit() {
         assert!(s[0].2 <= 5.0, "{file}: max {}%\n{report}", s[0].2);
         // Without --output the machine file follows the report.
         assert!(report.contains("[network]"), "{report}");
+        // Nothing measured the copy rate: the default is said where it is
+        // used, with the flag that changes it (issue 14).
+        assert!(
+            stderr(&o).contains("note: node.memcpy is 1 GB/s by default (not measured)")
+                && stderr(&o).contains("--memcpy"),
+            "{}",
+            stderr(&o)
+        );
     }
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        "calibrate/tests/data/osu7_latency.txt",
+        "--memcpy",
+        "5 GB/s",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("node.memcpy"), "{}", stderr(&o));
     // IMB: another benchmark and process count of the same file.
     let o = parsim(&[
         "calibrate",

@@ -46,6 +46,10 @@ fn calibrate_build_run_and_compare_with_mpich() {
     assert!(toml.contains("measured by the benchmark"), "{toml}");
     let raw =
         std::fs::read_to_string(dir.join("laptop.shm.netbench.txt")).expect("raw output kept");
+    // The machine is named after the file written, not after its saved
+    // table (`laptop.network.netbench`).
+    let written = std::fs::read_to_string(&machine).expect("machine file");
+    assert!(written.contains("\nname = \"laptop\"\n"), "{written}");
     assert!(raw.contains("# Benchmarking PingPong") && raw.contains("# Benchmarking PingPing"));
     let o = parsim(&["machine", &machine]);
     assert!(
