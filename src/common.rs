@@ -303,6 +303,13 @@ pub(crate) struct StudyOptions {
     /// 95th percentile) is reported and drawn as an error bar.
     #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=10_000))]
     pub samples: Option<u32>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// When stderr is not a terminal (a batch job's log), a progress line
+    /// every this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub progress_every: f64,
 }
 
 impl StudyOptions {
@@ -325,13 +332,33 @@ pub(crate) fn curves(machines: &[PathBuf], sets: &[String]) -> anyhow::Result<Ve
     study::curves(machines, sets).map_err(flagged)
 }
 
-/// Runs a study; a failed simulation is rendered with its source line.
-/// Returns the curves and the notes on what-ifs that changed nothing.
+/// Runs a study with progress on stderr (`quiet`, `every`: see
+/// [`crate::progress`]); a failed simulation is rendered with its source
+/// line. Returns the curves and the notes on what-ifs that changed nothing.
 pub(crate) fn run_study(
-    s: &Study,
+    s: Study<'_>,
     source: &str,
+    opts: &StudyOptions,
 ) -> anyhow::Result<(Vec<study::Series>, Vec<String>)> {
-    match study::run_study(s) {
+    let reporter = std::sync::Mutex::new(crate::progress::Reporter::new(
+        opts.quiet,
+        opts.progress_every,
+    ));
+    let report = |done: usize, total: usize| {
+        // A poisoned lock only loses progress lines.
+        if let Ok(mut r) = reporter.lock() {
+            r.update(|r| crate::progress::counted("simulations", done, total, r.elapsed()));
+        }
+    };
+    let s = Study {
+        progress: Some(&report),
+        ..s
+    };
+    let outcome = study::run_study(&s);
+    if let Ok(mut r) = reporter.lock() {
+        r.finish();
+    }
+    match outcome {
         Ok(out) => {
             if let Some(path) = &s.options.blocks {
                 for e in &out.extrapolated {

@@ -11,6 +11,7 @@ mod check_cmd;
 mod common;
 mod emit_c_cmd;
 mod monitor;
+mod progress;
 mod report_cmd;
 mod run_cmd;
 mod sweep_cmd;

@@ -113,7 +113,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
             };
             let curves = crate::curves(&machines, &args.sweep_sets)?;
             let (series, notes) = crate::run_study(
-                &Study {
+                Study {
                     program,
                     file: &name,
                     ranks,
@@ -121,8 +121,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
                     ppn: args.ppn,
                     options: args.study.options(),
                     limits: args.limits.app(),
+                    progress: None,
                 },
                 source,
+                &args.study,
             )?;
             for note in notes {
                 eprintln!("note: {note}");

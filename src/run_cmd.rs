@@ -39,9 +39,13 @@ pub(crate) struct RunArgs {
     /// Print simulator statistics (events, events per second) on stderr.
     #[arg(long)]
     stats: bool,
-    /// No progress line on stderr (it is shown only on a terminal anyway).
+    /// No progress on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// When stderr is not a terminal (a batch job's log), a progress line
+    /// every this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    progress_every: f64,
     /// A live view of the ranks in the terminal (ParJava's monitor): green
     /// computing, yellow communicating, red waiting; p or space pauses, q
     /// quits. Without a terminal the run goes on without it.
@@ -138,37 +142,34 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
     };
     let start = Instant::now();
-    // A progress line for long runs, on a terminal only, at most 5 times a
-    // second: model time, events per second, ranks finished.
-    let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut last_shown = start;
-    let mut shown = false;
+    // Progress of a long run (`crate::progress`): model time, events per
+    // second, ranks finished. A simulation's end is not known in advance,
+    // so there is no percentage.
+    let mut reporter = crate::progress::Reporter::new(args.quiet, args.progress_every);
     let mut progress = |p: &sim_core::engine::Progress| {
         if let Some(m) = monitor.as_mut() {
             m.update(p);
             return;
         }
-        let now = Instant::now();
-        if !show_progress || now.duration_since(last_shown).as_secs_f64() < 0.2 {
-            return;
-        }
-        last_shown = now;
-        shown = true;
-        let rate = p.events as f64 / now.duration_since(start).as_secs_f64().max(1e-9) / 1e6;
-        eprint!(
-            "\r[parsim] model time {:.6} s, {:.1} M events/s, {} of {} ranks finished   ",
-            p.sim_time, rate, p.finished, p.ranks
-        );
+        reporter.update(|r| {
+            let elapsed = r.elapsed();
+            let rate = p.events as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6;
+            format!(
+                "model time {:.6} s, {:.1} M events/s, {} of {} ranks finished, {} elapsed",
+                p.sim_time,
+                rate,
+                p.finished,
+                p.ranks,
+                crate::progress::duration(elapsed)
+            )
+        });
     };
     let mut run = machine.start(cfg.ranks);
     let result =
         sim_core::engine::simulate_with_progress(program, &mut run, cfg, &mut sink, &mut progress);
     let violation = plugin_violation(&run);
     drop(run);
-    if shown {
-        // Erase the progress line (ANSI "erase line"; stderr is a terminal).
-        eprint!("\r\x1b[2K");
-    }
+    reporter.finish();
     if monitor.take().is_some() && !json {
         for line in printed.drain(..) {
             out(&format!("[{}] {}\n", line.rank, line.text));

@@ -49,7 +49,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let (program, source) = crate::load_program_and_source(&args.file, &args.params)?;
     let curves = curves(&args.machines, &args.sets)?;
     let (series, notes) = run_study(
-        &Study {
+        Study {
             program: &program,
             file: &file,
             ranks: &ranks,
@@ -57,8 +57,10 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
             ppn: args.ppn,
             options: args.study.options(),
             limits: app::scenario::Limits::default(),
+            progress: None,
         },
         &source,
+        &args.study,
     )?;
     if let Some(p) = &args.plot {
         app::chart::write_picture(p, &study::svg(&series, &file))?;

@@ -640,3 +640,48 @@ fn an_integer_param_too_large_for_the_integers_is_an_input_error() {
     );
     assert!(!stderr(&o).contains("runaway"));
 }
+
+#[test]
+fn long_work_reports_progress_in_batch_logs_too() {
+    // Issue 14: a 104 s run printed nothing when stderr was not a terminal,
+    // and sweep printed nothing at all. Here stderr is a pipe: a line every
+    // --progress-every seconds (0: at every report, which the engine makes
+    // every 2^18 events); the default (10 s) keeps short work silent, and
+    // --quiet silences it.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "examples/heat.mpl", "-n", "64", "-p", "iters=2000"];
+        args.extend_from_slice(extra);
+        let o = parsim(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let err = run(&["--progress-every", "0"]);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("[parsim] ")).collect();
+    assert!(!lines.is_empty(), "{err}");
+    assert!(
+        lines[0].contains("model time")
+            && lines[0].contains("of 64 ranks finished")
+            && lines[0].contains("elapsed"),
+        "{err}"
+    );
+    assert!(!err.contains('\r'), "no terminal control in a log: {err:?}");
+    assert!(!run(&[]).contains("[parsim]"));
+    assert!(!run(&["--progress-every", "0", "-q"]).contains("[parsim]"));
+    let o = parsim(&[
+        "sweep",
+        "examples/heat.mpl",
+        "-n",
+        "1,2,4",
+        "-p",
+        "iters=10",
+        "--progress-every",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("[parsim] simulations: 3 of 3 done (100%), "),
+        "{err}"
+    );
+    assert!(err.contains("of 3 done (33%)"), "{err}");
+}

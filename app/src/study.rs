@@ -139,6 +139,9 @@ pub struct Study<'a> {
     pub ppn: Option<u32>,
     pub options: Options,
     pub limits: Limits,
+    /// Told `(done, total)` after each simulation (from the pool's
+    /// threads, in no set order).
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
 }
 
 /// How a study derives and runs its points.
@@ -216,6 +219,7 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
                 samples,
             },
         limits,
+        progress,
         ..
     } = *study;
     let draws = samples.map_or(1, |n| n as usize);
@@ -237,6 +241,8 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
         .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
         .flat_map(|(c, r)| (0..draws).map(move |k| (c, r, k)))
         .collect();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let total = jobs.len();
     let run_one = |&(c, r, k): &(usize, u32, usize)| {
         let m = &machines[c];
         let calibrated = blocks
@@ -256,6 +262,12 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
                 ranks: r,
                 error,
             });
+        if let Some(report) = progress {
+            report(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
+        }
         (t, calibrated.extrapolations(2.0))
     };
     let results: Vec<_> = pool(max_workers)?.install(|| jobs.par_iter().map(run_one).collect());
@@ -975,6 +987,7 @@ mod tests {
                     ..Options::default()
                 },
                 limits: Limits::default(),
+                progress: None,
             })
             .expect("runs")
             .series
