@@ -76,3 +76,64 @@ fn a_pipeline_of_three_ranks() {
         steps[4]
     );
 }
+
+/// Issue 14: on a halo exchange with an allreduce per iteration (64 ranks,
+/// myrinet.toml) the path blamed "allreduce at line 8: 8.9 ms on rank 0"
+/// per iteration, while a 64-rank allreduce alone takes about 0.15 ms: the
+/// walk stopped at the collective. The time is the chain of sendrecvs (rank
+/// i waits for rank i - 1's, line 6) that makes the last rank late, which
+/// the walk now reaches through the allreduce's own messages.
+#[test]
+fn the_path_crosses_a_collective_to_the_rank_that_held_it() {
+    let dir = support::temp_dir();
+    let prog = dir.file(
+        "halo.mpl",
+        "param iters = 2\n\
+         param n = 3000\n\
+         kernel relax(n) cost 4.0e-9 * n * n\n\
+         for i in 0 .. iters {\n\
+         \x20   compute relax(n)\n\
+         \x20   if rank > 0 { sendrecv(to: rank - 1, from: rank - 1, bytes: 8 * n) }\n\
+         \x20   if rank < size - 1 { sendrecv(to: rank + 1, from: rank + 1, bytes: 8 * n) }\n\
+         \x20   let r = allreduce(bytes: 8, value: 1.0, op: max)\n\
+         }\n",
+    );
+    let o = support::parsim(&[
+        "run",
+        prog.to_str().expect("utf-8"),
+        "-n",
+        "64",
+        "-m",
+        "examples/machines/myrinet.toml",
+        "--critical-path",
+    ]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let text = support::stdout(&o);
+    let share = |op: &str| -> f64 {
+        text.lines()
+            .skip_while(|l| !l.starts_with("time on the critical path by operation"))
+            .find(|l| l.trim_end().ends_with(&format!("%  {op}")))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .and_then(|p| p.trim_end_matches('%').parse().ok())
+            .unwrap_or_else(|| panic!("no {op} in\n{text}"))
+    };
+    // 2 x 36 ms of compute, 2 x 63 sendrecv steps of about 0.14 ms, and
+    // the allreduce's tree from the last rank (6 rounds) twice.
+    assert!((share("compute relax") - 80.0).abs() < 1.0, "{text}");
+    assert!((share("sendrecv") - 19.6).abs() < 1.0, "{text}");
+    assert!(share("allreduce") < 1.0, "{text}");
+    // The chain runs through every rank: rank i's sendrecv waits for rank
+    // i - 1's message, and the allreduce passes from rank 63 to rank 0.
+    for i in 1..64 {
+        let step = format!("sendrecv: waits for rank {}'s message", i - 1);
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(&format!("rank {i:>5}")) && l.contains(&step)),
+            "rank {i}: {text}"
+        );
+    }
+    assert!(
+        text.contains("allreduce: waits for rank 63's message"),
+        "{text}"
+    );
+}

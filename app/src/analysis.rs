@@ -31,13 +31,18 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
         return Vec::new();
     };
     let n = rep.ranks.len();
-    // Per rank: intervals (start, end, what, comm, line) by end, then start;
-    // messages received (received, sent, source) by arrival. Stable sorts
+    // Per rank: intervals (start, end, what, comm, line, seq) by end, then
+    // start; messages received (received, sent, source, seq) by arrival.
+    // `seq` is the event's place in the timeline, which the engine writes
+    // in the order things happen: an interval when its operation returns,
+    // a message when a receive matches it. A message matched at the very
+    // moment an operation ends, by the next operation, comes after that
+    // interval, so it cannot be taken for what released it. Stable sorts
     // keep the timeline's order among equals.
-    type Iv<'a> = (f64, f64, &'a String, bool, u32);
+    type Iv<'a> = (f64, f64, &'a String, bool, u32, usize);
     let mut intervals: Vec<Vec<Iv>> = vec![Vec::new(); n];
-    let mut incoming: Vec<Vec<(f64, f64, u32)>> = vec![Vec::new(); n];
-    for e in &rep.trace {
+    let mut incoming: Vec<Vec<(f64, f64, u32, usize)>> = vec![Vec::new(); n];
+    for (seq, e) in rep.trace.iter().enumerate() {
         match e {
             TraceEvent::Interval {
                 rank,
@@ -49,7 +54,7 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
                 ..
             } => {
                 if let Some(v) = intervals.get_mut(*rank as usize) {
-                    v.push((*start, *end, what, *comm, *line));
+                    v.push((*start, *end, what, *comm, *line, seq));
                 }
             }
             TraceEvent::Message {
@@ -60,7 +65,7 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
                 ..
             } => {
                 if let Some(v) = incoming.get_mut(*dst as usize) {
-                    v.push((*received, *sent, *src));
+                    v.push((*received, *sent, *src, seq));
                 }
             }
         }
@@ -79,35 +84,55 @@ pub fn critical_path(rep: &SimReport) -> Vec<PathStep> {
         if t <= eps {
             break;
         }
-        // The last interval of this rank that ends by t and takes time
-        // before t (one of no length at t would hold the walk in place).
+        // The interval of this rank that holds t (the walk came to a
+        // sender in the middle of its operation, e.g. a collective whose
+        // algorithm sends after waiting for other messages), else the last
+        // one that ends by t and takes time before it (one of no length at
+        // t would hold the walk in place).
         let list = &intervals[rank as usize];
         let ended = list.partition_point(|iv| iv.1 <= t + eps);
-        let Some(&(start, end, what, comm, line)) =
-            list[..ended].iter().rev().find(|iv| iv.0 < t - eps)
-        else {
-            break;
-        };
-        if end < t - eps {
-            path.push(PathStep {
-                rank,
-                what: "(local work between operations)".into(),
-                line: 0,
-                start: end,
-                end: t,
-            });
-        }
+        let (start, end, what, comm, line, seq, inside) =
+            match list.get(ended).filter(|iv| iv.0 < t - eps) {
+                Some(&(start, _, what, comm, line, seq)) => (start, t, what, comm, line, seq, true),
+                None => {
+                    let Some(&(start, end, what, comm, line, seq)) =
+                        list[..ended].iter().rev().find(|iv| iv.0 < t - eps)
+                    else {
+                        break;
+                    };
+                    if end < t - eps {
+                        path.push(PathStep {
+                            rank,
+                            what: "(local work between operations)".into(),
+                            line: 0,
+                            start: end,
+                            end: t,
+                        });
+                    }
+                    (start, end, what, comm, line, seq, false)
+                }
+            };
         if comm {
-            // The message that released it: received in the interval, sent
-            // after it began, the latest such.
+            // The message that released it: received by `end` within the
+            // interval, sent after it began, the latest such. Inside a
+            // collective these are the messages of its algorithm, so the
+            // walk goes on to the rank whose late arrival held it.
+            // In the middle of an operation (the walk came here to a send),
+            // a message matched at that very moment was matched by the same
+            // step that sends, so it did not release the send: only earlier
+            // ones count.
             let msgs = &incoming[rank as usize];
-            let arrived = msgs.partition_point(|m| m.0 <= end + eps);
+            let arrived = if inside {
+                msgs.partition_point(|m| m.0 < end - eps)
+            } else {
+                msgs.partition_point(|m| m.0 <= end + eps)
+            };
             let release = msgs[..arrived]
                 .iter()
                 .rev()
                 .take_while(|m| m.0 >= start - eps)
-                .find(|m| m.1 > start + eps);
-            if let Some(&(_, sent, src)) = release {
+                .find(|m| m.1 > start + eps && m.1 < end - eps && m.3 < seq);
+            if let Some(&(_, sent, src, _)) = release {
                 path.push(PathStep {
                     rank,
                     what: format!("{what}: waits for rank {src}'s message"),
@@ -171,7 +196,32 @@ pub fn path_text(path: &[PathStep], file: &str) -> String {
     if merged.len() > MAX_PATH_LINES {
         let _ = writeln!(out, "  ... {} more steps", merged.len() - MAX_PATH_LINES);
     }
+    let by_op = path_by_operation(path);
+    let total: f64 = by_op.iter().map(|(_, s)| s).sum();
+    if total > 0.0 {
+        let _ = writeln!(out, "time on the critical path by operation:");
+        for (what, s) in &by_op {
+            let _ = writeln!(out, "  {:>14.9} s {:>6.1}%  {what}", s, 100.0 * s / total);
+        }
+    }
     out
+}
+
+/// The critical path's time per operation (a step's `what` up to its
+/// `: waits for ...`: a collective's waits for its algorithm's messages
+/// count as the collective's), the most first; ties by name.
+pub fn path_by_operation(path: &[PathStep]) -> Vec<(String, f64)> {
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    for s in path {
+        let op = s.what.split(": waits for").next().unwrap_or(&s.what);
+        let d = (s.end - s.start).max(0.0);
+        match sums.iter_mut().find(|(w, _)| w == op) {
+            Some((_, v)) => *v += d,
+            None => sums.push((op.to_owned(), d)),
+        }
+    }
+    sums.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    sums
 }
 
 /// A cycle in the wait-for graph (rank -> the specific ranks it waits on),
@@ -245,7 +295,11 @@ mod tests {
         ];
         let t = path_text(&path, "a.mpl");
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 3, "{t}");
+        assert_eq!(lines.len(), 6, "{t}");
+        // The time per operation, the most first.
+        assert_eq!(lines[3], "time on the critical path by operation:");
+        assert_eq!(lines[4], "     2.000000000 s   66.7%  compute");
+        assert_eq!(lines[5], "     1.000000000 s   33.3%  recv");
         assert!(lines[1].ends_with("compute at a.mpl:4"), "{t}");
         assert!(
             lines[1].contains("0.000000000 s ..    2.000000000 s"),

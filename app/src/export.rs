@@ -100,11 +100,15 @@ pub fn chrome_trace(rep: &SimReport, ranks: u32, file: &str) -> String {
                 }));
             }
             TraceEvent::Message {
+                collective: true, ..
+            } => {}
+            TraceEvent::Message {
                 src,
                 dst,
                 sent,
                 received,
                 bytes,
+                collective: false,
             } => {
                 flow += 1;
                 events.push(json!({"name": "message", "cat": "message", "ph": "s", "id": flow, "pid": 0, "tid": src, "ts": sent * 1e6, "args": {"bytes": bytes, "to": dst}}));

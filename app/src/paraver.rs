@@ -90,11 +90,15 @@ pub fn trace(rep: &SimReport, ranks: u32, file: &str, date: &str) -> (String, St
                 ));
             }
             TraceEvent::Message {
+                collective: true, ..
+            } => {}
+            TraceEvent::Message {
                 src,
                 dst,
                 sent,
                 received,
                 bytes,
+                collective: false,
             } => {
                 let (s, r) = (ns(*sent), ns(*received).max(ns(*sent)));
                 let (ts, td) = (src + 1, dst + 1);

@@ -266,8 +266,10 @@ fn pixels(rep: &SimReport, cols: usize, px: f64) -> Pixels {
                 dst,
                 sent,
                 received,
+                collective: false,
                 ..
             } => messages.push((*src, *dst, *sent, *received)),
+            TraceEvent::Message { .. } => {}
         }
     }
     Pixels {
@@ -440,6 +442,7 @@ mod tests {
                     sent: 1.5,
                     received: 1.75,
                     bytes: 8,
+                    collective: false,
                 },
             ],
             ..SimReport::default()

@@ -77,12 +77,16 @@ pub enum TraceEvent {
         wait: f64,
     },
     /// A message from `src` (sent at `sent`) to `dst` (matched at `received`).
+    /// `collective`: a message of a collective's algorithm, which the
+    /// critical path follows through the collective and the timeline
+    /// exports leave out (they draw the program's own messages).
     Message {
         src: u32,
         dst: u32,
         sent: f64,
         received: f64,
         bytes: u64,
+        collective: bool,
     },
 }
 

@@ -737,7 +737,7 @@ impl<'a> Engine<'a> {
             tag: msg.tag,
             bytes: msg.bytes,
         };
-        if self.obs.tracing() && msg.ctx.is_multiple_of(2) {
+        if self.obs.tracing() {
             let received = self.now.max(msg.arrival);
             self.obs.trace(|| TraceEvent::Message {
                 src: msg.src,
@@ -745,6 +745,8 @@ impl<'a> Engine<'a> {
                 sent: msg.sent,
                 received,
                 bytes: msg.bytes,
+                // Odd contexts are collectives' (`comm::Context`).
+                collective: !msg.ctx.is_multiple_of(2),
             });
         }
         self.msgs[m as usize].recv_req = r;
