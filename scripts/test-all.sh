@@ -17,13 +17,15 @@ fi
 # real MPI runs of emitted programs and the calibration loop, SimGrid
 # (smpicc) to check that emitted C builds for SMPI, a C compiler for native
 # kernels, Chromium (headless) for the report page, tmux for the live
-# monitor, DejaVu fonts for PNG charts.
+# monitor, DejaVu fonts for PNG charts, Graphviz for the documents'
+# `parsim graph ... | dot` (every documented command runs in a test).
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v mpicc >/dev/null 2>&1 || missing+=(mpich libmpich-dev)
 command -v smpicc >/dev/null 2>&1 || missing+=(libsimgrid-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 fc-list 2>/dev/null | grep -qi dejavu || missing+=(fonts-dejavu-core fontconfig)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"

@@ -685,3 +685,74 @@ fn long_work_reports_progress_in_batch_logs_too() {
     );
     assert!(err.contains("of 3 done (33%)"), "{err}");
 }
+
+#[test]
+fn one_exit_code_and_stream_policy_for_every_command() {
+    // Issue 14: the README's table (0 done, 1 input error, 2 usage error)
+    // holds for every command: a file that cannot be read is an input
+    // error (1) and a missing argument or unknown flag a usage error (2),
+    // both said on stderr with nothing on stdout.
+    let dir = temp_dir();
+    let missing = dir.join("missing.mpl");
+    let missing = missing.to_str().expect("utf-8");
+    let missing_toml = dir.join("missing.toml");
+    let missing_toml = missing_toml.to_str().expect("utf-8");
+    let input_errors: Vec<Vec<&str>> = vec![
+        vec!["run", missing, "-n", "2"],
+        vec!["check", missing, "--ranks", "2"],
+        vec!["sweep", missing, "-n", "1,2"],
+        vec!["report", missing, "--ranks", "2", "-o", "r.html"],
+        vec![
+            "validate",
+            "examples/osu/latency.mpl",
+            "--table",
+            missing_toml,
+        ],
+        vec!["calibrate", "net", missing_toml],
+        vec![
+            "calibrate",
+            "blocks",
+            missing,
+            "--ranks",
+            "1",
+            "--kernels",
+            "examples/kernels.c",
+            "-o",
+            "b.toml",
+        ],
+        vec!["emit-c", missing],
+        vec!["build-mpi", missing, "-o", "x"],
+        vec!["graph", missing],
+        vec!["machine", missing_toml],
+        vec!["run", "examples/heat.mpl", "-n", "2", "-m", missing_toml],
+    ];
+    for args in &input_errors {
+        let o = parsim(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("note: node.memcpy"), "{args:?}");
+    }
+    for args in [
+        vec!["run"],
+        vec!["bogus"],
+        vec!["run", "examples/heat.mpl"],
+        vec!["check", "examples/heat.mpl", "--no-such-flag"],
+        vec!["sweep", "examples/heat.mpl"],
+        vec!["calibrate", "blocks", "examples/heat.mpl"],
+        vec!["validate", "examples/heat.mpl"],
+    ] {
+        let o = parsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}
