@@ -43,6 +43,8 @@ pub struct CheckArgs {
     /// forced (as ISP and DAMPI do), at most N runs (default 16).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
     explore: Option<u32>,
+    #[command(flatten)]
+    progress: crate::ProgressArgs,
 }
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
@@ -62,7 +64,18 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let file = &scenario.source.name;
     let source = &scenario.source.text;
     let cfg = scenario.config();
-    let checked = app::check::check(
+    let reporter = std::cell::RefCell::new(args.progress.reporter());
+    let most = args.explore.map(|b| b.saturating_add(2));
+    let progress = |runs: u32| {
+        reporter.borrow_mut().update(|r| {
+            let elapsed = crate::progress::duration(r.elapsed());
+            match most {
+                Some(m) => format!("check: {runs} runs done (of at most {m}), {elapsed} elapsed"),
+                None => format!("check: {runs} runs done, {elapsed} elapsed"),
+            }
+        });
+    };
+    let checked = app::check::check_with_progress(
         &scenario.program,
         file,
         source,
@@ -72,7 +85,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         &app::check::Advice {
             explore: "--explore",
         },
+        &progress,
     );
+    reporter.borrow_mut().finish();
     let code = match checked.worst() {
         Some(Severity::Deadlock) => 3,
         Some(Severity::Error) => 4,

@@ -277,6 +277,24 @@ pub(crate) fn sim_outcome(e: &SimError) -> Outcome {
     }
 }
 
+/// Progress of a command's long work on stderr (`crate::progress`).
+#[derive(clap::Args, Clone)]
+pub(crate) struct ProgressArgs {
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// When stderr is not a terminal (a batch job's log), a progress line
+    /// every this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub progress_every: f64,
+}
+
+impl ProgressArgs {
+    pub(crate) fn reporter(&self) -> crate::progress::Reporter {
+        crate::progress::Reporter::new(self.quiet, self.progress_every)
+    }
+}
+
 /// How a study derives and runs its points (`sweep`, `report --sweep`).
 #[derive(clap::Args, Clone)]
 pub(crate) struct StudyOptions {

@@ -72,6 +72,8 @@ pub struct ValidateArgs {
     format: crate::Format,
     #[command(flatten)]
     real: RunModeArgs,
+    #[command(flatten)]
+    progress: crate::ProgressArgs,
 }
 
 /// Exit status: 0; 2 for a flag the table makes meaningless (a usage
@@ -127,7 +129,13 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
     let (base, source) = crate::load_program_and_source(&args.program, &args.params)?;
     let machine =
         crate::load_machine(args.machine.as_deref(), args.ppn).map_err(anyhow::Error::msg)?;
-    let comparison = app::validate::compare(
+    let reporter = std::cell::RefCell::new(args.progress.reporter());
+    let progress = |done: usize, total: usize| {
+        reporter
+            .borrow_mut()
+            .update(|r| crate::progress::counted("simulations", done, total, r.elapsed()));
+    };
+    let comparison = app::validate::compare_with_progress(
         &base,
         &file,
         &source,
@@ -135,7 +143,10 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
         &measured,
         &query,
         app::scenario::Limits::default(),
-    )?;
+        &progress,
+    );
+    reporter.borrow_mut().finish();
+    let comparison = comparison?;
     if args.format == crate::Format::Json {
         let json = serde_json::to_string_pretty(&comparison.json())?;
         crate::out(&format!("{json}\n"));

@@ -684,6 +684,42 @@ fn long_work_reports_progress_in_batch_logs_too() {
         "{err}"
     );
     assert!(err.contains("of 3 done (33%)"), "{err}");
+    // check: its runs, against the most the exploring budget allows.
+    let o = parsim(&[
+        "check",
+        "tests/check/waitany_server.mpl",
+        "--ranks",
+        "4",
+        "--explore",
+        "--progress-every",
+        "0",
+    ]);
+    assert!(
+        stderr(&o).contains("[parsim] check: 1 runs done (of at most 18), "),
+        "{}",
+        stderr(&o)
+    );
+    // validate: one simulation per process count of the table.
+    let table = temp_file(
+        "osu.txt",
+        "# OSU MPI Latency Test v5.6.2\n# Size          Latency (us)\n0                       1.50\n8                       1.60\n",
+    );
+    let o = parsim(&[
+        "validate",
+        "examples/osu/latency.mpl",
+        "--table",
+        table.1.to_str().expect("utf-8"),
+        "-p",
+        "max_bytes=8",
+        "--progress-every",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[parsim] simulations: 1 of 1 done (100%), "),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -175,6 +175,35 @@ pub fn check(
     explore: Option<u32>,
     advice: &Advice<'_>,
 ) -> Checked {
+    check_with_progress(
+        program,
+        file,
+        source,
+        machine,
+        cfg,
+        explore,
+        advice,
+        &|_| {},
+    )
+}
+
+/// [`check`], telling `progress` the number of runs done after each one
+/// (the first run, the zero-buffering replay, forced matchings: at most 2
+/// + the exploring budget).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "check's arguments and the progress hook"
+)]
+pub fn check_with_progress(
+    program: &Program,
+    file: &str,
+    source: &str,
+    machine: &AnyMachine,
+    cfg: SimConfig,
+    explore: Option<u32>,
+    advice: &Advice<'_>,
+    progress: &dyn Fn(u32),
+) -> Checked {
     let cx = Cx {
         program,
         file,
@@ -184,6 +213,8 @@ pub fn check(
             record_wildcards: true,
             ..cfg
         },
+        progress,
+        runs: std::cell::Cell::new(0),
     };
     let mut out = Out::default();
     // Run 1: the machine as described.
@@ -224,6 +255,9 @@ struct Cx<'a> {
     machine: &'a AnyMachine,
     /// The run configuration, wildcard matches recorded.
     cfg: SimConfig,
+    /// Told the runs done after each run.
+    progress: &'a dyn Fn(u32),
+    runs: std::cell::Cell<u32>,
 }
 
 impl Cx<'_> {
@@ -235,7 +269,10 @@ impl Cx<'_> {
         machine: &AnyMachine,
     ) -> Result<sim_core::SimReport, SimError> {
         let mut sink = |_: PrintLine| {};
-        sim_core::simulate(self.program, &mut machine.start(cfg.ranks), cfg, &mut sink)
+        let r = sim_core::simulate(self.program, &mut machine.start(cfg.ranks), cfg, &mut sink);
+        self.runs.set(self.runs.get() + 1);
+        (self.progress)(self.runs.get());
+        r
     }
 }
 

@@ -187,6 +187,25 @@ pub fn compare(
     q: &Query,
     limits: Limits,
 ) -> Result<Comparison, Error> {
+    compare_with_progress(base, file, source, machine, measured, q, limits, &|_, _| {})
+}
+
+/// [`compare`], telling `progress` `(done, total)` after each simulation
+/// (one per process-count group of the table).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "compare's arguments and the progress hook"
+)]
+pub fn compare_with_progress(
+    base: &Program,
+    file: &str,
+    source: &str,
+    machine: &AnyMachine,
+    measured: &Measured,
+    q: &Query,
+    limits: Limits,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Comparison, Error> {
     let has_active_param = base.params.iter().any(|p| p.name == "active");
     let column = match q.column.as_str() {
         "t_min" => 0,
@@ -201,7 +220,7 @@ pub fn compare(
         groups.entry((active, total)).or_default().push(p);
     }
     let mut rows = Vec::new();
-    for (&(active, total), pts) in &groups {
+    for (k, (&(active, total), pts)) in groups.iter().enumerate() {
         let mut program = base.clone();
         if has_active_param {
             frontend::apply_param_overrides(
@@ -215,6 +234,7 @@ pub fn compare(
             )));
         }
         let sim = simulate(&program, machine, total, file, source, limits)?;
+        progress(k + 1, groups.len());
         for p in pts {
             // The simulated row's t_min, t_max, t_avg.
             let stats = if measured.has_bytes {
