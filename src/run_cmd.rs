@@ -84,6 +84,11 @@ pub(crate) struct RunArgs {
     /// for the slowest, as on a real machine.
     #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1")]
     noise: Option<u64>,
+    /// Skip the memory check: runs of 262,144 ranks and more are first
+    /// probed on 65,536 ranks to measure the memory they need, and refused
+    /// when it is more than the machine has available.
+    #[arg(long)]
+    no_memory_check: bool,
     /// With --noise: simulate N draws (seeds SEED, SEED+1, ...; in parallel
     /// on the cores) and report the spread of the predicted run time
     /// (median, 5th and 95th percentiles, min, max); the report above it is
@@ -125,6 +130,26 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         comm_matrix: args.comm_matrix.is_some(),
         ..scenario.config()
     };
+    // Large runs: the memory they need, measured on a probe
+    // (`app::memory`), against what the machine has.
+    let estimate = if args.no_memory_check {
+        None
+    } else {
+        app::memory::estimate(program, machine, &cfg, args.ranks)
+    };
+    if let (Some(e), Some(avail)) = (estimate, app::memory::available())
+        && e.bytes > 0.9 * avail as f64
+    {
+        eprintln!(
+            "error: {} ranks need about {} ({:.0} B per rank, measured on a probe of {} ranks of this program), more than the {} this machine has available: run fewer ranks or on a machine with more memory (--no-memory-check runs anyway)",
+            args.ranks,
+            app::memory::human(e.bytes),
+            e.bytes_per_rank,
+            e.probe_ranks,
+            app::memory::human(avail as f64)
+        );
+        return Ok(Outcome::InputError);
+    }
     let json = args.format == Format::Json;
     let mut monitor = if args.monitor {
         monitor::Monitor::start()
@@ -194,6 +219,22 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     args.ranks,
                     rep.messages
                 );
+                if let Some(peak) = app::memory::peak_resident() {
+                    let mut line = format!(
+                        "stats: memory peak {} ({:.0} B per rank)",
+                        app::memory::human(peak as f64),
+                        peak as f64 / f64::from(args.ranks)
+                    );
+                    if let Some(e) = estimate {
+                        line.push_str(&format!(
+                            ", estimated {} ({:.0} B per rank, probe of {} ranks)",
+                            app::memory::human(e.bytes),
+                            e.bytes_per_rank,
+                            e.probe_ranks
+                        ));
+                    }
+                    eprintln!("{line}");
+                }
             }
             analyses(args, &rep, &name)?;
             let draws = match noise_draws(args, &scenario, rep.predicted_seconds) {

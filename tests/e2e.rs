@@ -792,3 +792,79 @@ fn one_exit_code_and_stream_policy_for_every_command() {
         );
     }
 }
+
+/// Issue 14 item 1: a run of 30 million ranks passed a check that counted
+/// only the rank records and was then killed by the kernel. Runs of 2^18
+/// ranks and more are now probed (`app::memory`); the estimate must be
+/// within 1.5x of the peak the run reaches (`--stats` prints both), and a
+/// run that cannot fit is refused before it starts.
+#[test]
+fn the_memory_a_large_run_needs_is_measured_and_checked() {
+    let stencil = temp_file(
+        "w2.mpl",
+        "param iters = 2\n\
+         kernel work() cost 100e-6\n\
+         let n = floor(sqrt(size))\n\
+         let x = rank % n\n\
+         let y = rank / n\n\
+         let north = ((y - 1 + n) % n) * n + x\n\
+         let south = ((y + 1) % n) * n + x\n\
+         let west = y * n + (x - 1 + n) % n\n\
+         let east = y * n + (x + 1) % n\n\
+         for it in 0 .. iters {\n\
+         \x20   compute work()\n\
+         \x20   let r0 = irecv(from: north, tag: 1, bytes: 8192)\n\
+         \x20   let r1 = irecv(from: south, tag: 0, bytes: 8192)\n\
+         \x20   let r2 = irecv(from: west, tag: 3, bytes: 8192)\n\
+         \x20   let r3 = irecv(from: east, tag: 2, bytes: 8192)\n\
+         \x20   let s0 = isend(to: north, tag: 0, bytes: 8192)\n\
+         \x20   let s1 = isend(to: south, tag: 1, bytes: 8192)\n\
+         \x20   let s2 = isend(to: west, tag: 2, bytes: 8192)\n\
+         \x20   let s3 = isend(to: east, tag: 3, bytes: 8192)\n\
+         \x20   waitall()\n\
+         }\n",
+    );
+    let stencil = stencil.1.to_str().expect("utf-8").to_owned();
+    for (program, extra) in [
+        ("examples/heat.mpl", "iters=1"),
+        (stencil.as_str(), "iters=2"),
+    ] {
+        let o = parsim(&["run", program, "-n", "262144", "-p", extra, "-q", "--stats"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("stats: memory peak"))
+            .unwrap_or_else(|| panic!("{err}"));
+        let per_rank = |after: &str| -> f64 {
+            line.split(after)
+                .nth(1)
+                .and_then(|s| s.split('(').nth(1))
+                .and_then(|s| s.split(" B per rank").next())
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{line}"))
+        };
+        let (peak, estimated) = (per_rank("memory peak"), per_rank("estimated"));
+        let ratio = estimated / peak;
+        assert!((1.0 / 1.5..=1.5).contains(&ratio), "{program}: {line}");
+        assert!(line.contains("probe of 65536 ranks"), "{line}");
+    }
+    // More ranks than any machine here holds: refused at once.
+    let o = parsim(&[
+        "run",
+        "examples/heat.mpl",
+        "-n",
+        "2147483647",
+        "-p",
+        "iters=1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: 2147483647 ranks need about ")
+            && err.contains("measured on a probe of 65536 ranks")
+            && err.contains("--no-memory-check"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
+}
