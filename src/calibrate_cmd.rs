@@ -206,6 +206,8 @@ pub(crate) struct NetArgs {
     /// (repeatable).
     #[arg(long = "note", value_name = "TEXT")]
     notes: Vec<String>,
+    #[command(flatten)]
+    progress: crate::ProgressArgs,
 }
 
 fn parse_duplex(text: &str) -> Result<models::Duplex, String> {
@@ -567,7 +569,13 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             sockets,
         })
     };
-    let mut fitted = app::netfit::fit(
+    let ticker = crate::progress::Ticker::start(
+        "calibrate net",
+        "fitting the tables",
+        args.progress.quiet,
+        args.progress.progress_every,
+    );
+    let fitted = app::netfit::fit(
         &input,
         &input_options,
         &network_options,
@@ -578,8 +586,14 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             multi_pair: multi_pair.as_ref(),
         },
         memcpy,
-    )
-    .map_err(crate::flagged)?;
+    );
+    let mut fitted = match fitted {
+        Ok(f) => f,
+        Err(e) => {
+            ticker.finish();
+            return Err(crate::flagged(e));
+        }
+    };
     for skipped in fitted.skipped_rows() {
         eprintln!("warning: {skipped}");
     }
@@ -647,19 +661,20 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         collectives,
         notes,
     };
-    fitted
-        .fit_collectives(
-            &app::coll_fit::CollTables {
-                barrier: match (&args.barrier, &args.shm_barrier) {
-                    (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
-                    (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
-                    (None, None) => None,
-                },
-                reduce_local: args.reduce_local.clone(),
+    ticker.stage("fitting the collectives' call costs");
+    let coll = fitted.fit_collectives(
+        &app::coll_fit::CollTables {
+            barrier: match (&args.barrier, &args.shm_barrier) {
+                (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
+                (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
+                (None, None) => None,
             },
-            &info,
-        )
-        .map_err(crate::flagged)?;
+            reduce_local: args.reduce_local.clone(),
+        },
+        &info,
+    );
+    ticker.finish();
+    coll.map_err(crate::flagged)?;
     crate::out(&fitted.report());
     if memcpy_defaulted {
         // A default that matters (issue 14: an OSU allreduce validated with

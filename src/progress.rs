@@ -72,6 +72,63 @@ impl Reporter {
     }
 }
 
+/// Progress of work that reports no counts (a fit): a thread that says
+/// which stage is running, with the time elapsed, under [`Reporter`]'s
+/// policy, until [`Ticker::finish`].
+pub(crate) struct Ticker {
+    stage: std::sync::Arc<std::sync::Mutex<String>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    /// `what`: the work, as the lines name it ("calibrate net"); `first`:
+    /// its first stage.
+    pub(crate) fn start(what: &str, first: &str, quiet: bool, every: f64) -> Ticker {
+        let stage = std::sync::Arc::new(std::sync::Mutex::new(first.to_owned()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = (!quiet).then(|| {
+            let (stage, stop, what) = (stage.clone(), stop.clone(), what.to_owned());
+            std::thread::spawn(move || {
+                let mut reporter = Reporter::new(false, every);
+                // At least one report, however short the work (it shows
+                // only when its time has come, as any other).
+                loop {
+                    let now = stage.lock().map(|s| s.clone()).unwrap_or_default();
+                    reporter
+                        .update(|r| format!("{what}: {now}, {} elapsed", duration(r.elapsed())));
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                reporter.finish();
+            })
+        });
+        Ticker {
+            stage,
+            stop,
+            thread,
+        }
+    }
+
+    /// The stage now running.
+    pub(crate) fn stage(&self, now: &str) {
+        if let Ok(mut s) = self.stage.lock() {
+            now.clone_into(&mut s);
+        }
+    }
+
+    /// Stops the thread; its terminal line is erased.
+    pub(crate) fn finish(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            // A panicked ticker only loses progress lines.
+            let _ = t.join();
+        }
+    }
+}
+
 /// "12.3 s" or "2 min 05 s": a duration for a progress line.
 pub(crate) fn duration(d: Duration) -> String {
     let s = d.as_secs_f64();

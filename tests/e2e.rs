@@ -684,6 +684,20 @@ fn long_work_reports_progress_in_batch_logs_too() {
         "{err}"
     );
     assert!(err.contains("of 3 done (33%)"), "{err}");
+    // calibrate net: the stage its fits are in.
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        "calibrate/tests/data/osu7_latency.txt",
+        "--progress-every",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[parsim] calibrate net: fitting "),
+        "{}",
+        stderr(&o)
+    );
     // check: its runs, against the most the exploring budget allows.
     let o = parsim(&[
         "check",
