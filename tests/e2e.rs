@@ -698,6 +698,27 @@ fn long_work_reports_progress_in_batch_logs_too() {
         "{}",
         stderr(&o)
     );
+    // calibrate blocks: each timed tuple says how far the calibration is.
+    let out = temp_dir();
+    let o = parsim(&[
+        "calibrate",
+        "blocks",
+        "examples/heat.mpl",
+        "--ranks",
+        "1",
+        "--set",
+        "n=64,iters=4",
+        "--kernels",
+        "examples/kernels.c",
+        "-o",
+        out.join("b.toml").to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[1 of 1 tuples, 100%, "),
+        "{}",
+        stderr(&o)
+    );
     // check: its runs, against the most the exploring budget allows.
     let o = parsim(&[
         "check",

@@ -98,6 +98,15 @@ pub fn calibrate_blocks(
     ));
     let mut kernels = Vec::new();
     let mut summary = String::new();
+    // The tuples to time in all, so that each timed one says how far the
+    // calibration is (issue 14: progress on every long command).
+    let total: usize = profile
+        .iter()
+        .filter(|p| libraries.iter().all(|l| l.kernel(&p.kernel).is_some()))
+        .map(|p| select_points(&p.calls, plan.max_points).len() * levels.len())
+        .sum();
+    let mut done = 0usize;
+    let started = std::time::Instant::now();
     for (prof, &level) in profile
         .iter()
         .flat_map(|p| levels.iter().map(move |l| (p, l)))
@@ -152,7 +161,14 @@ pub fn calibrate_blocks(
                     a.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
                 )
             });
-            progress(&point_line(&prof.kernel, &ints, &after, &m));
+            done += 1;
+            let elapsed = started.elapsed().as_secs_f64();
+            progress(&format!(
+                "{}   [{done} of {total} tuples, {:.0}%, {elapsed:.1} s elapsed, about {:.1} s left]",
+                point_line(&prof.kernel, &ints, &after, &m),
+                100.0 * done as f64 / total.max(1) as f64,
+                elapsed / done as f64 * total.saturating_sub(done) as f64
+            ));
             points.push(point_entry(m, ints, call.count, after));
         }
         let (entry, line) = kernel_entry(prof, level, points);
