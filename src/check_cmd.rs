@@ -75,7 +75,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
             }
         });
     };
-    let checked = app::check::check_with_progress(
+    let checked = app::check::check(
         &scenario.program,
         file,
         source,

@@ -135,7 +135,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
             .borrow_mut()
             .update(|r| crate::progress::counted("simulations", done, total, r.elapsed()));
     };
-    let comparison = app::validate::compare_with_progress(
+    let comparison = app::validate::compare(
         &base,
         &file,
         &source,

@@ -19,27 +19,7 @@ const COPY: f64 = 1.0e-9; // s/B, memcpy and reduce_op
 
 /// The test machine with the `[collectives]` setting `force`, written in `dir`.
 fn machine(dir: &support::TempDir, force: &str) -> PathBuf {
-    let text = format!(
-        r#"name = "closed-form collectives"
-model = "hardware"
-[node]
-memcpy = "1 GB/s"
-reduce_op = "1 GB/s"
-[network]
-latency = "5 us"
-send_overhead = "1 us"
-recv_overhead = "2 us"
-gap = "0 us"
-bandwidth = "100 MB/s"
-mtu = "unlimited"
-eager_limit = "64 KiB"
-control_bytes = "0 B"
-[collectives]
-library = "mpich"
-{force}
-"#
-    );
-    dir.file("machine.toml", &text)
+    support::closed_form_machine(dir, "100 MB/s", force)
 }
 
 /// Runs `program` on `ranks` ranks; returns the per-rank finish times and

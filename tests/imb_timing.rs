@@ -22,29 +22,11 @@ const OS: f64 = 1.0;
 const OR: f64 = 2.0;
 
 fn machine(dir: &support::TempDir, bandwidth: &str) -> PathBuf {
-    let text = format!(
-        r#"name = "closed-form collectives"
-model = "hardware"
-[node]
-memcpy = "1 GB/s"
-reduce_op = "1 GB/s"
-[network]
-latency = "5 us"
-send_overhead = "1 us"
-recv_overhead = "2 us"
-gap = "0 us"
-bandwidth = "{bandwidth}"
-mtu = "unlimited"
-eager_limit = "64 KiB"
-control_bytes = "0 B"
-[collectives]
-library = "mpich"
-barrier = "dissemination"
-bcast = "binomial"
-allreduce = "recursive_doubling"
-"#
-    );
-    dir.file("machine.toml", &text)
+    support::closed_form_machine(
+        dir,
+        bandwidth,
+        "barrier = \"dissemination\"\nbcast = \"binomial\"\nallreduce = \"recursive_doubling\"",
+    )
 }
 
 /// One row of an IMB table: bytes (None for Barrier), repetitions, t_min,

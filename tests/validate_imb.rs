@@ -194,11 +194,28 @@ bandwidth = "100 MB/s"
 eager_limit = "64 MiB"
 "#;
 
+/// The numeric rows a skeleton prints from rank 0 (its table, header
+/// lines left out), run by `parsim` with `args`.
+fn table_rows(args: &[&str]) -> Vec<Vec<f64>> {
+    let o = parsim(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] "))
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| w.parse().expect("number"))
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
 fn osu_latency_skeleton_is_half_a_round_trip() {
     let tmp = temp_dir();
     let machine = tmp.file("closed-form.toml", LOGGP);
-    let o = parsim(&[
+    let rows = table_rows(&[
         "run",
         "examples/osu/latency.mpl",
         "--ranks",
@@ -209,18 +226,6 @@ fn osu_latency_skeleton_is_half_a_round_trip() {
         "max_bytes=16384",
         "-q",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
-    let rows: Vec<Vec<f64>> = out
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] "))
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            l.split_whitespace()
-                .map(|w| w.parse().expect("number"))
-                .collect()
-        })
-        .collect();
     // 0, 1, 2, 4, ..., 16384: 16 sizes; 10000 iterations up to 8 KiB, 1000 above.
     assert_eq!(rows.len(), 16);
     for r in &rows {
@@ -242,7 +247,7 @@ fn osu_multi_lat_is_half_a_round_trip_and_the_barrier_in_its_span() {
     let tmp = temp_dir();
     let machine = tmp.file("closed-form.toml", LOGGP);
     let m = machine.to_str().expect("utf-8");
-    let o = parsim(&[
+    let rows = table_rows(&[
         "run",
         "examples/osu/multi_lat.mpl",
         "--ranks",
@@ -253,18 +258,6 @@ fn osu_multi_lat_is_half_a_round_trip_and_the_barrier_in_its_span() {
         "max_bytes=16384",
         "-q",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
-    let rows: Vec<Vec<f64>> = out
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] "))
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            l.split_whitespace()
-                .map(|w| w.parse().expect("number"))
-                .collect()
-        })
-        .collect();
     assert_eq!(rows.len(), 16);
     // The barrier's share, in us per size: the same for every size below
     // 8 KiB, more than nothing and less than two 4-rank barriers' rounds
@@ -838,7 +831,7 @@ fn imb_t_min_and_t_max_are_compared_as_a_pair() {
     let tmp = temp_dir();
     let machine = tmp.file("closed-form.toml", LOGGP);
     let m = machine.to_str().expect("utf-8");
-    let o = parsim(&[
+    let rows = table_rows(&[
         "run",
         "examples/imb/bcast.mpl",
         "--ranks",
@@ -851,19 +844,10 @@ fn imb_t_min_and_t_max_are_compared_as_a_pair() {
         "max_bytes=1024",
         "-q",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut table = String::from(
         "# Benchmarking Bcast\n# #processes = 2\n       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n",
     );
-    for line in String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] "))
-        .filter(|l| !l.starts_with('#'))
-    {
-        let v: Vec<f64> = line
-            .split_whitespace()
-            .map(|w| w.parse().expect("number"))
-            .collect();
+    for v in rows {
         table.push_str(&format!(
             "{:>13} {:>12} {:>12.4} {:>12.4} {:>12.4}\n",
             v[0], v[1], v[2], v[3], v[4]

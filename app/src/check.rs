@@ -165,36 +165,14 @@ impl Checked {
 /// with the run configuration `cfg` (ranks, limits, kernel times);
 /// `explore`: the budget of runs with forced wildcard matches, `None` to
 /// only report races; `advice`: how the front end names the option that
-/// turns exploring on, for the findings' advice.
-pub fn check(
-    program: &Program,
-    file: &str,
-    source: &str,
-    machine: &AnyMachine,
-    cfg: SimConfig,
-    explore: Option<u32>,
-    advice: &Advice<'_>,
-) -> Checked {
-    check_with_progress(
-        program,
-        file,
-        source,
-        machine,
-        cfg,
-        explore,
-        advice,
-        &|_| {},
-    )
-}
-
-/// [`check`], telling `progress` the number of runs done after each one
-/// (the first run, the zero-buffering replay, forced matchings: at most 2
-/// + the exploring budget).
+/// turns exploring on, for the findings' advice; `progress` is told the
+/// number of runs done after each one (the first run, the zero-buffering
+/// replay, forced matchings: at most 2 + the exploring budget).
 #[expect(
     clippy::too_many_arguments,
-    reason = "check's arguments and the progress hook"
+    reason = "what is checked, how, and the progress hook"
 )]
-pub fn check_with_progress(
+pub fn check(
     program: &Program,
     file: &str,
     source: &str,
@@ -719,6 +697,7 @@ mod tests {
             Limits::default().config(ranks),
             explore,
             &Advice { explore: "EXPLORE" },
+            &|_| {},
         )
     }
 

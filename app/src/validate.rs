@@ -177,26 +177,13 @@ const ZERO_TIME_NOTE: &str = "measured 0";
 
 /// Simulates `base` (the program, `param`s applied; `file` and `source`
 /// for messages) on `machine` for every process count of `measured` and
-/// compares.
-pub fn compare(
-    base: &Program,
-    file: &str,
-    source: &str,
-    machine: &AnyMachine,
-    measured: &Measured,
-    q: &Query,
-    limits: Limits,
-) -> Result<Comparison, Error> {
-    compare_with_progress(base, file, source, machine, measured, q, limits, &|_, _| {})
-}
-
-/// [`compare`], telling `progress` `(done, total)` after each simulation
-/// (one per process-count group of the table).
+/// compares, telling `progress` `(done, total)` after each simulation (one
+/// per process-count group of the table).
 #[expect(
     clippy::too_many_arguments,
-    reason = "compare's arguments and the progress hook"
+    reason = "what is compared, where, and the progress hook"
 )]
-pub fn compare_with_progress(
+pub fn compare(
     base: &Program,
     file: &str,
     source: &str,

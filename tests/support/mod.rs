@@ -101,6 +101,35 @@ impl Drop for TempDir {
     }
 }
 
+/// The LogGP machine of the collectives' closed-form tests
+/// (`collectives_closed_form.rs`, `imb_timing.rs`), written in `dir`:
+/// every rank its own node, L = 5 us, o_s = 1 us, o_r = 2 us, g = 0, the
+/// network at `bandwidth`, eager below 64 KiB, memcpy and reductions at
+/// 1 GB/s, MPICH's rules with the `[collectives]` lines `force`.
+pub fn closed_form_machine(dir: &TempDir, bandwidth: &str, force: &str) -> PathBuf {
+    let text = format!(
+        r#"name = "closed-form collectives"
+model = "hardware"
+[node]
+memcpy = "1 GB/s"
+reduce_op = "1 GB/s"
+[network]
+latency = "5 us"
+send_overhead = "1 us"
+recv_overhead = "2 us"
+gap = "0 us"
+bandwidth = "{bandwidth}"
+mtu = "unlimited"
+eager_limit = "64 KiB"
+control_bytes = "0 B"
+[collectives]
+library = "mpich"
+{force}
+"#
+    );
+    dir.file("machine.toml", &text)
+}
+
 /// Writes `text` to a file called `name` in a fresh temporary directory;
 /// returns the directory (keep it alive while the file is used) and the path.
 pub fn temp_file(name: &str, text: &str) -> (TempDir, PathBuf) {
