@@ -490,6 +490,11 @@ pub(crate) fn matrix_file(text: &str) -> Result<PathBuf, String> {
     )
 }
 
+/// `--call-profile`: `.csv`.
+pub(crate) fn csv_file(text: &str) -> Result<PathBuf, String> {
+    file_with_extension(text, &["csv"], "what is written")
+}
+
 /// `--plot`: `.svg` or `.png`.
 pub(crate) fn picture_file(text: &str) -> Result<PathBuf, String> {
     file_with_extension(text, &["svg", "png"], "the picture format")

@@ -74,6 +74,12 @@ pub(crate) struct RunArgs {
     /// for .png) and the CSV next to it.
     #[arg(long, value_name = "FILE.csv", value_parser = crate::matrix_file)]
     comm_matrix: Option<PathBuf>,
+    /// Write the communication calls counted per rank and source line, as
+    /// an MPI profiling wrapper counts them (CSV: rank, site, operation,
+    /// peer, bytes, comm_size, calls; validation/npb/mpicount.c writes the
+    /// same columns for a real run).
+    #[arg(long, value_name = "FILE.csv", value_parser = crate::csv_file)]
+    call_profile: Option<PathBuf>,
     /// Kernel times measured by `parsim calibrate blocks` (blocks.toml):
     /// they replace the kernels' cost formulas.
     #[arg(long, value_name = "BLOCKS.toml")]
@@ -128,6 +134,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             0
         },
         comm_matrix: args.comm_matrix.is_some(),
+        call_profile: args.call_profile.is_some(),
         ..scenario.config()
     };
     // Large runs: the memory they need, measured on a probe
@@ -293,6 +300,10 @@ fn analyses(args: &RunArgs, rep: &sim_core::SimReport, name: &str) -> anyhow::Re
     if let Some(path) = &args.comm_matrix {
         let written = app::export::write_comm_matrix(path, rep, args.ranks, name)?;
         eprintln!("wrote {}", written_list(&written));
+    }
+    if let Some(path) = &args.call_profile {
+        app::export::write_call_profile(path, rep, name)?;
+        eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.trace {
         let written = app::export::write_trace(path, rep, args.ranks, name)?;

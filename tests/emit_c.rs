@@ -166,6 +166,7 @@ fn every_skeleton_compiles_with_mpicc_wall_werror() {
         "examples",
         "examples/imb",
         "examples/osu",
+        "examples/npb",
         "tests/check",
         "tests/emit",
         "tests/semantics",
@@ -379,13 +380,48 @@ fn errors_name_the_rank_and_the_line() {
     );
     let o = mpirun(1, &bin, &["n=0x10"]);
     assert!(
-        text(&o.stderr).contains("error: param `n` must be a number, got `0x10`"),
+        text(&o.stderr).contains(
+            "error: param `n` must be a number or the name of an earlier param, got `0x10`"
+        ),
         "{}",
         text(&o.stderr)
     );
     let o = mpirun(1, &bin, &["n=2.5e0"]);
     assert!(
         text(&o.stderr).contains("rank 0: error: native kernel `stencil` takes integers, but argument 1 is float at line 8"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    // `abort(...)` and a param named on the command line (`class=A`), as
+    // `parsim run` has them.
+    let src = dir.join("classes.mpl");
+    std::fs::write(
+        &src,
+        "param S = 0\nparam A = 2\nparam class = S\nparam later = 7\nif size > 1 {\n    abort(\"one rank only, got\", size)\n}\nprint(\"class\", class)\n",
+    )
+    .expect("source");
+    let bin = dir.join("classes");
+    build(
+        &src.display().to_string(),
+        None,
+        &bin,
+        "mpicc",
+        "-O2 -Wall -Werror",
+    );
+    let o = mpirun(1, &bin, &["class=A"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(printed(&text(&o.stdout)), ["[0] class 2"]);
+    let o = mpirun(1, &bin, &["class=later"]);
+    assert!(
+        text(&o.stderr).contains("error: param `class`: `later` is declared after `class`"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = mpirun(2, &bin, &[]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("error: abort: one rank only, got 2 at line 6"),
         "{}",
         text(&o.stderr)
     );

@@ -131,6 +131,33 @@ pub fn matrix_csv(rep: &SimReport) -> String {
     out
 }
 
+/// Writes the communication calls counted in `rep` (a run of the program
+/// `file`) to `path` as CSV ([`call_profile_csv`]).
+pub fn write_call_profile(path: &Path, rep: &SimReport, file: &str) -> Result<(), Error> {
+    std::fs::write(path, call_profile_csv(rep, file)).map_err(|e| Error::write(path, e))
+}
+
+/// The communication calls counted (`SimConfig::call_profile`) as CSV, in
+/// the columns of `validation/npb/mpicount.c`, the wrapper that counts a
+/// real run's calls: rank, site (`FILE:LINE`, with the program file's name
+/// only), operation, peer (-1: none, or any), bytes, comm_size, calls; the
+/// conventions are those of `sim_core::engine::CallCount`.
+pub fn call_profile_csv(rep: &SimReport, file: &str) -> String {
+    let name = Path::new(file)
+        .file_name()
+        .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
+    let mut out = String::from("rank,site,operation,peer,bytes,comm_size,calls\n");
+    for c in &rep.call_profile {
+        let peer = c.peer.map_or(-1, i64::from);
+        let _ = writeln!(
+            out,
+            "{},{name}:{},{},{peer},{},{},{}",
+            c.rank, c.line, c.operation, c.bytes, c.comm_size, c.calls
+        );
+    }
+    out
+}
+
 /// The matrix as an SVG heat map of bytes (log scale), sources down,
 /// destinations across, in the spirit of PARUS network_test's viewer.
 /// Above 256 ranks, blocks of ranks are summed into one cell.

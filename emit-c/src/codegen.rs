@@ -90,7 +90,10 @@ pub fn emit(
     g.depth = 1;
     for (i, p) in program.params.iter().enumerate() {
         g.w(&format!(
-            "if (!ps_param_set[{i}]) {{ /* param {} */",
+            "if (ps_param_from[{i}] >= 0) {{ ps_set(&ps_param[{i}], ps_ref(ps_param[ps_param_from[{i}]])); }}"
+        ));
+        g.w(&format!(
+            "else if (!ps_param_set[{i}]) {{ /* param {} */",
             p.name
         ));
         g.depth += 1;
@@ -577,7 +580,7 @@ impl<'p> Gen<'p> {
                 let t = self.expr(bytes)?;
                 self.w(&format!("ps_copy({t});"));
             }
-            Stmt::Print { args, .. } => {
+            Stmt::Print { args, abort, .. } => {
                 let s = self.fresh("line");
                 self.w(&format!("PsStr {s};"));
                 self.w(&format!("ps_str_init(&{s});"));
@@ -595,7 +598,11 @@ impl<'p> Gen<'p> {
                         }
                     }
                 }
-                self.w(&format!("ps_print_end(&{s});"));
+                if *abort {
+                    self.w(&format!("ps_abort_end(&{s});"));
+                } else {
+                    self.w(&format!("ps_print_end(&{s});"));
+                }
             }
             Stmt::Call {
                 func, args, dst, ..

@@ -362,6 +362,12 @@ PS_FN void ps_print_val(PsStr *s, PsVal v) {
     ps_drop(v);
 }
 
+/* `abort(...)`: the text is the run-time error's message, as in the simulator. */
+PS_FN PS_NORETURN void ps_abort_end(PsStr *s) {
+    if (s->n == 0) ps_fail("abort");
+    ps_fail("abort: %.*s", (int)s->n, s->p);
+}
+
 PS_FN void ps_print_end(PsStr *s) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "[%d] ", ps_rank);
@@ -1925,6 +1931,7 @@ static PsVal *ps_param;
 static int ps_nparams;
 static const char *const *ps_param_names;
 static int *ps_param_set; /* given on the command line */
+static int *ps_param_from; /* given as the name of an earlier param: its index, else -1 */
 
 /* Rust's i64::from_str: [+-]digits, in range. */
 PS_FN int ps_parse_i64(const char *s, int64_t *out) {
@@ -2013,6 +2020,18 @@ PS_FN void ps_parse_overrides(int argc, char **argv) {
                 ps_usage_error("unknown param `%s`; the program declares no params", key);
             ps_usage_error("unknown param `%s`; the program declares %s", key, known);
         }
+        int from = 0;
+        while (from < ps_nparams && strcmp(ps_param_names[from], val) != 0) from++;
+        if (from < ps_nparams) {
+            /* The name of an earlier param: its value, once evaluated (as `parsim run`). */
+            if (from >= i)
+                ps_usage_error("param `%s`: `%s` is declared after `%s`; an override may only name a param declared before it",
+                               key, val, key);
+            ps_param_from[i] = from;
+            ps_param_set[i] = 0;
+            continue;
+        }
+        ps_param_from[i] = -1;
         int64_t iv;
         double fv;
         PsVal v;
@@ -2021,7 +2040,7 @@ PS_FN void ps_parse_overrides(int argc, char **argv) {
         else if (ps_parse_f64(val, &fv))
             v = ps_float(fv);
         else
-            ps_usage_error("param `%s` must be a number, got `%s`", key, val);
+            ps_usage_error("param `%s` must be a number or the name of an earlier param, got `%s`", key, val);
         ps_set(&ps_param[i], v);
         ps_param_set[i] = 1;
     }
@@ -2056,9 +2075,11 @@ PS_FN void ps_init(int *argc, char ***argv, int nparams, const char *const *name
     ps_param_names = names;
     ps_param = (PsVal *)ps_xalloc((size_t)(nparams + 1) * sizeof(PsVal));
     ps_param_set = (int *)ps_xalloc((size_t)(nparams + 1) * sizeof(int));
+    ps_param_from = (int *)ps_xalloc((size_t)(nparams + 1) * sizeof(int));
     for (int i = 0; i <= nparams; i++) {
         ps_param[i] = ps_null();
         ps_param_set[i] = 0;
+        ps_param_from[i] = -1;
     }
     ps_parse_overrides(*argc, *argv);
 }

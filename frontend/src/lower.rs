@@ -41,7 +41,7 @@ const COMM_OPS: [&str; 17] = [
     "comm_split",
     "comm_dup",
 ];
-const STMT_OPS: [&str; 2] = ["print", "copy"];
+const STMT_OPS: [&str; 3] = ["print", "copy", "abort"];
 /// Named arguments whose value is a name, not an expression: `named_args`
 /// checks their labels but leaves their values to the caller.
 const NAME_ARGS: [&str; 1] = ["op"];
@@ -1250,7 +1250,8 @@ impl<'g, 'e> FnCx<'g, 'e> {
     fn expr_stmt(&mut self, e: &ast::Expr) {
         if let ExprKind::Call { name, args } = &e.kind {
             match name.name.as_str() {
-                "print" => return self.print(args, e.span),
+                "print" => return self.print(args, e.span, false),
+                "abort" => return self.print(args, e.span, true),
                 "copy" => {
                     let vals = self.named_args("copy", args, &["bytes"], &["bytes"], &[], e.span);
                     if let Some(mut vals) = vals {
@@ -1279,8 +1280,9 @@ impl<'g, 'e> FnCx<'g, 'e> {
         );
     }
 
-    fn print(&mut self, args: &[Arg], span: Span) {
-        self.no_labels("print", args);
+    /// `print(...)`, or `abort(...)` with `abort`.
+    fn print(&mut self, args: &[Arg], span: Span, abort: bool) {
+        self.no_labels(if abort { "abort" } else { "print" }, args);
         let exprs: Vec<(&ast::Expr, bool)> = args
             .iter()
             .filter(|a| !matches!(a.value.kind, ExprKind::Str(_)))
@@ -1294,7 +1296,11 @@ impl<'g, 'e> FnCx<'g, 'e> {
                 _ => PrintArg::Expr(vals.next().unwrap_or(ir::Expr::Null)),
             })
             .collect();
-        self.emit(ir::Stmt::Print { args: out, span });
+        self.emit(ir::Stmt::Print {
+            args: out,
+            span,
+            abort,
+        });
     }
 
     // ---- expressions ---------------------------------------------------

@@ -14,8 +14,12 @@ pub enum OverrideError {
         /// Every declared param, in declaration order.
         known: Vec<String>,
     },
-    #[error("param `{name}` must be a number, got `{value}`")]
+    #[error("param `{name}` must be a number or the name of an earlier param, got `{value}`")]
     NotANumber { name: String, value: String },
+    #[error(
+        "param `{name}`: `{value}` is declared after `{name}`; an override may only name a param declared before it"
+    )]
+    NamesLaterParam { name: String, value: String },
     #[error(
         "param `{name}`: `{value}` is outside the integers (-9223372036854775808 to 9223372036854775807); write it as a float (e.g. 1e20) if that is meant"
     )]
@@ -40,7 +44,10 @@ fn hint(suggestion: Option<&str>, known: &[String]) -> String {
 /// Replaces the defaults of the named params. A value that parses as an
 /// `i64` becomes an integer constant; an integer literal outside `i64` is
 /// an error; otherwise one that parses as a finite `f64` becomes a float
-/// constant; anything else is an error. Overrides are
+/// constant; the name of a param declared before this one becomes that
+/// param's value (`--param class=A` with `param A = 2` declared first: a
+/// symbolic choice such as NPB's problem class); anything else is an
+/// error. Overrides are
 /// applied in order (a later one for the same name wins); on error the
 /// program may have been partly updated.
 pub fn apply_param_overrides(
@@ -48,7 +55,7 @@ pub fn apply_param_overrides(
     overrides: &[(String, String)],
 ) -> Result<(), OverrideError> {
     for (name, value) in overrides {
-        let Some(param) = program.params.iter_mut().find(|p| &p.name == name) else {
+        let Some(index) = program.params.iter().position(|p| &p.name == name) else {
             let known: Vec<String> = program.params.iter().map(|p| p.name.clone()).collect();
             return Err(OverrideError::UnknownParam {
                 name: name.clone(),
@@ -57,6 +64,17 @@ pub fn apply_param_overrides(
             });
         };
         let text = value.trim();
+        if let Some(earlier) = program.params.iter().position(|p| p.name == text) {
+            if earlier >= index {
+                return Err(OverrideError::NamesLaterParam {
+                    name: name.clone(),
+                    value: value.clone(),
+                });
+            }
+            // Invariant: `earlier < index <= u32::MAX` (params are indexed by u32 in the IR).
+            program.params[index].default = Expr::Param(earlier as u32);
+            continue;
+        }
         let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
         let constant = if let Ok(v) = text.parse::<i64>() {
             Constant::Int(v)
@@ -81,7 +99,7 @@ pub fn apply_param_overrides(
                 }
             }
         };
-        param.default = Expr::Const(constant);
+        program.params[index].default = Expr::Const(constant);
     }
     Ok(())
 }

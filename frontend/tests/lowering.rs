@@ -688,7 +688,10 @@ fn param_overrides() {
     assert!(matches!(p.params[0].default, Expr::Const(Constant::Float(v)) if v == -2.5));
 
     let e = apply_param_overrides(&mut p, &[("n".into(), "abc".into())]).expect_err("not a number");
-    assert_eq!(e.to_string(), "param `n` must be a number, got `abc`");
+    assert_eq!(
+        e.to_string(),
+        "param `n` must be a number or the name of an earlier param, got `abc`"
+    );
     for bad in ["", "inf", "NaN", "1e999", "0x10", "1_000"] {
         let e = apply_param_overrides(&mut p, &[("n".into(), bad.into())]).expect_err(bad);
         assert!(matches!(e, OverrideError::NotANumber { .. }), "{bad}");
@@ -714,6 +717,26 @@ fn param_overrides() {
         e.to_string(),
         "unknown param `zzz`; the program declares `n`, `eps`, `m`"
     );
+}
+
+/// `--param class=A`: an override may name a param declared before it
+/// (a symbolic choice), not one declared after.
+#[test]
+fn param_overrides_name_earlier_params() {
+    let mut p = ok("param S = 0\nparam A = 2\nparam class = S\nparam later = 5\n");
+    apply_param_overrides(&mut p, &[("class".into(), "A".into())]).expect("an earlier param");
+    assert!(matches!(p.params[2].default, Expr::Param(1)));
+    let e = apply_param_overrides(&mut p, &[("class".into(), "later".into())])
+        .expect_err("a later param");
+    assert_eq!(
+        e.to_string(),
+        "param `class`: `later` is declared after `class`; an override may only name a param declared before it"
+    );
+    let e = apply_param_overrides(&mut p, &[("class".into(), "class".into())]).expect_err("itself");
+    assert!(matches!(e, OverrideError::NamesLaterParam { .. }));
+    // Unknown names are still not numbers.
+    let e = apply_param_overrides(&mut p, &[("class".into(), "Q".into())]).expect_err("unknown");
+    assert!(matches!(e, OverrideError::NotANumber { .. }));
 }
 
 /// Random expressions: printing the lowered IR and compiling the text again

@@ -305,8 +305,8 @@ fn write_stmt(out: &mut String, s: &Stmt, names: &Names<'_>) {
             write_expr(out, bytes, names, 0);
             out.push(')');
         }
-        Stmt::Print { args, .. } => {
-            out.push_str("print(");
+        Stmt::Print { args, abort, .. } => {
+            out.push_str(if *abort { "abort(" } else { "print(" });
             for (i, a) in args.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");

@@ -137,8 +137,14 @@ pub enum Stmt {
     },
     /// `copy(bytes: n)`: a memory copy charged by the node model.
     Copy { bytes: Expr, span: Span },
-    /// `print(...)`: a line of output prefixed by the rank.
-    Print { args: Vec<PrintArg>, span: Span },
+    /// `print(...)`: a line of output prefixed by the rank. `abort(...)`
+    /// (`abort: true`): the same text ends the run with a run-time error
+    /// of this rank at this line (a skeleton's MPI_Abort).
+    Print {
+        args: Vec<PrintArg>,
+        span: Span,
+        abort: bool,
+    },
     /// A call of a user function; the result (or null) goes to `dst`.
     Call {
         func: FuncId,

@@ -48,6 +48,10 @@ pub struct SimConfig {
     /// Kernels with neither a cost nor a calibrated time cost 0 s in such a
     /// run instead of being an error: a profile run finds out what to time.
     pub kernel_profile: bool,
+    /// Count every communication call per rank, source line, operation,
+    /// peer, bytes and communicator size (`SimReport::call_profile`), as
+    /// an MPI profiling wrapper counts a real run's calls.
+    pub call_profile: bool,
 }
 
 /// Traffic between one pair of ranks.
@@ -127,6 +131,7 @@ impl Default for SimConfig {
             kernel_times: Vec::new(),
             noise_seed: None,
             kernel_profile: false,
+            call_profile: false,
         }
     }
 }
@@ -216,6 +221,32 @@ pub struct SimReport {
     /// Kernel calls by argument tuple (with `SimConfig::kernel_profile`),
     /// in kernel declaration order.
     pub kernel_profile: Vec<KernelProfile>,
+    /// Communication calls counted (with `SimConfig::call_profile`), sorted
+    /// by rank, line, operation, peer, bytes and communicator size.
+    pub call_profile: Vec<CallCount>,
+}
+
+/// How often one rank made one kind of communication call at one line
+/// (`SimConfig::call_profile`). The conventions are those of an MPI
+/// profiling wrapper (`validation/npb/mpicount.c` writes the same columns):
+/// - `peer`: the peer's world rank for point-to-point calls (`None` for
+///   ANY_SOURCE; `sendrecv`: the destination), the root's world rank for
+///   rooted collectives, `None` for the other collectives;
+/// - `bytes`: the call's `bytes:` (a receive: its buffer); `alltoall`: the
+///   block for each peer; for an array of counts their sum, and for an
+///   `alltoallv` or `allgatherv` given one count, that count times the
+///   communicator's size; `comm_split`/`comm_dup`: 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallCount {
+    pub rank: u32,
+    pub line: u32,
+    /// The language's name of the call (`isend`, `allreduce`, ...).
+    pub operation: &'static str,
+    pub peer: Option<u32>,
+    pub bytes: u64,
+    /// The size of the communicator the call was made on.
+    pub comm_size: u32,
+    pub calls: u64,
 }
 
 /// Something a finished program left incomplete (`parsim check` reports it).

@@ -39,6 +39,16 @@ enum SizeArg {
     Array(Vec<u64>),
 }
 
+impl SizeArg {
+    /// The sum of an array of counts; one count times `times`.
+    fn total(&self, times: u64) -> u64 {
+        match self {
+            SizeArg::Int(n) => n.saturating_mul(times),
+            SizeArg::Array(v) => v.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+        }
+    }
+}
+
 /// One rank's collective in progress.
 #[derive(Debug)]
 pub(super) struct CollExec {
@@ -80,6 +90,21 @@ pub(super) struct Instance {
     values: Vec<Option<Value>>,
     /// `op:` of the first rank.
     reduce_op: ReduceOp,
+    /// The carried result once computed, for the calls whose result does
+    /// not depend on the rank (allreduce, allgather) and the prefixes of a
+    /// scan: computed once per call, not once per rank, which would be
+    /// quadratic in the ranks.
+    shared: Option<Shared>,
+}
+
+/// A carried result computed once for every rank of a call (`Instance::shared`).
+#[derive(Debug)]
+enum Shared {
+    /// Every rank's result.
+    All(Result<Value, String>),
+    /// `scan`: element i is comm rank i's result; an error from the
+    /// first rank whose value is missing or does not combine on.
+    Prefixes(Vec<Value>, Option<String>),
 }
 
 impl<'a> Engine<'a> {
@@ -220,6 +245,21 @@ impl<'a> Engine<'a> {
             _ => ReduceOp::Sum,
         };
         let (color, key) = self.eval_color_key(id, op, me, span)?;
+        if self.obs.counting_calls() {
+            // The conventions of `CallCount`.
+            let (peer, bytes) = match (cop, &size_arg) {
+                (CollOp::Coll(k), _) if k.rooted() => (
+                    self.comms.get(comm).map(|c| c.world(root)),
+                    size_arg.as_ref().map_or(0, |a| a.total(1)),
+                ),
+                (CollOp::Coll(CollKind::Alltoallv | CollKind::Allgatherv), Some(a)) => {
+                    (None, a.total(u64::from(size)))
+                }
+                (_, a) => (None, a.as_ref().map_or(0, |a| a.total(1))),
+            };
+            self.obs
+                .comm_call(id, span.line, cop.name(), peer, bytes, size);
+        }
         // The instance: this rank's next collective on `comm`.
         let seq = match self.comms.get_mut(comm) {
             Some(c) => {
@@ -544,6 +584,7 @@ impl<'a> Engine<'a> {
             finished: 0,
             values: Vec::new(),
             reduce_op: op_kind,
+            shared: None,
         });
         let mismatch = if inst.op != op {
             Some(format!(
@@ -663,7 +704,9 @@ impl<'a> Engine<'a> {
                 let result = if inst.values.is_empty() {
                     Ok(Value::Null)
                 } else {
-                    carried_result(kind, exec.op_kind, exec.me, exec.root, &inst.values)
+                    shared_result(inst, kind, exec.op_kind, exec.me).unwrap_or_else(|| {
+                        carried_result(kind, exec.op_kind, exec.me, exec.root, &inst.values)
+                    })
                 };
                 if inst.finished == size {
                     self.instances.remove(&exec.key);
@@ -707,6 +750,69 @@ fn size_text(s: &Option<SizeArg>) -> String {
         None => "none".to_owned(),
         Some(SizeArg::Int(n)) => n.to_string(),
         Some(SizeArg::Array(v)) => format!("{v:?}"),
+    }
+}
+
+/// What a carried collective returns to comm rank `me` when the result is
+/// computed once per call (`Instance::shared`: allreduce, allgather, scan,
+/// exscan), else `None`. The same values as [`carried_result`]'s, which
+/// the other kinds use and a test compares with.
+fn shared_result(
+    inst: &mut Instance,
+    kind: CollKind,
+    op: ReduceOp,
+    me: u32,
+) -> Option<Result<Value, String>> {
+    match kind {
+        CollKind::Allreduce | CollKind::Allgather => {
+            let shared = inst
+                .shared
+                .get_or_insert_with(|| Shared::All(carried_result(kind, op, 0, 0, &inst.values)));
+            match shared {
+                Shared::All(r) => Some(r.clone()),
+                Shared::Prefixes(..) => None,
+            }
+        }
+        CollKind::Scan | CollKind::Exscan => {
+            let shared = inst.shared.get_or_insert_with(|| {
+                let mut prefixes = Vec::with_capacity(inst.values.len());
+                let mut error = None;
+                for (r, v) in inst.values.iter().enumerate() {
+                    let Some(v) = v.clone() else {
+                        error = Some(format!("rank {r} of the communicator gave no `value:`"));
+                        break;
+                    };
+                    let next = match prefixes.last() {
+                        None => Ok(v),
+                        Some(acc) => combine(op, Value::clone(acc), v),
+                    };
+                    match next {
+                        Ok(x) => prefixes.push(x),
+                        Err(e) => {
+                            error = Some(e);
+                            break;
+                        }
+                    }
+                }
+                Shared::Prefixes(prefixes, error)
+            });
+            let Shared::Prefixes(prefixes, error) = shared else {
+                return None;
+            };
+            // Scan: ranks 0..=me; exscan: ranks 0..me (null at rank 0).
+            let upto = match kind {
+                CollKind::Exscan if me == 0 => return Some(Ok(Value::Null)),
+                CollKind::Exscan => me as usize - 1,
+                _ => me as usize,
+            };
+            Some(match prefixes.get(upto) {
+                Some(v) => Ok(v.clone()),
+                None => Err(error
+                    .clone()
+                    .unwrap_or_else(|| "internal error: scan prefix missing".to_owned())),
+            })
+        }
+        _ => None,
     }
 }
 

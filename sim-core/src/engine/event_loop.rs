@@ -200,6 +200,7 @@ impl<'a> Engine<'a> {
         Ok(SimReport {
             comm_matrix: recorded.comm_matrix,
             kernel_profile: recorded.kernel_profile,
+            call_profile: recorded.call_profile,
             trace: recorded.trace,
             trace_truncated: recorded.trace_truncated,
             predicted_seconds,

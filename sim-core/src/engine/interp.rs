@@ -292,7 +292,7 @@ impl<'a> Engine<'a> {
                 lp.stats.compute += t;
                 Ok(Flow::Continue)
             }
-            Stmt::Print { args, span } => {
+            Stmt::Print { args, span, abort } => {
                 if self.lps[id as usize].clock > self.now {
                     return Ok(Flow::Yield);
                 }
@@ -309,6 +309,15 @@ impl<'a> Engine<'a> {
                             let _ = write!(text, "{v}");
                         }
                     }
+                }
+                if *abort {
+                    // The text is the error's message (MPI_Abort ends the job).
+                    let text = if text.is_empty() {
+                        "abort".to_owned()
+                    } else {
+                        format!("abort: {text}")
+                    };
+                    return Err(self.rt(id, *span, text));
                 }
                 let time = self.lps[id as usize].clock;
                 (self.output)(PrintLine {

@@ -11,7 +11,8 @@
 //! What is recorded: the timeline (`trace_limit`), the traffic per
 //! (source, destination) pair (`comm_matrix`), matched ANY_SOURCE receives
 //! with the envelopes in flight to each rank (`record_wildcards`), the
-//! kernel-call profile (`kernel_profile`) and progress reports
+//! kernel-call profile (`kernel_profile`), the communication calls
+//! counted (`call_profile`) and progress reports
 //! (`simulate_with_progress`). In ParJava's terms these are the engine's
 //! observers; `check` in the binary is the monitor that reads them.
 
@@ -32,9 +33,14 @@ pub(super) struct Observers<'a> {
     wildcards: Option<Wildcards>,
     /// `SimConfig::kernel_profile`: the calls so far.
     profile: Option<ProfileRecorder>,
+    /// `SimConfig::call_profile`: communication calls counted per key.
+    calls: Option<HashMap<CallKey, u64>>,
     /// Called every [`PROGRESS_EVERY`] events (`simulate_with_progress`).
     progress: Option<&'a mut dyn FnMut(&Progress)>,
 }
+
+/// (rank, line, operation, peer, bytes, communicator size) of a counted call.
+type CallKey = (u32, u32, &'static str, Option<u32>, u64, u32);
 
 /// Matched ANY_SOURCE receives, and the envelopes in flight to each rank
 /// (the candidates another timing could have matched).
@@ -52,6 +58,7 @@ pub(super) struct Recorded {
     pub(super) comm_matrix: Vec<(u32, u32, PairTraffic)>,
     pub(super) wildcards: Vec<WildcardMatch>,
     pub(super) kernel_profile: Vec<KernelProfile>,
+    pub(super) call_profile: Vec<CallCount>,
 }
 
 impl<'a> Observers<'a> {
@@ -64,6 +71,7 @@ impl<'a> Observers<'a> {
             pairs: cfg.comm_matrix.then(HashMap::new),
             wildcards: cfg.record_wildcards.then(Wildcards::default),
             profile: cfg.kernel_profile.then(|| ProfileRecorder::new(kernels)),
+            calls: cfg.call_profile.then(HashMap::new),
             progress: None,
         }
     }
@@ -179,6 +187,29 @@ impl<'a> Observers<'a> {
         }
     }
 
+    /// Rank `rank` makes a communication call (`SimConfig::call_profile`).
+    #[inline]
+    pub(super) fn comm_call(
+        &mut self,
+        rank: u32,
+        line: u32,
+        operation: &'static str,
+        peer: Option<u32>,
+        bytes: u64,
+        comm_size: u32,
+    ) {
+        if let Some(c) = &mut self.calls {
+            *c.entry((rank, line, operation, peer, bytes, comm_size))
+                .or_default() += 1;
+        }
+    }
+
+    /// Whether communication calls are counted.
+    #[inline]
+    pub(super) fn counting_calls(&self) -> bool {
+        self.calls.is_some()
+    }
+
     /// Everything recorded.
     pub(super) fn finish(self, program: &Program) -> Recorded {
         let mut comm_matrix: Vec<(u32, u32, PairTraffic)> = self
@@ -188,12 +219,39 @@ impl<'a> Observers<'a> {
             .map(|((s, d), t)| (s, d, t))
             .collect();
         comm_matrix.sort_by_key(|&(s, d, _)| (s, d));
+        let mut call_profile: Vec<CallCount> = self
+            .calls
+            .unwrap_or_default()
+            .into_iter()
+            .map(
+                |((rank, line, operation, peer, bytes, comm_size), calls)| CallCount {
+                    rank,
+                    line,
+                    operation,
+                    peer,
+                    bytes,
+                    comm_size,
+                    calls,
+                },
+            )
+            .collect();
+        call_profile.sort_by(|a, b| {
+            (a.rank, a.line, a.operation, a.peer, a.bytes, a.comm_size).cmp(&(
+                b.rank,
+                b.line,
+                b.operation,
+                b.peer,
+                b.bytes,
+                b.comm_size,
+            ))
+        });
         Recorded {
             trace: self.trace,
             trace_truncated: self.trace_truncated,
             comm_matrix,
             wildcards: self.wildcards.map(|w| w.matches).unwrap_or_default(),
             kernel_profile: self.profile.map(|p| p.finish(program)).unwrap_or_default(),
+            call_profile,
         }
     }
 }

@@ -38,6 +38,7 @@ impl<'a> Engine<'a> {
         match op {
             CommOp::Isend(a, mode) => {
                 let env = self.resolve(id, a, span, false)?;
+                self.count_call(id, op, &env, span);
                 let r = self.post_send(id, env, *mode, span)?;
                 self.lps[lpi].pending.push(r);
                 self.free_waitsets.push(ws);
@@ -48,6 +49,7 @@ impl<'a> Engine<'a> {
             }
             CommOp::Irecv(a) => {
                 let env = self.resolve(id, a, span, true)?;
+                self.count_call(id, op, &env, span);
                 let r = self.post_recv(id, env, span)?;
                 self.lps[lpi].pending.push(r);
                 self.free_waitsets.push(ws);
@@ -58,10 +60,12 @@ impl<'a> Engine<'a> {
             }
             CommOp::Send(a, mode) => {
                 let env = self.resolve(id, a, span, false)?;
+                self.count_call(id, op, &env, span);
                 ws.reqs.push(self.post_send(id, env, *mode, span)?);
             }
             CommOp::Recv(a) => {
                 let env = self.resolve(id, a, span, true)?;
+                self.count_call(id, op, &env, span);
                 ws.reqs.push(self.post_recv(id, env, span)?);
                 ws.result = WaitResult::StatusOf(0);
             }
@@ -69,6 +73,7 @@ impl<'a> Engine<'a> {
                 // MPI_Sendrecv: both posted before either is waited for.
                 let se = self.resolve(id, send, span, false)?;
                 let re = self.resolve(id, recv, span, true)?;
+                self.count_call(id, op, &se, span);
                 let s = self.post_send(id, se, SendMode::Standard, span)?;
                 let r = self.post_recv(id, re, span)?;
                 ws.reqs.push(s);
@@ -134,6 +139,18 @@ impl<'a> Engine<'a> {
         ws.line = span.line;
         self.lps[lpi].wait = Some(ws);
         self.try_complete_wait(id, dst)
+    }
+
+    /// Counts a point-to-point call for the call profile
+    /// (`SimConfig::call_profile`; its conventions are at `CallCount`).
+    #[inline]
+    fn count_call(&mut self, id: u32, op: &CommOp, env: &Envelope, span: Span) {
+        if self.obs.counting_calls() {
+            let size = self.comms.get(env.comm).map_or(0, |c| c.size());
+            let peer = (env.peer != ANY_SOURCE).then_some(env.peer);
+            self.obs
+                .comm_call(id, span.line, super::comm_name(op), peer, env.bytes, size);
+        }
     }
 
     /// `test(r)`: true (and `r` becomes null) once `r` is complete.
