@@ -445,9 +445,12 @@ impl<'a> Engine<'a> {
         let kind;
         let counts: Counts<'_> = match (cop, &size_arg) {
             (CollOp::Split, _) => {
-                // MPICH's comm_split exchanges (color, key) with an allgather.
+                // MPICH's comm_split exchanges (color, key) with an allgather
+                // of two ints per rank: src/mpi/comm/comm_split_impl.c,
+                // `struct splittype { int color, key; }` and
+                // `MPIR_Allgather(MPI_IN_PLACE, 2, MPI_INT, table, 2, MPI_INT, ...)`.
                 kind = CollKind::Allgather;
-                Counts::Uniform(16)
+                Counts::Uniform(8)
             }
             (CollOp::Dup, _) => {
                 // A new context id is agreed with an allreduce (MPICH).

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""NPB skeletons against real NPB 3.3 MPI runs on this machine.
+
+Protocol (VALIDATION.md section 6), for a machine whose speed drifts by
+10-40% over minutes:
+- Everything of one round is measured interleaved: for each repetition,
+  for each benchmark and class, the 1-rank run, two 1-rank runs at once
+  (both cores busy, as in a 2-rank run) and the 2-rank run, one after the
+  other. Calibration and the runs it predicts are thus measured within
+  seconds of each other.
+- Calibration: one coefficient per benchmark and class, the skeleton's
+  `op_time` (seconds per counted operation), chosen so that the skeleton's
+  1-rank prediction equals the measured median of the 1-rank run alone
+  (op_time_1), and of the two concurrent 1-rank runs (op_time_2: the
+  speed of a core while the other core works too). The prediction is
+  affine in op_time, so two simulations give it exactly.
+- Predictions: the 2-rank run with op_time_2 (both cores compute), on
+  validation/dev-machine/imb-real/machine-fast.toml (MPICH 4's shared
+  memory, calibrated by `calibrate net --run`). The 1-rank runs are the
+  calibration and are not counted as predictions.
+- Each measured median comes with a distribution-free confidence interval
+  (order statistics, at least 90%); an error is reported with it.
+- The time compared is the benchmark's own ("Time in seconds", its timed
+  region; the skeletons print the same region's time).
+Writes OUT/round-R.csv (every measurement) and OUT/summary.md.
+"""
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+BENCHES = ["cg", "ep", "ft", "is", "lu", "mg"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MACHINE = os.path.join(ROOT, "validation/dev-machine/imb-real/machine-fast.toml")
+TIME_RE = re.compile(r"Time in seconds =\s*([0-9.eE+-]+)")
+
+
+def real_time(out, what):
+    m = TIME_RE.search(out)
+    if not m:
+        sys.exit(f"{what}: no 'Time in seconds' in its output:\n{out}")
+    return float(m.group(1))
+
+
+def run_real(bindir, bench, cls, procs):
+    exe = os.path.join(bindir, f"{bench}.{cls}.{procs}")
+    p = subprocess.run(["mpiexec", "-n", str(procs), exe], cwd=bindir,
+                       capture_output=True, text=True)
+    if p.returncode != 0 or "SUCCESSFUL" not in p.stdout:
+        sys.exit(f"{exe} failed or did not verify:\n{p.stdout}\n{p.stderr}")
+    return real_time(p.stdout, exe)
+
+
+def run_pair(bindir, bench, cls):
+    """Two 1-rank runs at once; both times."""
+    exe = os.path.join(bindir, f"{bench}.{cls}.1")
+    ps = [subprocess.Popen(["mpiexec", "-n", "1", exe], cwd=bindir,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for _ in range(2)]
+    times = []
+    for p in ps:
+        out, err = p.communicate()
+        if p.returncode != 0 or "SUCCESSFUL" not in out:
+            sys.exit(f"{exe} (pair) failed:\n{out}\n{err}")
+        times.append(real_time(out, exe))
+    return times
+
+
+def simulate(parsim, bench, cls, procs, op_time):
+    cmd = [parsim, "run", os.path.join(ROOT, f"examples/npb/{bench}.mpl"), "-n", str(procs),
+           "--machine", MACHINE, "--param", f"class={cls}", "--param", f"op_time={op_time!r}", "-q"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
+    return real_time(p.stdout, " ".join(cmd))
+
+
+def fit_op_time(parsim, bench, cls, measured):
+    """op_time at which the 1-rank prediction is `measured` (the prediction
+    is affine in op_time: two simulations give the line)."""
+    a, b = 1e-9, 2e-9
+    ta, tb = simulate(parsim, bench, cls, 1, a), simulate(parsim, bench, cls, 1, b)
+    slope = (tb - ta) / (b - a)
+    return a + (measured - ta) / slope
+
+
+def median_ci(xs, level=0.90):
+    """Median and a distribution-free confidence interval for it: the
+    narrowest symmetric pair of order statistics (j, n+1-j) whose coverage
+    1 - 2 P(Bin(n, 1/2) < j) is at least `level`."""
+    xs = sorted(xs)
+    n = len(xs)
+    med = statistics.median(xs)
+    best = (xs[0], xs[-1])
+    for j in range(1, n // 2 + 1):
+        below = sum(math.comb(n, i) for i in range(j)) / 2 ** n
+        if 1 - 2 * below >= level:
+            best = (xs[j - 1], xs[n - j])
+    return med, best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--parsim", required=True)
+    ap.add_argument("--classes", nargs="+", default=["S", "W"])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS", 3)))
+    ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", 5)))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    cases = [(b, c) for c in args.classes for b in BENCHES]
+    summary = ["# NPB 3.3 MPI on this machine: skeleton predictions against real runs", "",
+               f"`bash validation/npb/run.sh NPB3.3-MPI-DIR` ({args.rounds} rounds of "
+               f"{args.repeat} interleaved repetitions; validation/npb/run.py says how).", ""]
+    for rnd in range(1, args.rounds + 1):
+        alone = {k: [] for k in cases}
+        pair = {k: [] for k in cases}
+        two = {k: [] for k in cases}
+        started = time.time()
+        with open(os.path.join(args.out, f"round-{rnd}.csv"), "w") as raw:
+            raw.write("repetition,benchmark,class,run,seconds\n")
+            for rep in range(1, args.repeat + 1):
+                for (b, c) in cases:
+                    t = run_real(args.bin, b, c, 1)
+                    alone[(b, c)].append(t)
+                    raw.write(f"{rep},{b},{c},1 rank alone,{t}\n")
+                    for t in run_pair(args.bin, b, c):
+                        pair[(b, c)].append(t)
+                        raw.write(f"{rep},{b},{c},1 rank beside another,{t}\n")
+                    t = run_real(args.bin, b, c, 2)
+                    two[(b, c)].append(t)
+                    raw.write(f"{rep},{b},{c},2 ranks,{t}\n")
+                print(f"round {rnd}: repetition {rep} of {args.repeat} done "
+                      f"({time.time() - started:.0f} s)", file=sys.stderr)
+        summary += [f"## Round {rnd}", "",
+                    "| benchmark | class | 1 rank measured (s) | op_time_1 (ns) | beside another (s) | op_time_2 (ns) | 2 ranks measured (s) [90% CI] | predicted (s) | error |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        errors = []
+        for (b, c) in cases:
+            m1, _ = median_ci(alone[(b, c)])
+            mp, _ = median_ci(pair[(b, c)])
+            m2, (lo, hi) = median_ci(two[(b, c)])
+            op1 = fit_op_time(args.parsim, b, c, m1)
+            op2 = fit_op_time(args.parsim, b, c, mp)
+            pred = simulate(args.parsim, b, c, 2, op2)
+            err = (pred - m2) / m2
+            errors.append(abs(err))
+            summary.append(
+                f"| {b.upper()} | {c} | {m1:.6f} | {op1 * 1e9:.3f} | {mp:.6f} | {op2 * 1e9:.3f} | "
+                f"{m2:.6f} [{(lo - m2) / m2:+.1%}, {(hi - m2) / m2:+.1%}] | {pred:.6f} | {err:+.1%} |")
+        summary += ["", f"Median |error| of the 2-rank predictions: {statistics.median(errors):.1%}, "
+                        f"max {max(errors):.1%} (round {rnd}, {time.time() - started:.0f} s).", ""]
+        print("\n".join(summary[-(len(cases) + 5):]))
+    with open(os.path.join(args.out, "summary.md"), "w") as f:
+        f.write("\n".join(summary) + "\n")
+
+
+if __name__ == "__main__":
+    main()
