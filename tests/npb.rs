@@ -2,7 +2,8 @@
 //! the real benchmarks do: per rank, every communication call with its
 //! operation, peer, bytes and communicator size, counted in a simulation
 //! (`parsim run --call-profile`) and in real runs of NPB 3.3 MPI class S
-//! on 1, 2 and 4 ranks (`validation/npb/profiles/`, counted by the PMPI
+//! on 1, 2, 4, 8 and 16 ranks (CG's 2-D grids, MG's empty coarse
+//! levels, LU's 2-D wavefront; `validation/npb/profiles/`, counted by the PMPI
 //! wrapper `validation/npb/mpicount.c` through `validation/npb/profile.sh`;
 //! the real files also name the source line of each call). Call sites are
 //! compared by what they do, since a skeleton's lines are not the
@@ -76,7 +77,7 @@ fn skeletons_make_the_real_benchmarks_calls() {
     let mut failures = Vec::new();
     let mut compared = 0;
     for bench in BENCHMARKS {
-        for procs in [1u32, 2, 4] {
+        for procs in [1u32, 2, 4, 8, 16] {
             let real_file = Path::new(support::ROOT)
                 .join(format!("validation/npb/profiles/{bench}.S.{procs}.csv"));
             let real_text = std::fs::read_to_string(&real_file)
