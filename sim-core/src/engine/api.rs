@@ -111,8 +111,12 @@ pub struct WildcardMatch {
     pub span: Span,
     /// The sender it matched (world rank).
     pub chosen: u32,
-    /// Other senders whose matching message had arrived or was in flight
-    /// when it matched: under other timing, one of them could have matched.
+    /// Other senders one of whose messages MPI allows it to match: every
+    /// sender of a message to this rank that matches the receive, that the
+    /// rank had not received before it, and that was not sent causally
+    /// after it (vector clocks, up to 4096 ranks; above, only the messages
+    /// that had arrived or were in flight when it matched). Under other
+    /// timing one of them could have matched.
     pub alternatives: Vec<u32>,
 }
 

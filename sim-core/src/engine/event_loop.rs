@@ -47,7 +47,7 @@ impl<'a> Engine<'a> {
         if !cfg.kernel_profile {
             check_kernel_costs(program, &kernel_times)?;
         }
-        let obs = Observers::new(&cfg, program.kernels.len());
+        let obs = Observers::new(&cfg, program.kernels.len(), cfg.ranks);
         let calibrated = kernel_times.iter().any(Option::is_some);
         let kernels_called = if calibrated {
             vec![0; cfg.ranks as usize]

@@ -48,6 +48,137 @@ type CallKey = (u32, u32, &'static str, Option<u32>, u64, u32);
 struct Wildcards {
     matches: Vec<WildcardMatch>,
     inflight_to: HashMap<u32, Vec<u32>>,
+    /// Happens-before, for the sends a wildcard receive could have matched
+    /// although they were posted after it matched (`None` above
+    /// [`CAUSAL_MAX_RANKS`] ranks).
+    causal: Option<Causal>,
+}
+
+/// Above this many ranks the vector clocks (4 bytes per pair of ranks) are
+/// not kept, and a wildcard receive's alternatives are only the senders
+/// whose envelopes had arrived or were in flight when it matched.
+pub(super) const CAUSAL_MAX_RANKS: u32 = 4096;
+
+/// Vector clocks over the run's messages (Mattern 1989; DAMPI, Vo et al.,
+/// SC 2010, uses them to find a wildcard receive's alternatives). Every send
+/// (user or collective message) is an event of its rank and carries the
+/// rank's clock; every match is an event of the receiving rank, which
+/// takes the elementwise maximum with the message's clock. A send S to
+/// rank r happened after a receive R of r exactly when S's sender knew of
+/// R: `clock(S)[r] >= clock(R)[r]`. Any other send to r that matches R's
+/// envelope and that r had not received before R is one MPI allows R to
+/// match (MPI 3.1 section 3.5: a wildcard receive may match any such
+/// send; which one is a matter of timing).
+struct Causal {
+    /// Each rank's clock, `ranks` entries.
+    clocks: Vec<Vec<u32>>,
+    /// A message in flight: its clock at the send, and its index in
+    /// `sends` (user messages only).
+    in_flight: HashMap<u32, (Vec<u32>, Option<usize>)>,
+    /// Every user message.
+    sends: Vec<SendRecord>,
+    /// Per rank, the user messages it has matched so far.
+    matched: Vec<u32>,
+    /// Per entry of `Wildcards::matches`, what decides its alternatives.
+    receives: Vec<WildRecord>,
+}
+
+struct SendRecord {
+    src: u32,
+    dst: u32,
+    ctx: u32,
+    tag: i32,
+    /// The sender's knowledge of the destination's clock at the send.
+    knows_dst: u32,
+    /// Which of the destination's matches took it (`u32::MAX`: none).
+    match_no: u32,
+}
+
+struct WildRecord {
+    owner: u32,
+    /// The owner's own clock entry at the receive's match.
+    clock: u32,
+    /// Which of the owner's matches it was.
+    match_no: u32,
+    ctx: u32,
+    /// `ANY_TAG` or the tag it accepts.
+    tag: i32,
+    chosen: u32,
+}
+
+impl Causal {
+    fn new(ranks: u32) -> Causal {
+        Causal {
+            clocks: vec![vec![0; ranks as usize]; ranks as usize],
+            in_flight: HashMap::new(),
+            sends: Vec::new(),
+            matched: vec![0; ranks as usize],
+            receives: Vec::new(),
+        }
+    }
+
+    fn sent(&mut self, m: u32, src: u32, dst: u32, ctx: u32, tag: i32) {
+        let c = &mut self.clocks[src as usize];
+        c[src as usize] += 1;
+        let index = ctx.is_multiple_of(2).then(|| {
+            self.sends.push(SendRecord {
+                src,
+                dst,
+                ctx,
+                tag,
+                knows_dst: c[dst as usize],
+                match_no: u32::MAX,
+            });
+            self.sends.len() - 1
+        });
+        self.in_flight.insert(m, (c.clone(), index));
+    }
+
+    /// Message `m` is matched at `dst`; returns the match's number among
+    /// `dst`'s user matches (`u32::MAX` for a collective's message).
+    fn matched(&mut self, m: u32, dst: u32) -> u32 {
+        let Some((clock, index)) = self.in_flight.remove(&m) else {
+            return u32::MAX;
+        };
+        let mine = &mut self.clocks[dst as usize];
+        for (a, b) in mine.iter_mut().zip(clock) {
+            *a = (*a).max(b);
+        }
+        mine[dst as usize] += 1;
+        match index {
+            Some(i) => {
+                let no = self.matched[dst as usize];
+                self.matched[dst as usize] += 1;
+                self.sends[i].match_no = no;
+                no
+            }
+            None => u32::MAX,
+        }
+    }
+
+    /// The senders each wildcard receive could have matched, by
+    /// happens-before, added to `matches`' alternatives.
+    fn complete(&self, matches: &mut [WildcardMatch]) {
+        let mut to: HashMap<u32, Vec<&SendRecord>> = HashMap::new();
+        for s in &self.sends {
+            to.entry(s.dst).or_default().push(s);
+        }
+        for (w, m) in self.receives.iter().zip(matches.iter_mut()) {
+            for s in to.get(&w.owner).map(Vec::as_slice).unwrap_or(&[]) {
+                let candidate = s.src != w.chosen
+                    && s.ctx == w.ctx
+                    && (w.tag == ANY_TAG || w.tag == s.tag)
+                    // not received by the owner before this receive
+                    && (s.match_no == u32::MAX || s.match_no > w.match_no)
+                    // not causally after it
+                    && s.knows_dst < w.clock;
+                if candidate && !m.alternatives.contains(&s.src) {
+                    m.alternatives.push(s.src);
+                }
+            }
+            m.alternatives.sort_unstable();
+        }
+    }
 }
 
 /// What the observers recorded, for the report.
@@ -63,13 +194,16 @@ pub(super) struct Recorded {
 
 impl<'a> Observers<'a> {
     /// The recorders `cfg` asks for, for a program with `kernels` kernels.
-    pub(super) fn new(cfg: &SimConfig, kernels: usize) -> Observers<'a> {
+    pub(super) fn new(cfg: &SimConfig, kernels: usize, ranks: u32) -> Observers<'a> {
         Observers {
             trace_limit: cfg.trace_limit,
             trace: Vec::new(),
             trace_truncated: false,
             pairs: cfg.comm_matrix.then(HashMap::new),
-            wildcards: cfg.record_wildcards.then(Wildcards::default),
+            wildcards: cfg.record_wildcards.then(|| Wildcards {
+                causal: (ranks <= CAUSAL_MAX_RANKS).then(|| Causal::new(ranks)),
+                ..Wildcards::default()
+            }),
             profile: cfg.kernel_profile.then(|| ProfileRecorder::new(kernels)),
             calls: cfg.call_profile.then(HashMap::new),
             progress: None,
@@ -146,6 +280,23 @@ impl<'a> Observers<'a> {
         }
     }
 
+    /// Message `m` (matching context `ctx`, tag `tag`) is sent from `src`
+    /// to `dst`: an event of `src` for the vector clocks.
+    #[inline]
+    pub(super) fn causal_send(&mut self, m: u32, src: u32, dst: u32, ctx: u32, tag: i32) {
+        if let Some(c) = self.wildcards.as_mut().and_then(|w| w.causal.as_mut()) {
+            c.sent(m, src, dst, ctx, tag);
+        }
+    }
+
+    /// Message `m` is matched by a receive of `dst`: an event of `dst`.
+    #[inline]
+    pub(super) fn causal_match(&mut self, m: u32, dst: u32) {
+        if let Some(c) = self.wildcards.as_mut().and_then(|w| w.causal.as_mut()) {
+            c.matched(m, dst);
+        }
+    }
+
     /// Envelope `m` to `dst` has arrived.
     #[inline]
     pub(super) fn arrived(&mut self, dst: u32, m: u32) {
@@ -166,9 +317,22 @@ impl<'a> Observers<'a> {
             .unwrap_or(&[])
     }
 
-    /// A matched ANY_SOURCE receive.
-    pub(super) fn wildcard_matched(&mut self, m: WildcardMatch) {
+    /// A matched ANY_SOURCE receive (after `causal_match` of its message),
+    /// accepting matching context `ctx` and tag `tag` (or `ANY_TAG`).
+    pub(super) fn wildcard_matched(&mut self, m: WildcardMatch, ctx: u32, tag: i32) {
         if let Some(w) = &mut self.wildcards {
+            if let Some(c) = w.causal.as_mut() {
+                let owner = m.rank;
+                c.receives.push(WildRecord {
+                    owner,
+                    clock: c.clocks[owner as usize][owner as usize],
+                    // Invariant: the match was just counted by `causal_match`.
+                    match_no: c.matched[owner as usize].saturating_sub(1),
+                    ctx,
+                    tag,
+                    chosen: m.chosen,
+                });
+            }
             w.matches.push(m);
         }
     }
@@ -249,7 +413,15 @@ impl<'a> Observers<'a> {
             trace: self.trace,
             trace_truncated: self.trace_truncated,
             comm_matrix,
-            wildcards: self.wildcards.map(|w| w.matches).unwrap_or_default(),
+            wildcards: self
+                .wildcards
+                .map(|mut w| {
+                    if let Some(c) = &w.causal {
+                        c.complete(&mut w.matches);
+                    }
+                    w.matches
+                })
+                .unwrap_or_default(),
             kernel_profile: self.profile.map(|p| p.finish(program)).unwrap_or_default(),
             call_profile,
         }

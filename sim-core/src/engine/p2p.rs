@@ -588,6 +588,7 @@ impl<'a> Engine<'a> {
             span,
             sent: now,
         });
+        self.obs.causal_send(m, id, to, env.ctx, env.tag);
         if !self.try_early_match(m)? {
             let arrival = self.msgs[m as usize].arrival;
             self.lps[to as usize].inflight += 1;
@@ -767,6 +768,7 @@ impl<'a> Engine<'a> {
             });
         }
         self.msgs[m as usize].recv_req = r;
+        self.obs.causal_match(m, msg.dst);
         if self.obs.recording_wildcards() && self.reqs[r as usize].wild_nth != u32::MAX {
             self.record_wildcard(r, &msg);
         }
@@ -809,13 +811,18 @@ impl<'a> Engine<'a> {
             }
         }
         alternatives.sort_unstable();
-        self.obs.wildcard_matched(WildcardMatch {
-            rank: owner,
-            nth: q.wild_nth,
-            span: q.span,
-            chosen: msg.src,
-            alternatives,
-        });
+        let (ctx, tag) = (q.ctx, q.tag);
+        self.obs.wildcard_matched(
+            WildcardMatch {
+                rank: owner,
+                nth: q.wild_nth,
+                span: q.span,
+                chosen: msg.src,
+                alternatives,
+            },
+            ctx,
+            tag,
+        );
     }
 
     pub(super) fn on_cts(&mut self, m: u32) {
