@@ -1694,6 +1694,12 @@ PS_FN PsVal ps_coll(int kind, int comm, int root, PsCounts *cnt, int has_value, 
                 cnt->len, n);
     }
     PsVal result = ps_null();
+    if (has_value && !cnt->is_array && cnt->n == 0) {
+        /* As the simulator: a value travels in the call's bytes. */
+        ps_drop(value);
+        ps_ctx = name;
+        ps_fail("`value:` needs `bytes:` above 0 (a call of 0 bytes carries nothing)");
+    }
     if (has_value) {
         const char *saved = ps_ctx;
         ps_ctx = name;

@@ -100,11 +100,11 @@ pub(super) struct Instance {
 /// A carried result computed once for every rank of a call (`Instance::shared`).
 #[derive(Debug)]
 enum Shared {
-    /// Every rank's result.
-    All(Result<Value, String>),
-    /// `scan`: element i is comm rank i's result; an error from the
-    /// first rank whose value is missing or does not combine on.
-    Prefixes(Vec<Value>, Option<String>),
+    /// Every rank's result (allreduce, allgather).
+    All(Value),
+    /// `scan`: element i is comm rank i's inclusive prefix, as far as
+    /// computed.
+    Prefixes(Vec<Value>),
 }
 
 impl<'a> Engine<'a> {
@@ -240,6 +240,19 @@ impl<'a> Engine<'a> {
             CommOp::Collective(CollArgs { value: Some(e), .. }) => Some(self.eval_in(id, e, span)?),
             _ => None,
         };
+        if value.is_some() && matches!(size_arg, Some(SizeArg::Int(0))) {
+            // A value travels in the call's bytes; MPI moves no data for a
+            // count of 0, and such a call need not wait for the others, so
+            // their values would not be there to combine.
+            return Err(self.rt(
+                id,
+                span,
+                format!(
+                    "{}: `value:` needs `bytes:` above 0 (a call of 0 bytes carries nothing)",
+                    cop.name()
+                ),
+            ));
+        }
         let op_kind = match op {
             CommOp::Collective(a) => a.op,
             _ => ReduceOp::Sum,
@@ -759,7 +772,11 @@ fn size_text(s: &Option<SizeArg>) -> String {
 /// What a carried collective returns to comm rank `me` when the result is
 /// computed once per call (`Instance::shared`: allreduce, allgather, scan,
 /// exscan), else `None`. The same values as [`carried_result`]'s, which
-/// the other kinds use and a test compares with.
+/// the other kinds use. Only what is complete is kept: a rank may finish
+/// before a later rank has entered (a scan's rank 0; a call that moves no
+/// bytes), so an allreduce's result is kept once it could be computed from
+/// every rank's value, and a scan's prefixes grow as far as ranks have
+/// given values (a scan's rank `me` needs those of ranks `0..=me` only).
 fn shared_result(
     inst: &mut Instance,
     kind: CollKind,
@@ -768,52 +785,50 @@ fn shared_result(
 ) -> Option<Result<Value, String>> {
     match kind {
         CollKind::Allreduce | CollKind::Allgather => {
-            let shared = inst
-                .shared
-                .get_or_insert_with(|| Shared::All(carried_result(kind, op, 0, 0, &inst.values)));
-            match shared {
-                Shared::All(r) => Some(r.clone()),
-                Shared::Prefixes(..) => None,
+            if let Some(Shared::All(v)) = &inst.shared {
+                return Some(Ok(v.clone()));
             }
+            let r = carried_result(kind, op, 0, 0, &inst.values);
+            if let Ok(v) = &r {
+                inst.shared = Some(Shared::All(v.clone()));
+            }
+            Some(r)
         }
         CollKind::Scan | CollKind::Exscan => {
-            let shared = inst.shared.get_or_insert_with(|| {
-                let mut prefixes = Vec::with_capacity(inst.values.len());
-                let mut error = None;
-                for (r, v) in inst.values.iter().enumerate() {
-                    let Some(v) = v.clone() else {
-                        error = Some(format!("rank {r} of the communicator gave no `value:`"));
-                        break;
-                    };
-                    let next = match prefixes.last() {
-                        None => Ok(v),
-                        Some(acc) => combine(op, Value::clone(acc), v),
-                    };
-                    match next {
-                        Ok(x) => prefixes.push(x),
-                        Err(e) => {
-                            error = Some(e);
-                            break;
-                        }
-                    }
-                }
-                Shared::Prefixes(prefixes, error)
-            });
-            let Shared::Prefixes(prefixes, error) = shared else {
-                return None;
-            };
             // Scan: ranks 0..=me; exscan: ranks 0..me (null at rank 0).
             let upto = match kind {
                 CollKind::Exscan if me == 0 => return Some(Ok(Value::Null)),
                 CollKind::Exscan => me as usize - 1,
                 _ => me as usize,
             };
-            Some(match prefixes.get(upto) {
-                Some(v) => Ok(v.clone()),
-                None => Err(error
-                    .clone()
-                    .unwrap_or_else(|| "internal error: scan prefix missing".to_owned())),
-            })
+            let prefixes = match &mut inst.shared {
+                Some(Shared::Prefixes(p)) => p,
+                _ => {
+                    inst.shared = Some(Shared::Prefixes(Vec::new()));
+                    match &mut inst.shared {
+                        Some(Shared::Prefixes(p)) => p,
+                        // Invariant: set just above.
+                        _ => return None,
+                    }
+                }
+            };
+            while prefixes.len() <= upto {
+                let r = prefixes.len();
+                let Some(v) = inst.values.get(r).cloned().flatten() else {
+                    return Some(Err(format!(
+                        "rank {r} of the communicator gave no `value:`"
+                    )));
+                };
+                let next = match prefixes.last() {
+                    None => Ok(v),
+                    Some(acc) => combine(op, acc.clone(), v),
+                };
+                match next {
+                    Ok(x) => prefixes.push(x),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            Some(Ok(prefixes[upto].clone()))
         }
         _ => None,
     }
