@@ -273,7 +273,9 @@ pub(crate) fn sim_outcome(e: &SimError) -> Outcome {
     match e {
         SimError::Deadlock { .. } => Outcome::Deadlock,
         SimError::KernelWithoutCost { .. } | SimError::Config(_) => Outcome::InputError,
-        SimError::Runtime { .. } | SimError::Runaway { .. } => Outcome::RuntimeError,
+        SimError::Runtime { .. }
+        | SimError::CollectiveMismatch { .. }
+        | SimError::Runaway { .. } => Outcome::RuntimeError,
     }
 }
 

@@ -30,7 +30,8 @@ pub enum Kind {
     Deadlock,
     /// Ranks waiting for partners that have already finished.
     WaitOnFinished,
-    /// Collectives entered on different communicators.
+    /// Collectives entered on different communicators (a deadlock), or
+    /// different collectives, roots, sizes or ops on one (an error).
     CollectiveMismatch,
     /// A run-time error: invalid rank or tag, truncation, ...
     Error,
@@ -276,6 +277,7 @@ fn first_run_failed(e: &SimError, file: &str, source: &str, out: &mut Out) {
     let Out { findings, text } = out;
     let (kind, severity) = match e {
         SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
+        SimError::CollectiveMismatch { .. } => (Kind::CollectiveMismatch, Severity::Error),
         _ => (Kind::Error, Severity::Error),
     };
     let (ranks, line, col) = match e {
@@ -284,7 +286,9 @@ fn first_run_failed(e: &SimError, file: &str, source: &str, out: &mut Out) {
             blocked.first().map_or(0, |b| b.span.line),
             blocked.first().map_or(0, |b| b.span.col),
         ),
-        SimError::Runtime { rank, span, .. } => (vec![*rank], span.line, span.col),
+        SimError::Runtime { rank, span, .. } | SimError::CollectiveMismatch { rank, span, .. } => {
+            (vec![*rank], span.line, span.col)
+        }
         SimError::KernelWithoutCost { span, .. } => (Vec::new(), span.line, span.col),
         _ => (Vec::new(), 0, 0),
     };
@@ -649,6 +653,7 @@ fn explored_outcome(
         Err(e) => {
             let (kind, severity) = match e {
                 SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
+                SimError::CollectiveMismatch { .. } => (Kind::CollectiveMismatch, Severity::Error),
                 _ => (Kind::Error, Severity::Error),
             };
             let rendered = crate::diagnostics::sim_error(&e, file, source);

@@ -97,6 +97,11 @@ pub fn sim_error(e: &SimError, file: &str, source: &str) -> String {
             rank,
             span,
             message,
+        }
+        | SimError::CollectiveMismatch {
+            rank,
+            span,
+            message,
         } => {
             let _ = writeln!(out, "error: rank {rank}: {message}");
             out.push_str(&snippet(file, source, *span));

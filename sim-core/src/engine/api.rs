@@ -337,6 +337,15 @@ pub enum SimError {
         span: Span,
         message: String,
     },
+    /// The ranks of one communicator called different collectives, or the
+    /// same one with different roots, sizes or reduction ops (a run-time
+    /// error of the rank that found the difference, like `Runtime`).
+    #[error("rank {rank}: {message}")]
+    CollectiveMismatch {
+        rank: u32,
+        span: Span,
+        message: String,
+    },
     #[error("deadlock: {} rank(s) blocked with no event left", blocked.len())]
     Deadlock {
         time: f64,

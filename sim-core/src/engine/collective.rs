@@ -642,14 +642,14 @@ impl<'a> Engine<'a> {
             } else {
                 format!("communicator #{}", key.0)
             };
-            return Err(self.rt(
-                id,
+            return Err(SimError::CollectiveMismatch {
+                rank: id,
                 span,
-                format!(
+                message: format!(
                     "collective mismatch on {comm} (call #{}): {m} at line {line}:{col}",
                     key.1 + 1
                 ),
-            ));
+            });
         }
         inst.arrived += 1;
         if let Some(v) = value {
