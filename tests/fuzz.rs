@@ -29,8 +29,9 @@ use std::time::Instant;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use support::ROOT;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+mod support;
 
 /// Inputs per target: `PARSIM_FUZZ_CASES`, else the smoke pass's `smoke`.
 fn cases(smoke: u32) -> u32 {

@@ -270,16 +270,21 @@ struct Out {
     text: String,
 }
 
+/// The finding a failed run makes, by its error.
+fn kind_of(e: &SimError) -> (Kind, Severity) {
+    match e {
+        SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
+        SimError::CollectiveMismatch { .. } => (Kind::CollectiveMismatch, Severity::Error),
+        _ => (Kind::Error, Severity::Error),
+    }
+}
+
 /// The findings of a first run that failed: the error itself, and for a
 /// deadlock the collective mismatch and the waits on finished ranks behind
 /// it.
 fn first_run_failed(e: &SimError, file: &str, source: &str, out: &mut Out) {
     let Out { findings, text } = out;
-    let (kind, severity) = match e {
-        SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
-        SimError::CollectiveMismatch { .. } => (Kind::CollectiveMismatch, Severity::Error),
-        _ => (Kind::Error, Severity::Error),
-    };
+    let (kind, severity) = kind_of(e);
     let (ranks, line, col) = match e {
         SimError::Deadlock { blocked, .. } => (
             blocked.iter().map(|b| b.rank).collect(),
@@ -651,11 +656,7 @@ fn explored_outcome(
             None
         }
         Err(e) => {
-            let (kind, severity) = match e {
-                SimError::Deadlock { .. } => (Kind::Deadlock, Severity::Deadlock),
-                SimError::CollectiveMismatch { .. } => (Kind::CollectiveMismatch, Severity::Error),
-                _ => (Kind::Error, Severity::Error),
-            };
+            let (kind, severity) = kind_of(&e);
             let rendered = crate::diagnostics::sim_error(&e, file, source);
             let first = rendered
                 .lines()

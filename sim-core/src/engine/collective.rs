@@ -801,16 +801,12 @@ fn shared_result(
                 CollKind::Exscan => me as usize - 1,
                 _ => me as usize,
             };
-            let prefixes = match &mut inst.shared {
-                Some(Shared::Prefixes(p)) => p,
-                _ => {
-                    inst.shared = Some(Shared::Prefixes(Vec::new()));
-                    match &mut inst.shared {
-                        Some(Shared::Prefixes(p)) => p,
-                        // Invariant: set just above.
-                        _ => return None,
-                    }
-                }
+            if !matches!(inst.shared, Some(Shared::Prefixes(_))) {
+                inst.shared = Some(Shared::Prefixes(Vec::new()));
+            }
+            // Invariant: set just above if it was not.
+            let Some(Shared::Prefixes(prefixes)) = &mut inst.shared else {
+                return None;
             };
             while prefixes.len() <= upto {
                 let r = prefixes.len();
@@ -835,7 +831,9 @@ fn shared_result(
 }
 
 /// What a collective carrying values returns to comm rank `me` (see
-/// `CollArgs::value`).
+/// `CollArgs::value`), for every kind but scan and exscan, whose
+/// prefixes [`shared_result`] computes (it computes allreduce and
+/// allgather through this function, once per call).
 fn carried_result(
     kind: CollKind,
     op: ReduceOp,
@@ -873,9 +871,6 @@ fn carried_result(
         CollKind::Bcast => get(root),
         CollKind::Reduce if me == root => fold(0..n),
         CollKind::Allreduce => fold(0..n),
-        CollKind::Scan => fold(0..me + 1),
-        CollKind::Exscan if me == 0 => Ok(Value::Null),
-        CollKind::Exscan => fold(0..me),
         CollKind::Gather if me == root => all(),
         CollKind::Allgather => all(),
         CollKind::Scatter => element(&get(root)?, me, n),

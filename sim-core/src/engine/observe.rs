@@ -134,25 +134,20 @@ impl Causal {
         self.in_flight.insert(m, (c.clone(), index));
     }
 
-    /// Message `m` is matched at `dst`; returns the match's number among
-    /// `dst`'s user matches (`u32::MAX` for a collective's message).
-    fn matched(&mut self, m: u32, dst: u32) -> u32 {
+    /// Message `m` is matched at `dst`: a user message gets the number of
+    /// the match among `dst`'s user matches.
+    fn matched(&mut self, m: u32, dst: u32) {
         let Some((clock, index)) = self.in_flight.remove(&m) else {
-            return u32::MAX;
+            return;
         };
         let mine = &mut self.clocks[dst as usize];
         for (a, b) in mine.iter_mut().zip(clock) {
             *a = (*a).max(b);
         }
         mine[dst as usize] += 1;
-        match index {
-            Some(i) => {
-                let no = self.matched[dst as usize];
-                self.matched[dst as usize] += 1;
-                self.sends[i].match_no = no;
-                no
-            }
-            None => u32::MAX,
+        if let Some(i) = index {
+            self.sends[i].match_no = self.matched[dst as usize];
+            self.matched[dst as usize] += 1;
         }
     }
 
