@@ -33,6 +33,7 @@
 
 use crate::ir::CollKind;
 
+pub use compact::Compact;
 pub use layout::NodeLayout;
 
 mod allgather;
@@ -40,6 +41,7 @@ mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
+mod compact;
 mod gather;
 mod han;
 mod intelmpi;

@@ -246,7 +246,47 @@ fn run_in<'a>(
 ) -> Outcome {
     let steps = schedules_in(library, alg, kind, p, root, counts)
         .unwrap_or_else(|e| panic!("{kind:?} {alg} p={p} root={root}: schedule: {e}"));
+    for (r, s) in steps.iter().enumerate() {
+        assert_compact_is(s, p, &format!("{kind:?} {alg} p={p} root={root} rank {r}"));
+    }
     simulate(steps).unwrap_or_else(|e| panic!("{kind:?} {alg} p={p} root={root}: {e}"))
+}
+
+/// The invariant of [`Compact`]: it gives back every step of `steps`.
+fn assert_compact_is(steps: &[Step], p: u32, ctx: &str) {
+    let c = Compact::from_steps(steps, p);
+    assert_eq!(c.len(), steps.len(), "{ctx}: length");
+    for (i, step) in steps.iter().enumerate() {
+        let ops: Vec<Op> = c.ops(i).collect();
+        assert_eq!(ops, step.ops, "{ctx}: step {i}");
+        assert_eq!(c.reduce_bytes(i), step.reduce_bytes, "{ctx}: step {i}");
+    }
+}
+
+#[test]
+fn compact_schedules_are_one_run_per_ring_and_exchange() {
+    let call = |kind, rank| CollCall {
+        kind,
+        rank,
+        size: 9216,
+        root: 0,
+        counts: Counts::Uniform(16),
+        layout: None,
+    };
+    for (kind, alg, runs) in [
+        (CollKind::Allgather, Algorithm::Ring, 1),
+        (CollKind::Alltoall, Algorithm::OmpiPairwise, 1),
+        // MPICH pairs by XOR only on powers of two.
+        (CollKind::Alltoall, Algorithm::Pairwise, 1),
+    ] {
+        for rank in [0, 1, 4607, 9215] {
+            let steps = schedule(alg, &call(kind, rank)).expect("a schedule");
+            assert_eq!(steps.len(), 9215, "{kind:?} {alg}");
+            let c = Compact::from_steps(&steps, 9216);
+            assert_eq!(c.runs(), runs, "{kind:?} {alg} rank {rank}");
+            assert_compact_is(&steps, 9216, &format!("{kind:?} {alg} rank {rank}"));
+        }
+    }
 }
 
 const SIZES: [u32; 20] = [

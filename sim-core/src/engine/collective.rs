@@ -9,7 +9,7 @@
 use super::comms::coll_context;
 use super::p2p::{Envelope, value_bytes};
 use super::*;
-use crate::coll::{self, CollCall, Counts, NodeLayout, Op, Step, ZeroCount};
+use crate::coll::{self, CollCall, Compact, Counts, NodeLayout, Op, Step, ZeroCount};
 use crate::ir::{BinOp, Builtin};
 use crate::ir::{CollArgs, CollKind, ReduceOp};
 use crate::value::{binary, builtin};
@@ -53,7 +53,9 @@ impl SizeArg {
 #[derive(Debug)]
 pub(super) struct CollExec {
     op: CollOp,
-    steps: Vec<Step>,
+    /// This rank's schedule, as runs (`coll::Compact`: a ring is one run,
+    /// not `p - 1` steps).
+    steps: Compact,
     pos: usize,
     /// The current step's operations are posted (its wait set is in `Lp::wait`).
     posted: bool,
@@ -130,7 +132,7 @@ impl<'a> Engine<'a> {
                     self.lps[lpi].coll = Some(exec);
                     return Ok(Flow::Block);
                 }
-                let reduce = exec.steps[exec.pos].reduce_bytes;
+                let reduce = exec.steps.reduce_bytes(exec.pos);
                 if reduce > 0 {
                     let t = self.machine.reduce_seconds(id, reduce);
                     let lp = &mut self.lps[lpi];
@@ -166,8 +168,8 @@ impl<'a> Engine<'a> {
             }
             let mut ws = self.free_waitsets.pop().unwrap_or_default();
             let ctx = coll_context(exec.comm);
-            for op in &exec.steps[exec.pos].ops {
-                let (peer, bytes, is_send) = match *op {
+            for op in exec.steps.ops(exec.pos) {
+                let (peer, bytes, is_send) = match op {
                     Op::Send { peer, bytes } => (peer, bytes, true),
                     Op::Recv { peer, bytes } => (peer, bytes, false),
                 };
@@ -317,7 +319,7 @@ impl<'a> Engine<'a> {
         }
         Ok(CollExec {
             op: cop,
-            steps,
+            steps: Compact::from_steps(&steps, size),
             pos: 0,
             posted: false,
             comm,
