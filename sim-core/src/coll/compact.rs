@@ -16,30 +16,41 @@
 //! exactly `steps[i]`'s operations in order and its `reduce_bytes`
 //! (checked for every algorithm in `tests.rs`).
 
+use smallvec::SmallVec;
+
 use super::{Op, Step};
 
 /// One run: `reps` consecutive steps of the same shape. Step `k` of the run
-/// (`0 <= k < reps`) has the operations `ops[op_start ..][.. op_count]` with
-/// each peer advanced by `k` times its stride, modulo the size.
-#[derive(Debug, Clone, Copy)]
+/// (`0 <= k < reps`) has the operations `ops` with each peer advanced by `k`
+/// times its stride, modulo the size.
+#[derive(Debug, Clone)]
 struct Run {
     /// Index of the run's first step in the schedule.
     first: usize,
     reps: u32,
-    op_start: u32,
-    op_count: u32,
     reduce_bytes: u64,
+    /// The operations of the run's first step, each with its peer's stride
+    /// per step (in `0 .. size`); inline for the usual one or two (a send,
+    /// a receive, a sendrecv), so a step costs one record.
+    ops: SmallVec<[(Op, u32); 2]>,
 }
 
 /// A schedule as runs (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct Compact {
     runs: Vec<Run>,
-    /// The operations of each run's first step, each with its peer's stride
-    /// per step (in `0 .. size`).
-    ops: Vec<(Op, u32)>,
     len: usize,
     size: u32,
+}
+
+/// A position in a [`Compact`] schedule: the step `pos`, which is step `k`
+/// of run `run`. Moving through the schedule in order with
+/// [`Compact::advance`] costs no search.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    pub pos: usize,
+    run: u32,
+    k: u32,
 }
 
 fn peer_of(op: &Op) -> u32 {
@@ -71,7 +82,6 @@ impl Compact {
         let size = size.max(1);
         let mut c = Compact {
             runs: Vec::new(),
-            ops: Vec::new(),
             len: steps.len(),
             size,
         };
@@ -80,15 +90,11 @@ impl Compact {
                 c.runs.push(Run {
                     first: i,
                     reps: 1,
-                    op_start: c.ops.len() as u32,
-                    op_count: step.ops.len() as u32,
                     reduce_bytes: step.reduce_bytes,
+                    ops: step.ops.iter().map(|&op| (op, 0)).collect(),
                 });
-                c.ops.extend(step.ops.iter().map(|&op| (op, 0)));
             }
         }
-        c.runs.shrink_to_fit();
-        c.ops.shrink_to_fit();
         c
     }
 
@@ -98,25 +104,25 @@ impl Compact {
         let Some(run) = self.runs.last_mut() else {
             return false;
         };
-        if run.reduce_bytes != step.reduce_bytes || run.op_count as usize != step.ops.len() {
+        if run.reduce_bytes != step.reduce_bytes || run.ops.len() != step.ops.len() {
             return false;
         }
-        let base = &mut self.ops[run.op_start as usize..][..run.op_count as usize];
-        let fits = base.iter().zip(&step.ops).all(|((b, stride), s)| {
+        let reps = u64::from(run.reps);
+        let fits = run.ops.iter().zip(&step.ops).all(|((b, stride), s)| {
             if !same_shape(b, s) {
                 return false;
             }
-            if run.reps == 1 {
+            if reps == 1 {
                 return true;
             }
-            let want = (u64::from(peer_of(b)) + u64::from(run.reps) * u64::from(*stride)) % size;
+            let want = (u64::from(peer_of(b)) + reps * u64::from(*stride)) % size;
             want == u64::from(peer_of(s))
         });
         if !fits {
             return false;
         }
-        if run.reps == 1 {
-            for ((b, stride), s) in base.iter_mut().zip(&step.ops) {
+        if reps == 1 {
+            for ((b, stride), s) in run.ops.iter_mut().zip(&step.ops) {
                 let (from, to) = (u64::from(peer_of(b)), u64::from(peer_of(s)));
                 // In 0 .. size, so it fits in u32.
                 *stride = ((to + size - from % size) % size) as u32;
@@ -135,24 +141,46 @@ impl Compact {
         self.len == 0
     }
 
-    /// The run holding step `i`, and `i`'s place in it.
-    fn locate(&self, i: usize) -> (&Run, u64) {
+    /// The position of step `i` (`i <= len`; `len` is the end).
+    pub fn cursor(&self, i: usize) -> Cursor {
         // Runs are sorted by `first` and the first starts at 0.
-        let r = self.runs.partition_point(|r| r.first <= i) - 1;
-        let run = &self.runs[r];
-        (run, (i - run.first) as u64)
+        match self.runs.partition_point(|r| r.first <= i).checked_sub(1) {
+            Some(r) if i < self.len => Cursor {
+                pos: i,
+                run: r as u32,
+                k: (i - self.runs[r].first) as u32,
+            },
+            _ => Cursor {
+                pos: self.len,
+                run: self.runs.len() as u32,
+                k: 0,
+            },
+        }
     }
 
-    /// Step `i`'s reduction bytes (`i < len`).
-    pub fn reduce_bytes(&self, i: usize) -> u64 {
-        self.locate(i).0.reduce_bytes
+    /// The next step's position.
+    pub fn advance(&self, c: &mut Cursor) {
+        c.pos += 1;
+        c.k += 1;
+        if let Some(run) = self.runs.get(c.run as usize)
+            && c.k >= run.reps
+        {
+            c.run += 1;
+            c.k = 0;
+        }
     }
 
-    /// Step `i`'s operations, in order (`i < len`).
-    pub fn ops(&self, i: usize) -> impl Iterator<Item = Op> + '_ {
-        let (run, k) = self.locate(i);
+    /// The reduction bytes of the step at `c` (not the end).
+    pub fn reduce_bytes(&self, c: Cursor) -> u64 {
+        self.runs[c.run as usize].reduce_bytes
+    }
+
+    /// The operations of the step at `c` (not the end), in order.
+    pub fn ops(&self, c: Cursor) -> impl Iterator<Item = Op> + '_ {
         let size = u64::from(self.size);
-        self.ops[run.op_start as usize..][..run.op_count as usize]
+        let k = u64::from(c.k);
+        self.runs[c.run as usize]
+            .ops
             .iter()
             .map(move |&(op, stride)| {
                 let peer = (u64::from(peer_of(&op)) + k * u64::from(stride)) % size;

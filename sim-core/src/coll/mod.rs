@@ -33,7 +33,7 @@
 
 use crate::ir::CollKind;
 
-pub use compact::Compact;
+pub use compact::{Compact, Cursor};
 pub use layout::NodeLayout;
 
 mod allgather;

@@ -256,11 +256,15 @@ fn run_in<'a>(
 fn assert_compact_is(steps: &[Step], p: u32, ctx: &str) {
     let c = Compact::from_steps(steps, p);
     assert_eq!(c.len(), steps.len(), "{ctx}: length");
+    let mut at = c.cursor(0);
     for (i, step) in steps.iter().enumerate() {
-        let ops: Vec<Op> = c.ops(i).collect();
+        assert_eq!(at, c.cursor(i), "{ctx}: the cursor of step {i}");
+        let ops: Vec<Op> = c.ops(at).collect();
         assert_eq!(ops, step.ops, "{ctx}: step {i}");
-        assert_eq!(c.reduce_bytes(i), step.reduce_bytes, "{ctx}: step {i}");
+        assert_eq!(c.reduce_bytes(at), step.reduce_bytes, "{ctx}: step {i}");
+        c.advance(&mut at);
     }
+    assert_eq!(at.pos, steps.len(), "{ctx}: the end");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 use super::comms::coll_context;
 use super::p2p::{Envelope, value_bytes};
 use super::*;
-use crate::coll::{self, CollCall, Compact, Counts, NodeLayout, Op, Step, ZeroCount};
+use crate::coll::{self, CollCall, Compact, Counts, Cursor, NodeLayout, Op, Step, ZeroCount};
 use crate::ir::{BinOp, Builtin};
 use crate::ir::{CollArgs, CollKind, ReduceOp};
 use crate::value::{binary, builtin};
@@ -56,7 +56,8 @@ pub(super) struct CollExec {
     /// This rank's schedule, as runs (`coll::Compact`: a ring is one run,
     /// not `p - 1` steps).
     steps: Compact,
-    pos: usize,
+    /// The current step.
+    at: Cursor,
     /// The current step's operations are posted (its wait set is in `Lp::wait`).
     posted: bool,
     comm: u32,
@@ -132,17 +133,17 @@ impl<'a> Engine<'a> {
                     self.lps[lpi].coll = Some(exec);
                     return Ok(Flow::Block);
                 }
-                let reduce = exec.steps.reduce_bytes(exec.pos);
+                let reduce = exec.steps.reduce_bytes(exec.at);
                 if reduce > 0 {
                     let t = self.machine.reduce_seconds(id, reduce);
                     let lp = &mut self.lps[lpi];
                     lp.clock += t;
                     lp.stats.compute += t;
                 }
-                exec.pos += 1;
+                exec.steps.advance(&mut exec.at);
                 exec.posted = false;
             }
-            if exec.pos == exec.steps.len() {
+            if exec.at.pos == exec.steps.len() {
                 let lp = &self.lps[lpi];
                 self.obs.trace(|| {
                     let busy = lp.stats.busy() - exec.busy_before;
@@ -168,7 +169,7 @@ impl<'a> Engine<'a> {
             }
             let mut ws = self.free_waitsets.pop().unwrap_or_default();
             let ctx = coll_context(exec.comm);
-            for op in exec.steps.ops(exec.pos) {
+            for op in exec.steps.ops(exec.at) {
                 let (peer, bytes, is_send) = match op {
                     Op::Send { peer, bytes } => (peer, bytes, true),
                     Op::Recv { peer, bytes } => (peer, bytes, false),
@@ -320,7 +321,7 @@ impl<'a> Engine<'a> {
         Ok(CollExec {
             op: cop,
             steps: Compact::from_steps(&steps, size),
-            pos: 0,
+            at: Cursor::default(),
             posted: false,
             comm,
             key: key_,
