@@ -402,10 +402,12 @@ pub fn simulate(
     cfg: SimConfig,
     output: &mut dyn FnMut(PrintLine),
 ) -> Result<SimReport, SimError> {
-    let params = eval_params(program, cfg.ranks)?;
+    let params = eval_params(program, cfg.ranks).map_err(|e| *e)?;
     let mut specialized = program.clone();
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
-    Engine::new(&specialized, machine, cfg, output)?.run()
+    Engine::new(&specialized, machine, cfg, output)
+        .and_then(Engine::run)
+        .map_err(|e| *e)
 }
 
 /// [`simulate`], calling `progress` every quarter million events or so.
@@ -416,10 +418,10 @@ pub fn simulate_with_progress(
     output: &mut dyn FnMut(PrintLine),
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<SimReport, SimError> {
-    let params = eval_params(program, cfg.ranks)?;
+    let params = eval_params(program, cfg.ranks).map_err(|e| *e)?;
     let mut specialized = program.clone();
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
-    let mut engine = Engine::new(&specialized, machine, cfg, output)?;
+    let mut engine = Engine::new(&specialized, machine, cfg, output).map_err(|e| *e)?;
     engine.obs.report_progress(progress);
-    engine.run()
+    engine.run().map_err(|e| *e)
 }

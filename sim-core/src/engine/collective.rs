@@ -645,14 +645,14 @@ impl<'a> Engine<'a> {
             } else {
                 format!("communicator #{}", key.0)
             };
-            return Err(SimError::CollectiveMismatch {
+            return Err(Box::new(SimError::CollectiveMismatch {
                 rank: id,
                 span,
                 message: format!(
                     "collective mismatch on {comm} (call #{}): {m} at line {line}:{col}",
                     key.1 + 1
                 ),
-            });
+            }));
         }
         inst.arrived += 1;
         if let Some(v) = value {

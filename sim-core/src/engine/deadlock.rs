@@ -71,21 +71,21 @@ impl<'a> Engine<'a> {
         })
     }
 
-    pub(super) fn runaway(&self, reason: Runaway) -> SimError {
+    pub(super) fn runaway(&self, reason: Runaway) -> Box<SimError> {
         let positions = (0..self.cfg.ranks)
             .filter(|&r| self.lps[r as usize].state != LpState::Finished)
             .filter_map(|r| self.position(r).map(|s| (r, s)))
             .take(64)
             .collect();
-        SimError::Runaway {
+        Box::new(SimError::Runaway {
             reason,
             events: self.events,
             time: self.now,
             positions,
-        }
+        })
     }
 
-    pub(super) fn deadlock(&self, finished: u32) -> SimError {
+    pub(super) fn deadlock(&self, finished: u32) -> Box<SimError> {
         let mut blocked = Vec::new();
         for (r, lp) in self.lps.iter().enumerate() {
             if lp.state == LpState::Finished {
@@ -140,11 +140,11 @@ impl<'a> Engine<'a> {
                 any: lp.wait.as_ref().is_some_and(|ws| ws.any),
             });
         }
-        SimError::Deadlock {
+        Box::new(SimError::Deadlock {
             time: self.now,
             blocked,
             finished,
-        }
+        })
     }
 
     pub(super) fn current_stmt(&self, id: u32) -> Option<&'a Stmt> {

@@ -11,27 +11,27 @@ impl<'a> Engine<'a> {
         output: &'a mut dyn FnMut(PrintLine),
     ) -> RunResult<Engine<'a>> {
         if cfg.ranks == 0 {
-            return Err(SimError::Config(
+            return Err(Box::new(SimError::Config(
                 "the number of ranks must be at least 1".to_owned(),
-            ));
+            )));
         }
         if i32::try_from(cfg.ranks).is_err() {
-            return Err(SimError::Config(format!(
+            return Err(Box::new(SimError::Config(format!(
                 "{} ranks is more than this simulator supports (2^31 - 1)",
                 cfg.ranks
-            )));
+            ))));
         }
         // The LP records first, and fallibly: a rank count whose records
         // alone cannot be allocated is an input error, not an abort.
         let mut lps: Vec<Lp> = Vec::new();
         if lps.try_reserve_exact(cfg.ranks as usize).is_err() {
             let gib = cfg.ranks as f64 * std::mem::size_of::<Lp>() as f64 / (1u64 << 30) as f64;
-            return Err(SimError::Config(format!(
+            return Err(Box::new(SimError::Config(format!(
                 "cannot allocate the state of {} ranks ({gib:.1} GiB for their records alone, \
                  {} B per rank, before any message)",
                 cfg.ranks,
                 std::mem::size_of::<Lp>()
-            )));
+            ))));
         }
         let params = eval_params(program, cfg.ranks)?;
         let kernel_times: Vec<Option<Arc<dyn KernelTime>>> = program
@@ -228,10 +228,10 @@ pub(super) fn check_kernel_costs(
                     if k.cost.is_none()
                         && calibrated.get(*kernel as usize).is_none_or(Option::is_none)
                     {
-                        return Err(SimError::KernelWithoutCost {
+                        return Err(Box::new(SimError::KernelWithoutCost {
                             kernel: k.name.clone(),
                             span: *span,
-                        });
+                        }));
                     }
                 }
             }

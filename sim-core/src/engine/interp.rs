@@ -102,12 +102,12 @@ impl<'a> Engine<'a> {
         self.finished += 1;
     }
 
-    pub(super) fn rt(&self, rank: u32, span: Span, message: String) -> SimError {
-        SimError::Runtime {
+    pub(super) fn rt(&self, rank: u32, span: Span, message: String) -> Box<SimError> {
+        Box::new(SimError::Runtime {
             rank,
             span,
             message,
-        }
+        })
     }
 
     #[inline]
@@ -199,10 +199,10 @@ impl<'a> Engine<'a> {
             }
             (None, None) if self.obs.profiling() => 0.0,
             (None, None) => {
-                return Err(SimError::KernelWithoutCost {
+                return Err(Box::new(SimError::KernelWithoutCost {
                     kernel: k.name.clone(),
                     span,
-                });
+                }));
             }
         };
         if !(nominal.is_finite() && nominal >= 0.0) {

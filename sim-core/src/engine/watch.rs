@@ -113,18 +113,18 @@ impl<'a> Engine<'a> {
     }
 
     /// A proven infinite loop of rank `id` (see [`Watch`]).
-    pub(super) fn infinite_loop(&self, id: u32) -> SimError {
+    pub(super) fn infinite_loop(&self, id: u32) -> Box<SimError> {
         self.runaway_at(id, Runaway::Loop { rank: id })
     }
 
     /// A runaway error that points at rank `id` only.
-    pub(super) fn runaway_at(&self, id: u32, reason: Runaway) -> SimError {
-        SimError::Runaway {
+    pub(super) fn runaway_at(&self, id: u32, reason: Runaway) -> Box<SimError> {
+        Box::new(SimError::Runaway {
             reason,
             events: self.events,
             time: self.lps[id as usize].clock,
             positions: self.position(id).map(|s| (id, s)).into_iter().collect(),
-        }
+        })
     }
 }
 
