@@ -105,6 +105,17 @@ pub(crate) struct NetArgs {
     /// shared-memory messages, [shm] node_bandwidth. Needs --shm.
     #[arg(long = "shm-multi-pair", value_name = "TABLE")]
     shm_multi_pair: Vec<PathBuf>,
+    /// Measure a --multi-pair table: run the benchmark's k-pairs stream
+    /// (osu_mbw_mr's loop; k = the processes / 2, rank i sends to rank
+    /// i + k) with this launcher, its 2k ranks placed k per node on two
+    /// nodes (e.g. "mpirun -np 16 -ppn 8 -hosts a,b"). Repeatable, one per
+    /// pair count; the output is kept next to the machine file.
+    #[arg(long = "multi-pair-run", value_name = "LAUNCHER")]
+    multi_pair_run: Vec<String>,
+    /// Measure a --shm-multi-pair table the same way, all 2k ranks on one
+    /// node (e.g. "mpirun -np 8"). Repeatable.
+    #[arg(long = "shm-multi-pair-run", value_name = "LAUNCHER")]
+    shm_multi_pair_run: Vec<String>,
     /// A 2-rank barrier of the same MPI (IMB-MPI1 Barrier with a block of
     /// 2 processes, or osu_barrier run on 2 ranks), placed like the
     /// ping-pong: fits [collectives] call_overhead, what a collective call
@@ -311,18 +322,31 @@ struct Measured {
     library: Option<String>,
 }
 
-/// `--run`, `--shm-run` and `--socket-run`: runs the benchmark and returns
+/// `--run`, `--shm-run`, `--socket-run` and the `--*multi-pair-run`s: runs
+/// the benchmark and returns
 /// the arguments with the saved tables as inputs (PingPong, PingPing and the
 /// streams for the pattern fit, Barrier and Reduce_local for the collective
 /// costs), the measured memcpy bandwidth and the library.
 fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
+    if !args.shm_multi_pair_run.is_empty() && args.shm.is_none() && args.shm_run.is_none() {
+        return Err(crate::common::UsageError(
+            "--shm-multi-pair-run needs the shared-memory channel: give --shm TABLE (or --shm-run)"
+                .into(),
+        )
+        .into());
+    }
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
     let mut library = None;
     // A barrier table given by the user wins over the measured ones; of
     // those, the one-node run's (--shm-run) wins over --run's.
     let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
-    let bench = if args.run.is_some() || args.shm_run.is_some() || args.socket_run.is_some() {
+    let bench = if args.run.is_some()
+        || args.shm_run.is_some()
+        || args.socket_run.is_some()
+        || !args.multi_pair_run.is_empty()
+        || !args.shm_multi_pair_run.is_empty()
+    {
         Some(app::netbench::Bench::build(&args.mpicc).map_err(crate::flagged)?)
     } else {
         None
@@ -375,6 +399,29 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         }
         args.socket = Some(m.table);
         args.socket_format = "imb".into();
+    }
+    if let Some(bench) = &bench {
+        // The k-pairs streams: each run's table joins the given ones.
+        let runs = [
+            (&args.multi_pair_run, "network", false),
+            (&args.shm_multi_pair_run, "shm", true),
+        ];
+        let mut measured: Vec<(PathBuf, bool)> = Vec::new();
+        for (launchers, level, shm) in runs {
+            for (i, launcher) in launchers.iter().enumerate() {
+                let save = bench_path(&args, &format!("{level}-multi-pair-{}", i + 1));
+                let pairs = bench.measure_multi_pair(launcher, &save, &mut |m| eprintln!("{m}"))?;
+                eprintln!("measured {pairs} pair(s) streaming at once ({level})");
+                measured.push((save, shm));
+            }
+        }
+        for (table, shm) in measured {
+            if shm {
+                args.shm_multi_pair.push(table);
+            } else {
+                args.multi_pair.push(table);
+            }
+        }
     }
     Ok(Measured {
         args,

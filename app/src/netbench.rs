@@ -1,7 +1,8 @@
 //! Measuring the network (`parsim calibrate net --run LAUNCHER`): build
 //! parsim's network benchmark (`calibrate/src/netbench.c`: IMB PingPong and
 //! PingPing, osu_bw's and osu_bibw's streams, a 2-rank Barrier,
-//! Reduce_local, the library's version and memcpy) with mpicc, run
+//! Reduce_local, the library's version and memcpy; with `--mbw-mr`, k
+//! pairs streaming at once as osu_mbw_mr does) with mpicc, run
 //! it with the user's launcher, keep its raw output, and read what the fit
 //! needs from it.
 
@@ -49,6 +50,40 @@ impl Bench {
         progress: &mut dyn FnMut(&str),
     ) -> Result<Measured, Error> {
         measure(&self.binary, launcher, save, progress)
+    }
+
+    /// Runs its k-pairs stream (`--mbw-mr`: OMB's osu_mbw_mr loop, k = the
+    /// launcher's processes / 2) with `launcher`, saves the output to `save`
+    /// and returns the number of pairs it printed.
+    pub fn measure_multi_pair(
+        &self,
+        launcher: &str,
+        save: &Path,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<u32, Error> {
+        let line = format!("{launcher} {} --mbw-mr", self.binary.display());
+        progress(&format!("running: {line}"));
+        let stdout = crate::shell::run(&line)?;
+        crate::scenario::write_atomically(save, &stdout)?;
+        progress(&format!(
+            "saved the benchmark's output to {}",
+            save.display()
+        ));
+        let pairs = crate::node_fit::pairs_in(&stdout).ok_or_else(|| {
+            Error::Input(format!(
+                "{}: no `# [ pairs: k ]` line in the output of `{line}`",
+                save.display()
+            ))
+        })?;
+        parse_table(
+            &stdout,
+            &InputOptions {
+                format: Some(calibrate::Format::OsuBw),
+                ..InputOptions::default()
+            },
+        )
+        .map_err(|e| Error::Input(format!("{}: {e}", save.display())))?;
+        Ok(pairs)
     }
 }
 

@@ -401,12 +401,27 @@ impl NodeFit {
         }
         lines.extend(self.notes.iter().cloned());
         match (self.node_bandwidth_origin, self.node_bandwidth) {
-            (Some(Origin::Fitted), Some(rate)) => lines.push(format!(
-                "  shm node_bandwidth = {:.4} GB/s for all of a node's shared-memory messages: \
-                 fitted to {}",
-                rate / 1e9,
-                pairs(PairPlacement::Shm)
-            )),
+            (Some(Origin::Fitted), Some(rate)) => {
+                lines.push(format!(
+                    "  shm node_bandwidth = {:.4} GB/s for all of a node's shared-memory messages: \
+                     fitted to {}",
+                    rate / 1e9,
+                    pairs(PairPlacement::Shm)
+                ));
+                let most = (self.tables.iter())
+                    .filter(|t| t.placement == PairPlacement::Shm)
+                    .map(|t| t.pairs)
+                    .max();
+                if most == Some(1) {
+                    // One pair uses the node alone: what bounds it may be
+                    // the pair's own copy rate as well as a node-wide one.
+                    lines.push(
+                        "  note: one pair cannot tell a node-wide limit from the pair's own \
+                         stream rate; with more ranks per node, measure 2 or more pairs"
+                            .to_owned(),
+                    );
+                }
+            }
             (Some(_), _) => lines.push(format!(
                 "  shm node_bandwidth unlimited: not determined by {} (assumed)",
                 pairs(PairPlacement::Shm)

@@ -32,6 +32,16 @@
  *     4 MiB, t = per call;
  *   - the library: the first line of MPI_Get_library_version, so that the
  *     machine file can name the library whose collectives it runs.
+ *
+ * With the argument --mbw-mr it measures only k pairs streaming at once
+ * (k = processes / 2), the loop of OMB 5.x mpi/pt2pt/osu_mbw_mr.c
+ * (calc_bw): rank i < k sends windows of 64 messages to rank i + k and
+ * waits for a 4-byte acknowledgement; 100 timed windows after 10 untimed
+ * ones (20 after 2 above 8 KiB: OMB's iterations_large and skip_large);
+ * the aggregate rate is sizes * k * windows * 64 / (the senders' mean
+ * time). Printed in OMB's format with its `# [ pairs: k ]` line, the
+ * median of TRIALS runs per size, sizes 1 B to 4 MiB, so that `calibrate
+ * net --multi-pair` reads it as it reads OMB's own output.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -207,6 +217,64 @@ static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
     fflush(stdout);
 }
 
+/* OMB's calc_bw (osu_mbw_mr.c): the aggregate bandwidth of `pairs` pairs,
+ * bytes per second, on rank 0. */
+static double mbw_mr(char *sbuf, char *rbuf, long bytes, int pairs, int rank) {
+    MPI_Request req[WINDOW];
+    int large = bytes > 8192;
+    int iters = large ? 20 : 100, skip = large ? 2 : 10;
+    double t0 = 0.0, t = 0.0, sum = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank < pairs) {
+        int target = rank + pairs;
+        for (int i = 0; i < iters + skip; i++) {
+            if (i == skip) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                t0 = MPI_Wtime();
+            }
+            for (int j = 0; j < WINDOW; j++)
+                MPI_Isend(sbuf, (int)bytes, MPI_CHAR, target, 100, MPI_COMM_WORLD, &req[j]);
+            MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+            MPI_Recv(rbuf, 4, MPI_CHAR, target, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        t = MPI_Wtime() - t0;
+    } else if (rank < 2 * pairs) {
+        int target = rank - pairs;
+        for (int i = 0; i < iters + skip; i++) {
+            if (i == skip) MPI_Barrier(MPI_COMM_WORLD);
+            for (int j = 0; j < WINDOW; j++)
+                MPI_Irecv(rbuf, (int)bytes, MPI_CHAR, target, 100, MPI_COMM_WORLD, &req[j]);
+            MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+            MPI_Send(sbuf, 4, MPI_CHAR, target, 101, MPI_COMM_WORLD);
+        }
+    } else {
+        for (int i = 0; i < iters + skip; i++)
+            if (i == skip) MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    sum /= pairs;
+    return sum > 0.0 ? (double)bytes * pairs * iters * WINDOW / sum : 0.0;
+}
+
+static void mbw_mr_table(char *sbuf, char *rbuf, int nprocs, int rank) {
+    int pairs = nprocs / 2;
+    if (rank == 0) {
+        printf("# OSU MPI Multiple Bandwidth / Message Rate Test (parsim netbench: the loop of "
+               "OMB 5.x osu_mbw_mr.c, the median of %d runs)\n", TRIALS);
+        printf("# [ pairs: %d ] [ window size: %d ]\n", pairs, WINDOW);
+        printf("%-10s%20s%20s\n", "# Size", "MB/s", "Messages/s");
+    }
+    for (long bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
+        double bw[TRIALS];
+        for (int k = 0; k < TRIALS; k++) bw[k] = mbw_mr(sbuf, rbuf, bytes, pairs, rank);
+        if (rank == 0) {
+            double b = median(bw, TRIALS);
+            printf("%-10ld%20.2f%20.2f\n", bytes, b / 1e6, b / (double)bytes);
+        }
+    }
+    if (rank == 0) fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, nprocs;
@@ -220,6 +288,13 @@ int main(int argc, char **argv) {
     if (!sbuf || !rbuf) MPI_Abort(MPI_COMM_WORLD, 3);
     memset(sbuf, 1, MAX_BYTES);
     memset(rbuf, 0, MAX_BYTES);
+    if (argc > 1 && strcmp(argv[1], "--mbw-mr") == 0) {
+        mbw_mr_table(sbuf, rbuf, nprocs, rank);
+        free(sbuf);
+        free(rbuf);
+        MPI_Finalize();
+        return 0;
+    }
     if (rank == 0) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
         int vlen = 0;
