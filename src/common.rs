@@ -387,15 +387,22 @@ pub(crate) fn run_study(
             }
             Ok((out.series, out.notes))
         }
-        Err(StudyError::Simulation {
+        Err(e) => Err(study_failure(e, s.file, source)),
+    }
+}
+
+/// A study's error for people: a failed simulation with its source line.
+pub(crate) fn study_failure(e: StudyError, file: &str, source: &str) -> anyhow::Error {
+    match e {
+        StudyError::Simulation {
             label,
             ranks,
             error,
-        }) => bail!(
+        } => anyhow::anyhow!(
             "{label} on {ranks} ranks:\n{}",
-            app::diagnostics::sim_error(&error, s.file, source)
+            app::diagnostics::sim_error(&error, file, source)
         ),
-        Err(StudyError::Input(e)) => Err(e.into()),
+        StudyError::Input(e) => e.into(),
     }
 }
 

@@ -10,6 +10,7 @@ mod calibrate_cmd;
 mod check_cmd;
 mod common;
 mod emit_c_cmd;
+mod job_array;
 mod monitor;
 mod progress;
 mod report_cmd;

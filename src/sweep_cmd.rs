@@ -41,6 +41,32 @@ pub struct SweepArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = crate::Format::Text)]
     format: crate::Format,
+    /// Instead of running the sweep here, write a job array that runs each
+    /// of its simulations as an array task on a cluster, into --job-dir:
+    /// `slurm` (sbatch --array) or `pbs` (PBS Pro, qsub -J). Prints how to
+    /// submit it and the --gather command that prints the sweep after.
+    #[arg(long, value_name = "SCHEDULER", value_parser = ["slurm", "pbs"], requires = "job_dir",
+          conflicts_with_all = ["task", "gather"])]
+    emit_job: Option<String>,
+    /// The directory of a job array: its script, and each task's result
+    /// (`task-N.json`) and log.
+    #[arg(long, value_name = "DIR")]
+    job_dir: Option<PathBuf>,
+    /// Run only simulation N of the sweep (0 is the first: curves, then
+    /// rank counts, then --samples draws, in order) and write its result to
+    /// --job-dir: what each array task of --emit-job runs.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "job_dir",
+        conflicts_with = "gather"
+    )]
+    task: Option<usize>,
+    /// Print the sweep from the results a job array's tasks wrote to DIR,
+    /// exactly as the sweep run here prints it (table, --format json,
+    /// --plot). Give the sweep's own arguments with it.
+    #[arg(long, value_name = "DIR", conflicts_with = "job_dir")]
+    gather: Option<PathBuf>,
 }
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
@@ -48,20 +74,26 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     let file = args.file.display().to_string();
     let (program, source) = crate::load_program_and_source(&args.file, &args.params)?;
     let curves = curves(&args.machines, &args.sets)?;
-    let (series, notes) = run_study(
-        Study {
-            program: &program,
-            file: &file,
-            ranks: &ranks,
-            curves: &curves,
-            ppn: args.ppn,
-            options: args.study.options(),
-            limits: app::scenario::Limits::default(),
-            progress: None,
-        },
-        &source,
-        &args.study,
-    )?;
+    let study = Study {
+        program: &program,
+        file: &file,
+        ranks: &ranks,
+        curves: &curves,
+        ppn: args.ppn,
+        options: args.study.options(),
+        limits: app::scenario::Limits::default(),
+        progress: None,
+    };
+    if let Some(scheduler) = &args.emit_job {
+        return crate::job_array::emit(&study, scheduler, args.job_dir.as_deref());
+    }
+    if let Some(index) = args.task {
+        return crate::job_array::run_task(&study, index, args.job_dir.as_deref(), &source);
+    }
+    let (series, notes) = match &args.gather {
+        Some(dir) => crate::job_array::gather(&study, dir, &args.study)?,
+        None => run_study(study, &source, &args.study)?,
+    };
     if let Some(p) = &args.plot {
         app::chart::write_picture(p, &study::svg(&series, &file))?;
     }

@@ -27,12 +27,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The documents whose commands must run.
-const DOCUMENTS: [&str; 7] = [
+const DOCUMENTS: [&str; 8] = [
     "README.md",
     "docs/language.md",
     "docs/calibration.md",
     "docs/collectives.md",
     "docs/emit-c.md",
+    "docs/scaling.md",
     "examples/README.md",
     "examples/machines/README.md",
 ];

@@ -24,6 +24,7 @@ pub mod coll_fit;
 pub mod diagnostics;
 pub mod error;
 pub mod export;
+pub mod job_array;
 pub mod memory;
 pub mod netbench;
 pub mod netfit;

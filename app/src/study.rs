@@ -199,13 +199,127 @@ pub fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, Error> {
         .map_err(|e| Error::Input(format!("cannot start the simulation threads: {e}")))
 }
 
+/// One simulation of a study: curve `curve` at `ranks`, noise draw `draw`
+/// (seed `noise + draw`). A study's tasks are numbered curve by curve, rank
+/// count by rank count, draw by draw ([`tasks`]); a job array runs one per
+/// array task ([`run_task`]) and [`assemble`] joins their results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Task {
+    pub curve: usize,
+    pub ranks: u32,
+    pub draw: usize,
+}
+
+/// What one task found: the predicted time and the farthest extrapolation
+/// of each calibrated kernel beyond 2x its measured range.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct TaskResult {
+    pub seconds: f64,
+    pub extrapolated: Vec<Extrapolation>,
+}
+
+/// The tasks of a study, in their order (see [`Task`]).
+pub fn tasks(study: &Study) -> Result<Vec<Task>, StudyError> {
+    if study.ranks.is_empty() {
+        return Err(Error::Input("a scaling study needs at least one rank count".into()).into());
+    }
+    let draws = study.options.samples.map_or(1, |n| n as usize);
+    Ok((0..study.curves.len())
+        .flat_map(|c| study.ranks.iter().map(move |&r| (c, r)))
+        .flat_map(|(curve, ranks)| (0..draws).map(move |draw| Task { curve, ranks, draw }))
+        .collect())
+}
+
+/// What every task of a study needs: the machines (checked before any
+/// task runs; one description per curve, shared by its tasks) and the
+/// calibrated kernel times.
+struct Prepared {
+    machines: Vec<AnyMachine>,
+    blocks: Option<BlocksFile>,
+}
+
+fn prepare(study: &Study) -> Result<Prepared, StudyError> {
+    let blocks = (study.options.blocks.as_deref())
+        .map(|p| BlocksFile::read(p).map_err(|e| Error::Input(e.to_string())))
+        .transpose()?;
+    let mut machines = Vec::with_capacity(study.curves.len());
+    for c in study.curves {
+        machines.push(machine_of(c, study.ppn)?);
+    }
+    Ok(Prepared { machines, blocks })
+}
+
+fn run_prepared(study: &Study, p: &Prepared, t: Task) -> Result<TaskResult, StudyError> {
+    let m = &p.machines[t.curve];
+    let calibrated = (p.blocks.as_ref())
+        .map(|f| Blocks::of_file(f, t.ranks.min(m.ranks_per_node())))
+        .unwrap_or_default();
+    let cfg = SimConfig {
+        kernel_times: calibrated.times.clone(),
+        noise_seed: (study.options.noise).map(|seed| seed.wrapping_add(t.draw as u64)),
+        ..study.limits.config(t.ranks)
+    };
+    let mut sink = |_: PrintLine| {};
+    let seconds = sim_core::simulate(study.program, &mut m.start(t.ranks), cfg, &mut sink)
+        .map(|rep| rep.predicted_seconds)
+        .map_err(|error| StudyError::Simulation {
+            label: study.curves[t.curve].label.clone(),
+            ranks: t.ranks,
+            error,
+        })?;
+    Ok(TaskResult {
+        seconds,
+        extrapolated: calibrated.extrapolations(2.0),
+    })
+}
+
+/// Runs task `index` of the study alone (an array task of
+/// `sweep --emit-job`): the same simulation [`run_study`] runs for it.
+pub fn run_task(study: &Study, index: usize) -> Result<(Task, TaskResult), StudyError> {
+    let all = tasks(study)?;
+    let Some(&t) = all.get(index) else {
+        return Err(Error::Input(format!(
+            "task {index} does not exist: the study has {} tasks (0 to {})",
+            all.len(),
+            all.len().saturating_sub(1)
+        ))
+        .into());
+    };
+    let p = prepare(study)?;
+    Ok((t, run_prepared(study, &p, t)?))
+}
+
 /// Runs a study's simulations on a pool of threads and derives speedup,
 /// efficiency and the scalability limit of each curve. Each simulation is
 /// deterministic and lands in its own slot, so the result does not depend
 /// on the number of threads.
 pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
+    let all = tasks(study)?;
+    let p = prepare(study)?;
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let total = all.len();
+    let run_one = |&t: &Task| {
+        let r = run_prepared(study, &p, t);
+        if let Some(report) = study.progress {
+            report(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
+        }
+        r
+    };
+    let results: Vec<_> =
+        pool(study.options.jobs)?.install(|| all.par_iter().map(run_one).collect());
+    // The first failure in task order ends the study.
+    let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    assemble(study, &results)
+}
+
+/// Speedup, efficiency and the scalability limit of each curve from the
+/// results of all tasks, in task order (from [`run_study`], or gathered
+/// from a job array's tasks).
+pub fn assemble(study: &Study, results: &[TaskResult]) -> Result<Outcome, StudyError> {
     let Study {
-        program,
         ranks,
         curves,
         ppn,
@@ -213,77 +327,33 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
             Options {
                 weak,
                 efficiency,
-                jobs: max_workers,
-                ref blocks,
-                noise,
                 samples,
+                ..
             },
-        limits,
-        progress,
         ..
     } = *study;
-    let draws = samples.map_or(1, |n| n as usize);
-    let blocks = blocks
-        .as_deref()
-        .map(|p| BlocksFile::read(p).map_err(|e| Error::Input(e.to_string())))
-        .transpose()?;
-    if ranks.is_empty() {
-        return Err(Error::Input("a scaling study needs at least one rank count".into()).into());
+    let all = tasks(study)?;
+    if results.len() != all.len() {
+        return Err(Error::Input(format!(
+            "the study has {} tasks, {} results were given",
+            all.len(),
+            results.len()
+        ))
+        .into());
     }
-    // Every machine, checked before starting; one description per curve,
-    // shared by its jobs.
+    let draws = samples.map_or(1, |n| n as usize);
+    // The farthest extrapolation of each kernel over all runs.
+    let mut extrapolated: Vec<Extrapolation> = Vec::new();
+    for e in results.iter().flat_map(|r| r.extrapolated.iter()) {
+        match extrapolated.iter_mut().find(|o| o.kernel == e.kernel) {
+            Some(o) if o.factor < e.factor => *o = e.clone(),
+            Some(_) => {}
+            None => extrapolated.push(e.clone()),
+        }
+    }
     let mut machines = Vec::with_capacity(curves.len());
     for c in curves {
         machines.push(machine_of(c, ppn)?);
-    }
-    // (curve, ranks, draw): draw k uses seed `noise + k`.
-    let jobs: Vec<(usize, u32, usize)> = (0..curves.len())
-        .flat_map(|c| ranks.iter().map(move |&r| (c, r)))
-        .flat_map(|(c, r)| (0..draws).map(move |k| (c, r, k)))
-        .collect();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let total = jobs.len();
-    let run_one = |&(c, r, k): &(usize, u32, usize)| {
-        let m = &machines[c];
-        let calibrated = blocks
-            .as_ref()
-            .map(|f| Blocks::of_file(f, r.min(m.ranks_per_node())))
-            .unwrap_or_default();
-        let cfg = SimConfig {
-            kernel_times: calibrated.times.clone(),
-            noise_seed: noise.map(|seed| seed.wrapping_add(k as u64)),
-            ..limits.config(r)
-        };
-        let mut sink = |_: PrintLine| {};
-        let t = sim_core::simulate(program, &mut m.start(r), cfg, &mut sink)
-            .map(|rep| rep.predicted_seconds)
-            .map_err(|error| StudyError::Simulation {
-                label: curves[c].label.clone(),
-                ranks: r,
-                error,
-            });
-        if let Some(report) = progress {
-            report(
-                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-                total,
-            );
-        }
-        (t, calibrated.extrapolations(2.0))
-    };
-    let results: Vec<_> = pool(max_workers)?.install(|| jobs.par_iter().map(run_one).collect());
-    // The farthest extrapolation of each kernel over all runs; the first
-    // failure in job order ends the study.
-    let mut extrapolated: Vec<Extrapolation> = Vec::new();
-    let mut times_of = Vec::with_capacity(results.len());
-    for (t, ex) in results {
-        for e in ex {
-            match extrapolated.iter_mut().find(|o| o.kernel == e.kernel) {
-                Some(o) if o.factor < e.factor => *o = e,
-                Some(_) => {}
-                None => extrapolated.push(e),
-            }
-        }
-        times_of.push(t?);
     }
     let largest = ranks.iter().copied().max().unwrap_or(1);
     let one_node: Vec<Option<u32>> = machines
@@ -297,7 +367,7 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
             let mut times = Vec::with_capacity(draws);
             for d in 0..draws {
                 let i = (c * ranks.len() + k) * draws + d;
-                times.push(times_of[i]);
+                times.push(results[i].seconds);
             }
             let [median, p5, p95, _, _] = spread_of(times);
             points.push((r, median, samples.map(|_| [p5, p95])));

@@ -323,7 +323,7 @@ pub struct CalibratedKernel {
 }
 
 /// How far a run went beyond a kernel's measurements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Extrapolation {
     pub kernel: String,
     /// Work (product of the arguments) of the farthest call, and the
