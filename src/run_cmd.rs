@@ -101,6 +101,15 @@ pub(crate) struct RunArgs {
     /// the first draw's.
     #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=100_000))]
     samples: Option<u32>,
+    /// Skip the iterations of an outer loop of the program once every rank
+    /// repeats it in a steady state (same period, variables and traffic per
+    /// iteration), all but the last two; says what it skipped and the bound
+    /// on what that can change. A program whose messages cross the loop's
+    /// iterations runs in full. The skipped iterations record nothing, so
+    /// it cannot be combined with the timeline, the matrices or the
+    /// critical path.
+    #[arg(long, conflicts_with_all = ["trace", "critical_path", "comm_matrix", "call_profile"])]
+    fast_forward: bool,
 }
 
 pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
@@ -135,6 +144,7 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         },
         comm_matrix: args.comm_matrix.is_some(),
         call_profile: args.call_profile.is_some(),
+        fast_forward: args.fast_forward,
         ..scenario.config()
     };
     // Large runs: the memory they need, measured on a probe
@@ -267,6 +277,9 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                     args.all_ranks,
                     &EVERY_RANK,
                 ));
+                if let Some(f) = &rep.fast_forward {
+                    out(&app::report::fast_forward_text(f, rep.predicted_seconds));
+                }
                 if let Some(d) = &draws {
                     out(&d.text());
                 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use sim_core::SimReport;
-use sim_core::engine::{PrintLine, RankStats};
+use sim_core::engine::{FastForward, PrintLine, RankStats};
 
 use crate::diagnostics::fmt_time;
 
@@ -19,6 +19,9 @@ const MAX_GROUPS: usize = 32;
 pub struct Prediction<'a> {
     pub bytes: u64,
     pub events: u64,
+    /// With --fast-forward: what was skipped, or why nothing was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_forward: Option<serde_json::Value>,
     pub machine: &'a str,
     pub messages: u64,
     /// With noise draws: every draw's predicted time and their spread.
@@ -100,6 +103,52 @@ impl NoiseDraws {
     }
 }
 
+/// What `--fast-forward` did, as JSON.
+fn fast_forward_json(f: &FastForward) -> serde_json::Value {
+    match f {
+        FastForward::Applied {
+            line,
+            iterations,
+            period,
+            period_spread,
+            bound,
+        } => serde_json::json!({
+            "applied": true,
+            "line": line,
+            "iterations_skipped": iterations,
+            "period_seconds": period,
+            "period_spread_seconds": period_spread,
+            "bound_seconds": bound,
+        }),
+        FastForward::NotApplied { reason } => {
+            serde_json::json!({"applied": false, "reason": reason})
+        }
+    }
+}
+
+/// What `--fast-forward` did, as a line of text.
+pub fn fast_forward_text(f: &FastForward, predicted: f64) -> String {
+    match f {
+        FastForward::Applied {
+            line,
+            iterations,
+            period,
+            bound,
+            ..
+        } => format!(
+            "fast-forward: skipped {iterations} iterations of the loop at line {line} on every \
+             rank (a steady period of {}); the result can differ from the full run's by at most \
+             {} ({:.3}%)\n",
+            fmt_time(*period),
+            fmt_time(*bound),
+            100.0 * bound / predicted.max(f64::MIN_POSITIVE)
+        ),
+        FastForward::NotApplied { reason } => {
+            format!("fast-forward: not applied ({reason}); this is the full run\n")
+        }
+    }
+}
+
 impl<'a> Prediction<'a> {
     /// The prediction of `rep`, a run of `ranks` ranks of the program
     /// `file` on `machine` that took `wall` seconds and printed `printed`.
@@ -114,6 +163,7 @@ impl<'a> Prediction<'a> {
         Prediction {
             bytes: rep.bytes,
             events: rep.events,
+            fast_forward: rep.fast_forward.as_ref().map(fast_forward_json),
             machine,
             messages: rep.messages,
             noise_draws: None,

@@ -52,6 +52,11 @@ pub struct SimConfig {
     /// peer, bytes and communicator size (`SimReport::call_profile`), as
     /// an MPI profiling wrapper counts a real run's calls.
     pub call_profile: bool,
+    /// Skip the iterations of an outer loop of `main` once every rank
+    /// repeats it in a steady state (`fastforward.rs`); the report says
+    /// whether it did ([`SimReport::fast_forward`]). Prints and recordings
+    /// of the skipped iterations do not happen: use it for predictions.
+    pub fast_forward: bool,
 }
 
 /// Traffic between one pair of ranks.
@@ -136,6 +141,7 @@ impl Default for SimConfig {
             noise_seed: None,
             kernel_profile: false,
             call_profile: false,
+            fast_forward: false,
         }
     }
 }
@@ -228,6 +234,28 @@ pub struct SimReport {
     /// Communication calls counted (with `SimConfig::call_profile`), sorted
     /// by rank, line, operation, peer, bytes and communicator size.
     pub call_profile: Vec<CallCount>,
+    /// With `SimConfig::fast_forward`: what it did.
+    pub fast_forward: Option<FastForward>,
+}
+
+/// What `SimConfig::fast_forward` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FastForward {
+    /// `iterations` iterations of the loop at `line` were skipped on every
+    /// rank, each taken to last `period` seconds (the ranks' periods agreed
+    /// to `period_spread`). `bound` is what the skip can change in the
+    /// result at most: the periods' spread over the skipped iterations,
+    /// plus one period for the contention the first iteration after the
+    /// jump does not meet.
+    Applied {
+        line: u32,
+        iterations: u64,
+        period: f64,
+        period_spread: f64,
+        bound: f64,
+    },
+    /// Nothing was skipped, and why (the run is then the full run).
+    NotApplied { reason: String },
 }
 
 /// How often one rank made one kind of communication call at one line
@@ -402,12 +430,62 @@ pub fn simulate(
     cfg: SimConfig,
     output: &mut dyn FnMut(PrintLine),
 ) -> Result<SimReport, SimError> {
+    simulate_with(program, machine, cfg, output, None)
+}
+
+/// The run itself. With `fast_forward` the prints are held back until the
+/// run ends, so that a run abandoned for a full one (`fastforward.rs`)
+/// prints nothing twice.
+fn simulate_with(
+    program: &Program,
+    machine: &mut dyn Machine,
+    cfg: SimConfig,
+    output: &mut dyn FnMut(PrintLine),
+    mut progress: Option<&mut dyn FnMut(&Progress)>,
+) -> Result<SimReport, SimError> {
     let params = eval_params(program, cfg.ranks).map_err(|e| *e)?;
     let mut specialized = program.clone();
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
-    Engine::new(&specialized, machine, cfg, output)
-        .and_then(Engine::run)
-        .map_err(|e| *e)
+    if !cfg.fast_forward {
+        let mut engine = Engine::new(&specialized, machine, cfg, output).map_err(|e| *e)?;
+        if let Some(p) = progress {
+            engine.obs.report_progress(p);
+        }
+        return engine.run().map_err(|e| *e);
+    }
+    let mut held: Vec<PrintLine> = Vec::new();
+    let outcome = {
+        let mut hold = |l: PrintLine| held.push(l);
+        let mut engine =
+            Engine::new(&specialized, machine, cfg.clone(), &mut hold).map_err(|e| *e)?;
+        if let Some(p) = progress.as_deref_mut() {
+            engine.obs.report_progress(p);
+        }
+        engine.run_or_abandon()
+    };
+    match outcome {
+        Ok(Ok(report)) => {
+            held.into_iter().for_each(&mut *output);
+            Ok(report)
+        }
+        Err(e) => {
+            held.into_iter().for_each(&mut *output);
+            Err(*e)
+        }
+        Ok(Err(reason)) => {
+            let full = SimConfig {
+                fast_forward: false,
+                ..cfg
+            };
+            let mut engine = Engine::new(&specialized, machine, full, output).map_err(|e| *e)?;
+            if let Some(p) = progress {
+                engine.obs.report_progress(p);
+            }
+            let mut report = engine.run().map_err(|e| *e)?;
+            report.fast_forward = Some(FastForward::NotApplied { reason });
+            Ok(report)
+        }
+    }
 }
 
 /// [`simulate`], calling `progress` every quarter million events or so.
@@ -418,10 +496,5 @@ pub fn simulate_with_progress(
     output: &mut dyn FnMut(PrintLine),
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<SimReport, SimError> {
-    let params = eval_params(program, cfg.ranks).map_err(|e| *e)?;
-    let mut specialized = program.clone();
-    crate::fold::specialize(&mut specialized, &params, cfg.ranks);
-    let mut engine = Engine::new(&specialized, machine, cfg, output).map_err(|e| *e)?;
-    engine.obs.report_progress(progress);
-    engine.run().map_err(|e| *e)
+    simulate_with(program, machine, cfg, output, Some(progress))
 }

@@ -85,6 +85,9 @@ impl<'a> Engine<'a> {
         }));
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
+        let ff = cfg
+            .fast_forward
+            .then(|| Box::new(fastforward::FastForward::new(program, cfg.ranks)));
         let observes = program
             .functions
             .iter()
@@ -119,6 +122,7 @@ impl<'a> Engine<'a> {
             instances: HashMap::new(),
             obs,
             finished: 0,
+            ff,
         })
     }
 
@@ -146,11 +150,30 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs to completion.
-    pub fn run(mut self) -> RunResult<SimReport> {
+    pub fn run(self) -> RunResult<SimReport> {
+        match self.run_or_abandon()? {
+            Ok(report) => Ok(report),
+            Err(reason) => Err(Box::new(SimError::Config(format!(
+                "internal error: the fast-forward was abandoned ({reason})"
+            )))),
+        }
+    }
+
+    /// Runs to completion, or stops when a fast-forward (only with
+    /// `SimConfig::fast_forward`) cannot be made, with the reason: then the
+    /// run must be made again without it (`api::simulate` does).
+    pub(super) fn run_or_abandon(mut self) -> RunResult<Result<SimReport, String>> {
         for r in 0..self.cfg.ranks {
             self.push(0.0, EventKind::Resume(r));
         }
-        while let Some((time, ev_kind)) = self.next_event() {
+        loop {
+            let Some((time, ev_kind)) = self.next_event() else {
+                match self.ff_release()? {
+                    Ok(true) => continue,
+                    Ok(false) => break,
+                    Err(reason) => return Ok(Err(reason)),
+                }
+            };
             self.events += 1;
             self.obs.event(self.events, time, self.finished, &self.lps);
             self.now = time;
@@ -197,7 +220,13 @@ impl<'a> Engine<'a> {
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let leftovers = self.leftovers();
         let recorded = self.obs.finish(self.program);
-        Ok(SimReport {
+        let fast_forward = self.ff.map(|f| {
+            f.outcome.unwrap_or(api::FastForward::NotApplied {
+                reason: "no outer loop of main reached a steady state on every rank".into(),
+            })
+        });
+        Ok(Ok(SimReport {
+            fast_forward,
             comm_matrix: recorded.comm_matrix,
             kernel_profile: recorded.kernel_profile,
             call_profile: recorded.call_profile,
@@ -210,7 +239,7 @@ impl<'a> Engine<'a> {
             events: self.events,
             leftovers,
             wildcards: recorded.wildcards,
-        })
+        }))
     }
 }
 

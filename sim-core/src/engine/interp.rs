@@ -49,6 +49,17 @@ impl<'a> Engine<'a> {
                 self.push(t, EventKind::Resume(id));
                 return Ok(());
             }
+            if self.ff.is_some()
+                && func_id == program.main
+                && self.lps[lpi].frames.len() == 1
+                && matches!(block.term, Terminator::Branch { .. })
+                && self.ff_pass(id, block_id)
+            {
+                // Parked at the loop's head until every rank is (see
+                // `fastforward.rs`); the branch runs when it is released.
+                self.lps[lpi].state = LpState::Blocked;
+                return Ok(());
+            }
             self.watch_step(id, func_id, block_id)?;
             let next = match &block.term {
                 Terminator::Goto(b) => Some(*b),

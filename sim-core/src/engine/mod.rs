@@ -23,6 +23,10 @@
 //! - `observe.rs`: the optional recording (timeline, comm matrix, wildcard
 //!   matches, kernel profile, progress) behind one `Observers` value.
 //! - `watch.rs`: runaway-loop detection (`Watch`).
+//! - `fastforward.rs`: with `SimConfig::fast_forward`, skipping the
+//!   iterations of a steady outer loop (all ranks parked at its head with
+//!   nothing in flight, then moved forward by whole periods); a run it
+//!   cannot skip is abandoned and run again in full by `api::simulate`.
 //! - `deadlock.rs`: where the ranks stand when a run stops: the deadlock
 //!   report, runaway positions, end-of-run leftovers.
 //!
@@ -92,6 +96,7 @@ mod collective;
 mod comms;
 mod deadlock;
 mod event_loop;
+mod fastforward;
 mod interp;
 mod observe;
 mod p2p;
@@ -166,6 +171,9 @@ pub struct Engine<'a> {
     obs: Observers<'a>,
     /// Collective calls under way, by (communicator, sequence number).
     instances: HashMap<(u32, u64), collective::Instance>,
+    /// With `SimConfig::fast_forward`: the steady-loop detector
+    /// (`fastforward.rs`).
+    ff: Option<Box<fastforward::FastForward>>,
 }
 
 /// The engine's internal result: the error boxed, so that the `Ok` path of
