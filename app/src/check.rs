@@ -408,8 +408,9 @@ fn explore_races(
             .unwrap_or("")
             .trim();
         let message = format!(
-            "wildcard race: rank {}'s receive from any rank ({file}:{}: {line_text}) matched rank {}, but rank(s) {} could also have matched under other timing{}",
+            "wildcard race: rank {}'s {} from any rank ({file}:{}: {line_text}) matched rank {}, but rank(s) {} could also have matched under other timing{}",
             w.rank,
+            if w.probe { "probe" } else { "receive" },
             w.span.line,
             w.chosen,
             alts.join(", "),

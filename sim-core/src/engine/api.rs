@@ -123,6 +123,9 @@ pub struct WildcardMatch {
     /// that had arrived or were in flight when it matched). Under other
     /// timing one of them could have matched.
     pub alternatives: Vec<u32>,
+    /// A blocking `probe(from: any)`, not a receive: it chose the sender
+    /// whose message the next receive of that sender takes.
+    pub probe: bool,
 }
 
 impl Default for SimConfig {

@@ -98,8 +98,9 @@ struct WildRecord {
     owner: u32,
     /// The owner's own clock entry at the receive's match.
     clock: u32,
-    /// Which of the owner's matches it was.
-    match_no: u32,
+    /// The number of the owner's first match after it: sends matched
+    /// before are not alternatives.
+    after: u32,
     ctx: u32,
     /// `ANY_TAG` or the tag it accepts.
     tag: i32,
@@ -164,7 +165,7 @@ impl Causal {
                     && s.ctx == w.ctx
                     && (w.tag == ANY_TAG || w.tag == s.tag)
                     // not received by the owner before this receive
-                    && (s.match_no == u32::MAX || s.match_no > w.match_no)
+                    && (s.match_no == u32::MAX || s.match_no >= w.after)
                     // not causally after it
                     && s.knows_dst < w.clock;
                 if candidate && !m.alternatives.contains(&s.src) {
@@ -321,8 +322,32 @@ impl<'a> Observers<'a> {
                 c.receives.push(WildRecord {
                     owner,
                     clock: c.clocks[owner as usize][owner as usize],
-                    // Invariant: the match was just counted by `causal_match`.
-                    match_no: c.matched[owner as usize].saturating_sub(1),
+                    // Invariant: the match was just counted by
+                    // `causal_match`; the messages matched after it.
+                    after: c.matched[owner as usize],
+                    ctx,
+                    tag,
+                    chosen: m.chosen,
+                });
+            }
+            w.matches.push(m);
+        }
+    }
+
+    /// An ANY_SOURCE probe that found an envelope (which stays unmatched):
+    /// recorded like a wildcard receive; a send is an alternative when it is
+    /// not causally after the probe and was matched by the owner after it
+    /// (or never).
+    pub(super) fn wildcard_probed(&mut self, m: WildcardMatch, ctx: u32, tag: i32) {
+        if let Some(w) = &mut self.wildcards {
+            if let Some(c) = w.causal.as_mut() {
+                let owner = m.rank;
+                c.receives.push(WildRecord {
+                    owner,
+                    // Events of the owner after the probe raise its entry
+                    // above the current one: as a receive's own event does.
+                    clock: c.clocks[owner as usize][owner as usize] + 1,
+                    after: c.matched[owner as usize],
                     ctx,
                     tag,
                     chosen: m.chosen,

@@ -192,8 +192,30 @@ impl<'a> Engine<'a> {
         span: Span,
     ) -> RunResult<Flow> {
         let lpi = id as usize;
-        let env = self.resolve_probe(id, a, span)?;
+        let any = self.resolve_probe(id, a, span)?;
+        // A blocking probe of ANY_SOURCE user messages chooses a sender as
+        // a wildcard receive does (MPI 4.1 section 3.8.1: the message a
+        // probe returns is the one a receive in its place would match), so
+        // it is counted among the rank's wildcards, recorded, and may be
+        // forced to one sender by `--explore`. Its number is taken when it
+        // finds a message: a blocked probe runs again when one arrives.
+        let wild = blocking && any.peer == ANY_SOURCE && any.ctx.is_multiple_of(2);
+        let nth = self.lps[lpi].wildcards_posted;
+        let mut env = any;
+        if wild
+            && let Some(f) =
+                (self.cfg.forced_wildcards.iter()).find(|f| f.rank == id && f.nth == nth)
+        {
+            env.peer = f.source;
+        }
         let found = self.probe_unexpected(id, env);
+        if wild && let Some((_, m)) = found {
+            self.lps[lpi].wildcards_posted += 1;
+            if self.obs.recording_wildcards() {
+                self.record_probe(id, nth, span, any, m);
+            }
+        }
+        let found = found.map(|(st, _)| st);
         match (found, blocking) {
             (Some(st), _) => {
                 if let Some(d) = dst {
@@ -360,19 +382,54 @@ impl<'a> Engine<'a> {
     }
 
     /// The status of the first arrived envelope matching `env`, translated
-    /// to `env.comm`'s ranks.
-    fn probe_unexpected(&self, id: u32, env: Envelope) -> Option<MsgStatus> {
+    /// to `env.comm`'s ranks, and the envelope.
+    fn probe_unexpected(&self, id: u32, env: Envelope) -> Option<(MsgStatus, u32)> {
         let lp = &self.lps[id as usize];
-        let m = lp
+        let &m = lp
             .unexpected
             .iter()
             .find(|&&m| self.msgs[m as usize].matches(&env))?;
-        let msg = &self.msgs[*m as usize];
-        Some(MsgStatus {
-            source: self.comm_rank(env.comm, msg.src),
-            tag: msg.tag,
-            bytes: msg.bytes,
-        })
+        let msg = &self.msgs[m as usize];
+        Some((
+            MsgStatus {
+                source: self.comm_rank(env.comm, msg.src),
+                tag: msg.tag,
+                bytes: msg.bytes,
+            },
+            m,
+        ))
+    }
+
+    /// Records an ANY_SOURCE probe of rank `id` (its `nth` wildcard, at
+    /// `span`) that found envelope `m`, with the other senders whose
+    /// envelopes matching `any` had arrived or were in flight.
+    fn record_probe(&mut self, id: u32, nth: u32, span: Span, any: Envelope, m: u32) {
+        let chosen = self.msgs[m as usize].src;
+        let mut alternatives: Vec<u32> = Vec::new();
+        let inflight = self.obs.in_flight_to(id);
+        for &o in self.lps[id as usize]
+            .unexpected
+            .iter()
+            .chain(inflight.iter())
+        {
+            let other = &self.msgs[o as usize];
+            if other.src != chosen && other.matches(&any) && !alternatives.contains(&other.src) {
+                alternatives.push(other.src);
+            }
+        }
+        alternatives.sort_unstable();
+        self.obs.wildcard_probed(
+            WildcardMatch {
+                rank: id,
+                nth,
+                span,
+                chosen,
+                alternatives,
+                probe: true,
+            },
+            any.ctx,
+            any.tag,
+        );
     }
 
     fn comm_rank(&self, comm: u32, world: u32) -> u32 {
@@ -819,6 +876,7 @@ impl<'a> Engine<'a> {
                 span: q.span,
                 chosen: msg.src,
                 alternatives,
+                probe: false,
             },
             ctx,
             tag,
