@@ -323,6 +323,10 @@ pub(crate) struct StudyOptions {
     /// 95th percentile) is reported and drawn as an error bar.
     #[arg(long, value_name = "N", requires = "noise", value_parser = clap::value_parser!(u32).range(2..=10_000))]
     pub samples: Option<u32>,
+    /// Skip the iterations of a steady outer loop in every simulation (see
+    /// `run --fast-forward`); a simulation it cannot skip runs in full.
+    #[arg(long)]
+    pub fast_forward: bool,
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -342,6 +346,7 @@ impl StudyOptions {
             blocks: self.blocks.clone(),
             noise: self.noise,
             samples: self.samples,
+            fast_forward: self.fast_forward,
         }
     }
 }

@@ -123,3 +123,39 @@ fn fast_forward_refuses_the_recordings_it_would_cut() {
         assert_eq!(o.status.code(), Some(2), "{flag:?}: {}", text(&o.stderr));
     }
 }
+
+#[test]
+fn a_sweep_fast_forwards_every_simulation() {
+    let sweep = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "sweep",
+            "examples/heat.mpl",
+            "-n",
+            "16,64",
+            "--weak",
+            "-p",
+            "iters=200",
+            "--format",
+            "json",
+            "-q",
+        ];
+        args.extend(extra);
+        let o = parsim(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        serde_json::from_slice(&o.stdout).expect("json")
+    };
+    let (full, ff) = (sweep(&[]), sweep(&["--fast-forward"]));
+    let points = |v: &serde_json::Value| -> Vec<f64> {
+        v["series"][0]["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(|p| p["seconds"].as_f64().expect("seconds"))
+            .collect()
+    };
+    let (a, b) = (points(&full), points(&ff));
+    assert_eq!(a.len(), 2);
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y).abs() <= 1e-6 * x, "{x} vs {y}");
+    }
+}

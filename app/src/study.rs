@@ -162,6 +162,8 @@ pub struct Options {
     /// Draws per point (seeds `noise`, `noise + 1`, ...): the point is
     /// their median, with the 5th-95th percentile range.
     pub samples: Option<u32>,
+    /// Each simulation skips a steady outer loop (`SimConfig::fast_forward`).
+    pub fast_forward: bool,
 }
 
 /// What a study found.
@@ -257,6 +259,7 @@ fn run_prepared(study: &Study, p: &Prepared, t: Task) -> Result<TaskResult, Stud
     let cfg = SimConfig {
         kernel_times: calibrated.times.clone(),
         noise_seed: (study.options.noise).map(|seed| seed.wrapping_add(t.draw as u64)),
+        fast_forward: study.options.fast_forward,
         ..study.limits.config(t.ranks)
     };
     let mut sink = |_: PrintLine| {};
