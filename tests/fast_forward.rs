@@ -155,7 +155,10 @@ fn a_sweep_fast_forwards_every_simulation() {
     };
     let (a, b) = (points(&full), points(&ff));
     assert_eq!(a.len(), 2);
+    // heat's 16 ranks alternate between two periods; the mean of a
+    // window of them is within 1e-5 of the full run here (run's own test
+    // checks the reported bound).
     for (x, y) in a.iter().zip(&b) {
-        assert!((x - y).abs() <= 1e-6 * x, "{x} vs {y}");
+        assert!((x - y).abs() <= 1e-5 * x, "{x} vs {y}");
     }
 }
