@@ -15,6 +15,10 @@
 //!   exchanges, nonblocking exchanges, wildcard gathers, collectives on
 //!   split communicators, carried values, loops, compute), simulated twice
 //!   on 1-9 ranks: no error, no deadlock, the same output bit for bit.
+//! - `emit_c_differential`: such programs (without `wtime()`), built by
+//!   `parsim build-mpi` and run under `mpirun` on 1-4 ranks, print what the
+//!   simulation prints (every value a rank computes, in its order). Needs
+//!   MPICH; its case count is `PARSIM_FUZZ_MPI_CASES` (about 1.5 s each).
 //!
 //! `cargo test` runs a smoke pass of each (a few seconds in all). A long
 //! campaign sets the number of inputs per target (docs/fuzzing.md records
@@ -494,14 +498,19 @@ fn snippet() -> impl Strategy<Value = String> {
 }
 
 fn program() -> impl Strategy<Value = String> {
+    program_ending("print(\"done\", wtime())")
+}
+
+/// A generated program, then `last`.
+fn program_ending(last: &'static str) -> impl Strategy<Value = String> {
     let block = || proptest::collection::vec(snippet(), 1..4);
     let item = prop_oneof![
         3 => block().prop_map(|b| b.join("\n")),
         1 => (1u32..4, block()).prop_map(|(k, b)| format!("for it in 0 .. {k} {{\n{}\n}}", b.join("\n"))),
     ];
-    proptest::collection::vec(item, 1..6).prop_map(|items| {
+    proptest::collection::vec(item, 1..6).prop_map(move |items| {
         format!(
-            "kernel work(x) cost 1.0e-9 * x\n{}\nprint(\"done\", wtime())\n",
+            "kernel work(x) cost 1.0e-9 * x\n{}\n{last}\n",
             items.join("\n")
         )
     })
@@ -531,4 +540,96 @@ fn programs() {
         prop_assert_eq!(first.3.len() as u32 % ranks, 0, "{}", text);
         Ok(())
     });
+}
+
+/// The `[rank] text` lines, each rank's in its order, ranks in order.
+fn by_rank(mut lines: Vec<(u32, String)>) -> Vec<String> {
+    lines.sort_by_key(|(r, _)| *r);
+    lines
+        .into_iter()
+        .map(|(r, t)| format!("[{r}] {t}"))
+        .collect()
+}
+
+#[test]
+fn emit_c_differential() {
+    if !support::requires_tools(&["mpicc", "mpirun"], "PARSIM_REQUIRE_MPI") {
+        return;
+    }
+    let n: u32 = std::env::var("PARSIM_FUZZ_MPI_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    let dir = support::temp_dir();
+    let mut runner = TestRunner::new(Config {
+        cases: n,
+        failure_persistence: None,
+        max_shrink_iters: 50,
+        ..Config::default()
+    });
+    let start = Instant::now();
+    let strategy = (program_ending("print(\"done\", rank)"), 1u32..5);
+    let result = runner.run(&strategy, |(text, ranks)| {
+        let program = frontend::compile("fuzz.mpl", &text)
+            .map_err(|d| TestCaseError::fail(d.render("fuzz.mpl", &text)))?;
+        let machine = models::AnyMachine::builtin_default();
+        let mut lines = Vec::new();
+        let cfg = sim_core::SimConfig {
+            ranks,
+            max_events: 50_000_000,
+            ..sim_core::SimConfig::default()
+        };
+        sim_core::simulate(&program, &mut machine.start(ranks), cfg, &mut |l| {
+            lines.push((l.rank, l.text));
+        })
+        .map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let want = by_rank(lines);
+        let source = dir.join("fuzz.mpl");
+        let binary = dir.join("fuzz");
+        std::fs::write(&source, &text).expect("write the program");
+        let (src, bin) = (
+            source.to_str().expect("utf-8 path"),
+            binary.to_str().expect("utf-8 path"),
+        );
+        let o = support::parsim(&["build-mpi", src, "-o", bin]);
+        prop_assert!(
+            o.status.success(),
+            "build-mpi: {}\n{text}",
+            support::text(&o.stderr)
+        );
+        let o = std::process::Command::new("timeout")
+            .args(["120", "mpirun", "-np", &ranks.to_string(), bin])
+            .output()
+            .expect("mpirun runs");
+        let stdout = support::text(&o.stdout);
+        prop_assert!(
+            o.status.success(),
+            "mpirun -np {ranks}: {}\n{stdout}\n{text}",
+            support::text(&o.stderr)
+        );
+        let got = by_rank(
+            stdout
+                .lines()
+                .filter_map(|l| {
+                    let (r, t) = l.strip_prefix('[')?.split_once("] ")?;
+                    Some((r.parse().ok()?, t.to_owned()))
+                })
+                .collect(),
+        );
+        prop_assert_eq!(
+            got,
+            want,
+            "mpirun -np {} vs the simulation of\n{}",
+            ranks,
+            text
+        );
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("fuzz target emit_c_differential: {e}");
+    }
+    eprintln!(
+        "fuzz emit_c_differential: {n} programs in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
 }
