@@ -10,30 +10,32 @@
 //!    `petgraph` dominators) whose bodies print nothing, directly or in a
 //!    function they call.
 //! 2. *Observation.* Each time a rank reaches a candidate's header (its
-//!    branch), its clock, statistics and variables are compared with the
-//!    last pass: the pass is *steady* when exactly one integer variable
-//!    changed, by the same step as last time (the counter), every other
-//!    variable is equal (request handles aside), and the period and the
-//!    per-iteration compute, overhead, messages and bytes equal the last
-//!    pass's (periods to a relative 1e-9). A rank is steady when its last
-//!    [`WINDOW`] iterations repeat with a cycle of at most [`MAX_CYCLE`]
-//!    iterations (ranks that wait for each other alternately repeat every
-//!    second iteration).
-//! 3. *Decision.* When every rank is steady on the same loop with the same
-//!    period, every rank stops (parks) at the header of the next pass that
-//!    no rank has reached yet.
+//!    branch), the iteration since its last pass is compared with the
+//!    first iteration of its current run: the same counter (the one
+//!    integer variable that changed) with the same step, the same messages
+//!    and bytes, and a period within [`REL_PERIOD`]; otherwise a new run
+//!    starts. A rank is steady when its run is [`WINDOW`] iterations long
+//!    or more and its variables (the counter aside; request handles by
+//!    kind) came back within [`MAX_CYCLE`] passes, by a hash of them: ranks
+//!    that wait for each other alternately vary the period every second
+//!    iteration. A rank keeps only the run's sums and extremes, the last
+//!    variables and a few hashes: a few hundred bytes.
+//! 3. *Decision.* When every rank is steady on the same loop, every rank
+//!    stops (parks) at the header of the next pass that no rank has
+//!    reached yet.
 //! 4. *Release.* When every rank is parked and no event is left, nothing is
 //!    in flight: every message of the iterations before was received. The
 //!    iterations left are counted from the loop's condition (the same on
-//!    every rank); whole cycles of them, leaving at least [`TAIL`], are
-//!    skipped: counter + m steps, clock + m periods, statistics + m times
-//!    one iteration's, and the ranks go on from their new clocks.
+//!    every rank); all but [`TAIL`] are skipped: every rank's clock moves
+//!    by the same time, the skipped count times the mean of the ranks'
+//!    mean periods (so the ranks' offsets stay as they were), its counter
+//!    by as many steps and its statistics by as many mean iterations.
 //!
-//! What it can get wrong, reported with the result: the skipped iterations
-//! are taken to repeat exactly; the periods agreed to the spread recorded;
-//! and the first iteration after the jump does not meet the traffic of the
-//! iteration before it (contention across the iteration boundary), at most
-//! one period.
+//! What it can get wrong, reported with the result as a bound: the
+//! skipped periods may differ from the mean by the largest deviation seen
+//! in the runs, and the first iteration after the jump does not meet the
+//! traffic of the iteration before it (contention across the iteration
+//! boundary), which can change it by at most its time beyond computing.
 //!
 //! When the release finds something in flight, ranks with different
 //! iteration counts, or too few iterations left, the run is abandoned and
@@ -51,8 +53,7 @@ use super::*;
 /// come back: a loop may alternate a value every second or fourth
 /// iteration.
 pub(super) const MAX_CYCLE: usize = 4;
-/// Iterations observed per rank; a rank is steady when its last `WINDOW`
-/// iterations have the same traffic and periods within [`REL_PERIOD`].
+/// The iterations a rank's run must last before the rank counts as steady.
 pub(super) const WINDOW: usize = 16;
 /// Iterations simulated after the jump (the loop's end is simulated).
 pub(super) const TAIL: i64 = 2;
@@ -75,21 +76,76 @@ struct Iteration {
     bytes: u64,
 }
 
-/// What one rank showed at its passes of a candidate header.
+/// What one rank showed at its passes of a candidate header: a few
+/// hundred bytes, whatever the length of the run observed.
 #[derive(Debug, Clone)]
 pub(super) struct Pass {
     head: BlockId,
     passes: u32,
     clock: f64,
     stats: RankStats,
-    /// The variables at the last `MAX_CYCLE` passes, the latest last.
-    locals: VecDeque<Locals>,
-    /// The last `WINDOW` iterations, the latest last.
-    iterations: VecDeque<Iteration>,
+    /// The variables at the last pass (to find the counter).
+    last: Locals,
+    /// Hashes of the variables but the counter at the last `MAX_CYCLE`
+    /// passes of the current run, the latest last.
+    hashes: VecDeque<u64>,
+    /// (clock, compute, comm) at the last `WINDOW + 1` passes of the
+    /// current run, the latest last: the window's iterations.
+    window: VecDeque<(f64, f64, f64)>,
+    /// The iterations since the counter or the traffic last changed.
+    run: Option<Run>,
     /// The window is steady.
     steady: bool,
     /// Parked at the header (the next pass resumes without counting).
     parked: bool,
+}
+
+/// Consecutive iterations like the first of them: one counter stepping
+/// alike, the same messages and bytes.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    first: Iteration,
+    count: u32,
+}
+
+impl Run {
+    /// Counts `i` if it continues the run.
+    fn extend(&mut self, i: Iteration) -> bool {
+        let f = &self.first;
+        if i.counter != f.counter
+            || i.step != f.step
+            || i.messages != f.messages
+            || i.bytes != f.bytes
+        {
+            return false;
+        }
+        self.count += 1;
+        true
+    }
+}
+
+/// A hash of the variables but `skip` (request and status handles count
+/// by their kind only, as in [`same_value`]).
+fn hash_locals(locals: &Locals, skip: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn value(v: &Value, h: &mut std::collections::hash_map::DefaultHasher) {
+        std::mem::discriminant(v).hash(h);
+        match v {
+            Value::Int(i) => i.hash(h),
+            Value::Float(f) => f.to_bits().hash(h),
+            Value::Bool(b) => b.hash(h),
+            Value::Comm(c) => c.hash(h),
+            Value::Array(a) => a.iter().for_each(|x| value(x, h)),
+            Value::Null | Value::Any | Value::Req(_) | Value::Status(_) => {}
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (i, v) in locals.iter().enumerate() {
+        if i != skip {
+            value(v, &mut h);
+        }
+    }
+    h.finish()
 }
 
 impl Pass {
@@ -99,66 +155,100 @@ impl Pass {
             passes: 1,
             clock,
             stats,
-            locals: VecDeque::from([locals.clone()]),
-            iterations: VecDeque::new(),
+            last: locals.clone(),
+            hashes: VecDeque::new(),
+            window: VecDeque::from([(clock, stats.compute, stats.comm)]),
+            run: None,
             steady: false,
             parked: false,
         }
     }
 
-    /// Whether the window is steady: full, one counter stepping alike,
-    /// the same messages and bytes every iteration, periods within
-    /// [`REL_PERIOD`] of their mean, and the variables (the counter aside)
-    /// back to their values of at most [`MAX_CYCLE`] passes before.
-    fn is_steady(&self, now: &Locals) -> bool {
-        let it = &self.iterations;
-        let Some(first) = it.front() else {
-            return false;
+    /// A pass with the variables `now`, the clock and the statistics.
+    fn observe(&mut self, now: &Locals, clock: f64, stats: RankStats) {
+        let iteration = counter_of(&self.last, now).map(|(counter, step)| Iteration {
+            period: clock - self.clock,
+            counter,
+            step,
+            compute: stats.compute - self.stats.compute,
+            comm: stats.comm - self.stats.comm,
+            messages: stats.messages_sent - self.stats.messages_sent,
+            bytes: stats.bytes_sent - self.stats.bytes_sent,
+        });
+        let extended = match (iteration, self.run.as_mut()) {
+            (Some(i), Some(r)) => r.extend(i),
+            _ => false,
         };
-        if it.len() < WINDOW
-            || it.iter().any(|i| {
-                i.counter != first.counter
-                    || i.step != first.step
-                    || i.messages != first.messages
-                    || i.bytes != first.bytes
-            })
-        {
-            return false;
+        if !extended {
+            self.run = iteration.map(|first| Run { first, count: 1 });
+            self.hashes.clear();
+            self.window.clear();
+            self.window
+                .push_back((self.clock, self.stats.compute, self.stats.comm));
         }
-        let mean = it.iter().map(|i| i.period).sum::<f64>() / it.len() as f64;
-        if it
-            .iter()
-            .any(|i| (i.period - mean).abs() > REL_PERIOD * mean)
-        {
-            return false;
+        if self.window.len() == WINDOW + 1 {
+            self.window.pop_front();
         }
-        let counter = first.counter as usize;
-        (1..=MAX_CYCLE.min(self.locals.len())).any(|k| {
-            self.locals[self.locals.len() - k]
-                .iter()
-                .zip(now.iter())
-                .enumerate()
-                .all(|(i, (a, b))| i == counter || same_value(a, b))
-        })
+        self.window.push_back((clock, stats.compute, stats.comm));
+        self.steady = false;
+        if let Some(r) = &self.run {
+            let h = hash_locals(now, r.first.counter as usize);
+            // The variables come back within MAX_CYCLE passes.
+            let back = self.hashes.contains(&h);
+            self.steady = back && r.count as usize >= WINDOW && self.periods_agree();
+            if self.hashes.len() == MAX_CYCLE {
+                self.hashes.pop_front();
+            }
+            self.hashes.push_back(h);
+        }
+        self.last = now.clone();
+        self.passes += 1;
+        self.clock = clock;
+        self.stats = stats;
     }
 
-    /// The window's mean iteration (period, compute and overhead), with its
-    /// traffic, which is the same every iteration.
+    /// The window's periods, oldest first.
+    fn periods(&self) -> impl Iterator<Item = f64> + '_ {
+        self.window
+            .iter()
+            .zip(self.window.iter().skip(1))
+            .map(|(a, b)| b.0 - a.0)
+    }
+
+    /// Every period of the window within [`REL_PERIOD`] of their mean.
+    fn periods_agree(&self) -> bool {
+        let mean = self.mean().period;
+        self.periods()
+            .all(|p| (p - mean).abs() <= REL_PERIOD * mean)
+    }
+
+    /// The window's mean iteration, with the run's counter and traffic.
     fn mean(&self) -> Iteration {
-        let n = self.iterations.len().max(1) as f64;
-        let mut m = self.iterations.back().copied().unwrap_or(Iteration {
-            period: 0.0,
-            counter: 0,
-            step: 0,
-            compute: 0.0,
-            comm: 0.0,
-            messages: 0,
-            bytes: 0,
-        });
-        m.period = self.iterations.iter().map(|i| i.period).sum::<f64>() / n;
-        m.compute = self.iterations.iter().map(|i| i.compute).sum::<f64>() / n;
-        m.comm = self.iterations.iter().map(|i| i.comm).sum::<f64>() / n;
-        m
+        let (Some(a), Some(b), Some(r)) = (self.window.front(), self.window.back(), self.run)
+        else {
+            return Iteration {
+                period: 0.0,
+                counter: 0,
+                step: 0,
+                compute: 0.0,
+                comm: 0.0,
+                messages: 0,
+                bytes: 0,
+            };
+        };
+        let n = (self.window.len().saturating_sub(1)).max(1) as f64;
+        Iteration {
+            period: (b.0 - a.0) / n,
+            compute: (b.1 - a.1) / n,
+            comm: (b.2 - a.2) / n,
+            ..r.first
+        }
+    }
+
+    /// The window's shortest and longest period.
+    fn extremes(&self) -> [f64; 2] {
+        self.periods()
+            .fold([f64::INFINITY, 0.0], |[lo, hi], p| [lo.min(p), hi.max(p)])
     }
 }
 
@@ -323,34 +413,7 @@ impl Engine<'_> {
         let was_steady = slot.as_ref().is_some_and(|p| p.steady);
         let next = match slot.take() {
             Some(mut p) if p.head == block => {
-                let iteration = p.locals.back().and_then(|before| {
-                    counter_of(before, &frame.locals).map(|(counter, step)| Iteration {
-                        period: lp.clock - p.clock,
-                        counter,
-                        step,
-                        compute: lp.stats.compute - p.stats.compute,
-                        comm: lp.stats.comm - p.stats.comm,
-                        messages: lp.stats.messages_sent - p.stats.messages_sent,
-                        bytes: lp.stats.bytes_sent - p.stats.bytes_sent,
-                    })
-                });
-                match iteration {
-                    Some(i) => {
-                        if p.iterations.len() == WINDOW {
-                            p.iterations.pop_front();
-                        }
-                        p.iterations.push_back(i);
-                    }
-                    None => p.iterations.clear(),
-                }
-                p.steady = p.is_steady(&frame.locals);
-                if p.locals.len() > MAX_CYCLE {
-                    p.locals.pop_front();
-                }
-                p.locals.push_back(frame.locals.clone());
-                p.passes += 1;
-                p.clock = lp.clock;
-                p.stats = lp.stats;
+                p.observe(&frame.locals, lp.clock, lp.stats);
                 p
             }
             _ => Pass::first(block, lp.clock, lp.stats, &frame.locals),
@@ -453,13 +516,11 @@ impl Engine<'_> {
             else {
                 return Ok(Err(format!("rank {id} was not observed")));
             };
-            let Some(it) = p.iterations.back().copied() else {
+            let Some(run) = p.run else {
                 return Ok(Err(format!("rank {id} has no steady iteration")));
             };
-            sums.push((
-                p.mean(),
-                p.iterations.iter().map(|i| i.period).collect::<Vec<_>>(),
-            ));
+            let it = run.first;
+            sums.push((p.mean(), p.extremes()));
             let n = self.iterations_left(id, cond, *span, it.counter, it.step)?;
             match (n, left) {
                 (None, _) => {
