@@ -7,7 +7,13 @@
 //!
 //! This machine is shared and noisy, so the bound asserted is loose (the
 //! median |error| below 35%); VALIDATION.md records the real figures of
-//! larger runs.
+//! larger runs. The prediction uses the kernels' mean times, not `--noise`:
+//! with the short calibration here (0.2 s per tuple) the measured
+//! distributions catch this VM's slow and fast states, and drawing every
+//! call independently from that mixture made two coupled ranks pay the
+//! slower of two draws every iteration (a fresh-clone CI run predicted
+//! 0.115 s for a 0.058 s run, +98%); the VM's states last seconds, not one
+//! call.
 
 mod support;
 
@@ -103,7 +109,6 @@ fn calibrate_build_run_and_compare_with_mpich() {
         "3",
         "--format",
         "json",
-        "--noise",
     ]);
     let o = parsim(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
