@@ -39,7 +39,12 @@ mod support;
 
 /// Inputs per target: `PARSIM_FUZZ_CASES`, else the smoke pass's `smoke`.
 fn cases(smoke: u32) -> u32 {
-    std::env::var("PARSIM_FUZZ_CASES")
+    cases_from("PARSIM_FUZZ_CASES", smoke)
+}
+
+/// Inputs per target: the variable `var`, else `smoke`.
+fn cases_from(var: &str, smoke: u32) -> u32 {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(smoke)
@@ -53,12 +58,22 @@ fn fuzz<S: Strategy>(
     strategy: S,
     property: impl Fn(S::Value) -> Result<(), TestCaseError>,
 ) {
-    let n = cases(smoke);
+    // Shrinking a text input takes long; a few hundred steps suffice.
+    fuzz_runs(name, cases(smoke), 2_000, strategy, property);
+}
+
+/// [`fuzz`] with the number of inputs and of shrinking steps given.
+fn fuzz_runs<S: Strategy>(
+    name: &str,
+    n: u32,
+    max_shrink_iters: u32,
+    strategy: S,
+    property: impl Fn(S::Value) -> Result<(), TestCaseError>,
+) {
     let mut runner = TestRunner::new(Config {
         cases: n,
         failure_persistence: None,
-        // Shrinking a text input takes long; a few hundred steps suffice.
-        max_shrink_iters: 2_000,
+        max_shrink_iters,
         ..Config::default()
     });
     let start = Instant::now();
@@ -556,20 +571,11 @@ fn emit_c_differential() {
     if !support::requires_tools(&["mpicc", "mpirun"], "PARSIM_REQUIRE_MPI") {
         return;
     }
-    let n: u32 = std::env::var("PARSIM_FUZZ_MPI_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4);
     let dir = support::temp_dir();
-    let mut runner = TestRunner::new(Config {
-        cases: n,
-        failure_persistence: None,
-        max_shrink_iters: 50,
-        ..Config::default()
-    });
-    let start = Instant::now();
     let strategy = (program_ending("print(\"done\", rank)"), 1u32..5);
-    let result = runner.run(&strategy, |(text, ranks)| {
+    // A real MPI program per input: few inputs, few shrinking steps.
+    let n = cases_from("PARSIM_FUZZ_MPI_CASES", 4);
+    fuzz_runs("emit_c_differential", n, 50, strategy, |(text, ranks)| {
         let program = frontend::compile("fuzz.mpl", &text)
             .map_err(|d| TestCaseError::fail(d.render("fuzz.mpl", &text)))?;
         let machine = models::AnyMachine::builtin_default();
@@ -625,11 +631,4 @@ fn emit_c_differential() {
         );
         Ok(())
     });
-    if let Err(e) = result {
-        panic!("fuzz target emit_c_differential: {e}");
-    }
-    eprintln!(
-        "fuzz emit_c_differential: {n} programs in {:.1} s",
-        start.elapsed().as_secs_f64()
-    );
 }

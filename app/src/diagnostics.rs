@@ -71,13 +71,17 @@ pub fn plugin_violation(run: &models::AnyRun<'_>) -> Option<String> {
     ))
 }
 
-/// Compresses sorted ranks into `0-3, 7, 9-12`.
-pub fn rank_ranges(ranks: &[u32]) -> String {
+/// Compresses sorted ranks (or other counts: task numbers) into
+/// `0-3, 7, 9-12`.
+pub fn rank_ranges<T>(ranks: &[T]) -> String
+where
+    T: Copy + PartialEq + std::fmt::Display + std::ops::Add<Output = T> + From<u8>,
+{
     let mut parts = Vec::new();
     let mut i = 0;
     while i < ranks.len() {
         let mut j = i;
-        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + T::from(1) {
             j += 1;
         }
         parts.push(if i == j {

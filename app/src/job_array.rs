@@ -220,38 +220,20 @@ pub fn read_results(study: &Study, dir: &Path) -> Result<Vec<TaskResult>, Error>
             missing.len(),
             all.len(),
             dir.display(),
-            ranges(&missing)
+            crate::diagnostics::rank_ranges(&missing)
         )));
     }
     Ok(results)
 }
 
-/// `0-3, 7, 9-10`.
-fn ranges(v: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            v[i].to_string()
-        } else {
-            format!("{}-{}", v[i], v[j])
-        });
-        i = j + 1;
-    }
-    parts.join(", ")
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn missing_tasks_are_listed_as_ranges() {
-        assert_eq!(ranges(&[0, 1, 2, 3, 7, 9, 10]), "0-3, 7, 9-10");
-        assert_eq!(ranges(&[5]), "5");
+        assert_eq!(
+            crate::diagnostics::rank_ranges(&[0usize, 1, 2, 3, 7, 9, 10]),
+            "0-3, 7, 9-10"
+        );
+        assert_eq!(crate::diagnostics::rank_ranges(&[5usize]), "5");
     }
 }

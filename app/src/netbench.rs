@@ -62,13 +62,7 @@ impl Bench {
         progress: &mut dyn FnMut(&str),
     ) -> Result<u32, Error> {
         let line = format!("{launcher} {} --mbw-mr", self.binary.display());
-        progress(&format!("running: {line}"));
-        let stdout = crate::shell::run(&line)?;
-        crate::scenario::write_atomically(save, &stdout)?;
-        progress(&format!(
-            "saved the benchmark's output to {}",
-            save.display()
-        ));
+        let stdout = run_and_save(&line, save, progress)?;
         let pairs = crate::node_fit::pairs_in(&stdout).ok_or_else(|| {
             Error::Input(format!(
                 "{}: no `# [ pairs: k ]` line in the output of `{line}`",
@@ -112,6 +106,18 @@ fn compile(dir: &Path, mpicc: &str) -> Result<PathBuf, Error> {
     Ok(binary)
 }
 
+/// Runs the command `line`, saves its output to `save` and returns it.
+fn run_and_save(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Result<String, Error> {
+    progress(&format!("running: {line}"));
+    let stdout = crate::shell::run(line)?;
+    crate::scenario::write_atomically(save, &stdout)?;
+    progress(&format!(
+        "saved the benchmark's output to {}",
+        save.display()
+    ));
+    Ok(stdout)
+}
+
 fn measure(
     binary: &Path,
     launcher: &str,
@@ -119,13 +125,7 @@ fn measure(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured, Error> {
     let line = format!("{launcher} {}", binary.display());
-    progress(&format!("running: {line}"));
-    let stdout = crate::shell::run(&line)?;
-    crate::scenario::write_atomically(save, &stdout)?;
-    progress(&format!(
-        "saved the benchmark's output to {}",
-        save.display()
-    ));
+    let stdout = run_and_save(&line, save, progress)?;
 
     let table = |name: &str| {
         parse_table(

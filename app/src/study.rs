@@ -315,17 +315,29 @@ pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
         pool(study.options.jobs)?.install(|| all.par_iter().map(run_one).collect());
     // The first failure in task order ends the study.
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    assemble(study, &results)
+    assemble_with(study, &p.machines, &results)
 }
 
 /// Speedup, efficiency and the scalability limit of each curve from the
 /// results of all tasks, in task order (from [`run_study`], or gathered
 /// from a job array's tasks).
 pub fn assemble(study: &Study, results: &[TaskResult]) -> Result<Outcome, StudyError> {
+    let mut machines = Vec::with_capacity(study.curves.len());
+    for c in study.curves {
+        machines.push(machine_of(c, study.ppn)?);
+    }
+    assemble_with(study, &machines, results)
+}
+
+/// [`assemble`] with the curves' machines already built.
+fn assemble_with(
+    study: &Study,
+    machines: &[AnyMachine],
+    results: &[TaskResult],
+) -> Result<Outcome, StudyError> {
     let Study {
         ranks,
         curves,
-        ppn,
         options:
             Options {
                 weak,
@@ -353,10 +365,6 @@ pub fn assemble(study: &Study, results: &[TaskResult]) -> Result<Outcome, StudyE
             Some(_) => {}
             None => extrapolated.push(e.clone()),
         }
-    }
-    let mut machines = Vec::with_capacity(curves.len());
-    for c in curves {
-        machines.push(machine_of(c, ppn)?);
     }
     let largest = ranks.iter().copied().max().unwrap_or(1);
     let one_node: Vec<Option<u32>> = machines

@@ -314,40 +314,23 @@ impl<'a> Observers<'a> {
     }
 
     /// A matched ANY_SOURCE receive (after `causal_match` of its message),
-    /// accepting matching context `ctx` and tag `tag` (or `ANY_TAG`).
+    /// or an ANY_SOURCE probe that found an envelope (which stays
+    /// unmatched; `m.probe`), accepting matching context `ctx` and tag `tag`
+    /// (or `ANY_TAG`). A send is an alternative when it is not causally
+    /// after it and was matched by the owner after it (or never).
     pub(super) fn wildcard_matched(&mut self, m: WildcardMatch, ctx: u32, tag: i32) {
         if let Some(w) = &mut self.wildcards {
             if let Some(c) = w.causal.as_mut() {
-                let owner = m.rank;
+                let owner = m.rank as usize;
+                // A receive's match is an event of the owner, counted by
+                // `causal_match` just before; a probe is none, but the
+                // owner's events after it raise its entry above the
+                // current one, as the receive's own event does.
+                let clock = c.clocks[owner][owner] + u32::from(m.probe);
                 c.receives.push(WildRecord {
-                    owner,
-                    clock: c.clocks[owner as usize][owner as usize],
-                    // Invariant: the match was just counted by
-                    // `causal_match`; the messages matched after it.
-                    after: c.matched[owner as usize],
-                    ctx,
-                    tag,
-                    chosen: m.chosen,
-                });
-            }
-            w.matches.push(m);
-        }
-    }
-
-    /// An ANY_SOURCE probe that found an envelope (which stays unmatched):
-    /// recorded like a wildcard receive; a send is an alternative when it is
-    /// not causally after the probe and was matched by the owner after it
-    /// (or never).
-    pub(super) fn wildcard_probed(&mut self, m: WildcardMatch, ctx: u32, tag: i32) {
-        if let Some(w) = &mut self.wildcards {
-            if let Some(c) = w.causal.as_mut() {
-                let owner = m.rank;
-                c.receives.push(WildRecord {
-                    owner,
-                    // Events of the owner after the probe raise its entry
-                    // above the current one: as a receive's own event does.
-                    clock: c.clocks[owner as usize][owner as usize] + 1,
-                    after: c.matched[owner as usize],
+                    owner: m.rank,
+                    clock,
+                    after: c.matched[owner],
                     ctx,
                     tag,
                     chosen: m.chosen,

@@ -418,7 +418,7 @@ impl<'a> Engine<'a> {
             }
         }
         alternatives.sort_unstable();
-        self.obs.wildcard_probed(
+        self.obs.wildcard_matched(
             WildcardMatch {
                 rank: id,
                 nth,
