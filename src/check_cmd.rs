@@ -43,6 +43,12 @@ pub struct CheckArgs {
     /// forced (as ISP and DAMPI do), at most N runs (default 16).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
     explore: Option<u32>,
+    /// Skip the memory check: a check of 262,144 ranks and more is first
+    /// probed on 65,536 ranks (with the checker's records) to measure the
+    /// memory a run needs, and refused when it is more than the machine
+    /// has available.
+    #[arg(long)]
+    no_memory_check: bool,
     #[command(flatten)]
     progress: crate::ProgressArgs,
 }
@@ -64,6 +70,19 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let file = &scenario.source.name;
     let source = &scenario.source.text;
     let cfg = scenario.config();
+    // The checker's runs go one at a time, each with its wildcard records
+    // (`app::check`): the probe runs with them too.
+    if !args.no_memory_check {
+        let probe = app::check::run_config(cfg.clone());
+        if let (Some(e), Some(avail)) = (
+            app::memory::estimate(&scenario.program, &scenario.machine, &probe, args.ranks),
+            app::memory::available(),
+        ) && let Some(why) = app::memory::refusal(args.ranks, &e, avail as f64)
+        {
+            eprintln!("error: {why}");
+            return Ok(1);
+        }
+    }
     let reporter = std::cell::RefCell::new(args.progress.reporter());
     let most = args.explore.map(|b| b.saturating_add(2));
     let progress = |runs: u32| {

@@ -327,6 +327,12 @@ pub(crate) struct StudyOptions {
     /// `run --fast-forward`); a simulation it cannot skip runs in full.
     #[arg(long)]
     pub fast_forward: bool,
+    /// Skip the memory check: a sweep with a rank count of 262,144 or more
+    /// is first probed on 65,536 ranks per machine to measure the memory
+    /// its simulations need at once (one per --jobs thread), and refused
+    /// when that is more than the machine has available.
+    #[arg(long)]
+    pub no_memory_check: bool,
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -375,6 +381,9 @@ pub(crate) fn run_study(
             r.update(|r| crate::progress::counted("simulations", done, total, r.elapsed()));
         }
     };
+    if !opts.no_memory_check {
+        memory_check(&s).map_err(|e| study_failure(e, s.file, source))??;
+    }
     let s = Study {
         progress: Some(&report),
         ..s
@@ -394,6 +403,18 @@ pub(crate) fn run_study(
         }
         Err(e) => Err(study_failure(e, s.file, source)),
     }
+}
+
+/// Refuses a study whose simulations at once need more memory than the
+/// machine has available (`study::memory_need`, measured on probes).
+fn memory_check(s: &Study<'_>) -> Result<anyhow::Result<()>, StudyError> {
+    let (Some(need), Some(avail)) = (study::memory_need(s)?, app::memory::available()) else {
+        return Ok(Ok(()));
+    };
+    Ok(match need.refusal(avail as f64) {
+        Some(why) => Err(anyhow::anyhow!(why)),
+        None => Ok(()),
+    })
 }
 
 /// A study's error for people: a failed simulation with its source line.

@@ -155,16 +155,9 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
         app::memory::estimate(program, machine, &cfg, args.ranks)
     };
     if let (Some(e), Some(avail)) = (estimate, app::memory::available())
-        && e.bytes > 0.9 * avail as f64
+        && let Some(why) = app::memory::refusal(args.ranks, &e, avail as f64)
     {
-        eprintln!(
-            "error: {} ranks need about {} ({:.0} B per rank, measured on a probe of {} ranks of this program), more than the {} this machine has available: run fewer ranks or on a machine with more memory (--no-memory-check runs anyway)",
-            args.ranks,
-            app::memory::human(e.bytes),
-            e.bytes_per_rank,
-            e.probe_ranks,
-            app::memory::human(avail as f64)
-        );
+        eprintln!("error: {why}");
         return Ok(Outcome::InputError);
     }
     let json = args.format == Format::Json;

@@ -903,3 +903,60 @@ fn the_memory_a_large_run_needs_is_measured_and_checked() {
     );
     assert!(stdout(&o).is_empty());
 }
+
+/// Issue 14: `sweep` and `check` are probed like `run`. A sweep's need is
+/// that of the simulations it runs at once (one per --jobs thread); a
+/// check's, one run with the checker's records. Both refuse what cannot fit
+/// before they start, on stderr with exit 1, and name the way around.
+#[test]
+fn sweeps_and_checks_too_large_for_the_machine_are_refused() {
+    let o = parsim(&[
+        "sweep",
+        "examples/heat.mpl",
+        "-n",
+        "1000000000,2000000000",
+        "-p",
+        "iters=1",
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: the sweep's simulations need about ")
+            && err.contains(" at once (2 at a time; the largest, default on 2000000000 ranks, ")
+            && err.contains("measured on probes of 65536 ranks of this program")
+            && err.contains("--no-memory-check"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
+    // Heat's probe measures about 1.1 KB per rank: the two tasks need
+    // three times what the larger needs alone.
+    let gib = |text: &str, after: &str| -> f64 {
+        text.split(after)
+            .nth(1)
+            .and_then(|s| s.split(" GiB").next())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{text}"))
+    };
+    let (all, largest) = (gib(&err, "need about "), gib(&err, "2000000000 ranks, "));
+    assert_relative_eq!(all, 1.5 * largest, max_relative = 0.01);
+
+    let o = parsim(&[
+        "check",
+        "examples/heat.mpl",
+        "-n",
+        "2000000000",
+        "-p",
+        "iters=1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: 2000000000 ranks need about ")
+            && err.contains("measured on a probe of 65536 ranks")
+            && err.contains("--no-memory-check"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty());
+}

@@ -188,10 +188,7 @@ pub fn check(
         file,
         source,
         machine,
-        cfg: SimConfig {
-            record_wildcards: true,
-            ..cfg
-        },
+        cfg: run_config(cfg),
         progress,
         runs: std::cell::Cell::new(0),
     };
@@ -223,6 +220,15 @@ pub fn check(
         text: out.text,
         explored,
         clean_runs,
+    }
+}
+
+/// The configuration of a check's runs: `cfg` with the wildcard matches
+/// recorded (what the checker's races come from).
+pub fn run_config(cfg: SimConfig) -> SimConfig {
+    SimConfig {
+        record_wildcards: true,
+        ..cfg
     }
 }
 

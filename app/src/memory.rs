@@ -60,6 +60,15 @@ fn resident() -> Option<u64> {
     proc_field("/proc/self/status", "VmRSS:")
 }
 
+/// Resets the process's peak resident memory (`VmHWM`) to what it holds
+/// now (Linux 4.0 and later: `5` written to `/proc/self/clear_refs`), so
+/// that a probe after another one measures its own peak. False where that
+/// is not possible: a later probe then sees the earlier peak too and
+/// overestimates, the safe side.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 /// Memory the system can give without swapping (`MemAvailable`), bytes.
 pub fn available() -> Option<u64> {
     proc_field("/proc/meminfo", "MemAvailable:")
@@ -80,6 +89,7 @@ pub fn estimate(
     if ranks < PROBE_FROM {
         return None;
     }
+    let _reset = reset_peak();
     let before = resident()?;
     let probe = SimConfig {
         ranks: PROBE_RANKS,
@@ -99,6 +109,22 @@ pub fn estimate(
         probe_ranks: PROBE_RANKS,
         bytes_per_rank,
         bytes: bytes_per_rank * f64::from(ranks),
+    })
+}
+
+/// Why a run of `ranks` cannot start with `available` bytes free, when
+/// the estimate is more than 90% of them; `None` when it fits.
+pub fn refusal(ranks: u32, e: &Estimate, available: f64) -> Option<String> {
+    (e.bytes > 0.9 * available).then(|| {
+        format!(
+            "{ranks} ranks need about {} ({:.0} B per rank, measured on a probe of {} ranks of \
+             this program), more than the {} this machine has available: run fewer ranks or on \
+             a machine with more memory (--no-memory-check runs anyway)",
+            human(e.bytes),
+            e.bytes_per_rank,
+            e.probe_ranks,
+            human(available)
+        )
     })
 }
 

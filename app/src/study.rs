@@ -251,7 +251,8 @@ fn prepare(study: &Study) -> Result<Prepared, StudyError> {
     Ok(Prepared { machines, blocks })
 }
 
-fn run_prepared(study: &Study, p: &Prepared, t: Task) -> Result<TaskResult, StudyError> {
+/// Task `t`'s run configuration and the calibrated kernel times it uses.
+fn task_config(study: &Study, p: &Prepared, t: Task) -> (SimConfig, Blocks) {
     let m = &p.machines[t.curve];
     let calibrated = (p.blocks.as_ref())
         .map(|f| Blocks::of_file(f, t.ranks.min(m.ranks_per_node())))
@@ -262,6 +263,114 @@ fn run_prepared(study: &Study, p: &Prepared, t: Task) -> Result<TaskResult, Stud
         fast_forward: study.options.fast_forward,
         ..study.limits.config(t.ranks)
     };
+    (cfg, calibrated)
+}
+
+/// What a study's simulations need in memory at once ([`memory_need`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryNeed {
+    /// The largest needs of as many tasks as run at once, summed, bytes.
+    pub bytes: f64,
+    /// Simulations at once: the pool's threads, at most the tasks.
+    pub concurrent: usize,
+    /// The largest task: its curve's label, its ranks and its bytes.
+    pub largest: (String, u32, f64),
+    /// The probes' ranks ([`crate::memory::PROBE_RANKS`]).
+    pub probe_ranks: u32,
+}
+
+impl MemoryNeed {
+    /// Why a study needing this cannot run with `available` bytes free
+    /// (more than 90% of them), with what to do instead; `None` when it
+    /// fits.
+    pub fn refusal(&self, available: f64) -> Option<String> {
+        if self.bytes <= 0.9 * available {
+            return None;
+        }
+        let (label, ranks, most) = &self.largest;
+        let advice = if self.concurrent > 1 && *most <= 0.9 * available {
+            format!(
+                "run them one at a time (--jobs 1: the largest alone needs {}), or fewer ranks",
+                crate::memory::human(*most)
+            )
+        } else {
+            "run fewer ranks or on a machine with more memory".to_owned()
+        };
+        Some(format!(
+            "the sweep's simulations need about {} at once ({} at a time; the largest, {label} \
+             on {ranks} ranks, {}; measured on probes of {} ranks of this program), more than \
+             the {} this machine has available: {advice} (--no-memory-check runs anyway)",
+            crate::memory::human(self.bytes),
+            self.concurrent,
+            crate::memory::human(*most),
+            self.probe_ranks,
+            crate::memory::human(available)
+        ))
+    }
+}
+
+/// The memory a study's simulations need at once, measured on probes
+/// ([`crate::memory`]): each curve whose largest rank count is probed (at
+/// least [`crate::memory::PROBE_FROM`]) runs once on
+/// [`crate::memory::PROBE_RANKS`] ranks with that task's settings; its
+/// bytes per rank times a task's ranks is the task's need (tasks of curves
+/// too small to probe count as 0), and the largest needs of as many tasks
+/// as the pool runs at once are summed. `None` when no curve is probed.
+pub fn memory_need(study: &Study) -> Result<Option<MemoryNeed>, StudyError> {
+    let all = tasks(study)?;
+    let p = prepare(study)?;
+    let mut per_rank: Vec<Option<f64>> = vec![None; study.curves.len()];
+    for (curve, slot) in per_rank.iter_mut().enumerate() {
+        let Some(ranks) = (all.iter())
+            .filter(|t| t.curve == curve)
+            .map(|t| t.ranks)
+            .max()
+        else {
+            continue;
+        };
+        let (cfg, _) = task_config(
+            study,
+            &p,
+            Task {
+                curve,
+                ranks,
+                draw: 0,
+            },
+        );
+        *slot = crate::memory::estimate(study.program, &p.machines[curve], &cfg, ranks)
+            .map(|e| e.bytes_per_rank);
+    }
+    if per_rank.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let mut needs: Vec<(usize, u32, f64)> = (all.iter())
+        .map(|t| {
+            let bytes = per_rank[t.curve].unwrap_or(0.0) * f64::from(t.ranks);
+            (t.curve, t.ranks, bytes)
+        })
+        .collect();
+    needs.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let threads = (study.options.jobs)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let concurrent = threads.min(needs.len());
+    let bytes = needs[..concurrent].iter().map(|n| n.2).sum();
+    // Invariant: `tasks` refuses a study without rank counts, and every
+    // study has a curve, so there is a task.
+    let Some(&(curve, ranks, most)) = needs.first() else {
+        return Ok(None);
+    };
+    Ok(Some(MemoryNeed {
+        bytes,
+        concurrent,
+        largest: (study.curves[curve].label.clone(), ranks, most),
+        probe_ranks: crate::memory::PROBE_RANKS,
+    }))
+}
+
+fn run_prepared(study: &Study, p: &Prepared, t: Task) -> Result<TaskResult, StudyError> {
+    let m = &p.machines[t.curve];
+    let (cfg, calibrated) = task_config(study, p, t);
     let mut sink = |_: PrintLine| {};
     let seconds = sim_core::simulate(study.program, &mut m.start(t.ranks), cfg, &mut sink)
         .map(|rep| rep.predicted_seconds)
@@ -929,6 +1038,37 @@ mod tests {
 
     use super::{Options, Study, derive, noise_draws, run_study, spread_of};
     use crate::scenario::Limits;
+
+    /// A sweep is refused when the simulations that run at once need more
+    /// than 90% of the memory available; when the largest alone would fit,
+    /// the advice is --jobs 1.
+    #[test]
+    fn memory_refusals_say_what_would_fit() {
+        const GIB: f64 = (1u64 << 30) as f64;
+        let need = super::MemoryNeed {
+            bytes: 12.0 * GIB,
+            concurrent: 2,
+            largest: ("default".into(), 8_000_000, 7.0 * GIB),
+            probe_ranks: 65536,
+        };
+        assert_eq!(need.refusal(20.0 * GIB), None);
+        let why = need.refusal(10.0 * GIB).expect("refused");
+        assert!(
+            why.starts_with("the sweep's simulations need about 12.0 GiB at once (2 at a time; the largest, default on 8000000 ranks, 7.0 GiB; measured on probes of 65536 ranks")
+                && why.contains("more than the 10.0 GiB this machine has available: run them one at a time (--jobs 1: the largest alone needs 7.0 GiB)"),
+            "{why}"
+        );
+        let alone = super::MemoryNeed {
+            concurrent: 1,
+            bytes: 7.0 * GIB,
+            ..need
+        };
+        let why = alone.refusal(6.0 * GIB).expect("refused");
+        assert!(
+            why.contains("run fewer ranks or on a machine with more memory"),
+            "{why}"
+        );
+    }
 
     #[test]
     fn rank_lists() {
