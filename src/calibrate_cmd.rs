@@ -105,6 +105,12 @@ pub(crate) struct NetArgs {
     /// shared-memory messages, [shm] node_bandwidth. Needs --shm.
     #[arg(long = "shm-multi-pair", value_name = "TABLE")]
     shm_multi_pair: Vec<PathBuf>,
+    /// The ranks per node of the job that printed an IMB-MPI1 Uniband
+    /// table given to --shm-multi-pair (default: --ranks-per-node): its
+    /// blocks of at most this many processes ran inside one node (IMB
+    /// runs a block on ranks 0..np-1; block placement assumed).
+    #[arg(long = "imb-ppn", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    imb_ppn: Option<u32>,
     /// Measure a --multi-pair table: run the benchmark's k-pairs stream
     /// (osu_mbw_mr's loop; k = the processes / 2, rank i sends to rank
     /// i + k) with this launcher, its 2k ranks placed k per node on two
@@ -614,6 +620,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             tables,
             duplex: args.duplex,
             sockets,
+            imb_ranks_per_node: args.imb_ppn.unwrap_or(args.ranks_per_node),
         })
     };
     let ticker = crate::progress::Ticker::start(
@@ -695,6 +702,23 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         }
         notes.push(note);
     }
+    // Without a measured or given memcpy, the tables inside a node bound
+    // it from below (`Fitted::memcpy_lower_bound`): far closer than a fixed
+    // 1 GB/s on any node of this century (VALIDATION.md section 5.3).
+    let memcpy_bound = memcpy_defaulted
+        .then(|| fitted.memcpy_lower_bound(args.shm_from_alltoall2))
+        .flatten();
+    let (memcpy, memcpy_origin) = match &memcpy_bound {
+        Some((rate, what)) => (
+            *rate,
+            format!(
+                "memcpy {:.4} GB/s: {what} run at this rate, and each message is at least one \
+                 copy, so a copy is at least this fast (a lower bound, not measured)",
+                rate / 1e9,
+            ),
+        ),
+        None => (memcpy, memcpy_origin),
+    };
     let info = app::netfit::MachineInfo {
         name,
         description: args.description.clone(),
@@ -723,7 +747,13 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     ticker.finish();
     coll.map_err(crate::flagged)?;
     crate::out(&fitted.report());
-    if memcpy_defaulted {
+    if let Some((rate, _)) = &memcpy_bound {
+        eprintln!(
+            "note: node.memcpy is {:.4} GB/s, a lower bound from {} (not measured); it prices every local copy (a collective's own block, reductions without --reduce-local): give --memcpy RATE (a STREAM copy of the target), or measure the tables with --run, which measures it",
+            rate / 1e9,
+            memcpy_bound.as_ref().map_or("", |(_, what)| what.as_str())
+        );
+    } else if memcpy_defaulted {
         // A default that matters (issue 14: an OSU allreduce validated with
         // it was 183% off): said where it is used, not only in the written
         // file's comment.

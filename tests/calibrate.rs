@@ -588,3 +588,168 @@ fn barrier_and_reduce_local_tables_set_the_call_costs() {
         stderr(&o)
     );
 }
+
+/// IMB-MPI1 Uniband output with one block per process count (`-npmin 1`),
+/// `np` processes moving `pairs · 64` messages per window: `rate(np, n)`
+/// messages per second.
+fn imb_uniband(counts: &[u32], rate: impl Fn(u32, u64) -> f64) -> String {
+    let mut text = String::new();
+    let total = counts.iter().copied().max().unwrap_or(2);
+    for &np in counts {
+        text.push_str(&format!(
+            "#---------------------------------------------------\n# Benchmarking Uniband \n# #processes = {np} \n"
+        ));
+        if np < total {
+            text.push_str(&format!(
+                "# ( {} additional processes waiting in MPI_Barrier)\n",
+                total - np
+            ));
+        }
+        text.push_str("#---------------------------------------------------\n       #bytes #repetitions   Mbytes/sec      Msg/sec\n");
+        for n in std::iter::once(0).chain((0..=10).map(|k| 1u64 << (2 * k))) {
+            let r = rate(np, n);
+            text.push_str(&format!(
+                "{n:>13} {:>12} {:>12.2} {:>12.0}\n",
+                1000,
+                n as f64 * r / 1e6,
+                r
+            ));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// `--shm-multi-pair` and `--multi-pair` read IMB Uniband outputs as the
+/// job printed them: inside a node, the blocks of at most `--imb-ppn`
+/// (default `--ranks-per-node`) processes, each np/2 pairs; between nodes,
+/// the block of the whole job. A file with no block that fits is an input
+/// error that names the blocks.
+#[test]
+fn imb_uniband_blocks_are_multi_pair_tables() {
+    let tmp = temp_dir();
+    let network = tmp.file("net.txt", &osu_table(3.0, 1e-4));
+    let shm = tmp.file("shm.txt", &osu_table(0.4, 1.25e-4));
+    // np/2 pairs, each a stream of 0.5 us + n / 5 GB/s per message.
+    let uniband = tmp.file(
+        "uniband.txt",
+        &imb_uniband(&[2, 4, 8, 16], |np, n| {
+            f64::from(np / 2) / (0.5e-6 + n as f64 / 5e9)
+        }),
+    );
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    let calibrate = |extra: &[&str]| {
+        let out = tmp.join("m.toml");
+        let mut args = vec![
+            "calibrate".to_owned(),
+            "net".into(),
+            path(&network),
+            "--shm".into(),
+            path(&shm),
+            "--ranks-per-node".into(),
+            "4".into(),
+            "--quiet".into(),
+            "--output".into(),
+            path(&out),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        parsim(&args)
+    };
+    let pairs_read = |report: &str| -> Vec<String> {
+        report
+            .lines()
+            .filter(|l| l.starts_with("IMB Uniband, ") && l.contains("(IMB benchmark Uniband"))
+            .map(|l| l.split(':').next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let o = calibrate(&["--shm-multi-pair", &path(&uniband)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        pairs_read(&stdout(&o)),
+        [
+            "IMB Uniband, 1 pairs inside one node",
+            "IMB Uniband, 2 pairs inside one node"
+        ],
+        "{}",
+        stdout(&o)
+    );
+    let o = calibrate(&["--shm-multi-pair", &path(&uniband), "--imb-ppn", "8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(pairs_read(&stdout(&o)).len(), 3, "{}", stdout(&o));
+    let o = calibrate(&["--multi-pair", &path(&uniband)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        pairs_read(&stdout(&o)),
+        ["IMB Uniband, 8 pairs between two nodes"],
+        "{}",
+        stdout(&o)
+    );
+    let o = calibrate(&["--shm-multi-pair", &path(&uniband), "--imb-ppn", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no IMB Uniband block fits pairs inside one node (its blocks: 2, 4, 8, 16 processes; inside a node a block must have at most 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+}
+
+/// Without --memcpy or --run, the intra-node table bounds node.memcpy: a
+/// shared-memory message is at least one copy, so a copy is at least as
+/// fast as the channel's largest messages (here 1 / 1.25e-4 us/B = 8 GB/s),
+/// and the note says so. With one rank per node nothing bounds it and the
+/// old default (1 GB/s) stays, said as before.
+#[test]
+fn the_intra_node_table_bounds_memcpy() {
+    let tmp = temp_dir();
+    let network = tmp.file("net.txt", &osu_table(3.0, 1e-4));
+    let shm = tmp.file("shm.txt", &osu_table(0.4, 1.25e-4));
+    let out = tmp.join("m.toml");
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    let memcpy_of = |toml: &str| -> f64 {
+        toml.lines()
+            .find_map(|l| l.strip_prefix("memcpy = \""))
+            .and_then(|v| v.strip_suffix(" MB/s\""))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("memcpy in\n{toml}"))
+    };
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--shm",
+        &path(&shm),
+        "--ranks-per-node",
+        "2",
+        "--quiet",
+        "--output",
+        &path(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(&out).expect("written");
+    let mbs = memcpy_of(&toml);
+    assert!((mbs / 8000.0 - 1.0).abs() < 0.02, "{mbs}");
+    assert!(
+        stderr(&o).contains("a lower bound from the intra-node table's largest messages"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(toml.contains("each message is at least one copy"), "{toml}");
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--quiet",
+        "--output",
+        &path(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(&out).expect("written");
+    assert_eq!(memcpy_of(&toml), 1000.0);
+    assert!(
+        stderr(&o).contains("node.memcpy is 1 GB/s by default"),
+        "{}",
+        stderr(&o)
+    );
+}

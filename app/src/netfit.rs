@@ -69,6 +69,10 @@ pub struct MultiPairInput {
     pub duplex: Option<Duplex>,
     /// `node.sockets`, as the machine file will have it.
     pub sockets: u32,
+    /// The ranks per node of the jobs that printed the IMB Uniband tables
+    /// given inside a node: their blocks of at most this many processes
+    /// ran on one node (block placement).
+    pub imb_ranks_per_node: u32,
 }
 
 /// The fitted channels and the tables they came from.
@@ -91,6 +95,59 @@ pub struct Fitted {
 }
 
 impl Fitted {
+    /// A lower bound on one core's copy bandwidth from the tables inside a
+    /// node, with what it came from: a message through shared memory is at
+    /// least one copy of its bytes by one core (two for an eager protocol
+    /// through shared cells, one for CMA, KNEM or XPMEM single copy), so a
+    /// copy runs at least as fast as the intra-node ping-pong's largest
+    /// messages (`1 / (G + latency per byte)` of its last segment), and,
+    /// in k pairs streaming inside a node, as fast as one pair's share of
+    /// the aggregate at any size (each pair's bytes pass through its own
+    /// two cores). The largest of these; `None` without an intra-node
+    /// table, or for a 2-process Alltoall table (`from_alltoall2`: its fit
+    /// already took a copy out).
+    pub fn memcpy_lower_bound(&self, from_alltoall2: bool) -> Option<(f64, String)> {
+        let mut best: Option<(f64, String)> = None;
+        let mut consider = |rate: f64, what: String| {
+            if rate.is_finite() && rate > 0.0 && best.as_ref().is_none_or(|(b, _)| rate > *b) {
+                best = Some((rate, what));
+            }
+        };
+        if let Some((path, _, shm)) = &self.shm
+            && !from_alltoall2
+            && let Some(last) = shm.segments.last()
+        {
+            let per_byte = last.gap_per_byte + last.latency_per_byte;
+            consider(
+                1.0 / per_byte,
+                format!(
+                    "the intra-node table's largest messages ({})",
+                    path.display()
+                ),
+            );
+        }
+        if let Some((tables, fit)) = &self.node {
+            for ((path, table), t) in tables.iter().zip(&fit.tables) {
+                if t.placement != crate::node_fit::PairPlacement::Shm {
+                    continue;
+                }
+                for p in table.points.iter().filter(|p| p.bytes > 0) {
+                    consider(
+                        p.bytes as f64 / p.seconds / f64::from(t.pairs),
+                        format!(
+                            "one pair's share of {} at {} pairs inside one node, {} B ({})",
+                            t.bench.name(),
+                            t.pairs,
+                            p.bytes,
+                            path.display()
+                        ),
+                    );
+                }
+            }
+        }
+        best
+    }
+
     /// The CSV rows every table read left out for an empty cell, each as
     /// `PATH: line N: ...` (warnings for the user).
     pub fn skipped_rows(&self) -> Vec<String> {
@@ -360,20 +417,112 @@ pub fn fit(
     })
 }
 
-/// A multi-pair table as read: where its pairs sit, how many, its path.
+/// A multi-pair table as read: where its pairs sit, how many, the
+/// benchmark, its path.
 struct MultiPairTable {
     placement: crate::node_fit::PairPlacement,
     pairs: u32,
+    bench: crate::node_fit::MultiPairBench,
     path: PathBuf,
     table: Table,
 }
 
-/// Reads the multi-pair tables (osu_mbw_mr as OMB prints it, with its pair
-/// count).
+/// The IMB Uniband blocks of a multi-pair input, one table each: inside a
+/// node, every block of at most `imb_ranks_per_node` processes (IMB runs a
+/// block on ranks 0..np-1 and pairs rank i with i + np/2, so with block
+/// placement such a block never leaves the first node); between nodes, the
+/// block of the most processes (the whole job, which IMB's pairing puts
+/// across two nodes when they hold half of it each).
+fn read_imb_uniband(
+    placement: crate::node_fit::PairPlacement,
+    path: &Path,
+    text: &str,
+    imb_ranks_per_node: u32,
+) -> Result<Vec<MultiPairTable>, Error> {
+    use crate::node_fit::PairPlacement;
+    let blocks = calibrate::imb_blocks(text).map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })?;
+    let mut counts: Vec<u32> = (blocks.iter())
+        .filter(|b| (b.benchmark.as_deref()).is_some_and(|n| n.eq_ignore_ascii_case("Uniband")))
+        .filter_map(|b| b.processes)
+        .filter(|&np| np >= 2 && np % 2 == 0)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let chosen: Vec<u32> = match placement {
+        PairPlacement::Shm => (counts.iter().copied())
+            .filter(|&np| np <= imb_ranks_per_node)
+            .collect(),
+        PairPlacement::Network => counts.last().copied().into_iter().collect(),
+    };
+    if chosen.is_empty() {
+        let have: Vec<String> = counts.iter().map(u32::to_string).collect();
+        return Err(Error::Input(format!(
+            "{}: no IMB Uniband block fits {} (its blocks: {} processes{})",
+            path.display(),
+            placement_words(placement),
+            if have.is_empty() {
+                "none".to_owned()
+            } else {
+                have.join(", ")
+            },
+            match placement {
+                PairPlacement::Shm => format!(
+                    "; inside a node a block must have at most {imb_ranks_per_node}, \
+                     the job's ranks per node (--imb-ppn)"
+                ),
+                PairPlacement::Network => String::new(),
+            }
+        )));
+    }
+    chosen
+        .into_iter()
+        .map(|np| {
+            let options = InputOptions {
+                format: Some(calibrate::Format::Imb),
+                benchmark: Some("Uniband".into()),
+                processes: Some(np),
+                ..InputOptions::default()
+            };
+            let table = calibrate::parse_table(text, &options).map_err(|err| Error::Table {
+                path: path.to_owned(),
+                err,
+            })?;
+            Ok(MultiPairTable {
+                placement,
+                pairs: np / 2,
+                bench: crate::node_fit::MultiPairBench::ImbUniband,
+                path: path.to_owned(),
+                table,
+            })
+        })
+        .collect()
+}
+
+fn placement_words(placement: crate::node_fit::PairPlacement) -> &'static str {
+    match placement {
+        crate::node_fit::PairPlacement::Network => "pairs between two nodes",
+        crate::node_fit::PairPlacement::Shm => "pairs inside one node",
+    }
+}
+
+/// Reads the multi-pair tables: osu_mbw_mr as OMB prints it, with its pair
+/// count, or IMB-MPI1's Uniband output ([`read_imb_uniband`]).
 fn read_multi_pair(input: &MultiPairInput) -> Result<Vec<MultiPairTable>, Error> {
     let mut tables = Vec::new();
     for (placement, path) in &input.tables {
         let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+        if calibrate::Format::detect(&text) == Some(calibrate::Format::Imb) {
+            tables.extend(read_imb_uniband(
+                *placement,
+                path,
+                &text,
+                input.imb_ranks_per_node,
+            )?);
+            continue;
+        }
         let count = crate::node_fit::pairs_in(&text).ok_or_else(|| {
             Error::Input(format!(
                 "{}: no pair count (osu_mbw_mr prints `# [ pairs: N ] [ window size: 64 ]`)",
@@ -391,6 +540,7 @@ fn read_multi_pair(input: &MultiPairInput) -> Result<Vec<MultiPairTable>, Error>
         tables.push(MultiPairTable {
             placement: *placement,
             pairs: count,
+            bench: crate::node_fit::MultiPairBench::OsuMbwMr,
             path: path.clone(),
             table,
         });
@@ -413,6 +563,7 @@ fn fit_multi_pair(
         .map(|t| crate::node_fit::MultiPair {
             placement: t.placement,
             pairs: t.pairs,
+            bench: t.bench,
             table: &t.table,
         })
         .collect();
@@ -505,8 +656,10 @@ impl Fitted {
             for ((path, t), p) in tables.iter().zip(&fit.tables) {
                 let _ = writeln!(
                     report,
-                    "\nosu_mbw_mr, {} pairs: {} ({}, {} points)",
+                    "\n{}, {} pairs {}: {} ({}, {} points)",
+                    p.bench.name(),
                     p.pairs,
+                    p.placement.describe(),
                     path.display(),
                     t.origin,
                     t.points.len()
@@ -604,8 +757,10 @@ impl Fitted {
         if let Some((tables, fit)) = &self.node {
             for ((path, t), p) in tables.iter().zip(&fit.tables) {
                 header.push(format!(
-                    "osu_mbw_mr table, {} pairs: {} ({}; {} points).",
+                    "{} table, {} pairs {}: {} ({}; {} points).",
+                    p.bench.name(),
                     p.pairs,
+                    p.placement.describe(),
                     path.display(),
                     t.origin,
                     t.points.len()

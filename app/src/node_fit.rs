@@ -45,7 +45,7 @@ pub enum PairPlacement {
 }
 
 impl PairPlacement {
-    fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             PairPlacement::Network => "between two nodes",
             PairPlacement::Shm => "inside one node",
@@ -53,13 +53,41 @@ impl PairPlacement {
     }
 }
 
-/// One multi-pair table: where its pairs sit, how many, and its points
-/// (seconds per message of the aggregate stream: bytes over the aggregate
-/// bandwidth).
+/// The benchmark that measured a multi-pair table: both stream windows of
+/// 64 messages from rank i to rank i + pairs and answer each window, and
+/// differ in the answer and in which rank's time they report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MultiPairBench {
+    /// OMB's `osu_mbw_mr` ([`MULTI_PAIR`]).
+    OsuMbwMr,
+    /// IMB-MPI1's `Uniband` ([`IMB_UNIBAND`]).
+    ImbUniband,
+}
+
+impl MultiPairBench {
+    pub fn name(self) -> &'static str {
+        match self {
+            MultiPairBench::OsuMbwMr => "osu_mbw_mr",
+            MultiPairBench::ImbUniband => "IMB Uniband",
+        }
+    }
+
+    fn program(self) -> &'static str {
+        match self {
+            MultiPairBench::OsuMbwMr => MULTI_PAIR,
+            MultiPairBench::ImbUniband => IMB_UNIBAND,
+        }
+    }
+}
+
+/// One multi-pair table: where its pairs sit, how many, the benchmark, and
+/// its points (seconds per message of the aggregate stream: bytes over the
+/// aggregate bandwidth, or IMB's `1 / Msg/sec`).
 #[derive(Debug, Clone, Copy)]
 pub struct MultiPair<'a> {
     pub placement: PairPlacement,
     pub pairs: u32,
+    pub bench: MultiPairBench,
     pub table: &'a calibrate::Table,
 }
 
@@ -68,6 +96,7 @@ pub struct MultiPair<'a> {
 pub struct MultiPairFit {
     pub placement: PairPlacement,
     pub pairs: u32,
+    pub bench: MultiPairBench,
     /// `before` is the machine without the node limits.
     pub points: Vec<PatternPoint>,
 }
@@ -134,6 +163,44 @@ let total = allreduce(bytes: 8, value: t, op: sum)
 if rank == 0 { print(total / pairs / (pairs * loops * window)) }
 ";
 
+/// IMB-MPI1's Uniband loop (IMB 2019 `src_c/IMB_bandwidth.c`,
+/// `IMB_uni_bandwidth`; `examples/imb/uniband.mpl` is the whole benchmark):
+/// `size / 2` pairs, rank i < pairs posts a window of 64 isends to rank
+/// i + pairs and waits for them, then receives a 1-byte acknowledgement;
+/// its receiver posts 64 irecvs, waits, and sends the acknowledgement.
+/// IMB reports `Msg/sec = pairs · 64 / (the slowest rank's time per
+/// window)`; printed: its inverse, seconds per message of the aggregate.
+/// One warm-up window, then `loops`.
+const IMB_UNIBAND: &str = "\
+param bytes = 0
+param window = 64
+param loops = 16
+let pairs = size / 2
+let t = 0.0
+barrier()
+if rank < pairs {
+    let t0 = wtime()
+    for i in 0 .. loops + 1 {
+        if i == 1 { t0 = wtime() }
+        for j in 0 .. window { let r = isend(to: rank + pairs, bytes: bytes, tag: 100) }
+        waitall()
+        recv(from: rank + pairs, bytes: 1, tag: 101)
+    }
+    t = wtime() - t0
+} else {
+    let t0 = wtime()
+    for i in 0 .. loops + 1 {
+        if i == 1 { t0 = wtime() }
+        for j in 0 .. window { let r = irecv(from: rank - pairs, bytes: bytes, tag: 100) }
+        waitall()
+        send(to: rank - pairs, bytes: 1, tag: 101)
+    }
+    t = wtime() - t0
+}
+let slowest = allreduce(bytes: 8, value: t, op: max)
+if rank == 0 { print(slowest / (pairs * loops * window)) }
+";
+
 /// The pair count a multi-pair table names (`# [ pairs: 8 ] [ window
 /// size: 64 ]`, OMB's osu_mbw_mr header), if it names one.
 pub fn pairs_in(text: &str) -> Option<u32> {
@@ -196,7 +263,14 @@ pub fn fit_node(machine: &LogGpMachine, tables: &[MultiPair<'_>]) -> Result<Node
                 .into(),
         ));
     }
-    let program = crate::scenario::compile("<osu_mbw_mr>", MULTI_PAIR)?;
+    let programs = [MultiPairBench::OsuMbwMr, MultiPairBench::ImbUniband]
+        .map(|bench| crate::scenario::compile(&format!("<{}>", bench.name()), bench.program()));
+    let [omb, imb] = programs;
+    let (omb, imb) = (omb?, imb?);
+    let program_of = |bench: MultiPairBench| match bench {
+        MultiPairBench::OsuMbwMr => &omb,
+        MultiPairBench::ImbUniband => &imb,
+    };
     let compiled: Vec<Compiled<'_>> = tables
         .iter()
         .map(|&table| Compiled {
@@ -208,7 +282,13 @@ pub fn fit_node(machine: &LogGpMachine, tables: &[MultiPair<'_>]) -> Result<Node
     // Each table's simulated times with the given node parameters.
     let times = |c: &Compiled<'_>, gap: f64, bw: Option<f64>| -> Result<Vec<f64>, Error> {
         let m = variant(machine, c.table.placement, c.table.pairs, gap, bw)?;
-        simulate_ranks(&program, &m, &c.sizes, &[0], 2 * c.table.pairs)
+        simulate_ranks(
+            program_of(c.table.bench),
+            &m,
+            &c.sizes,
+            &[0],
+            2 * c.table.pairs,
+        )
     };
     // The cost of the tables of one placement (all sizes, or each table's
     // smallest third).
@@ -305,6 +385,7 @@ pub fn fit_node(machine: &LogGpMachine, tables: &[MultiPair<'_>]) -> Result<Node
             Ok(MultiPairFit {
                 placement: c.table.placement,
                 pairs: c.table.pairs,
+                bench: c.table.bench,
                 points: c
                     .sizes
                     .iter()
@@ -361,8 +442,9 @@ impl NodeFit {
             let (median, max) = t.error();
             let (median0, max0) = t.error_before();
             lines.push(format!(
-                "osu_mbw_mr, {} pairs {} ({} points): model vs measured median |error| {:.1}%, \
+                "{}, {} pairs {} ({} points): model vs measured median |error| {:.1}%, \
                  max {:.1}% (without the node's limits: {:.1}%, {:.1}%)",
+                t.bench.name(),
                 t.pairs,
                 t.placement.describe(),
                 t.points.len(),
@@ -373,14 +455,15 @@ impl NodeFit {
             ));
         }
         let pairs = |placement: PairPlacement| -> String {
-            let counts: Vec<String> = self
-                .tables
-                .iter()
+            let of: Vec<&MultiPairFit> = (self.tables.iter())
                 .filter(|t| t.placement == placement)
-                .map(|t| t.pairs.to_string())
                 .collect();
+            let counts: Vec<String> = of.iter().map(|t| t.pairs.to_string()).collect();
+            let mut names: Vec<&str> = of.iter().map(|t| t.bench.name()).collect();
+            names.dedup();
             format!(
-                "osu_mbw_mr at {} pairs {}",
+                "{} at {} pairs {}",
+                names.join(" and "),
                 counts.join(", "),
                 placement.describe()
             )
@@ -441,7 +524,8 @@ impl NodeFit {
             for q in &t.points {
                 let _ = writeln!(
                     text,
-                    "  osu_mbw_mr x{} {:>8} B: measured {:.4} us, model {:.4} us ({:+.1}%)",
+                    "  {} x{} {:>8} B: measured {:.4} us, model {:.4} us ({:+.1}%)",
+                    t.bench.name(),
                     t.pairs,
                     q.bytes,
                     q.measured * 1e6,
@@ -520,11 +604,13 @@ eager_limit = "64 KiB"
             &[
                 MultiPair {
                     placement: PairPlacement::Network,
+                    bench: MultiPairBench::OsuMbwMr,
                     pairs: 8,
                     table: &net,
                 },
                 MultiPair {
                     placement: PairPlacement::Shm,
+                    bench: MultiPairBench::OsuMbwMr,
                     pairs: 4,
                     table: &shm,
                 },
@@ -540,6 +626,68 @@ eager_limit = "64 KiB"
             let (median, _) = t.error();
             assert!(median < 0.01, "{t:?}");
         }
+    }
+
+    /// IMB Uniband's tables (its own loop: a 1-byte answer, the slowest
+    /// rank's time) give the node's limits back through that loop, and the
+    /// two benchmarks' loops are not the same pattern: OMB's averages the
+    /// senders, IMB's waits for the slowest rank, so the small messages'
+    /// times differ and fitting one with the other's loop would be biased.
+    #[test]
+    fn imb_uniband_tables_are_fitted_with_imb_s_loop() {
+        let base = LogGpMachine::from_toml_str(MACHINE, "node.toml").expect("test machine");
+        let imb = crate::scenario::compile("<t>", IMB_UNIBAND).expect("compiles");
+        let omb = crate::scenario::compile("<t>", MULTI_PAIR).expect("compiles");
+        let sizes: Vec<u64> = [0, 1, 8, 64, 512, 4096, 32768, 262_144].to_vec();
+        let made = |program, placement, pairs| {
+            let m = variant(&base, placement, pairs, 50e-9, Some(20e9)).expect("valid");
+            simulate_ranks(program, &m, &sizes, &[0], 2 * pairs).expect("simulates")
+        };
+        let net_times = made(&imb, PairPlacement::Network, 8);
+        let omb_times = made(&omb, PairPlacement::Network, 8);
+        assert!(
+            net_times
+                .iter()
+                .zip(&omb_times)
+                .any(|(a, b)| (a - b).abs() > 1e-3 * b),
+            "{net_times:?} {omb_times:?}"
+        );
+        let net = table(&sizes, &net_times);
+        let shm = table(&sizes, &made(&imb, PairPlacement::Shm, 4));
+        let fit = fit_node(
+            &base,
+            &[
+                MultiPair {
+                    placement: PairPlacement::Network,
+                    bench: MultiPairBench::ImbUniband,
+                    pairs: 8,
+                    table: &net,
+                },
+                MultiPair {
+                    placement: PairPlacement::Shm,
+                    bench: MultiPairBench::ImbUniband,
+                    pairs: 4,
+                    table: &shm,
+                },
+            ],
+        )
+        .expect("fits");
+        assert_eq!(fit.node_gap_origin, Some(Origin::Fitted));
+        assert!((fit.node_gap - 50e-9).abs() < 2e-9, "{}", fit.node_gap);
+        let bw = fit.node_bandwidth.expect("fitted");
+        assert!((bw / 20e9 - 1.0).abs() < 0.03, "{bw}");
+        for t in &fit.tables {
+            assert_eq!(t.bench, MultiPairBench::ImbUniband);
+            let (median, _) = t.error();
+            assert!(median < 0.01, "{t:?}");
+        }
+        assert!(
+            fit.summary()
+                .iter()
+                .any(|l| l.contains("IMB Uniband at 4 pairs inside one node")),
+            "{:?}",
+            fit.summary()
+        );
     }
 
     /// Tables the point-to-point machine already explains leave both
@@ -564,11 +712,13 @@ eager_limit = "64 KiB"
             &[
                 MultiPair {
                     placement: PairPlacement::Network,
+                    bench: MultiPairBench::OsuMbwMr,
                     pairs: 2,
                     table: &net,
                 },
                 MultiPair {
                     placement: PairPlacement::Shm,
+                    bench: MultiPairBench::OsuMbwMr,
                     pairs: 2,
                     table: &shm,
                 },

@@ -300,10 +300,7 @@ pub fn parse_table(text: &str, options: &InputOptions) -> Result<Table, InputErr
         None => Format::detect(text).ok_or(InputError::UnknownFormat)?,
     };
     let (rows, measure, origin) = match format {
-        Format::Imb => {
-            let (rows, origin) = parse_imb(text, options)?;
-            (rows, Measure::PingPong, origin)
-        }
+        Format::Imb => parse_imb(text, options)?,
         Format::OsuLatency => {
             let (rows, origin) = parse_osu(text, false)?;
             (rows, Measure::PingPong, origin)
@@ -531,7 +528,16 @@ pub fn imb_blocks(text: &str) -> Result<Vec<ImbBlock>, InputError> {
     Ok(blocks)
 }
 
-fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String), InputError> {
+/// IMB's time column, or for its message-rate benchmarks (Uniband,
+/// Biband: `#bytes #repetitions Mbytes/sec Msg/sec`) the time per message
+/// of the aggregate stream, `1 / Msg/sec` (IMB 2019 `IMB_output.c`: Msg/sec
+/// is the pairs' messages over the slowest rank's time, so its inverse is
+/// what `osu_mbw_mr`'s MB/s gives as `bytes / (MB/s)`, and it is defined
+/// at 0 bytes too).
+fn parse_imb(
+    text: &str,
+    options: &InputOptions,
+) -> Result<(Vec<RawRow>, Measure, String), InputError> {
     let wanted = options.benchmark.as_deref().unwrap_or("PingPong");
     let all = imb_blocks(text)?;
     // A table without its section line is taken as the benchmark asked for.
@@ -578,6 +584,37 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
         )));
     }
     let columns = &block.columns;
+    let rate_index = columns.iter().position(|c| c == "Msg/sec");
+    let has_time = columns.iter().any(|c| c == "t[usec]" || c == "t_avg[usec]");
+    if options.time_col.is_none()
+        && !has_time
+        && let Some(rate_index) = rate_index
+    {
+        let mut rows = Vec::new();
+        for (line_no, tokens) in &block.rows {
+            let (Some(bytes), Some(rate)) = (tokens.first(), tokens.get(rate_index)) else {
+                return Err(InputError::BadRow {
+                    line: *line_no,
+                    message: format!(
+                        "expected {} columns ({}), got {}",
+                        columns.len(),
+                        columns.join(" "),
+                        tokens.len()
+                    ),
+                });
+            };
+            let bytes = parse_bytes(bytes, *line_no)?;
+            let rate = parse_positive(rate, "the message rate", *line_no)?;
+            rows.push((*line_no, bytes, 1.0 / rate));
+        }
+        let block_name = match block.processes {
+            Some(count) => format!(", {count} processes"),
+            None => String::new(),
+        };
+        let origin =
+            format!("IMB benchmark {name}{block_name}, column Msg/sec as time per message");
+        return Ok((rows, Measure::Stream, origin));
+    }
     let time_index = match &options.time_col {
         Some(col) => columns
             .iter()
@@ -620,7 +657,7 @@ fn parse_imb(text: &str, options: &InputOptions) -> Result<(Vec<RawRow>, String)
         "IMB benchmark {name}{block_name}, column {}",
         columns[time_index]
     );
-    Ok((rows, origin))
+    Ok((rows, Measure::PingPong, origin))
 }
 
 // ---------------------------------------------------------------- OSU
@@ -1171,6 +1208,53 @@ mod tests {
         assert_eq!(table.measure, Measure::Stream);
         approx::assert_relative_eq!(table.points[0].seconds, 0.5e-6);
         approx::assert_relative_eq!(table.points[1].seconds, 1e-3);
+    }
+
+    #[test]
+    fn imb_uniband_is_a_stream_of_its_message_rate() {
+        // IMB 2019 Uniband as printed (Alaska, 32 ranks per node), two of
+        // its blocks.
+        let text = "\
+#---------------------------------------------------
+# Benchmarking Uniband
+# #processes = 2
+# ( 62 additional processes waiting in MPI_Barrier)
+#---------------------------------------------------
+       #bytes #repetitions   Mbytes/sec      Msg/sec
+            0         1000         0.00      8144567
+            1         1000         7.27      7270386
+      4194304           10      9440.70         2251
+
+#---------------------------------------------------
+# Benchmarking Uniband
+# #processes = 4
+# ( 60 additional processes waiting in MPI_Barrier)
+#---------------------------------------------------
+       #bytes #repetitions   Mbytes/sec      Msg/sec
+            0         1000         0.00     16436650
+      4194304           10     19420.33         4630
+";
+        let options = |processes| InputOptions {
+            benchmark: Some("Uniband".into()),
+            processes,
+            ..InputOptions::default()
+        };
+        let two = parse_table(text, &options(None)).expect("parses");
+        assert_eq!(two.format, Format::Imb);
+        assert_eq!(two.measure, Measure::Stream);
+        assert_eq!(two.points.len(), 3);
+        approx::assert_relative_eq!(two.points[0].seconds, 1.0 / 8_144_567.0);
+        approx::assert_relative_eq!(two.points[2].seconds, 1.0 / 2251.0);
+        assert!(two.origin.contains("2 processes"), "{}", two.origin);
+        let four = parse_table(text, &options(Some(4))).expect("parses");
+        approx::assert_relative_eq!(four.points[1].seconds, 1.0 / 4630.0);
+        // A time column named on the command line still wins.
+        let named = InputOptions {
+            time_col: Some("Mbytes/sec".into()),
+            ..options(None)
+        };
+        let t = parse_table(text, &named).expect_err("0 MB/s is not a time");
+        assert!(t.to_string().contains("positive"), "{t}");
     }
 
     #[test]
