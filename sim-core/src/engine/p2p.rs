@@ -193,13 +193,18 @@ impl<'a> Engine<'a> {
     ) -> RunResult<Flow> {
         let lpi = id as usize;
         let any = self.resolve_probe(id, a, span)?;
-        // A blocking probe of ANY_SOURCE user messages chooses a sender as
-        // a wildcard receive does (MPI 4.1 section 3.8.1: the message a
+        // A probe of ANY_SOURCE user messages chooses a sender as a
+        // wildcard receive does (MPI 4.1 section 3.8.1: the message a
         // probe returns is the one a receive in its place would match), so
         // it is counted among the rank's wildcards, recorded, and may be
         // forced to one sender by `--explore`. Its number is taken when it
-        // finds a message: a blocked probe runs again when one arrives.
-        let wild = blocking && any.peer == ANY_SOURCE && any.ctx.is_multiple_of(2);
+        // finds a message: a blocked probe runs again when one arrives, and
+        // an `iprobe` that finds nothing has chosen nothing. An `iprobe`
+        // forced to a sender whose message has not arrived finds nothing,
+        // which MPI allows at that moment (section 3.8.1: iprobe returns
+        // false when no matching message is available); a polling loop then
+        // asks again with the same number until that message is there.
+        let wild = any.peer == ANY_SOURCE && any.ctx.is_multiple_of(2);
         let nth = self.lps[lpi].wildcards_posted;
         let mut env = any;
         if wild
