@@ -2,8 +2,9 @@
 //! the real benchmarks do: per rank, every communication call with its
 //! operation, peer, bytes and communicator size, counted in a simulation
 //! (`parsim run --call-profile`) and in real runs of NPB 3.3 MPI class S
-//! on 1, 2, 4, 8 and 16 ranks (CG's 2-D grids, MG's empty coarse
-//! levels, LU's 2-D wavefront; `validation/npb/profiles/`, counted by the PMPI
+//! on 1, 2, 4, 8 and 16 ranks, BT and SP on 1, 4, 9 and 16 (CG's 2-D
+//! grids, MG's empty coarse levels, LU's 2-D wavefront, BT's and SP's
+//! multipartition sweeps; `validation/npb/profiles/`, counted by the PMPI
 //! wrapper `validation/npb/mpicount.c` through `validation/npb/profile.sh`;
 //! the real files also name the source line of each call). Call sites are
 //! compared by what they do, since a skeleton's lines are not the
@@ -16,8 +17,19 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The benchmarks with skeletons, as NPB names their programs.
-const BENCHMARKS: [&str; 6] = ["cg", "ep", "ft", "is", "lu", "mg"];
+/// The benchmarks with skeletons, as NPB names their programs, and the
+/// process counts of the real runs each is compared with (BT and SP run on
+/// square counts only).
+const BENCHMARKS: [(&str, &[u32]); 8] = [
+    ("bt", &[1, 4, 9, 16]),
+    ("cg", &[1, 2, 4, 8, 16]),
+    ("ep", &[1, 2, 4, 8, 16]),
+    ("ft", &[1, 2, 4, 8, 16]),
+    ("is", &[1, 2, 4, 8, 16]),
+    ("lu", &[1, 2, 4, 8, 16]),
+    ("mg", &[1, 2, 4, 8, 16]),
+    ("sp", &[1, 4, 9, 16]),
+];
 
 /// (rank, operation, peer, bytes, communicator size) -> calls.
 type Profile = BTreeMap<(u32, String, i64, u64, u32), u64>;
@@ -76,8 +88,8 @@ fn skeletons_make_the_real_benchmarks_calls() {
     let dir = support::temp_dir();
     let mut failures = Vec::new();
     let mut compared = 0;
-    for bench in BENCHMARKS {
-        for procs in [1u32, 2, 4, 8, 16] {
+    for (bench, counts) in BENCHMARKS {
+        for &procs in counts {
             let real_file = Path::new(support::ROOT)
                 .join(format!("validation/npb/profiles/{bench}.S.{procs}.csv"));
             let real_text = std::fs::read_to_string(&real_file)
@@ -138,6 +150,8 @@ fn skeletons_refuse_the_process_counts_their_benchmarks_refuse() {
         ("is", "256", "S", "at most 128"),
         ("mg", "5", "S", "power of two"),
         ("ep", "300", "S", "too many ranks"),
+        ("bt", "8", "S", "square"),
+        ("sp", "12", "S", "square"),
     ] {
         let skeleton = format!("examples/npb/{bench}.mpl");
         let o = support::parsim(&[

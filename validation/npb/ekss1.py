@@ -16,8 +16,9 @@ predictions at large P are too slow (superlinear speed-ups are not
 predicted). NPB 2.3 and 3.3 make the same MPI calls in these six
 benchmarks' timed regions (the skeletons follow 3.3).
 
-Predictions at 2, 4, 8, 16 and 32 processes, one per node (up to 16, the
-nodes EKSS-1 has) and two per node (--ppn 2), for every benchmark and
+Predictions at 2, 4, 8, 16 and 32 processes (BT and SP: 4, 9, 16 and 25),
+one per node (up to 16, the nodes EKSS-1 has) and two per node (--ppn 2),
+for every benchmark and
 class in the table whose skeleton exists. The measured times at these
 counts are held out; these are predictions, recorded with their command.
 Writes validation/npb/ekss1-predictions.csv and prints a Markdown table.
@@ -34,6 +35,8 @@ MACHINE = os.path.join(ROOT, "examples/machines/ekss1.toml")
 TABLE = os.path.join(ROOT, "../shared/validation/ekss1/npb23_1proc.csv")
 OUT = os.path.join(ROOT, "validation/npb/ekss1-predictions.csv")
 TIME_RE = re.compile(r"Time in seconds =\s*([0-9.eE+-]+)")
+# Benchmarks that run on square process counts only (setparams.c).
+SQUARE = {"bt", "sp"}
 
 
 def simulate(bench, cls, procs, ppn, op_time):
@@ -55,27 +58,35 @@ def main():
     cases = sorted(k for k in measured
                    if os.path.exists(os.path.join(ROOT, f"examples/npb/{k[0]}.mpl")))
     rows = []
-    print("| benchmark | class | 1 process measured (s) | op_time (ns) | "
-          + " | ".join(f"{p} ({ppn}/node)" for p in (2, 4, 8, 16, 32) for ppn in (1, 2)
-                       if not (ppn == 1 and p > 16)) + " |")
-    print("| --- " * (4 + 9) + "|")
-    for bench, cls in cases:
-        t1 = measured[(bench, cls)]
-        a, b = 1e-9, 2e-9
-        ta, tb = simulate(bench, cls, 1, 1, a), simulate(bench, cls, 1, 1, b)
-        op = a + (t1 - ta) / ((tb - ta) / (b - a))
-        check = simulate(bench, cls, 1, 1, op)
-        assert abs(check - t1) <= 1e-6 * t1, (bench, cls, check, t1)
-        cells = []
-        for p in (2, 4, 8, 16, 32):
-            for ppn in (1, 2):
-                if ppn == 1 and p > 16:
-                    continue
+    # BT and SP run on square process counts only; the others on powers of
+    # two. EKSS-1 has 16 nodes: one process per node up to 16.
+    families = [
+        ("powers of two", [c for c in cases if c[0] not in SQUARE],
+         [(p, ppn) for p in (2, 4, 8, 16, 32) for ppn in (1, 2) if not (ppn == 1 and p > 16)]),
+        ("squares", [c for c in cases if c[0] in SQUARE],
+         [(p, ppn) for p in (4, 9, 16, 25) for ppn in (1, 2) if not (ppn == 1 and p > 16)]),
+    ]
+    for _, family, counts in families:
+        if not family:
+            continue
+        print("| benchmark | class | 1 process measured (s) | op_time (ns) | "
+              + " | ".join(f"{p} ({ppn}/node)" for p, ppn in counts) + " |")
+        print("| --- " * (4 + len(counts)) + "|")
+        for bench, cls in family:
+            t1 = measured[(bench, cls)]
+            a, b = 1e-9, 2e-9
+            ta, tb = simulate(bench, cls, 1, 1, a), simulate(bench, cls, 1, 1, b)
+            op = a + (t1 - ta) / ((tb - ta) / (b - a))
+            check = simulate(bench, cls, 1, 1, op)
+            assert abs(check - t1) <= 1e-6 * t1, (bench, cls, check, t1)
+            cells = []
+            for p, ppn in counts:
                 t = simulate(bench, cls, p, ppn, op)
                 rows.append((bench.upper(), cls, p, ppn, op, t))
                 cells.append(f"{t:.2f}")
-        print(f"| {bench.upper()} | {cls} | {t1:.2f} | {op * 1e9:.3f} | " + " | ".join(cells) + " |",
-              flush=True)
+            print(f"| {bench.upper()} | {cls} | {t1:.2f} | {op * 1e9:.3f} | "
+                  + " | ".join(cells) + " |", flush=True)
+        print()
     with open(OUT, "w") as f:
         f.write("# NPB predictions on EKSS-1 (validation/npb/ekss1.py); measured: held out\n")
         f.write("benchmark,class,procs,procs_per_node,op_time_seconds,predicted_seconds\n")

@@ -6,6 +6,9 @@
 #
 #   bash validation/npb/profile.sh NPB3.3-MPI-DIR [CLASS] [PROCS...]
 #
+# BENCHES="bt sp" picks the benchmarks (default: cg ep ft is lu mg; BT and
+# SP run on square process counts: 1 4 9 16).
+#
 # NPB3.3-MPI-DIR is the NPB 3.3 MPI source tree (NASA's NPB3.3-MPI, e.g.
 # from github.com/mbdevpl/nas-parallel-benchmarks); it is copied, so the
 # tree is not modified. Needs mpicc, mpif90 (MPICH, gfortran) and addr2line.
@@ -25,7 +28,7 @@ npb="$work/npb"
 mkdir -p "$npb/bin"
 cp "$here/make.def" "$npb/config/make.def"
 mpicc -O2 -shared -fPIC -o "$work/libmpicount.so" "$here/mpicount.c" -ldl
-for bench in cg ep ft is lu mg; do
+for bench in ${BENCHES:-cg ep ft is lu mg}; do
     for p in "${procs[@]}"; do
         exe="$npb/bin/$bench.$class.$p"
         make -C "$npb" "$bench" NPROCS="$p" CLASS="$class" >"$work/build.log" 2>&1 || {
