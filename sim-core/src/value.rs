@@ -286,8 +286,35 @@ fn eval_scalar(e: &Expr, cx: &EvalCx<'_>) -> Option<Scalar> {
         Expr::Or(a, b) => {
             Scalar::Bool(eval_scalar(a, cx)?.truthy() || eval_scalar(b, cx)?.truthy())
         }
+        Expr::Index(..) => Scalar::of(place(e, cx)?)?,
         _ => return None,
     })
+}
+
+/// The value an expression names without computing it: a local, a param,
+/// or an element of one (`st[5]`, `stages[s][0]`), borrowed, so reading an
+/// array element clones neither the array nor (for numbers) the element.
+/// `None` for anything else and for every error (a non-array indexed, an
+/// index that is not an in-bounds int), which `eval` then reports: the
+/// same semantics as `eval`'s `Expr::Index`. Measured on the BT skeleton
+/// (256 ranks, class B), whose sweeps read their cell tables this way.
+#[inline]
+fn place<'a>(e: &Expr, cx: &'a EvalCx<'_>) -> Option<&'a Value> {
+    match e {
+        // Invariant (ir.rs): slots are < num_locals, params index Program::params.
+        Expr::Local(s) => Some(&cx.locals[*s as usize]),
+        Expr::Param(p) => Some(&cx.params[*p as usize]),
+        Expr::Index(a, i) => {
+            let Value::Array(arr) = place(a, cx)? else {
+                return None;
+            };
+            let Scalar::Int(k) = eval_scalar(i, cx)? else {
+                return None;
+            };
+            arr.get(usize::try_from(k).ok()?)
+        }
+        _ => None,
+    }
 }
 
 pub fn eval(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
@@ -353,6 +380,7 @@ fn eval_rare(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
             }
             Value::Array(Rc::new(v))
         }
+        Expr::Index(..) if let Some(v) = place(e, cx) => v.clone(),
         Expr::Index(a, i) => match eval(a, cx)? {
             Value::Array(arr) => {
                 let k = array_index(arr.len(), &eval(i, cx)?)?;
