@@ -460,9 +460,9 @@ fn read_imb_uniband(
     if chosen.is_empty() {
         let have: Vec<String> = counts.iter().map(u32::to_string).collect();
         return Err(Error::Input(format!(
-            "{}: no IMB Uniband block fits {} (its blocks: {} processes{})",
+            "{}: no IMB Uniband block fits pairs {} (its blocks: {} processes{})",
             path.display(),
-            placement_words(placement),
+            placement.describe(),
             if have.is_empty() {
                 "none".to_owned()
             } else {
@@ -499,13 +499,6 @@ fn read_imb_uniband(
             })
         })
         .collect()
-}
-
-fn placement_words(placement: crate::node_fit::PairPlacement) -> &'static str {
-    match placement {
-        crate::node_fit::PairPlacement::Network => "pairs between two nodes",
-        crate::node_fit::PairPlacement::Shm => "pairs inside one node",
-    }
 }
 
 /// Reads the multi-pair tables: osu_mbw_mr as OMB prints it, with its pair
