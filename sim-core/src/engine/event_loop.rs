@@ -112,6 +112,7 @@ impl<'a> Engine<'a> {
             free_msgs: Vec::new(),
             reqs: Vec::new(),
             free_reqs: Vec::new(),
+            spans: SpanTable::default(),
             events: 0,
             comm_calls: 0,
             messages: 0,

@@ -157,6 +157,8 @@ pub struct Engine<'a> {
     free_msgs: Vec<u32>,
     reqs: Vec<Request>,
     free_reqs: Vec<u32>,
+    /// The spans of `reqs` and `msgs`, interned.
+    spans: SpanTable,
     events: u64,
     /// Communication statements executed (for `max_events`).
     comm_calls: u64,

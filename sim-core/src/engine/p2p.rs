@@ -523,7 +523,7 @@ impl<'a> Engine<'a> {
                 comm += q.overhead;
                 if ws.result == WaitResult::StatusOf(i) {
                     let mut st = q.status;
-                    st.source = self.comm_rank(q.comm, st.source);
+                    st.source = self.comm_rank(q.comm(), st.source);
                     result = Value::Status(st);
                 }
             }
@@ -600,6 +600,7 @@ impl<'a> Engine<'a> {
         mode: SendMode,
         span: Span,
     ) -> RunResult<ReqRef> {
+        let span = self.spans.intern(span);
         let to = env.peer;
         let bytes = env.bytes;
         let now = self.lps[id as usize].clock;
@@ -635,7 +636,6 @@ impl<'a> Engine<'a> {
             tag: env.tag,
             bytes,
             ctx: env.ctx,
-            comm: env.comm,
             span,
         });
         let m = self.new_msg(Msg {
@@ -676,6 +676,7 @@ impl<'a> Engine<'a> {
         mut env: Envelope,
         span: Span,
     ) -> RunResult<ReqRef> {
+        let span = self.spans.intern(span);
         // ANY_SOURCE receives of user messages are counted (and may be
         // forced to one sender by `--explore`).
         let mut wild_nth = u32::MAX;
@@ -709,7 +710,6 @@ impl<'a> Engine<'a> {
             tag: env.tag,
             bytes: env.bytes,
             ctx: env.ctx,
-            comm: env.comm,
             span,
         });
         // Search the envelopes that already arrived, in arrival order.
@@ -801,8 +801,8 @@ impl<'a> Engine<'a> {
         let msg = self.msgs[m as usize].clone();
         let q = &mut self.reqs[r as usize];
         if msg.bytes > q.bytes {
-            let (owner, span, cap) = (q.owner, q.span, q.bytes);
-            let src = self.comm_rank(self.reqs[r as usize].comm, msg.src);
+            let (owner, span, cap) = (q.owner, self.spans.get(q.span), q.bytes);
+            let src = self.comm_rank(self.reqs[r as usize].comm(), msg.src);
             return Err(self.rt(
                 owner,
                 span,
@@ -878,7 +878,7 @@ impl<'a> Engine<'a> {
             WildcardMatch {
                 rank: owner,
                 nth: q.wild_nth,
-                span: q.span,
+                span: self.spans.get(q.span),
                 chosen: msg.src,
                 alternatives,
                 probe: false,
