@@ -224,7 +224,7 @@ impl<'a> Engine<'a> {
         match (found, blocking) {
             (Some(st), _) => {
                 if let Some(d) = dst {
-                    self.set_local(id, d, Value::Status(st));
+                    self.set_local(id, d, Value::status(st));
                 }
                 self.lps[lpi].probing = None;
                 Ok(Flow::Continue)
@@ -524,7 +524,7 @@ impl<'a> Engine<'a> {
                 if ws.result == WaitResult::StatusOf(i) {
                     let mut st = q.status;
                     st.source = self.comm_rank(q.comm(), st.source);
-                    result = Value::Status(st);
+                    result = Value::status(st);
                 }
             }
             for r in &ws.reqs {

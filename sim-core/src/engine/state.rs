@@ -198,9 +198,9 @@ pub(super) enum WaitResult {
 /// A frame's variables: inline for the usual handful, so that resuming an
 /// LP touches one contiguous record (the LP array) rather than chasing
 /// pointers (measured: ~20% more events/s at 65,536 ranks). Four inline
-/// (96 B; it was six, 144 B): heat.mpl's main has 1 variable and W1's 3,
-/// which stay inline; W2's 16 spill to the heap anyway, so its inline
-/// space was dead weight in every rank's record.
+/// (64 B with 16-byte values; it was six of 24 bytes, 144 B): heat.mpl's
+/// main has 1 variable and W1's 3, which stay inline; W2's 16 spill to the
+/// heap anyway, so its inline space was dead weight in every rank's record.
 pub(super) type Locals = SmallVec<[Value; 4]>;
 
 #[derive(Debug, Clone)]
@@ -275,8 +275,8 @@ mod size_tests {
     fn record_sizes() {
         assert_eq!(std::mem::size_of::<Request>(), 72);
         assert_eq!(std::mem::size_of::<Msg>(), 56);
-        assert_eq!(std::mem::size_of::<Frame>(), 128);
-        assert_eq!(std::mem::size_of::<Lp>(), 328);
+        assert_eq!(std::mem::size_of::<Frame>(), 96);
+        assert_eq!(std::mem::size_of::<Lp>(), 296);
     }
 
     #[test]
