@@ -91,7 +91,10 @@ impl<'a> Engine<'a> {
             }
             CommOp::Waitall(slots) => {
                 if slots.is_empty() {
-                    ws.reqs = std::mem::take(&mut self.lps[lpi].pending);
+                    // Swapped, not taken: the rank keeps the wait set's
+                    // (empty) buffer for its next requests, so a steady
+                    // loop allocates no `pending` vector per iteration.
+                    std::mem::swap(&mut ws.reqs, &mut self.lps[lpi].pending);
                 } else {
                     for slot in slots {
                         if let Some(r) = self.live_req_in(id, *slot, "waitall", span)? {
