@@ -68,7 +68,7 @@ impl<'a> Engine<'a> {
                 block: main.entry,
                 stmt: 0,
                 locals: smallvec![Value::Null; main.num_locals as usize],
-                ret_dst: None,
+                ret_dst: NO_SLOT,
             }],
             unexpected: VecDeque::new(),
             posted: VecDeque::new(),

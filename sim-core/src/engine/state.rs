@@ -209,9 +209,16 @@ pub(super) struct Frame {
     pub(super) block: BlockId,
     pub(super) stmt: u32,
     pub(super) locals: Locals,
-    /// Where the caller wants the return value.
-    pub(super) ret_dst: Option<Slot>,
+    /// Where the caller wants the return value ([`NO_SLOT`]: nowhere). A
+    /// bare slot rather than `Option<Slot>`: 4 bytes, and the frame 88
+    /// bytes instead of 96.
+    pub(super) ret_dst: Slot,
 }
+
+/// Not a slot: a validated program's slots are `< num_locals <= u32::MAX`
+/// (`Program::validate`, which the engine relies on), so none is
+/// `u32::MAX`.
+pub(super) const NO_SLOT: Slot = Slot::MAX;
 
 /// A logical process: one rank.
 #[derive(Debug)]
@@ -275,8 +282,8 @@ mod size_tests {
     fn record_sizes() {
         assert_eq!(std::mem::size_of::<Request>(), 72);
         assert_eq!(std::mem::size_of::<Msg>(), 56);
-        assert_eq!(std::mem::size_of::<Frame>(), 96);
-        assert_eq!(std::mem::size_of::<Lp>(), 296);
+        assert_eq!(std::mem::size_of::<Frame>(), 88);
+        assert_eq!(std::mem::size_of::<Lp>(), 288);
     }
 
     #[test]
