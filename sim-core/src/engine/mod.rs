@@ -12,6 +12,7 @@
 //!   and [`simulate_with_progress`], re-exported here.
 //! - `state.rs`: the records: events, messages, requests, wait sets, frames
 //!   and the LP.
+//! - `ring.rs`: `Ring`, the compact deque of the LP's matching queues.
 //! - `event_loop.rs`: setting up a run ([`Engine::new`]), the queue in
 //!   front of the event heap (`push`, `next_event`) and the loop itself
 //!   ([`Engine::run`]), which dispatches each event.
@@ -100,6 +101,7 @@ mod fastforward;
 mod interp;
 mod observe;
 mod p2p;
+mod ring;
 mod state;
 mod watch;
 
@@ -107,6 +109,7 @@ pub use api::*;
 use comms::Comms;
 use deadlock::comm_name;
 use observe::Observers;
+use ring::Ring;
 use state::*;
 use watch::*;
 

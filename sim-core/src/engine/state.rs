@@ -227,9 +227,11 @@ pub(super) struct Lp {
     pub(super) state: LpState,
     pub(super) frames: SmallVec<[Frame; 1]>,
     /// Arrived, unmatched envelopes, in arrival order.
-    pub(super) unexpected: VecDeque<u32>,
+    /// (Both queues are [`Ring`]s: 24 bytes each in this record, where a
+    /// `VecDeque` is 32.)
+    pub(super) unexpected: Ring,
     /// Posted, unmatched receive requests, in posting order.
-    pub(super) posted: VecDeque<u32>,
+    pub(super) posted: Ring,
     /// Envelopes sent to this rank whose arrival event is still queued.
     pub(super) inflight: u32,
     /// ANY_SOURCE receives posted so far (user messages).
@@ -283,7 +285,7 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<Request>(), 72);
         assert_eq!(std::mem::size_of::<Msg>(), 56);
         assert_eq!(std::mem::size_of::<Frame>(), 88);
-        assert_eq!(std::mem::size_of::<Lp>(), 288);
+        assert_eq!(std::mem::size_of::<Lp>(), 272);
     }
 
     #[test]
