@@ -159,7 +159,11 @@ pub struct Engine<'a> {
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
     reqs: Vec<Request>,
-    free_reqs: Vec<u32>,
+    /// The free slots of `reqs`, last freed first, threaded through the
+    /// slots themselves: the first here ([`NO_REQ`]: none), the next in
+    /// each free slot's `span`. (A vector of them was 32 B per rank for
+    /// W2, and another array touched per request.)
+    free_req: u32,
     /// The spans of `reqs` and `msgs`, interned.
     spans: SpanTable,
     events: u64,

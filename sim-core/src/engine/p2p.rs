@@ -562,8 +562,10 @@ impl<'a> Engine<'a> {
     }
 
     fn new_req(&mut self, req: Request) -> ReqRef {
-        if let Some(i) = self.free_reqs.pop() {
+        if self.free_req != NO_REQ {
+            let i = self.free_req;
             let slot = &mut self.reqs[i as usize];
+            self.free_req = slot.span;
             let generation = slot.generation.wrapping_add(1);
             *slot = Request { generation, ..req };
             ReqRef { id: i, generation }
@@ -581,7 +583,8 @@ impl<'a> Engine<'a> {
         let q = &mut self.reqs[r.id as usize];
         if q.generation == r.generation {
             q.generation = q.generation.wrapping_add(1);
-            self.free_reqs.push(r.id);
+            q.span = self.free_req;
+            self.free_req = r.id;
         }
     }
 

@@ -81,8 +81,14 @@ pub(super) struct Request {
     pub(super) tag: i32,
     pub(super) bytes: u64,
     pub(super) ctx: u32,
+    /// While the slot is free (its generation is then no live handle's),
+    /// the next free slot instead (`Engine::free_req`).
     pub(super) span: SpanId,
 }
+
+/// No request: the end of the free list. Request ids are indices in the
+/// request slab, which cannot reach 2^32 - 1 entries (72 B each).
+pub(super) const NO_REQ: u32 = u32::MAX;
 
 impl Request {
     /// The communicator, to report the status's source in its ranks:
