@@ -217,9 +217,17 @@ impl<'a> Engine<'a> {
         if finished < self.lps.len() {
             return Err(self.deadlock(finished as u32));
         }
-        let ranks: Vec<RankStats> = self.lps.iter().map(|lp| lp.stats).collect();
-        let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let leftovers = self.leftovers();
+        // The LP records become the per-rank figures by value: the standard
+        // library collects a `vec::IntoIter` into a `Vec` of smaller items
+        // in its buffer, so the end of a run does not hold both arrays (for
+        // ranks that stay idle, the 40 B of `RankStats` per rank were a
+        // tenth of the peak).
+        let ranks: Vec<RankStats> = std::mem::take(&mut self.lps)
+            .into_iter()
+            .map(|lp| lp.stats)
+            .collect();
+        let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let recorded = self.obs.finish(self.program);
         let fast_forward = self.ff.map(|f| {
             f.outcome.unwrap_or(api::FastForward::NotApplied {
