@@ -38,8 +38,8 @@
 //! [`crate::queue::EventQueue`]):
 //!
 //! 1. The event queue (a radix heap) holds every event not described in 2;
-//!    at equal times it pops them in push order (a sequence number counted
-//!    per push to the queue).
+//!    at equal times it pops them in push order (each of its lists keeps
+//!    its items in push order; see [`crate::queue::EventQueue`]).
 //! 2. A `Resume` pushed for a time not after the current one (`time <=
 //!    now`) bypasses the queue: it is appended to `ready_now`, a FIFO that
 //!    `next_event` drains completely before it pops the queue again. These
