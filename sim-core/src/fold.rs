@@ -42,7 +42,11 @@ fn constant(v: Value) -> Option<Expr> {
         Value::Bool(b) => Some(Expr::Bool(b)),
         Value::Null => Some(Expr::Null),
         Value::Any => Some(Expr::Any),
-        Value::Req(_) | Value::Status(_) | Value::Comm(_) | Value::Array(_) => None,
+        Value::Req(_)
+        | Value::Status(_)
+        | Value::BigStatus(_)
+        | Value::Comm(_)
+        | Value::Array(_) => None,
     }
 }
 

@@ -28,9 +28,23 @@ pub struct MsgStatus {
     pub bytes: u64,
 }
 
+/// A status whose byte count fits in 32 bits, as [`Value::Status`] holds
+/// it: 12 bytes, so that a `Value` is 16 bytes rather than 24 (with a
+/// 16-byte `MsgStatus` inline it was 24). Built only by [`Value::status`],
+/// which keeps every status in one canonical variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmallStatus {
+    source: u32,
+    tag: i32,
+    bytes: u32,
+}
+
 /// A value. Arrays are values too: `Rc` sharing with copy-on-write, so
 /// assigning an array and then changing an element leaves the other copy
 /// alone.
+///
+/// 16 bytes: frames hold their variables inline (`engine::state::Locals`),
+/// and W2's 16 variables per rank were ~400 B per rank at 24 bytes each.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
     #[default]
@@ -41,13 +55,44 @@ pub enum Value {
     /// The `any` wildcard.
     Any,
     Req(ReqRef),
-    Status(MsgStatus),
+    /// A status of a message below 4 GiB (see [`Value::status`]).
+    Status(SmallStatus),
+    /// A status of a message of 4 GiB or more, boxed: rare, and it would
+    /// make every value 8 bytes larger inline.
+    BigStatus(Box<MsgStatus>),
     /// A communicator (0 is the world).
     Comm(u32),
     Array(Rc<Vec<Value>>),
 }
 
 impl Value {
+    /// A status as a value: [`Value::Status`] when its byte count fits in
+    /// 32 bits, else [`Value::BigStatus`] (so each status has one form, and
+    /// the derived equality is the statuses').
+    pub fn status(s: MsgStatus) -> Value {
+        match u32::try_from(s.bytes) {
+            Ok(bytes) => Value::Status(SmallStatus {
+                source: s.source,
+                tag: s.tag,
+                bytes,
+            }),
+            Err(_) => Value::BigStatus(Box::new(s)),
+        }
+    }
+
+    /// The status this value holds, if it is one.
+    pub fn as_status(&self) -> Option<MsgStatus> {
+        match self {
+            Value::Status(s) => Some(MsgStatus {
+                source: s.source,
+                tag: s.tag,
+                bytes: u64::from(s.bytes),
+            }),
+            Value::BigStatus(s) => Some(**s),
+            _ => None,
+        }
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
@@ -56,7 +101,7 @@ impl Value {
             Value::Bool(_) => "bool",
             Value::Any => "any",
             Value::Req(_) => "request",
-            Value::Status(_) => "status",
+            Value::Status(_) | Value::BigStatus(_) => "status",
             Value::Comm(_) => "communicator",
             Value::Array(_) => "array",
         }
@@ -115,6 +160,11 @@ impl fmt::Display for Value {
                 f.write_str("]")
             }
             Value::Status(s) => write!(
+                f,
+                "status(source: {}, tag: {}, bytes: {})",
+                s.source, s.tag, s.bytes
+            ),
+            Value::BigStatus(s) => write!(
                 f,
                 "status(source: {}, tag: {}, bytes: {})",
                 s.source, s.tag, s.bytes
@@ -404,20 +454,21 @@ fn eval_rare(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
                 builtin(*f, &vals)?
             }
         }
-        Expr::Field(a, field) => match eval(a, cx)? {
-            Value::Status(s) => match field {
-                StatusField::Source => Value::Int(i64::from(s.source)),
-                StatusField::Tag => Value::Int(i64::from(s.tag)),
-                StatusField::Bytes => Value::Int(i64::try_from(s.bytes).unwrap_or(i64::MAX)),
-            },
-            other => {
+        Expr::Field(a, field) => {
+            let v = eval(a, cx)?;
+            let Some(s) = v.as_status() else {
                 return Err(format!(
                     "`.{}` needs a status (from recv or wait), got {}",
                     field_name(*field),
-                    other.type_name()
+                    v.type_name()
                 ));
+            };
+            match field {
+                StatusField::Source => Value::Int(i64::from(s.source)),
+                StatusField::Tag => Value::Int(i64::from(s.tag)),
+                StatusField::Bytes => Value::Int(i64::try_from(s.bytes).unwrap_or(i64::MAX)),
             }
-        },
+        }
         // The hot cases, handled by `eval`.
         Expr::Const(_)
         | Expr::Bool(_)
@@ -535,6 +586,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
                 (Value::Req(x), Value::Req(y)) => x == y,
                 (Value::Status(x), Value::Status(y)) => x == y,
+                (Value::BigStatus(x), Value::BigStatus(y)) => x == y,
                 (Value::Comm(x), Value::Comm(y)) => x == y,
                 (Value::Array(x), Value::Array(y)) => x == y,
                 _ => false,
@@ -770,5 +822,37 @@ mod tests {
             Ok(Value::Float(3.0))
         );
         assert_eq!(builtin(Builtin::Abs, &[Value::Int(-4)]), Ok(Value::Int(4)));
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// The size the layout comment of [`Value`] is written for.
+    #[test]
+    fn value_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn statuses_have_one_form() {
+        let small = MsgStatus {
+            source: 3,
+            tag: -2,
+            bytes: u64::from(u32::MAX),
+        };
+        let big = MsgStatus {
+            source: 3,
+            tag: -2,
+            bytes: 1 << 32,
+        };
+        assert!(matches!(Value::status(small), Value::Status(_)));
+        assert!(matches!(Value::status(big), Value::BigStatus(_)));
+        assert_eq!(Value::status(small).as_status(), Some(small));
+        assert_eq!(Value::status(big).as_status(), Some(big));
+        assert_eq!(Value::status(big), Value::status(big));
+        assert_ne!(Value::status(small), Value::status(big));
+        assert_eq!(Value::Int(1).as_status(), None);
     }
 }

@@ -21,7 +21,7 @@ impl<'a> Engine<'a> {
                     peer: Some(msg.dst),
                     tag: Some(msg.tag),
                     bytes: msg.bytes,
-                    span: msg.span,
+                    span: self.spans.get(msg.span),
                     comm: msg.ctx / 2,
                 });
             }
@@ -33,8 +33,8 @@ impl<'a> Engine<'a> {
                     peer: (q.peer != ANY_SOURCE).then_some(q.peer),
                     tag: (q.tag != ANY_TAG).then_some(q.tag),
                     bytes: q.bytes,
-                    span: q.span,
-                    comm: q.comm,
+                    span: self.spans.get(q.span),
+                    comm: q.comm(),
                 });
             }
             for r in &lp.pending {
@@ -48,8 +48,8 @@ impl<'a> Engine<'a> {
                     peer: (q.peer != ANY_SOURCE).then_some(q.peer),
                     tag: (q.tag != ANY_TAG).then_some(q.tag),
                     bytes: q.bytes,
-                    span: q.span,
-                    comm: q.comm,
+                    span: self.spans.get(q.span),
+                    comm: q.comm(),
                 });
             }
         }
@@ -112,10 +112,10 @@ impl<'a> Engine<'a> {
                     peer: (q.peer != ANY_SOURCE).then_some(q.peer),
                     tag: (q.tag != ANY_TAG).then_some(q.tag),
                     bytes: q.bytes,
-                    span: q.span,
+                    span: self.spans.get(q.span),
                     peer_finished: q.peer != ANY_SOURCE
                         && self.lps[q.peer as usize].state == LpState::Finished,
-                    comm: q.comm,
+                    comm: q.comm(),
                     in_collective: q.ctx % 2 == 1,
                 })
                 .collect();

@@ -68,10 +68,10 @@ impl<'a> Engine<'a> {
                 block: main.entry,
                 stmt: 0,
                 locals: smallvec![Value::Null; main.num_locals as usize],
-                ret_dst: None,
+                ret_dst: NO_SLOT,
             }],
-            unexpected: VecDeque::new(),
-            posted: VecDeque::new(),
+            unexpected: Ring::default(),
+            posted: Ring::default(),
             inflight: 0,
             wildcards_posted: 0,
             pending: Vec::new(),
@@ -111,7 +111,8 @@ impl<'a> Engine<'a> {
             msgs: Vec::new(),
             free_msgs: Vec::new(),
             reqs: Vec::new(),
-            free_reqs: Vec::new(),
+            free_req: NO_REQ,
+            spans: SpanTable::default(),
             events: 0,
             comm_calls: 0,
             messages: 0,
@@ -216,9 +217,17 @@ impl<'a> Engine<'a> {
         if finished < self.lps.len() {
             return Err(self.deadlock(finished as u32));
         }
-        let ranks: Vec<RankStats> = self.lps.iter().map(|lp| lp.stats).collect();
-        let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let leftovers = self.leftovers();
+        // The LP records become the per-rank figures by value: the standard
+        // library collects a `vec::IntoIter` into a `Vec` of smaller items
+        // in its buffer, so the end of a run does not hold both arrays (for
+        // ranks that stay idle, the 40 B of `RankStats` per rank were a
+        // tenth of the peak).
+        let ranks: Vec<RankStats> = std::mem::take(&mut self.lps)
+            .into_iter()
+            .map(|lp| lp.stats)
+            .collect();
+        let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let recorded = self.obs.finish(self.program);
         let fast_forward = self.ff.map(|f| {
             f.outcome.unwrap_or(api::FastForward::NotApplied {

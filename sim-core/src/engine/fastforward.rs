@@ -136,7 +136,7 @@ fn hash_locals(locals: &Locals, skip: usize) -> u64 {
             Value::Bool(b) => b.hash(h),
             Value::Comm(c) => c.hash(h),
             Value::Array(a) => a.iter().for_each(|x| value(x, h)),
-            Value::Null | Value::Any | Value::Req(_) | Value::Status(_) => {}
+            Value::Null | Value::Any | Value::Req(_) | Value::Status(_) | Value::BigStatus(_) => {}
         }
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -363,7 +363,8 @@ impl FastForward {
 /// iteration's requests differ in identity only).
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Req(_), Value::Req(_)) | (Value::Status(_), Value::Status(_)) => true,
+        (Value::Req(_), Value::Req(_))
+        | (Value::Status(_) | Value::BigStatus(_), Value::Status(_) | Value::BigStatus(_)) => true,
         (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
         _ => a == b,
     }

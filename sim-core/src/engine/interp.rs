@@ -82,8 +82,8 @@ impl<'a> Engine<'a> {
                     let done = lp.frames.pop();
                     match (lp.frames.last_mut(), done) {
                         (Some(caller), Some(done)) => {
-                            if let Some(dst) = done.ret_dst {
-                                caller.locals[dst as usize] = v;
+                            if done.ret_dst != NO_SLOT {
+                                caller.locals[done.ret_dst as usize] = v;
                             }
                             caller.stmt += 1;
                         }
@@ -365,7 +365,7 @@ impl<'a> Engine<'a> {
                     block: f.entry,
                     stmt: 0,
                     locals,
-                    ret_dst: *dst,
+                    ret_dst: dst.unwrap_or(NO_SLOT),
                 });
                 Ok(Flow::Continue)
             }

@@ -12,6 +12,7 @@
 //!   and [`simulate_with_progress`], re-exported here.
 //! - `state.rs`: the records: events, messages, requests, wait sets, frames
 //!   and the LP.
+//! - `ring.rs`: `Ring`, the compact deque of the LP's matching queues.
 //! - `event_loop.rs`: setting up a run ([`Engine::new`]), the queue in
 //!   front of the event heap (`push`, `next_event`) and the loop itself
 //!   ([`Engine::run`]), which dispatches each event.
@@ -37,8 +38,8 @@
 //! [`crate::queue::EventQueue`]):
 //!
 //! 1. The event queue (a radix heap) holds every event not described in 2;
-//!    at equal times it pops them in push order (a sequence number counted
-//!    per push to the queue).
+//!    at equal times it pops them in push order (each of its lists keeps
+//!    its items in push order; see [`crate::queue::EventQueue`]).
 //! 2. A `Resume` pushed for a time not after the current one (`time <=
 //!    now`) bypasses the queue: it is appended to `ready_now`, a FIFO that
 //!    `next_event` drains completely before it pops the queue again. These
@@ -100,6 +101,7 @@ mod fastforward;
 mod interp;
 mod observe;
 mod p2p;
+mod ring;
 mod state;
 mod watch;
 
@@ -107,6 +109,7 @@ pub use api::*;
 use comms::Comms;
 use deadlock::comm_name;
 use observe::Observers;
+use ring::Ring;
 use state::*;
 use watch::*;
 
@@ -156,7 +159,13 @@ pub struct Engine<'a> {
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
     reqs: Vec<Request>,
-    free_reqs: Vec<u32>,
+    /// The free slots of `reqs`, last freed first, threaded through the
+    /// slots themselves: the first here ([`NO_REQ`]: none), the next in
+    /// each free slot's `span`. (A vector of them was 32 B per rank for
+    /// W2, and another array touched per request.)
+    free_req: u32,
+    /// The spans of `reqs` and `msgs`, interned.
+    spans: SpanTable,
     events: u64,
     /// Communication statements executed (for `max_events`).
     comm_calls: u64,

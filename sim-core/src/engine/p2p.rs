@@ -91,7 +91,10 @@ impl<'a> Engine<'a> {
             }
             CommOp::Waitall(slots) => {
                 if slots.is_empty() {
-                    ws.reqs = std::mem::take(&mut self.lps[lpi].pending);
+                    // Swapped, not taken: the rank keeps the wait set's
+                    // (empty) buffer for its next requests, so a steady
+                    // loop allocates no `pending` vector per iteration.
+                    std::mem::swap(&mut ws.reqs, &mut self.lps[lpi].pending);
                 } else {
                     for slot in slots {
                         if let Some(r) = self.live_req_in(id, *slot, "waitall", span)? {
@@ -224,7 +227,7 @@ impl<'a> Engine<'a> {
         match (found, blocking) {
             (Some(st), _) => {
                 if let Some(d) = dst {
-                    self.set_local(id, d, Value::Status(st));
+                    self.set_local(id, d, Value::status(st));
                 }
                 self.lps[lpi].probing = None;
                 Ok(Flow::Continue)
@@ -523,8 +526,8 @@ impl<'a> Engine<'a> {
                 comm += q.overhead;
                 if ws.result == WaitResult::StatusOf(i) {
                     let mut st = q.status;
-                    st.source = self.comm_rank(q.comm, st.source);
-                    result = Value::Status(st);
+                    st.source = self.comm_rank(q.comm(), st.source);
+                    result = Value::status(st);
                 }
             }
             for r in &ws.reqs {
@@ -559,8 +562,10 @@ impl<'a> Engine<'a> {
     }
 
     fn new_req(&mut self, req: Request) -> ReqRef {
-        if let Some(i) = self.free_reqs.pop() {
+        if self.free_req != NO_REQ {
+            let i = self.free_req;
             let slot = &mut self.reqs[i as usize];
+            self.free_req = slot.span;
             let generation = slot.generation.wrapping_add(1);
             *slot = Request { generation, ..req };
             ReqRef { id: i, generation }
@@ -578,7 +583,8 @@ impl<'a> Engine<'a> {
         let q = &mut self.reqs[r.id as usize];
         if q.generation == r.generation {
             q.generation = q.generation.wrapping_add(1);
-            self.free_reqs.push(r.id);
+            q.span = self.free_req;
+            self.free_req = r.id;
         }
     }
 
@@ -600,6 +606,7 @@ impl<'a> Engine<'a> {
         mode: SendMode,
         span: Span,
     ) -> RunResult<ReqRef> {
+        let span = self.spans.intern(span);
         let to = env.peer;
         let bytes = env.bytes;
         let now = self.lps[id as usize].clock;
@@ -635,7 +642,6 @@ impl<'a> Engine<'a> {
             tag: env.tag,
             bytes,
             ctx: env.ctx,
-            comm: env.comm,
             span,
         });
         let m = self.new_msg(Msg {
@@ -676,6 +682,7 @@ impl<'a> Engine<'a> {
         mut env: Envelope,
         span: Span,
     ) -> RunResult<ReqRef> {
+        let span = self.spans.intern(span);
         // ANY_SOURCE receives of user messages are counted (and may be
         // forced to one sender by `--explore`).
         let mut wild_nth = u32::MAX;
@@ -709,7 +716,6 @@ impl<'a> Engine<'a> {
             tag: env.tag,
             bytes: env.bytes,
             ctx: env.ctx,
-            comm: env.comm,
             span,
         });
         // Search the envelopes that already arrived, in arrival order.
@@ -801,8 +807,8 @@ impl<'a> Engine<'a> {
         let msg = self.msgs[m as usize].clone();
         let q = &mut self.reqs[r as usize];
         if msg.bytes > q.bytes {
-            let (owner, span, cap) = (q.owner, q.span, q.bytes);
-            let src = self.comm_rank(self.reqs[r as usize].comm, msg.src);
+            let (owner, span, cap) = (q.owner, self.spans.get(q.span), q.bytes);
+            let src = self.comm_rank(self.reqs[r as usize].comm(), msg.src);
             return Err(self.rt(
                 owner,
                 span,
@@ -878,7 +884,7 @@ impl<'a> Engine<'a> {
             WildcardMatch {
                 rank: owner,
                 nth: q.wild_nth,
-                span: q.span,
+                span: self.spans.get(q.span),
                 chosen: msg.src,
                 alternatives,
                 probe: false,

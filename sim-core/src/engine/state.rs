@@ -51,12 +51,17 @@ pub(super) struct Msg {
     pub(super) send_req: Option<u32>,
     /// The matched receive request.
     pub(super) recv_req: u32,
-    /// Where it was sent (reports of messages never received).
-    pub(super) span: Span,
+    /// Where it was sent (reports of messages never received), in
+    /// [`SpanTable`]: 4 bytes instead of a 16-byte `Span`.
+    pub(super) span: SpanId,
     /// When it was sent (timelines).
     pub(super) sent: f64,
 }
 
+/// A request: 72 bytes (it was 88). W2 keeps 8 per rank live, so the
+/// request slab was a third of its peak memory (704 B per rank at 65,536
+/// ranks); the span became a [`SpanId`] (only error reports read it) and
+/// the communicator, always `ctx / 2`, is no longer stored.
 #[derive(Debug, Clone)]
 pub(super) struct Request {
     pub(super) generation: u32,
@@ -76,9 +81,78 @@ pub(super) struct Request {
     pub(super) tag: i32,
     pub(super) bytes: u64,
     pub(super) ctx: u32,
-    /// The communicator, to report the status's source in its ranks.
-    pub(super) comm: u32,
-    pub(super) span: Span,
+    /// While the slot is free (its generation is then no live handle's),
+    /// the next free slot instead (`Engine::free_req`).
+    pub(super) span: SpanId,
+}
+
+/// No request: the end of the free list. Request ids are indices in the
+/// request slab, which cannot reach 2^32 - 1 entries (72 B each).
+pub(super) const NO_REQ: u32 = u32::MAX;
+
+impl Request {
+    /// The communicator, to report the status's source in its ranks:
+    /// contexts are `2c` (point-to-point) and `2c + 1` (collectives) of
+    /// communicator `c` (`comms::p2p_context`, `comms::coll_context`).
+    pub(super) fn comm(&self) -> u32 {
+        self.ctx / 2
+    }
+}
+
+/// An index into [`SpanTable`].
+pub(super) type SpanId = u32;
+
+/// The spans of the statements that posted requests and messages,
+/// interned, so that those records carry a 4-byte id instead of a 16-byte
+/// `Span` (read only by error and leftover reports). Ids are `< spans.len()`,
+/// and there is one span per distinct source location of a program, far
+/// fewer than `u32::MAX`.
+#[derive(Debug, Default)]
+pub(super) struct SpanTable {
+    spans: Vec<Span>,
+    /// By `Span::start` (below [`SpanTable::DIRECT`]): the id of a span
+    /// starting there (`u32::MAX`: none), so that the usual lookup, one per
+    /// posted send or receive, is an index and a compare, not a hash.
+    by_start: Vec<SpanId>,
+    /// All of them, for spans whose start is taken by another span or
+    /// beyond `DIRECT`.
+    ids: HashMap<Span, SpanId>,
+}
+
+impl SpanTable {
+    /// Starts looked up directly: source offsets of programs up to 1 MiB
+    /// (a table of at most 4 MiB, grown only as far as the starts seen).
+    const DIRECT: u32 = 1 << 20;
+
+    pub(super) fn intern(&mut self, span: Span) -> SpanId {
+        if let Some(&id) = self.by_start.get(span.start as usize)
+            && self.spans.get(id as usize) == Some(&span)
+        {
+            return id;
+        }
+        let id = match self.ids.get(&span) {
+            Some(&id) => id,
+            None => {
+                let id = self.spans.len() as SpanId;
+                self.spans.push(span);
+                self.ids.insert(span, id);
+                id
+            }
+        };
+        if span.start < Self::DIRECT {
+            let i = span.start as usize;
+            if self.by_start.len() <= i {
+                self.by_start.resize(i + 1, SpanId::MAX);
+            }
+            self.by_start[i] = id;
+        }
+        id
+    }
+
+    pub(super) fn get(&self, id: SpanId) -> Span {
+        // Ids come from `intern` on this table only.
+        self.spans.get(id as usize).copied().unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,8 +203,11 @@ pub(super) enum WaitResult {
 
 /// A frame's variables: inline for the usual handful, so that resuming an
 /// LP touches one contiguous record (the LP array) rather than chasing
-/// pointers (measured: ~20% more events/s at 65,536 ranks).
-pub(super) type Locals = SmallVec<[Value; 6]>;
+/// pointers (measured: ~20% more events/s at 65,536 ranks). Four inline
+/// (64 B with 16-byte values; it was six of 24 bytes, 144 B): heat.mpl's
+/// main has 1 variable and W1's 3, which stay inline; W2's 16 spill to the
+/// heap anyway, so its inline space was dead weight in every rank's record.
+pub(super) type Locals = SmallVec<[Value; 4]>;
 
 #[derive(Debug, Clone)]
 pub(super) struct Frame {
@@ -138,9 +215,16 @@ pub(super) struct Frame {
     pub(super) block: BlockId,
     pub(super) stmt: u32,
     pub(super) locals: Locals,
-    /// Where the caller wants the return value.
-    pub(super) ret_dst: Option<Slot>,
+    /// Where the caller wants the return value ([`NO_SLOT`]: nowhere). A
+    /// bare slot rather than `Option<Slot>`: 4 bytes, and the frame 88
+    /// bytes instead of 96.
+    pub(super) ret_dst: Slot,
 }
+
+/// Not a slot: a validated program's slots are `< num_locals <= u32::MAX`
+/// (`Program::validate`, which the engine relies on), so none is
+/// `u32::MAX`.
+pub(super) const NO_SLOT: Slot = Slot::MAX;
 
 /// A logical process: one rank.
 #[derive(Debug)]
@@ -149,9 +233,11 @@ pub(super) struct Lp {
     pub(super) state: LpState,
     pub(super) frames: SmallVec<[Frame; 1]>,
     /// Arrived, unmatched envelopes, in arrival order.
-    pub(super) unexpected: VecDeque<u32>,
+    /// (Both queues are [`Ring`]s: 24 bytes each in this record, where a
+    /// `VecDeque` is 32.)
+    pub(super) unexpected: Ring,
     /// Posted, unmatched receive requests, in posting order.
-    pub(super) posted: VecDeque<u32>,
+    pub(super) posted: Ring,
     /// Envelopes sent to this rank whose arrival event is still queued.
     pub(super) inflight: u32,
     /// ANY_SOURCE receives posted so far (user messages).
@@ -197,5 +283,41 @@ mod size_tests {
             std::mem::size_of::<Msg>()
         );
         assert!(lp <= 512, "Lp is {lp} bytes");
+    }
+
+    /// The sizes the layout comments above are written for.
+    #[test]
+    fn record_sizes() {
+        assert_eq!(std::mem::size_of::<Request>(), 72);
+        assert_eq!(std::mem::size_of::<Msg>(), 56);
+        assert_eq!(std::mem::size_of::<Frame>(), 88);
+        assert_eq!(std::mem::size_of::<Lp>(), 272);
+    }
+
+    #[test]
+    fn spans_intern_to_one_id_each() {
+        let mut t = SpanTable::default();
+        let a = Span {
+            start: 3,
+            end: 9,
+            line: 1,
+            col: 4,
+        };
+        let b = Span {
+            start: 3,
+            end: 5,
+            line: 1,
+            col: 4,
+        };
+        let far = Span {
+            start: u32::MAX,
+            end: u32::MAX,
+            line: 9,
+            col: 1,
+        };
+        let (ia, ib, ifar) = (t.intern(a), t.intern(b), t.intern(far));
+        assert_eq!((t.intern(a), t.intern(b), t.intern(far)), (ia, ib, ifar));
+        assert_eq!((t.get(ia), t.get(ib), t.get(ifar)), (a, b, far));
+        assert_eq!(t.spans.len(), 3);
     }
 }
