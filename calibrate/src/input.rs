@@ -586,55 +586,47 @@ fn parse_imb(
     let columns = &block.columns;
     let rate_index = columns.iter().position(|c| c == "Msg/sec");
     let has_time = columns.iter().any(|c| c == "t[usec]" || c == "t_avg[usec]");
-    if options.time_col.is_none()
-        && !has_time
-        && let Some(rate_index) = rate_index
-    {
-        let mut rows = Vec::new();
-        for (line_no, tokens) in &block.rows {
-            let (Some(bytes), Some(rate)) = (tokens.first(), tokens.get(rate_index)) else {
-                return Err(InputError::BadRow {
-                    line: *line_no,
-                    message: format!(
-                        "expected {} columns ({}), got {}",
-                        columns.len(),
-                        columns.join(" "),
-                        tokens.len()
-                    ),
-                });
-            };
-            let bytes = parse_bytes(bytes, *line_no)?;
-            let rate = parse_positive(rate, "the message rate", *line_no)?;
-            rows.push((*line_no, bytes, 1.0 / rate));
-        }
-        let block_name = match block.processes {
-            Some(count) => format!(", {count} processes"),
-            None => String::new(),
+    // The column read, what its cells are, how one becomes seconds, and
+    // what the seconds measure.
+    let (index, what, seconds_of, measure, column): (usize, &str, fn(f64) -> f64, _, String) =
+        match rate_index {
+            Some(rate_index) if options.time_col.is_none() && !has_time => (
+                rate_index,
+                "the message rate",
+                |rate| 1.0 / rate,
+                Measure::Stream,
+                "Msg/sec as time per message".to_owned(),
+            ),
+            _ => {
+                let time_index = match &options.time_col {
+                    Some(col) => columns
+                        .iter()
+                        .position(|c| c.eq_ignore_ascii_case(col))
+                        .ok_or_else(|| InputError::MissingColumn {
+                            name: col.clone(),
+                            available: columns.clone(),
+                        })?,
+                    None => ["t[usec]", "t_avg[usec]"]
+                        .iter()
+                        .find_map(|want| columns.iter().position(|c| c == want))
+                        .ok_or_else(|| InputError::ChooseColumn {
+                            message: "no `t[usec]` or `t_avg[usec]` column".into(),
+                            column: Column::Time,
+                            available: columns.clone(),
+                        })?,
+                };
+                (
+                    time_index,
+                    "the time",
+                    |usec| usec * 1e-6,
+                    Measure::PingPong,
+                    columns[time_index].clone(),
+                )
+            }
         };
-        let origin =
-            format!("IMB benchmark {name}{block_name}, column Msg/sec as time per message");
-        return Ok((rows, Measure::Stream, origin));
-    }
-    let time_index = match &options.time_col {
-        Some(col) => columns
-            .iter()
-            .position(|c| c.eq_ignore_ascii_case(col))
-            .ok_or_else(|| InputError::MissingColumn {
-                name: col.clone(),
-                available: columns.clone(),
-            })?,
-        None => ["t[usec]", "t_avg[usec]"]
-            .iter()
-            .find_map(|want| columns.iter().position(|c| c == want))
-            .ok_or_else(|| InputError::ChooseColumn {
-                message: "no `t[usec]` or `t_avg[usec]` column".into(),
-                column: Column::Time,
-                available: columns.clone(),
-            })?,
-    };
     let mut rows = Vec::new();
     for (line_no, tokens) in &block.rows {
-        let (Some(bytes), Some(time)) = (tokens.first(), tokens.get(time_index)) else {
+        let (Some(bytes), Some(cell)) = (tokens.first(), tokens.get(index)) else {
             return Err(InputError::BadRow {
                 line: *line_no,
                 message: format!(
@@ -646,18 +638,15 @@ fn parse_imb(
             });
         };
         let bytes = parse_bytes(bytes, *line_no)?;
-        let usec = parse_positive(time, "the time", *line_no)?;
-        rows.push((*line_no, bytes, usec * 1e-6));
+        let value = parse_positive(cell, what, *line_no)?;
+        rows.push((*line_no, bytes, seconds_of(value)));
     }
     let block_name = match block.processes {
         Some(count) => format!(", {count} processes"),
         None => String::new(),
     };
-    let origin = format!(
-        "IMB benchmark {name}{block_name}, column {}",
-        columns[time_index]
-    );
-    Ok((rows, Measure::PingPong, origin))
+    let origin = format!("IMB benchmark {name}{block_name}, column {column}");
+    Ok((rows, measure, origin))
 }
 
 // ---------------------------------------------------------------- OSU
