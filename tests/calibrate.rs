@@ -344,6 +344,16 @@ fn errors_are_reported_not_panicked() {
     assert!(stderr(&o).contains("--eager-limit"), "{}", stderr(&o));
 }
 
+/// The number of a written machine file's `KEY = "NUMBER UNIT"` line (the
+/// first with that key), in that unit.
+fn machine_value(toml: &str, key: &str, unit: &str) -> f64 {
+    toml.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+        .and_then(|v| v.strip_suffix(&format!(" {unit}\"")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{key} in {unit} in\n{toml}"))
+}
+
 /// An `osu_latency`-style table: sizes 0, 1, 2, 4, ... 64 KiB with
 /// `t(n) = a + n·b` µs, each point off the line by a little noise (at most
 /// 0.2%, and none at 0 B).
@@ -537,12 +547,7 @@ fn barrier_and_reduce_local_tables_set_the_call_costs() {
         "{toml}"
     );
     assert!(toml.contains("\nreduce_op = \""), "{toml}");
-    let reduce_overhead: f64 = toml
-        .lines()
-        .find_map(|l| l.strip_prefix("reduce_overhead = \""))
-        .and_then(|v| v.strip_suffix(" us\""))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("reduce_overhead in\n{toml}"));
+    let reduce_overhead = machine_value(&toml, "reduce_overhead", "us");
     assert!((reduce_overhead - 0.1).abs() < 0.005, "{reduce_overhead}");
 
     // A barrier loop on the written machine: 9 us per call.
@@ -707,13 +712,7 @@ fn the_intra_node_table_bounds_memcpy() {
     let shm = tmp.file("shm.txt", &osu_table(0.4, 1.25e-4));
     let out = tmp.join("m.toml");
     let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
-    let memcpy_of = |toml: &str| -> f64 {
-        toml.lines()
-            .find_map(|l| l.strip_prefix("memcpy = \""))
-            .and_then(|v| v.strip_suffix(" MB/s\""))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("memcpy in\n{toml}"))
-    };
+    let memcpy_of = |toml: &str| machine_value(toml, "memcpy", "MB/s");
     let o = parsim(&[
         "calibrate",
         "net",

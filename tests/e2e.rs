@@ -893,15 +893,27 @@ fn the_memory_a_large_run_needs_is_measured_and_checked() {
         "-p",
         "iters=1",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o);
+    refused_for_memory(
+        &o,
+        "2147483647 ranks need about ",
+        "measured on a probe of 65536 ranks",
+    );
+}
+
+/// A command refused because the run would not fit in memory: exit 1,
+/// nothing on stdout, the error starting with `starts` and containing
+/// `names` and the way around the check. Returns the error text.
+fn refused_for_memory(o: &std::process::Output, starts: &str, names: &str) -> String {
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(o));
+    let err = stderr(o);
     assert!(
-        err.starts_with("error: 2147483647 ranks need about ")
-            && err.contains("measured on a probe of 65536 ranks")
+        err.starts_with(&format!("error: {starts}"))
+            && err.contains(names)
             && err.contains("--no-memory-check"),
         "{err}"
     );
-    assert!(stdout(&o).is_empty());
+    assert!(stdout(o).is_empty());
+    err
 }
 
 /// Issue 14: `sweep` and `check` are probed like `run`. A sweep's need is
@@ -920,16 +932,15 @@ fn sweeps_and_checks_too_large_for_the_machine_are_refused() {
         "--jobs",
         "2",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o);
+    let err = refused_for_memory(
+        &o,
+        "the sweep's simulations need about ",
+        "measured on probes of 65536 ranks of this program",
+    );
     assert!(
-        err.starts_with("error: the sweep's simulations need about ")
-            && err.contains(" at once (2 at a time; the largest, default on 2000000000 ranks, ")
-            && err.contains("measured on probes of 65536 ranks of this program")
-            && err.contains("--no-memory-check"),
+        err.contains(" at once (2 at a time; the largest, default on 2000000000 ranks, "),
         "{err}"
     );
-    assert!(stdout(&o).is_empty());
     // Heat's probe measures about 1.1 KB per rank: the two tasks need
     // three times what the larger needs alone.
     let gib = |text: &str, after: &str| -> f64 {
@@ -950,13 +961,9 @@ fn sweeps_and_checks_too_large_for_the_machine_are_refused() {
         "-p",
         "iters=1",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: 2000000000 ranks need about ")
-            && err.contains("measured on a probe of 65536 ranks")
-            && err.contains("--no-memory-check"),
-        "{err}"
+    refused_for_memory(
+        &o,
+        "2000000000 ranks need about ",
+        "measured on a probe of 65536 ranks",
     );
-    assert!(stdout(&o).is_empty());
 }
