@@ -353,6 +353,7 @@ impl StudyOptions {
             noise: self.noise,
             samples: self.samples,
             fast_forward: self.fast_forward,
+            memory_check: !self.no_memory_check,
         }
     }
 }
@@ -381,9 +382,6 @@ pub(crate) fn run_study(
             r.update(|r| crate::progress::counted("simulations", done, total, r.elapsed()));
         }
     };
-    if !opts.no_memory_check {
-        memory_check(&s).map_err(|e| study_failure(e, s.file, source))??;
-    }
     let s = Study {
         progress: Some(&report),
         ..s
@@ -403,18 +401,6 @@ pub(crate) fn run_study(
         }
         Err(e) => Err(study_failure(e, s.file, source)),
     }
-}
-
-/// Refuses a study whose simulations at once need more memory than the
-/// machine has available (`study::memory_need`, measured on probes).
-fn memory_check(s: &Study<'_>) -> Result<anyhow::Result<()>, StudyError> {
-    let (Some(need), Some(avail)) = (study::memory_need(s)?, app::memory::available()) else {
-        return Ok(Ok(()));
-    };
-    Ok(match need.refusal(avail as f64) {
-        Some(why) => Err(anyhow::anyhow!(why)),
-        None => Ok(()),
-    })
 }
 
 /// A study's error for people: a failed simulation with its source line.

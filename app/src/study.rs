@@ -164,6 +164,10 @@ pub struct Options {
     pub samples: Option<u32>,
     /// Each simulation skips a steady outer loop (`SimConfig::fast_forward`).
     pub fast_forward: bool,
+    /// Before any simulation, refuse a study whose simulations at once
+    /// need more memory than the machine has available ([`memory_need`],
+    /// [`MemoryNeed::refusal`]).
+    pub memory_check: bool,
 }
 
 /// What a study found.
@@ -316,9 +320,11 @@ impl MemoryNeed {
 /// bytes per rank times a task's ranks is the task's need (tasks of curves
 /// too small to probe count as 0), and the largest needs of as many tasks
 /// as the pool runs at once are summed. `None` when no curve is probed.
-pub fn memory_need(study: &Study) -> Result<Option<MemoryNeed>, StudyError> {
-    let all = tasks(study)?;
-    let p = prepare(study)?;
+fn memory_need(
+    study: &Study,
+    p: &Prepared,
+    all: &[Task],
+) -> Result<Option<MemoryNeed>, StudyError> {
     let mut per_rank: Vec<Option<f64>> = vec![None; study.curves.len()];
     for (curve, slot) in per_rank.iter_mut().enumerate() {
         let Some(ranks) = (all.iter())
@@ -330,7 +336,7 @@ pub fn memory_need(study: &Study) -> Result<Option<MemoryNeed>, StudyError> {
         };
         let (cfg, _) = task_config(
             study,
-            &p,
+            p,
             Task {
                 curve,
                 ranks,
@@ -408,6 +414,13 @@ pub fn run_task(study: &Study, index: usize) -> Result<(Task, TaskResult), Study
 pub fn run_study(study: &Study) -> Result<Outcome, StudyError> {
     let all = tasks(study)?;
     let p = prepare(study)?;
+    if study.options.memory_check
+        && let Some(need) = memory_need(study, &p, &all)?
+        && let Some(available) = crate::memory::available()
+        && let Some(why) = need.refusal(available as f64)
+    {
+        return Err(Error::Input(why).into());
+    }
     let done = std::sync::atomic::AtomicUsize::new(0);
     let total = all.len();
     let run_one = |&t: &Task| {
