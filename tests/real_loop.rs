@@ -64,6 +64,75 @@ fn calibrate_build_run_and_compare_with_mpich() {
         text(&o.stderr)
     );
 
+    // 1b. The eager limit decides which programs deadlock. The benchmark
+    // probed it to the byte; a real program whose two ranks both send
+    // before receiving completes one byte below it and hangs at it, and
+    // parsim, on the machine just written, says the same.
+    let limit: u64 = raw
+        .lines()
+        .find_map(|l| l.strip_prefix("# parsim netbench: sends buffered below "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the benchmark states its probed eager limit");
+    assert!(limit > 1, "{limit}");
+    let skeleton = dir.file(
+        "h2h.mpl",
+        "param n = 1\nsend(to: 1 - rank, bytes: n)\nrecv(from: 1 - rank, bytes: n)\n",
+    );
+    let skeleton = skeleton.to_str().expect("utf-8 path");
+    let program = path("h2h.c");
+    let o = parsim(&["emit-c", skeleton, "-o", &program]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let binary = path("h2h");
+    let o = std::process::Command::new("mpicc")
+        .args(["-O2", &program, "-o", &binary, "-lm"])
+        .output()
+        .expect("mpicc runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for (n, completes) in [(limit - 1, true), (limit, false)] {
+        // `timeout` stops mpirun with SIGTERM, which it passes on to the
+        // ranks; SIGKILL 5 s later if it has not ended.
+        let real = std::process::Command::new("timeout")
+            .args([
+                "-k",
+                "5",
+                "5",
+                "mpirun",
+                "-np",
+                "2",
+                &binary,
+                &format!("n={n}"),
+            ])
+            .output()
+            .expect("timeout and mpirun run");
+        assert_eq!(
+            real.status.success(),
+            completes,
+            "real run at {n} B: {:?}\n{}\n{}",
+            real.status,
+            text(&real.stdout),
+            text(&real.stderr)
+        );
+        let o = parsim(&[
+            "run",
+            skeleton,
+            "-n",
+            "2",
+            "--machine",
+            &machine,
+            "--param",
+            &format!("n={n}"),
+            "-q",
+        ]);
+        let code = o.status.code();
+        assert_eq!(
+            code,
+            if completes { Some(0) } else { Some(3) },
+            "parsim at {n} B (eager limit {limit} B): {}",
+            text(&o.stderr)
+        );
+    }
+
     // 2. The kernels, at both problem sizes and both rank counts.
     let sets = ["n=256,iters=1000", "n=512,iters=250"];
     let blocks = path("blocks.toml");

@@ -574,6 +574,7 @@ eager_limit = "64 KiB"
             format: calibrate::Format::OsuBw,
             origin: "made by the model".into(),
             skipped: Vec::new(),
+            buffered_below: None,
         }
     }
 

@@ -736,6 +736,7 @@ control_bytes = "64 B"
             format: calibrate::Format::Csv,
             origin: "made by the model".into(),
             skipped: Vec::new(),
+            buffered_below: None,
         }
     }
 

@@ -124,6 +124,16 @@ pub enum EagerOrigin {
         /// `2·t(c)` estimated from the data.
         handshake: f64,
     },
+    /// Probed: the benchmark output states the smallest size whose send
+    /// waits for its receive ([`Table::buffered_below`]), which is what
+    /// decides deadlocks. The ping-pong's own step, if it shows one
+    /// ([`detect_eager_limit`]), is `step_at`: a library may change its
+    /// timing at another size than its buffering (MPICH 4.0 over UCX on
+    /// this project's machine: slower from 8193 B, rendezvous from 8256 B).
+    Probed {
+        /// The size where the ping-pong's time steps up, if it does.
+        step_at: Option<u64>,
+    },
     /// No switch found: every measured size is taken as eager, and the limit
     /// is the next power of two above the largest size. The fit report and
     /// the machine file's header say so in a warning
@@ -463,9 +473,15 @@ fn calibrate_pingpong(table: &Table, options: &ChannelOptions) -> Result<Channel
     }
     let c = options.control_bytes;
     let t_c = interpolate(points, c);
-    let (eager_limit, eager_origin) = match options.eager_limit {
-        EagerLimit::Fixed(e) => (e, EagerOrigin::Given),
-        EagerLimit::Detect => match detect_eager_limit(points, 2.0 * t_c) {
+    let (eager_limit, eager_origin) = match (options.eager_limit, table.buffered_below) {
+        (EagerLimit::Fixed(e), _) => (e, EagerOrigin::Given),
+        (EagerLimit::Detect, Some(probed)) => (
+            probed,
+            EagerOrigin::Probed {
+                step_at: detect_eager_limit(points, 2.0 * t_c).map(|(e, _)| e),
+            },
+        ),
+        (EagerLimit::Detect, None) => match detect_eager_limit(points, 2.0 * t_c) {
             Some(found) => found,
             None => {
                 // No step: a switch where the protocols' lines cross shows
@@ -826,6 +842,7 @@ pub fn alltoall2_to_oneway(table: &Table, memcpy_bandwidth: f64) -> Result<Table
             table.origin
         ),
         skipped: table.skipped.clone(),
+        buffered_below: table.buffered_below,
     })
 }
 
@@ -869,6 +886,7 @@ mod tests {
             format: Format::Csv,
             origin: "test".into(),
             skipped: Vec::new(),
+            buffered_below: None,
         }
     }
 
@@ -906,6 +924,64 @@ mod tests {
             assert_relative_eq!(s.gap_per_byte, g, max_relative = 1e-6);
         }
         assert!(fit.summary().max < 1e-9, "{:?}", fit.summary());
+    }
+
+    #[test]
+    fn a_probed_limit_wins_over_the_step_and_moves_only_the_boundary() {
+        // The table of `recovers_a_model_table` (a step at 64 KiB), and a
+        // probe saying that sends wait from 40,000 B on: the limit is the
+        // probe's, the rendezvous segment starts there, and the lines are
+        // the same as without the probe (no ladder size lies between).
+        let (os, l, or, g) = (1e-6, 3e-6, 1e-6, 1e-8);
+        let post = |n: u64| os + l + n as f64 * g;
+        let data: Vec<(u64, f64)> = std::iter::once(0)
+            .chain((0..=22).map(|i| 1u64 << i))
+            .map(|n| {
+                let t = if n < 65536 {
+                    post(n) + or
+                } else {
+                    2.0 * post(64) + post(n) + or
+                };
+                (n, t * 1e6)
+            })
+            .collect();
+        let options = ChannelOptions {
+            overhead: Overhead::Fixed(1e-6),
+            fit: FitOptions {
+                tolerance: 1e-6,
+                ..FitOptions::default()
+            },
+            ..ChannelOptions::default()
+        };
+        let plain = calibrate_channel(&table(&data), &options).expect("fits");
+        let mut probed_table = table(&data);
+        probed_table.buffered_below = Some(40_000);
+        let probed = calibrate_channel(&probed_table, &options).expect("fits");
+        assert_eq!(probed.eager_limit, 40_000);
+        assert_eq!(
+            probed.eager_origin,
+            EagerOrigin::Probed {
+                step_at: Some(65536)
+            }
+        );
+        assert_eq!(probed.segments.len(), plain.segments.len());
+        let froms: Vec<u64> = probed.segments.iter().map(|s| s.from).collect();
+        assert_eq!(froms, [0, 40_000]);
+        for (a, b) in probed.segments.iter().zip(&plain.segments) {
+            assert_eq!(a.rendezvous, b.rendezvous);
+            assert_relative_eq!(a.latency, b.latency, max_relative = 1e-9);
+            assert_relative_eq!(a.gap_per_byte, b.gap_per_byte, max_relative = 1e-9);
+        }
+        // A limit given on the command line wins over the probe.
+        let given = ChannelOptions {
+            eager_limit: EagerLimit::Fixed(65536),
+            ..options
+        };
+        let fit = calibrate_channel(&probed_table, &given).expect("fits");
+        assert_eq!(
+            (fit.eager_limit, fit.eager_origin),
+            (65536, EagerOrigin::Given)
+        );
     }
 
     #[test]

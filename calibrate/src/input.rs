@@ -168,6 +168,27 @@ pub struct Table {
     pub origin: String,
     /// CSV rows left out because a cell the reader needs is empty.
     pub skipped: Vec<SkippedRow>,
+    /// The eager limit as MPI semantics see it, when the output states it:
+    /// the smallest size whose send waits for its receive. parsim's network
+    /// benchmark probes it to the byte and prints `# parsim netbench: sends
+    /// buffered below N bytes` (see [`buffered_below`]).
+    pub buffered_below: Option<u64>,
+}
+
+/// The line of parsim's network benchmark that states its probed eager
+/// limit, up to the number of bytes.
+const BUFFERED_BELOW: &str = "# parsim netbench: sends buffered below ";
+
+/// The probed eager limit stated in a benchmark output (`# parsim
+/// netbench: sends buffered below N bytes`), if any: a send of N bytes
+/// waited for its receive, one of N - 1 bytes did not. A line that does not
+/// parse (or states 0) is ignored, as text the reader does not know is.
+pub fn buffered_below(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.trim_start().strip_prefix(BUFFERED_BELOW))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|&n| n > 0)
 }
 
 /// A CSV row left out because a cell the reader needs is empty: the
@@ -318,6 +339,7 @@ pub fn parse_table(text: &str, options: &InputOptions) -> Result<Table, InputErr
                 format,
                 origin,
                 skipped,
+                buffered_below: None,
             });
         }
     };
@@ -328,6 +350,10 @@ pub fn parse_table(text: &str, options: &InputOptions) -> Result<Table, InputErr
         format,
         origin,
         skipped: Vec::new(),
+        buffered_below: match format {
+            Format::Imb => buffered_below(text),
+            _ => None,
+        },
     })
 }
 
@@ -1276,5 +1302,38 @@ mod tests {
                 let _ = parse_table(input, &options);
             }
         }
+    }
+
+    #[test]
+    fn reads_the_probed_eager_limit_of_parsims_benchmark() {
+        let text = "# parsim netbench: library MPICH Version: 4.0.2\n\
+                    #---------------------------------------------------\n\
+                    # Benchmarking PingPong\n\
+                    # #processes = 2\n\
+                    #---------------------------------------------------\n\
+                    #bytes #repetitions t[usec] Mbytes/sec\n\
+                    0 1000 0.19 0.00\n\
+                    8192 1000 1.49 5485.68\n\
+                    16384 1000 4.04 4057.79\n\
+                    # parsim netbench: sends buffered below 8256 bytes\n";
+        let table = parse_table(text, &InputOptions::default()).expect("parses");
+        assert_eq!(table.points.len(), 3);
+        assert_eq!(table.buffered_below, Some(8256));
+        // Without the line, or with one that does not parse, nothing.
+        let plain = text.replace("sends buffered below 8256 bytes", "memcpy 4.6e10 bytes/s");
+        assert_eq!(
+            parse_table(&plain, &InputOptions::default())
+                .expect("parses")
+                .buffered_below,
+            None
+        );
+        assert_eq!(
+            buffered_below("# parsim netbench: sends buffered below many bytes"),
+            None
+        );
+        assert_eq!(
+            buffered_below("# parsim netbench: sends buffered below 0 bytes"),
+            None
+        );
     }
 }

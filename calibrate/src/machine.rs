@@ -175,6 +175,22 @@ pub fn describe_channel(label: &str, fit: &ChannelFit) -> Vec<String> {
                 slope_below * 1e9,
                 slope_above * 1e9
             ),
+            EagerOrigin::Probed { step_at } => format!(
+                "probed: a send of this size waits for its receive, one byte less does not (measured by the benchmark); {}",
+                match step_at {
+                    Some(e) if e == fit.eager_limit => "the ping-pong's time steps there too".to_owned(),
+                    Some(e) => format!(
+                        "the ping-pong's time steps up at {}{}; the time model's handshake starts at the probed size",
+                        format_size(e),
+                        if e < fit.eager_limit {
+                            " (the library changes its timing before it stops buffering)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => "the ping-pong's times show no step".to_owned(),
+                }
+            ),
             EagerOrigin::NotFound => format!(
                 "no protocol switch found in the table; every measured size (up to {}) is taken as eager",
                 format_size(fit.points.last().map_or(0, |p| p.bytes))

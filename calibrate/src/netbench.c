@@ -12,6 +12,9 @@
  *   - sizes 0, 1, 2, 4, ..., 4 MiB (IMB's default ladder);
  *   - repetitions max(1, min(1000, 40 MiB / bytes)) per measurement (IMB's
  *     default), after max(2, reps / 10) warm-up repetitions;
+ *   - the eager limit as MPI semantics see it (eager_probe): whether a
+ *     send completes before its receive is posted, bisected to the byte,
+ *     printed as "# parsim netbench: sends buffered below N bytes";
  *   - PingPong: t = half the round trip; PingPing: both ranks send at once
  *     (MPI_Isend + MPI_Recv + MPI_Wait), t = one exchange;
  *   - Stream (OMB 5.x mpi/pt2pt/osu_bw.c): per repetition rank 0 posts 64
@@ -163,6 +166,69 @@ static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank
     if (rank == 0) fflush(stdout);
 }
 
+/* How long a probed send may take to complete on its own, seconds: far
+ * above any buffered (eager) send of at most MAX_BYTES, which completes
+ * once its bytes are copied out or on the wire. */
+#define PROBE_SECONDS 0.02
+
+/* Does a send of `bytes` complete before its receive is posted? Rank 0
+ * starts it and tests it for up to PROBE_SECONDS while rank 1 is inside
+ * MPI (a receive of another tag, so the library progresses) without the
+ * matching receive; then rank 1 is released and receives it. A send that
+ * needs the receive (rendezvous) cannot complete in the window. The
+ * answer, the same on every rank. */
+static int buffered(char *sbuf, char *rbuf, long bytes, int rank) {
+    int done = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Request req;
+        MPI_Isend(sbuf, (int)bytes, MPI_BYTE, 1, 20, MPI_COMM_WORLD, &req);
+        double t0 = MPI_Wtime();
+        while (!done && MPI_Wtime() - t0 < PROBE_SECONDS) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 21, MPI_COMM_WORLD);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(rbuf, (int)bytes, MPI_BYTE, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return done;
+}
+
+/* The library's eager limit as MPI semantics see it: the smallest size
+ * whose send waits for its receive (a program whose ranks all send such a
+ * message before receiving deadlocks; below it they do not). A ping-pong
+ * only brackets it within a factor of two, at a step in time that need
+ * not be the same switch (MPICH 4.0 over UCX here: buffered up to 8255 B,
+ * slower from 8193 B). Probed on sizes 1, 2, 4, ..., MAX_BYTES, then
+ * bisected between the largest buffered power of two and the first that
+ * is not, to the byte. */
+static void eager_probe(char *sbuf, char *rbuf, int rank) {
+    long first = 0; /* the first power of two not buffered */
+    int later = 0;  /* a larger power of two buffered again */
+    for (long bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
+        int b = buffered(sbuf, rbuf, bytes, rank);
+        if (!b && !first) first = bytes;
+        if (b && first) later = 1;
+    }
+    if (!first) {
+        if (rank == 0)
+            printf("# parsim netbench: sends buffered up to at least %ld bytes\n", (long)MAX_BYTES);
+        return;
+    }
+    long lo = first / 2, hi = first; /* lo buffered (or 0), hi not */
+    while (hi - lo > 1) {
+        long m = lo + (hi - lo) / 2;
+        if (buffered(sbuf, rbuf, m, rank)) lo = m; else hi = m;
+    }
+    if (rank == 0) {
+        printf("# parsim netbench: sends buffered below %ld bytes\n", hi);
+        if (later)
+            printf("# parsim netbench: a larger power of two was buffered again "
+                   "(the library switches more than once)\n");
+    }
+}
+
 /* A table of IMB's PingPong form (#bytes #repetitions t[usec]) of the
  * given rows, printed by rank 0. */
 static void header(const char *name, int processes) {
@@ -311,6 +377,7 @@ int main(int argc, char **argv) {
         printf("# parsim netbench: rank 0 on %s, rank 1 on %s\n", host, peer);
     }
     table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5, 1);
+    eager_probe(sbuf, rbuf, rank);
     table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1);
     table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW);
     table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW);
