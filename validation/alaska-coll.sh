@@ -18,6 +18,10 @@
 #   uniband  p2p + the intra-node blocks of IMB Uniband (2 to 32 processes
 #            of a 32-per-node job: 1 to 16 pairs inside one node) as
 #            --shm-multi-pair, for [shm] node_bandwidth
+#   pairs    uniband + osu_mbw_mr of 1, 2, 4, 8, 16 and 32 pairs between the
+#            two nodes as --multi-pair, for what the node's adapter takes
+#            (node_gap, node_bandwidth; section 5.1): still point-to-point
+#            tables of the system
 # From the workspace root, after `cargo build --release`:
 #   bash validation/alaska-coll.sh OUT_DIR [path/to/parsim]
 set -euo pipefail
@@ -30,11 +34,16 @@ run_env() { # ENV BIBW(yes|no) LIBRARY
   local A=$S/$env/omb
   local extra=()
   if [ "$bibw" = yes ]; then extra=(--bistream "$A/Osu_bibw/rfm_Osu_bibw_job.out"); fi
-  for variant in 1gbs p2p uniband; do
+  local pairs=()
+  for k in 1 2 4 8 16 32; do
+    pairs+=(--multi-pair "$A/Osu_mbw_mr__$k/rfm_Osu_mbw_mr__${k}_job.out")
+  done
+  for variant in ${VARIANTS:-1gbs p2p uniband pairs}; do
     local more=()
     case $variant in
       1gbs) more=(--memcpy "1 GB/s");;
       uniband) more=(--shm-multi-pair "$S/$env/imb/IMB_Uniband_1_0/rfm_IMB_Uniband_1_0_job.out");;
+      pairs) more=(--shm-multi-pair "$S/$env/imb/IMB_Uniband_1_0/rfm_IMB_Uniband_1_0_job.out" "${pairs[@]}");;
     esac
     local out=$OUT/$env/$variant
     mkdir -p "$out"

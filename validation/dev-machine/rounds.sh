@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# heat, Jacobi and Net against real MPI runs on this machine, with the
+# protocol of issue 17 for a VM whose speed drifts over minutes
+# (VALIDATION.md section 3):
+#   - everything a prediction uses is measured within about a minute of the
+#     real runs it predicts: per round the network once (`calibrate net
+#     --run`), then per program its kernels (`calibrate blocks`, alone and
+#     two at once) immediately followed by its real runs (`validate --run`);
+#   - runs long enough to be measured: five times the iterations of
+#     run.sh, 1-3 s per real run at one rank;
+#   - REPEAT (default 5) real runs per point, the median compared; the
+#     range of the runs (min .. max) printed beside it is a distribution-
+#     free confidence interval of that median (with 5 runs it holds the
+#     median with probability 1 - 2/2^5 = 93.75%);
+#   - ROUNDS (default 3) rounds in a row, each with its own calibration, so
+#     that what a re-run gives is on record, not one lucky run.
+# From the workspace root on a quiet machine, after `cargo build --release`
+# (about 4 minutes a round here):
+#   bash validation/dev-machine/rounds.sh OUT_DIR [path/to/parsim]
+# Writes OUT_DIR/round-R/ (machine, blocks, each validate table) and
+# OUT_DIR/summary.txt (one line per round and program).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${1:?usage: rounds.sh OUT_DIR [parsim]}
+P=${2:-target/release/parsim}
+ROUNDS=${ROUNDS:-3}
+REPEAT=${REPEAT:-5}
+
+heat=(--set n=256,iters=30000 --set n=512,iters=7500 --set n=1024,iters=2000)
+jacobi=(--set n=514,iters=4000 --set n=1026,iters=1000 --set n=2050,iters=250)
+net=(--set m=512,n=512,iters=6000 --set m=1024,n=1024,iters=1500 --set m=2048,n=2048,iters=375)
+
+mkdir -p "$OUT"
+: > "$OUT/summary.txt"
+for round in $(seq 1 "$ROUNDS"); do
+    D=$OUT/round-$round
+    mkdir -p "$D"
+    "$P" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
+        --name dev-machine -o "$D/machine.toml" > "$D/calibrate-net.txt" 2>&1
+    for prog in heat jacobi net; do
+        declare -n sets=$prog
+        start=$(date -u +%H:%M:%S)
+        "$P" calibrate blocks examples/$prog.mpl --ranks 1,2 "${sets[@]}" \
+            --kernels examples/kernels.c --concurrent 1,2 --min-time 1 --budget 2 \
+            -o "$D/blocks-$prog.toml" 2> "$D/calibrate-blocks-$prog.txt"
+        "$P" validate examples/$prog.mpl --run "mpirun -np {ranks}" --np 1,2 "${sets[@]}" \
+            --kernels examples/kernels.c --blocks "$D/blocks-$prog.toml" \
+            --machine "$D/machine.toml" --repeat "$REPEAT" > "$D/validate-$prog.txt" 2>&1
+        line=$(grep -E '^[0-9]+ points: median' "$D/validate-$prog.txt")
+        echo "round $round $prog ($start-$(date -u +%H:%M:%S) UTC): $line" | tee -a "$OUT/summary.txt"
+    done
+done
