@@ -42,4 +42,5 @@ export PARSIM_REQUIRE_MPI=1 PARSIM_REQUIRE_CHROMIUM=1 PARSIM_REQUIRE_TMUX=1
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 cargo test --workspace --all-targets --locked

@@ -7,6 +7,12 @@ use anyhow::{Context, bail};
 use calibrate::{ChannelOptions, EagerLimit, FitOptions, Format, InputOptions, Overhead};
 use models::units::{parse_bandwidth, parse_size, parse_time};
 
+// The doc comments below are `--help` text (clap), where `[network]`,
+// `[shm]` and the like name machine-file sections, not Rust items.
+#[expect(
+    rustdoc::broken_intra_doc_links,
+    reason = "clap help text names machine-file sections in brackets"
+)]
 #[derive(clap::Args, Clone)]
 pub(crate) struct NetArgs {
     /// The inter-node table: IMB/PMB text output, osu_latency or osu_bw

@@ -1,6 +1,6 @@
 //! The `emit-c` and `build-mpi` subcommands over the `emit_c` crate: their
 //! arguments, output and exit codes, and the crate's errors in the terms of
-//! the command line ([`cli_error`]).
+//! the command line ([`crate::common::cli_error`]).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -18,7 +18,7 @@
 //! **Method.** Each candidate value is judged by simulating the benchmark's
 //! loop with k pairs on the machine it makes (the other parameters as
 //! fitted from the point-to-point tables), with the same cost as the joint
-//! fit ([`crate::patterns::cost`]): a grid around the value the tables
+//! fit (`patterns::cost`): a grid around the value the tables
 //! suggest (the smallest measured time per message of the aggregate for
 //! `node_gap`, the largest aggregate bandwidth for `node_bandwidth`), then
 //! a finer one around the best. A parameter keeps its default (no node
@@ -58,9 +58,9 @@ impl PairPlacement {
 /// differ in the answer and in which rank's time they report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MultiPairBench {
-    /// OMB's `osu_mbw_mr` ([`MULTI_PAIR`]).
+    /// OMB's `osu_mbw_mr` (the loop `MULTI_PAIR`).
     OsuMbwMr,
-    /// IMB-MPI1's `Uniband` ([`IMB_UNIBAND`]).
+    /// IMB-MPI1's `Uniband` (the loop `IMB_UNIBAND`).
     ImbUniband,
 }
 

@@ -165,7 +165,7 @@ pub struct Options {
     /// Each simulation skips a steady outer loop (`SimConfig::fast_forward`).
     pub fast_forward: bool,
     /// Before any simulation, refuse a study whose simulations at once
-    /// need more memory than the machine has available ([`memory_need`],
+    /// need more memory than the machine has available (`memory_need`,
     /// [`MemoryNeed::refusal`]).
     pub memory_check: bool,
 }
@@ -270,7 +270,7 @@ fn task_config(study: &Study, p: &Prepared, t: Task) -> (SimConfig, Blocks) {
     (cfg, calibrated)
 }
 
-/// What a study's simulations need in memory at once ([`memory_need`]).
+/// What a study's simulations need in memory at once (`memory_need`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryNeed {
     /// The largest needs of as many tasks as run at once, summed, bytes.

@@ -6,7 +6,7 @@
 //! implementation ([`library`]: the C ABI of `include/parsim_kernel.h`); a
 //! profile run of the skeleton says which argument tuples occur
 //! ([`select_points`] picks the ones to time), [`timing`] measures them,
-//! [`fit`] gives a cost for tuples not measured, and [`file`] writes and
+//! [`fit`] gives a cost for tuples not measured, and [`file`](mod@file) writes and
 //! reads `blocks.toml` and answers the simulator's questions
 //! ([`file::CalibratedKernel`] implements `sim_core::kernels::KernelTime`).
 
