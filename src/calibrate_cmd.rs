@@ -46,6 +46,14 @@ pub(crate) struct NetArgs {
     /// IMB: the benchmark to take.
     #[arg(long, default_value = "PingPong")]
     benchmark: String,
+    /// Which ping-pong of parsim's benchmark the channels are fitted from:
+    /// `clean`, buffers written once at the start as IMB's and OSU's are
+    /// (the benchmarks' own cost), or `written`, each message's data
+    /// written by its sender just before it is sent, as a program sends
+    /// what it computed (its PingPongWritten table). Needs the benchmark's
+    /// output: --run, or a saved *.netbench.txt.
+    #[arg(long, default_value = "clean", value_parser = ["clean", "written"])]
+    buffers: String,
     /// IMB: the block of this many processes (default: the first).
     #[arg(long)]
     processes: Option<u32>,
@@ -386,7 +394,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         }
         args.input = Some(m.table);
         args.format = "imb".into();
-        args.benchmark = "PingPong".into();
+        args.benchmark = PING_PONG.into();
     }
     if let (Some(launcher), Some(bench)) = (&args.shm_run, &bench) {
         let m = bench.measure(launcher, &bench_path(&args, "shm"), &mut |m| {
@@ -522,18 +530,55 @@ impl<'a> LocalFlags<'a> {
     }
 }
 
+/// The ping-pong table of IMB (and of parsim's benchmark).
+const PING_PONG: &str = "PingPong";
+
+/// parsim's benchmark's ping-pong of data written just before each send
+/// (`--buffers written`).
+const PING_PONG_WRITTEN: &str = "PingPongWritten";
+
 pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     // Measured tables are saved and then read like given ones.
     let Measured {
-        args,
+        mut args,
         memcpy: measured_memcpy,
         library: measured_library,
     } = measure(args)?;
+    // `--buffers written`: every channel's ping-pong is the benchmark's
+    // PingPongWritten (the patterns and streams stay as measured).
+    if args.buffers == "written" {
+        if args.benchmark != PING_PONG {
+            return Err(crate::common::UsageError(format!(
+                "--buffers written takes the benchmark's {PING_PONG_WRITTEN} table; --benchmark {} chooses another: give one of them",
+                args.benchmark
+            ))
+            .into());
+        }
+        args.benchmark = PING_PONG_WRITTEN.into();
+        args.notes.push(format!(
+            "Buffers: every channel's ping-pong is {PING_PONG_WRITTEN} (--buffers written): the data of each message written by its sender just before it is sent, as a program sends what it computed; IMB's and OSU's clean buffers cost less (from the eager limit on, on shared memory)."
+        ));
+    }
     let args = &args;
     let input = args
         .input
         .clone()
         .context("give a table to fit, or --run LAUNCHER to measure one")?;
+    if args.buffers == "written" {
+        // Only parsim's benchmark writes its buffers before each send.
+        let text = std::fs::read_to_string(&input)
+            .with_context(|| format!("cannot read {}", input.display()))?;
+        let imb = match format_of(&args.format)? {
+            Some(f) => f == Format::Imb,
+            None => Format::detect(&text) == Some(Format::Imb),
+        };
+        if !imb || !text.contains(&format!("# Benchmarking {PING_PONG_WRITTEN}")) {
+            bail!(
+                "{}: no {PING_PONG_WRITTEN} table, which --buffers written fits the channels from: measure with --run (or give the *.netbench.txt it saved)",
+                input.display()
+            );
+        }
+    }
     let (memcpy, memcpy_origin) = match (&args.memcpy, &measured_memcpy) {
         (Some(text), _) => (
             parse_bandwidth(text).map_err(|e| anyhow::anyhow!("--memcpy `{text}`: {e}"))?,

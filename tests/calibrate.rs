@@ -5,6 +5,7 @@
 
 mod support;
 
+use approx::assert_relative_eq;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -748,6 +749,99 @@ fn the_intra_node_table_bounds_memcpy() {
     assert_eq!(memcpy_of(&toml), 1000.0);
     assert!(
         stderr(&o).contains("node.memcpy is 1 GB/s by default"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A netbench-style output (IMB format): a PingPong of `t(n) = 1 + n/1000`
+/// µs, a PingPongWritten twice as dear per byte from 16 KiB on, and the
+/// probed eager limit of 16 KiB.
+fn netbench_output() -> String {
+    let block = |name: &str, written: bool| {
+        let mut text = format!(
+            "#---------------------------------------------------\n\
+             # Benchmarking {name}\n# #processes = 2\n\
+             #---------------------------------------------------\n\
+             \x20      #bytes #repetitions      t[usec]   Mbytes/sec\n"
+        );
+        let sizes = std::iter::once(0).chain((0..=20).map(|k| 1u64 << k));
+        for n in sizes {
+            let per_byte = if written && n >= 16384 { 2e-3 } else { 1e-3 };
+            let rendezvous = if n >= 16384 { 2.0 } else { 0.0 };
+            let t = 1.0 + rendezvous + n as f64 * per_byte;
+            text.push_str(&format!(
+                "{n:>13} {:>12} {t:>12.3} {:>12.2}\n",
+                1000,
+                n as f64 / t
+            ));
+        }
+        text
+    };
+    format!(
+        "# parsim netbench: library MPICH Version: 4.0.2\n{}{}# parsim netbench: sends buffered below 16384 bytes\n",
+        block("PingPong", false),
+        block("PingPongWritten", true)
+    )
+}
+
+/// `--buffers written` fits every channel from the benchmark's
+/// PingPongWritten table (a program's messages of data it just computed),
+/// says so in the file, and keeps the probed eager limit; without the
+/// table it is refused.
+#[test]
+fn buffers_written_fits_the_written_ping_pong() {
+    let tmp = temp_dir();
+    let table = tmp.file("bench.network.netbench.txt", &netbench_output());
+    let table = table.to_str().expect("utf-8 path");
+    let mut one_way = Vec::new();
+    for buffers in ["clean", "written"] {
+        let out = tmp.join(format!("{buffers}.toml"));
+        let out = out.to_str().expect("utf-8 path");
+        let o = parsim(&[
+            "calibrate",
+            "net",
+            table,
+            "--shm",
+            table,
+            "--ranks-per-node",
+            "2",
+            "--buffers",
+            buffers,
+            "-o",
+            out,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let toml = std::fs::read_to_string(out).expect("machine written");
+        assert_eq!(
+            toml.contains("PingPongWritten (--buffers written)"),
+            buffers == "written",
+            "{toml}"
+        );
+        assert!(toml.contains("eager_limit = \"16 KiB\""), "{toml}");
+        one_way.push([1024, 65536].map(|n| pingpong_us(Path::new(out), n)));
+    }
+    let [clean, written] = [one_way[0], one_way[1]];
+    // Below the limit the two tables agree; at 64 KiB the written one is
+    // 3 + 131.072 µs against 3 + 65.536.
+    assert_relative_eq!(written[0], clean[0], max_relative = 0.01);
+    assert_relative_eq!(clean[1], 3.0 + 65.536, max_relative = 0.03);
+    assert_relative_eq!(written[1], 3.0 + 131.072, max_relative = 0.03);
+
+    // An OSU table has no written ping-pong: refused, exit 1, naming it.
+    let osu = tmp.file("lat.txt", &osu_table(1.0, 1e-3));
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        osu.to_str().expect("utf-8 path"),
+        "--buffers",
+        "written",
+        "-o",
+        tmp.join("x.toml").to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no PingPongWritten table, which --buffers written fits"),
         "{}",
         stderr(&o)
     );

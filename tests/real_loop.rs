@@ -133,6 +133,40 @@ fn calibrate_build_run_and_compare_with_mpich() {
         );
     }
 
+    // 1c. The same saved tables fitted from the benchmark's ping-pong of
+    // data written just before each send (`--buffers written`).
+    let shm_table = dir.join("laptop.shm.netbench.txt");
+    let shm_table = shm_table.to_str().expect("utf-8 path");
+    let written_path = path("written.toml");
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        shm_table,
+        "--shm",
+        shm_table,
+        "--ranks-per-node",
+        "2",
+        "--buffers",
+        "written",
+        "-o",
+        &written_path,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let toml = std::fs::read_to_string(&written_path).expect("machine written");
+    assert!(toml.contains("PingPongWritten"), "{toml}");
+    let clean_machine = std::fs::read_to_string(&machine).expect("machine file");
+    let eager_lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("eager_limit = "))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        eager_lines(&toml),
+        eager_lines(&clean_machine),
+        "the probed limit {limit} B in both"
+    );
+
     // 2. The kernels, at both problem sizes and both rank counts.
     let sets = ["n=256,iters=1000", "n=512,iters=250"];
     let blocks = path("blocks.toml");
