@@ -13,7 +13,10 @@
 #     free confidence interval of that median (with 5 runs it holds the
 #     median with probability 1 - 2/2^5 = 93.75%);
 #   - ROUNDS (default 3) rounds in a row, each with its own calibration, so
-#     that what a re-run gives is on record, not one lucky run.
+#     that what a re-run gives is on record, not one lucky run;
+#   - BUFFERS (default clean) is `calibrate net --buffers`: `written` fits
+#     the channels from the benchmark's ping-pong of data written just
+#     before each send, as these programs send what they computed.
 # From the workspace root on a quiet machine, after `cargo build --release`
 # (about 4 minutes a round here):
 #   bash validation/dev-machine/rounds.sh OUT_DIR [path/to/parsim]
@@ -25,6 +28,7 @@ OUT=${1:?usage: rounds.sh OUT_DIR [parsim]}
 P=${2:-target/release/parsim}
 ROUNDS=${ROUNDS:-3}
 REPEAT=${REPEAT:-5}
+BUFFERS=${BUFFERS:-clean}
 
 heat=(--set n=256,iters=30000 --set n=512,iters=7500 --set n=1024,iters=2000)
 jacobi=(--set n=514,iters=4000 --set n=1026,iters=1000 --set n=2050,iters=250)
@@ -36,7 +40,7 @@ for round in $(seq 1 "$ROUNDS"); do
     D=$OUT/round-$round
     mkdir -p "$D"
     "$P" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
-        --name dev-machine -o "$D/machine.toml" > "$D/calibrate-net.txt" 2>&1
+        --buffers "$BUFFERS" --name dev-machine -o "$D/machine.toml" > "$D/calibrate-net.txt" 2>&1
     for prog in heat jacobi net; do
         declare -n sets=$prog
         start=$(date -u +%H:%M:%S)

@@ -70,20 +70,21 @@ def run_pair(bindir, bench, cls):
     return times
 
 
-def simulate(parsim, bench, cls, procs, op_time):
+def simulate(parsim, bench, cls, procs, op_time, machine=MACHINE):
     cmd = [parsim, "run", os.path.join(ROOT, f"examples/npb/{bench}.mpl"), "-n", str(procs),
-           "--machine", MACHINE, "--param", f"class={cls}", "--param", f"op_time={op_time!r}", "-q"]
+           "--machine", machine, "--param", f"class={cls}", "--param", f"op_time={op_time!r}", "-q"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
     return real_time(p.stdout, " ".join(cmd))
 
 
-def fit_op_time(parsim, bench, cls, measured):
+def fit_op_time(parsim, bench, cls, measured, machine=MACHINE):
     """op_time at which the 1-rank prediction is `measured` (the prediction
     is affine in op_time: two simulations give the line)."""
     a, b = 1e-9, 2e-9
-    ta, tb = simulate(parsim, bench, cls, 1, a), simulate(parsim, bench, cls, 1, b)
+    ta = simulate(parsim, bench, cls, 1, a, machine)
+    tb = simulate(parsim, bench, cls, 1, b, machine)
     slope = (tb - ta) / (b - a)
     return a + (measured - ta) / slope
 
@@ -111,7 +112,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS", 3)))
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", 5)))
+    ap.add_argument("--machine", action="append",
+                    help="predict on this machine file (repeatable; default: "
+                         "validation/dev-machine/imb-real/machine-fast.toml); "
+                         "each gets its own op_time, prediction and error columns")
     args = ap.parse_args()
+    machines = args.machine or [MACHINE]
     os.makedirs(args.out, exist_ok=True)
     cases = [(b, c) for c in args.classes for b in BENCHES]
     summary = ["# NPB 3.3 MPI on this machine: skeleton predictions against real runs", "",
@@ -137,25 +143,37 @@ def main():
                     raw.write(f"{rep},{b},{c},2 ranks,{t}\n")
                 print(f"round {rnd}: repetition {rep} of {args.repeat} done "
                       f"({time.time() - started:.0f} s)", file=sys.stderr)
-        summary += [f"## Round {rnd}", "",
-                    "| benchmark | class | 1 rank measured (s) | op_time_1 (ns) | beside another (s) | op_time_2 (ns) | 2 ranks measured (s) [90% CI] | predicted (s) | error |",
-                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        errors = []
+        names = [os.path.basename(m) for m in machines]
+        summary += [f"## Round {rnd}", ""]
+        if len(machines) > 1:
+            summary += ["Machines: " + ", ".join(f"`{m}`" for m in machines), ""]
+        summary += ["| benchmark | class | 1 rank measured (s) | op_time_1 (ns) | beside another (s) | "
+                    "2 ranks measured (s) [90% CI] | "
+                    + " | ".join(f"op_time_2, predicted (s), error: {n}" for n in names) + " |",
+                    "| --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in names) + " |"]
+        errors = {m: [] for m in machines}
         for (b, c) in cases:
             m1, _ = median_ci(alone[(b, c)])
             mp, _ = median_ci(pair[(b, c)])
             m2, (lo, hi) = median_ci(two[(b, c)])
-            op1 = fit_op_time(args.parsim, b, c, m1)
-            op2 = fit_op_time(args.parsim, b, c, mp)
-            pred = simulate(args.parsim, b, c, 2, op2)
-            err = (pred - m2) / m2
-            errors.append(abs(err))
+            op1 = fit_op_time(args.parsim, b, c, m1, machines[0])
+            cells = []
+            for m in machines:
+                op2 = fit_op_time(args.parsim, b, c, mp, m)
+                pred = simulate(args.parsim, b, c, 2, op2, m)
+                err = (pred - m2) / m2
+                errors[m].append(abs(err))
+                cells.append(f"{op2 * 1e9:.3f} ns, {pred:.6f}, {err:+.1%}")
             summary.append(
-                f"| {b.upper()} | {c} | {m1:.6f} | {op1 * 1e9:.3f} | {mp:.6f} | {op2 * 1e9:.3f} | "
-                f"{m2:.6f} [{(lo - m2) / m2:+.1%}, {(hi - m2) / m2:+.1%}] | {pred:.6f} | {err:+.1%} |")
-        summary += ["", f"Median |error| of the 2-rank predictions: {statistics.median(errors):.1%}, "
-                        f"max {max(errors):.1%} (round {rnd}, {time.time() - started:.0f} s).", ""]
-        print("\n".join(summary[-(len(cases) + 5):]))
+                f"| {b.upper()} | {c} | {m1:.6f} | {op1 * 1e9:.3f} | {mp:.6f} | "
+                f"{m2:.6f} [{(lo - m2) / m2:+.1%}, {(hi - m2) / m2:+.1%}] | " + " | ".join(cells) + " |")
+        summary.append("")
+        for m, n in zip(machines, names):
+            summary.append(f"Median |error| of the 2-rank predictions on {n}: "
+                           f"{statistics.median(errors[m]):.1%}, max {max(errors[m]):.1%} "
+                           f"(round {rnd}, {time.time() - started:.0f} s).")
+        summary.append("")
+        print("\n".join(summary[-(len(cases) + 4 + len(machines)):]))
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write("\n".join(summary) + "\n")
 
