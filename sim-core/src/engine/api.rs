@@ -181,7 +181,7 @@ impl Progress<'_> {
         out.extend(self.lps.iter().map(|lp| match lp.state {
             LpState::Finished => RankState::Finished,
             LpState::Blocked => RankState::Waiting,
-            LpState::Ready if lp.wait.is_some() || lp.coll.is_some() || lp.probing.is_some() => {
+            LpState::Ready if lp.wait.is_some() || lp.in_collective() || lp.probing().is_some() => {
                 RankState::Communicating
             }
             LpState::Ready => RankState::Computing,

@@ -119,18 +119,18 @@ impl<'a> Engine<'a> {
         span: Span,
     ) -> RunResult<Flow> {
         let lpi = id as usize;
-        if self.lps[lpi].coll.is_none() {
+        if !self.lps[lpi].in_collective() {
             let exec = self.start_collective(id, op, span)?;
-            self.lps[lpi].coll = Some(Box::new(exec));
+            self.lps[lpi].put_coll(exec);
         }
         loop {
             // Invariant: set just above or by an earlier slice of this statement.
-            let Some(mut exec) = self.lps[lpi].coll.take() else {
+            let Some(mut exec) = self.lps[lpi].take_coll() else {
                 return Ok(Flow::Continue);
             };
             if exec.posted {
                 if let Flow::Block = self.try_complete_wait(id, None)? {
-                    self.lps[lpi].coll = Some(exec);
+                    self.lps[lpi].put_coll(exec);
                     return Ok(Flow::Block);
                 }
                 let reduce = exec.steps.reduce_bytes(exec.at);
@@ -158,13 +158,14 @@ impl<'a> Engine<'a> {
                     }
                 });
                 let result = self.finish_collective(id, &exec, span)?;
+                self.lps[lpi].end_coll();
                 if let Some(d) = dst {
                     self.set_local(id, d, result);
                 }
                 return Ok(Flow::Continue);
             }
             if self.lps[lpi].clock > self.now {
-                self.lps[lpi].coll = Some(exec);
+                self.lps[lpi].put_coll(exec);
                 return Ok(Flow::Yield);
             }
             let mut ws = self.free_waitsets.pop().unwrap_or_default();
@@ -202,7 +203,7 @@ impl<'a> Engine<'a> {
             }
             exec.posted = true;
             self.lps[lpi].wait = Some(ws);
-            self.lps[lpi].coll = Some(exec);
+            self.lps[lpi].put_coll(exec);
         }
     }
 
@@ -278,11 +279,7 @@ impl<'a> Engine<'a> {
         }
         // The instance: this rank's next collective on `comm`.
         let seq = match self.comms.get_mut(comm) {
-            Some(c) => {
-                let s = c.coll_seq[me as usize];
-                c.coll_seq[me as usize] += 1;
-                s
-            }
+            Some(c) => c.next_collective(me),
             None => 0,
         };
         let key_ = (comm, seq);

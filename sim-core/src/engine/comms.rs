@@ -16,8 +16,10 @@ pub(crate) struct Comm {
     /// (world rank, comm rank), sorted by world rank; empty for the world.
     index: Vec<(u32, u32)>,
     size: u32,
-    /// Per comm rank: how many collectives it has entered on this comm.
-    pub(crate) coll_seq: Vec<u64>,
+    /// Per comm rank: how many collectives it has entered on this comm
+    /// (empty until the first collective: a program without any pays
+    /// nothing per rank; [`Comm::next_collective`]).
+    coll_seq: Vec<u64>,
     /// Which members share a node, computed the first time a node-aware
     /// collective library needs it (placement does not change in a run).
     pub(crate) layout: Option<NodeLayout>,
@@ -35,7 +37,7 @@ impl Comms {
                 members: Vec::new(),
                 index: Vec::new(),
                 size: world_size,
-                coll_seq: vec![0; world_size as usize],
+                coll_seq: Vec::new(),
                 layout: None,
             }],
         }
@@ -54,7 +56,7 @@ impl Comms {
             members,
             index,
             size,
-            coll_seq: vec![0; size as usize],
+            coll_seq: Vec::new(),
             layout: None,
         });
         (self.comms.len() - 1) as u32
@@ -72,6 +74,22 @@ impl Comms {
 impl Comm {
     pub(crate) fn size(&self) -> u32 {
         self.size
+    }
+
+    /// The sequence number of comm rank `me`'s next collective on this
+    /// communicator (0, 1, 2, ...), counted.
+    pub(crate) fn next_collective(&mut self, me: u32) -> u64 {
+        if self.coll_seq.is_empty() {
+            self.coll_seq = vec![0; self.size as usize];
+        }
+        match self.coll_seq.get_mut(me as usize) {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            // A rank outside the communicator: callers pass `me < size`.
+            None => 0,
+        }
     }
 
     /// The world rank of comm rank `r` (`r < size`).

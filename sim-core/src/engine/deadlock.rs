@@ -119,7 +119,7 @@ impl<'a> Engine<'a> {
                     in_collective: q.ctx % 2 == 1,
                 })
                 .collect();
-            if let Some(env) = &lp.probing {
+            if let Some(env) = lp.probing() {
                 waits.push(PendingOp {
                     kind: PendingKind::Probe,
                     peer: (env.peer != ANY_SOURCE).then_some(env.peer),

@@ -60,28 +60,14 @@ impl<'a> Engine<'a> {
         };
         machine.reset(cfg.ranks);
         let main = program.function(program.main);
-        lps.extend((0..cfg.ranks).map(|_| Lp {
-            clock: 0.0,
-            state: LpState::Ready,
-            frames: smallvec![Frame {
+        lps.extend((0..cfg.ranks).map(|_| {
+            Lp::new(Frame {
                 func: program.main,
                 block: main.entry,
                 stmt: 0,
                 locals: smallvec![Value::Null; main.num_locals as usize],
                 ret_dst: NO_SLOT,
-            }],
-            unexpected: Ring::default(),
-            posted: Ring::default(),
-            inflight: 0,
-            wildcards_posted: 0,
-            pending: Vec::new(),
-            wait: None,
-            coll: None,
-            probing: None,
-            wake_at: f64::INFINITY,
-            stats: RankStats::default(),
-            quiet_blocks: 0,
-            watch: None,
+            })
         }));
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
@@ -222,10 +208,11 @@ impl<'a> Engine<'a> {
         // library collects a `vec::IntoIter` into a `Vec` of smaller items
         // in its buffer, so the end of a run does not hold both arrays (for
         // ranks that stay idle, the 40 B of `RankStats` per rank were a
-        // tenth of the peak).
+        // tenth of the peak). Every LP has finished here (else a deadlock or
+        // a runaway was reported), at its clock.
         let ranks: Vec<RankStats> = std::mem::take(&mut self.lps)
             .into_iter()
-            .map(|lp| lp.stats)
+            .map(|lp| lp.stats.finished_at(lp.clock))
             .collect();
         let predicted_seconds = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
         let recorded = self.obs.finish(self.program);

@@ -83,7 +83,7 @@ pub(super) struct Pass {
     head: BlockId,
     passes: u32,
     clock: f64,
-    stats: RankStats,
+    stats: Counters,
     /// The variables at the last pass (to find the counter).
     last: Locals,
     /// Hashes of the variables but the counter at the last `MAX_CYCLE`
@@ -149,7 +149,7 @@ fn hash_locals(locals: &Locals, skip: usize) -> u64 {
 }
 
 impl Pass {
-    fn first(head: BlockId, clock: f64, stats: RankStats, locals: &Locals) -> Pass {
+    fn first(head: BlockId, clock: f64, stats: Counters, locals: &Locals) -> Pass {
         Pass {
             head,
             passes: 1,
@@ -165,7 +165,7 @@ impl Pass {
     }
 
     /// A pass with the variables `now`, the clock and the statistics.
-    fn observe(&mut self, now: &Locals, clock: f64, stats: RankStats) {
+    fn observe(&mut self, now: &Locals, clock: f64, stats: Counters) {
         let iteration = counter_of(&self.last, now).map(|(counter, step)| Iteration {
             period: clock - self.clock,
             counter,
@@ -495,7 +495,7 @@ impl Engine<'_> {
                 || !lp.posted.is_empty()
                 || !lp.pending.is_empty()
                 || lp.inflight > 0
-                || lp.coll.is_some()
+                || lp.in_collective()
         }) {
             return Ok(Err(format!(
                 "messages cross the loop's iterations (rank {r} has messages or requests \

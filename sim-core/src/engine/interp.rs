@@ -108,7 +108,6 @@ impl<'a> Engine<'a> {
     pub(super) fn finish(&mut self, id: u32) {
         let lp = &mut self.lps[id as usize];
         lp.state = LpState::Finished;
-        lp.stats.finish = lp.clock;
         lp.frames = SmallVec::new();
         self.finished += 1;
     }

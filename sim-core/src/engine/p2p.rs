@@ -25,7 +25,7 @@ impl<'a> Engine<'a> {
     ) -> RunResult<Flow> {
         let lpi = id as usize;
         // A collective (or comm_split/comm_dup) in progress.
-        if self.lps[lpi].coll.is_some() {
+        if self.lps[lpi].in_collective() {
             return self.exec_collective(id, op, dst, span);
         }
         // Phase 2 of a blocking statement: its requests are posted, wait for them.
@@ -229,7 +229,7 @@ impl<'a> Engine<'a> {
                 if let Some(d) = dst {
                     self.set_local(id, d, Value::status(st));
                 }
-                self.lps[lpi].probing = None;
+                self.lps[lpi].set_probing(None);
                 Ok(Flow::Continue)
             }
             (None, false) => {
@@ -241,7 +241,7 @@ impl<'a> Engine<'a> {
             (None, true) => {
                 // Blocks until a matching envelope arrives; then the
                 // statement runs again and finds it.
-                self.lps[lpi].probing = Some(Box::new(env));
+                self.lps[lpi].set_probing(Some(env));
                 Ok(Flow::Block)
             }
         }
@@ -751,7 +751,7 @@ impl<'a> Engine<'a> {
         }
         let dst = msg.dst;
         let lp = &self.lps[dst as usize];
-        if lp.inflight != 0 || lp.probing.is_some() {
+        if lp.inflight != 0 || lp.probing().is_some() {
             return Ok(false);
         }
         let hit = lp
@@ -792,7 +792,7 @@ impl<'a> Engine<'a> {
                 // A rank blocked in `probe` for this envelope wakes up.
                 let lp = &self.lps[dst as usize];
                 if lp.state == LpState::Blocked
-                    && let Some(env) = lp.probing.as_deref()
+                    && let Some(env) = lp.probing()
                     && self.msgs[m as usize].matches(env)
                 {
                     self.wake(dst, self.now);

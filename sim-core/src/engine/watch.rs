@@ -49,18 +49,19 @@ impl<'a> Engine<'a> {
         let lp = &mut self.lps[id as usize];
         if observes {
             lp.quiet_blocks = 0;
-            lp.watch = None;
+            lp.clear_watch();
             return Ok(());
         }
         lp.quiet_blocks = lp.quiet_blocks.wrapping_add(1);
-        if let Some(w) = lp.watch.as_deref_mut()
+        let (frames, watch) = lp.frames_and_watch();
+        if let Some(w) = watch
             && let Some(snapshot) = &w.snapshot
-            && snapshot.len() == lp.frames.len()
+            && snapshot.len() == frames.len()
             && snapshot
                 .last()
                 .is_some_and(|f| f.func == func && f.block == block)
         {
-            if same_frames(&lp.frames, snapshot) {
+            if same_frames(frames, snapshot) {
                 return Err(self.infinite_loop(id));
             }
             w.passes += 1;
@@ -80,14 +81,12 @@ impl<'a> Engine<'a> {
         let max = self.cfg.max_zero_time_blocks;
         let lp = &mut self.lps[id as usize];
         let clock = lp.clock;
-        let w = lp.watch.get_or_insert_with(|| {
-            Box::new(Watch {
-                snapshot: None,
-                passes: 0,
-                age: 0,
-                clock,
-                idle_blocks: 0,
-            })
+        let (frames, w) = lp.frames_and_watch_or_insert(|| Watch {
+            snapshot: None,
+            passes: 0,
+            age: 0,
+            clock,
+            idle_blocks: 0,
         });
         if w.clock == clock {
             w.idle_blocks += u64::from(SLICE_BLOCKS);
@@ -104,8 +103,8 @@ impl<'a> Engine<'a> {
         }
         w.age += 1;
         if w.snapshot.is_none() || w.age > WATCH_AGE {
-            w.snapshot = (state_size(&lp.frames, WATCH_MAX_VALUES) <= WATCH_MAX_VALUES)
-                .then(|| lp.frames.clone());
+            w.snapshot =
+                (state_size(frames, WATCH_MAX_VALUES) <= WATCH_MAX_VALUES).then(|| frames.clone());
             w.passes = 0;
             w.age = 0;
         }
