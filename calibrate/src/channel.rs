@@ -890,13 +890,16 @@ mod tests {
         }
     }
 
-    /// A table made by the model itself is reproduced exactly, and the
-    /// parameters come back.
-    #[test]
-    fn recovers_a_model_table() {
-        let (os, l, or, g) = (1e-6, 3e-6, 1e-6, 1e-8);
+    /// The LogGP parameters of [`model_table`]: o_s, L, o_r, G.
+    const MODEL: (f64, f64, f64, f64) = (1e-6, 3e-6, 1e-6, 1e-8);
+
+    /// A ping-pong made by the model itself with [`MODEL`] (eager below
+    /// 64 KiB, a handshake above), sizes 0, 1, 2, ... 4 MiB, and options
+    /// that fit it exactly (the overheads given, a tight tolerance).
+    fn model_table() -> (Vec<(u64, f64)>, ChannelOptions) {
+        let (os, l, or, g) = MODEL;
         let post = |n: u64| os + l + n as f64 * g;
-        let data: Vec<(u64, f64)> = std::iter::once(0)
+        let data = std::iter::once(0)
             .chain((0..=22).map(|i| 1u64 << i))
             .map(|n| {
                 let t = if n < 65536 {
@@ -908,13 +911,22 @@ mod tests {
             })
             .collect();
         let options = ChannelOptions {
-            overhead: Overhead::Fixed(1e-6),
+            overhead: Overhead::Fixed(os),
             fit: FitOptions {
                 tolerance: 1e-6,
                 ..FitOptions::default()
             },
             ..ChannelOptions::default()
         };
+        (data, options)
+    }
+
+    /// A table made by the model itself is reproduced exactly, and the
+    /// parameters come back.
+    #[test]
+    fn recovers_a_model_table() {
+        let (_, l, _, g) = MODEL;
+        let (data, options) = model_table();
         let fit = calibrate_channel(&table(&data), &options).expect("fits");
         assert_eq!(fit.eager_limit, 65536);
         assert!(matches!(fit.eager_origin, EagerOrigin::Detected { .. }));
@@ -932,27 +944,7 @@ mod tests {
         // probe saying that sends wait from 40,000 B on: the limit is the
         // probe's, the rendezvous segment starts there, and the lines are
         // the same as without the probe (no ladder size lies between).
-        let (os, l, or, g) = (1e-6, 3e-6, 1e-6, 1e-8);
-        let post = |n: u64| os + l + n as f64 * g;
-        let data: Vec<(u64, f64)> = std::iter::once(0)
-            .chain((0..=22).map(|i| 1u64 << i))
-            .map(|n| {
-                let t = if n < 65536 {
-                    post(n) + or
-                } else {
-                    2.0 * post(64) + post(n) + or
-                };
-                (n, t * 1e6)
-            })
-            .collect();
-        let options = ChannelOptions {
-            overhead: Overhead::Fixed(1e-6),
-            fit: FitOptions {
-                tolerance: 1e-6,
-                ..FitOptions::default()
-            },
-            ..ChannelOptions::default()
-        };
+        let (data, options) = model_table();
         let plain = calibrate_channel(&table(&data), &options).expect("fits");
         let mut probed_table = table(&data);
         probed_table.buffered_below = Some(40_000);
