@@ -68,11 +68,7 @@ fn calibrate_build_run_and_compare_with_mpich() {
     // probed it to the byte; a real program whose two ranks both send
     // before receiving completes one byte below it and hangs at it, and
     // parsim, on the machine just written, says the same.
-    let limit: u64 = raw
-        .lines()
-        .find_map(|l| l.strip_prefix("# parsim netbench: sends buffered below "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+    let limit = calibrate::input::buffered_below(&raw)
         .expect("the benchmark states its probed eager limit");
     assert!(limit > 1, "{limit}");
     let skeleton = dir.file(
