@@ -43,10 +43,10 @@ pub struct CheckArgs {
     /// forced (as ISP and DAMPI do), at most N runs (default 16).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
     explore: Option<u32>,
-    /// Skip the memory check: a check of 262,144 ranks and more is first
-    /// probed on 65,536 ranks (with the checker's records) to measure the
-    /// memory a run needs, and refused when it is more than the machine
-    /// has available.
+    /// Skip the memory check: a check of 4,096 ranks and more is first
+    /// probed at a quarter and a sixteenth of its ranks (at most 65,536;
+    /// with the checker's records) to measure the memory a run needs, and
+    /// refused when it is more than the machine has available.
     #[arg(long)]
     no_memory_check: bool,
     #[command(flatten)]

@@ -327,10 +327,11 @@ pub(crate) struct StudyOptions {
     /// `run --fast-forward`); a simulation it cannot skip runs in full.
     #[arg(long)]
     pub fast_forward: bool,
-    /// Skip the memory check: a sweep with a rank count of 262,144 or more
-    /// is first probed on 65,536 ranks per machine to measure the memory
-    /// its simulations need at once (one per --jobs thread), and refused
-    /// when that is more than the machine has available.
+    /// Skip the memory check: a sweep with a rank count of 4,096 or more is
+    /// first probed (per machine, at a quarter and a sixteenth of its
+    /// largest rank count, at most 65,536) to measure the memory its
+    /// simulations need at once (one per --jobs thread), and refused when
+    /// that is more than the machine has available.
     #[arg(long)]
     pub no_memory_check: bool,
     /// No progress on stderr.

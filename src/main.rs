@@ -23,6 +23,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The heap counted, for the memory probes of run, check and sweep
+/// (`app::memory`).
+#[global_allocator]
+static ALLOCATOR: app::memory::Counting = app::memory::Counting;
+
 // The helpers every command shares (loading, flags, output), as
 // `crate::NAME`.
 pub(crate) use common::*;

@@ -90,9 +90,10 @@ pub(crate) struct RunArgs {
     /// for the slowest, as on a real machine.
     #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1")]
     noise: Option<u64>,
-    /// Skip the memory check: runs of 262,144 ranks and more are first
-    /// probed on 65,536 ranks to measure the memory they need, and refused
-    /// when it is more than the machine has available.
+    /// Skip the memory check: runs of 4,096 ranks and more are first
+    /// probed at a quarter and a sixteenth of their ranks (at most 65,536)
+    /// to measure the memory they need, and refused when it is more than
+    /// the machine has available.
     #[arg(long)]
     no_memory_check: bool,
     /// With --noise: simulate N draws (seeds SEED, SEED+1, ...; in parallel
@@ -176,6 +177,8 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
             out(&format!("[{}] {}\n", line.rank, line.text));
         }
     };
+    // The run's own heap high-water mark, not the probes'.
+    app::memory::reset_heap_peak();
     let start = Instant::now();
     // Progress of a long run (`crate::progress`): model time, events per
     // second, ranks finished. A simulation's end is not known in advance,
@@ -235,12 +238,23 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                         app::memory::human(peak as f64),
                         peak as f64 / f64::from(args.ranks)
                     );
+                    if app::memory::counting() {
+                        let heap = app::memory::heap().1 as f64;
+                        line.push_str(&format!(
+                            ", heap {} ({:.0} B per rank)",
+                            app::memory::human(heap),
+                            heap / f64::from(args.ranks)
+                        ));
+                    }
                     if let Some(e) = estimate {
                         line.push_str(&format!(
-                            ", estimated {} ({:.0} B per rank, probe of {} ranks)",
+                            ", estimated {} ({:.0} B per rank: {} before the run, {:.0} B per \
+                             rank from {})",
                             app::memory::human(e.bytes),
+                            e.bytes / f64::from(args.ranks),
+                            app::memory::human(e.base),
                             e.bytes_per_rank,
-                            e.probe_ranks
+                            e.probes()
                         ));
                     }
                     eprintln!("{line}");

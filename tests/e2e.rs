@@ -829,10 +829,12 @@ fn one_exit_code_and_stream_policy_for_every_command() {
 }
 
 /// Issue 14 item 1: a run of 30 million ranks passed a check that counted
-/// only the rank records and was then killed by the kernel. Runs of 2^18
+/// only the rank records and was then killed by the kernel. Runs of 4,096
 /// ranks and more are now probed (`app::memory`); the estimate must be
-/// within 1.5x of the peak the run reaches (`--stats` prints both), and a
-/// run that cannot fit is refused before it starts.
+/// within 1.5x of the peak the run reaches (`--stats` prints both), in
+/// total and in what the run adds to the process's memory before it, on
+/// heat, a W2-like stencil and every IMB skeleton; and a run that cannot
+/// fit is refused before it starts.
 #[test]
 fn the_memory_a_large_run_needs_is_measured_and_checked() {
     let stencil = temp_file(
@@ -860,29 +862,69 @@ fn the_memory_a_large_run_needs_is_measured_and_checked() {
          }\n",
     );
     let stencil = stencil.1.to_str().expect("utf-8").to_owned();
-    for (program, extra) in [
+    let mut runs: Vec<(String, Vec<String>)> = [
         ("examples/heat.mpl", "iters=1"),
         (stencil.as_str(), "iters=2"),
-    ] {
-        let o = parsim(&["run", program, "-n", "262144", "-p", extra, "-q", "--stats"]);
-        assert!(o.status.success(), "{}", stderr(&o));
+    ]
+    .iter()
+    .map(|(program, param)| {
+        let args = ["-n", "262144", "-p", param];
+        (program.to_string(), args.map(str::to_owned).to_vec())
+    })
+    .collect();
+    // The IMB suite at 4,096 ranks, 36 per node (the smallest probed
+    // count): their communicators, windows of requests and collective
+    // schedules; two repetitions of the sizes up to 8 bytes.
+    let mut imb: Vec<_> = std::fs::read_dir("examples/imb")
+        .expect("examples/imb")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mpl"))
+        .collect();
+    imb.sort();
+    assert_eq!(imb.len(), 14, "{imb:?}");
+    for p in imb {
+        let args = [
+            "-n",
+            "4096",
+            "--ppn",
+            "36",
+            "-p",
+            "max_bytes=8",
+            "-p",
+            "max_reps=2",
+        ];
+        runs.push((p.display().to_string(), args.map(str::to_owned).to_vec()));
+    }
+    for (program, extra) in &runs {
+        let mut args = vec!["run", program.as_str(), "-q", "--stats"];
+        args.extend(extra.iter().map(String::as_str));
+        let o = parsim(&args);
+        assert!(o.status.success(), "{program}: {}", stderr(&o));
         let err = stderr(&o);
         let line = err
             .lines()
             .find(|l| l.starts_with("stats: memory peak"))
             .unwrap_or_else(|| panic!("{err}"));
-        let per_rank = |after: &str| -> f64 {
+        let number = |after: &str, until: &str| -> f64 {
             line.split(after)
                 .nth(1)
-                .and_then(|s| s.split('(').nth(1))
-                .and_then(|s| s.split(" B per rank").next())
+                .and_then(|s| s.split(until).next())
                 .and_then(|s| s.trim().parse().ok())
-                .unwrap_or_else(|| panic!("{line}"))
+                .unwrap_or_else(|| panic!("{after:?} in {line}"))
         };
-        let (peak, estimated) = (per_rank("memory peak"), per_rank("estimated"));
+        let mib = |after: &str| number(after, " MiB");
+        let (peak, estimated, base) =
+            (mib("memory peak "), mib("estimated "), mib(" B per rank: "));
         let ratio = estimated / peak;
         assert!((1.0 / 1.5..=1.5).contains(&ratio), "{program}: {line}");
-        assert!(line.contains("probe of 65536 ranks"), "{line}");
+        let added = (estimated - base) / (peak - base);
+        assert!((1.0 / 1.5..=1.5).contains(&added), "{program}: {line}");
+        let probes = if program.contains("imb") {
+            "from probes of 256 and 1024 ranks"
+        } else {
+            "from probes of 16384 and 65536 ranks"
+        };
+        assert!(line.contains(probes), "{line}");
     }
     // More ranks than any machine here holds: refused at once.
     let o = parsim(&[
@@ -896,7 +938,7 @@ fn the_memory_a_large_run_needs_is_measured_and_checked() {
     refused_for_memory(
         &o,
         "2147483647 ranks need about ",
-        "measured on a probe of 65536 ranks",
+        "measured on probes of 16384 and 65536 ranks",
     );
 }
 
@@ -935,13 +977,13 @@ fn sweeps_and_checks_too_large_for_the_machine_are_refused() {
     let err = refused_for_memory(
         &o,
         "the sweep's simulations need about ",
-        "measured on probes of 65536 ranks of this program",
+        "measured on probes of 16384 and 65536 ranks",
     );
     assert!(
         err.contains(" at once (2 at a time; the largest, default on 2000000000 ranks, "),
         "{err}"
     );
-    // Heat's probe measures about 1.1 KB per rank: the two tasks need
+    // Heat's probes measure about 750 B per rank: the two tasks need
     // three times what the larger needs alone.
     let gib = |text: &str, after: &str| -> f64 {
         text.split(after)
@@ -964,6 +1006,6 @@ fn sweeps_and_checks_too_large_for_the_machine_are_refused() {
     refused_for_memory(
         &o,
         "2000000000 ranks need about ",
-        "measured on a probe of 65536 ranks",
+        "measured on probes of 16384 and 65536 ranks",
     );
 }

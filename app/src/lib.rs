@@ -15,6 +15,8 @@
 //! command-line flag in its errors; the binary parses arguments, renders
 //! results and chooses exit codes.
 
+#![deny(unsafe_code)] // except `memory::Counting`, the counting allocator
+
 pub mod analysis;
 pub mod blocks;
 pub mod chart;

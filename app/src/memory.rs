@@ -3,38 +3,186 @@
 //! records, 376 B per rank, and was killed by the kernel at 2.8 times that
 //! without a word).
 //!
-//! The measure: the same program on the same machine for [`PROBE_RANKS`]
-//! ranks, stopped after a bounded number of events (the first iterations
-//! of a loop reach its steady memory), and the process's peak resident
-//! memory (`VmHWM` of `/proc/self/status`) above what it held before. Per
-//! rank, times the run's ranks, is the estimate. What a run holds grows
-//! with its ranks (their records, frames, request slabs, queues, the
-//! machine's per-rank state), so the probe's bytes per rank carry over; a
-//! program whose messages in flight grow faster than its ranks (an
-//! all-to-all's) is underestimated, and the probe says what it measured so
-//! that the user can judge. Linux only: elsewhere there is no estimate.
+//! The measure: the same program on the same machine at two smaller rank
+//! counts (a quarter and a sixteenth of the run's, at most
+//! [`PROBE_RANKS`]), each stopped after a bounded number of events per rank
+//! (the first iterations of a loop reach its steady memory), and the heap's
+//! high-water mark during each above what it held before. What a run holds
+//! grows with its ranks (their records, frames, request slabs, queues, the
+//! machine's per-rank state), so the probes' bytes per rank carry over; a
+//! program whose memory per rank itself grows with the ranks (an
+//! all-to-all's requests, a communicator's member lists) shows it as a
+//! growth between the two probes, which is extrapolated as a power of the
+//! ranks: per rank `m(n) = m(p2) * (n / p2)^e` with `e = log(m(p2) /
+//! m(p1)) / log(p2 / p1)`, clamped to `0..=1` (per-rank memory that falls
+//! with the ranks is a fixed cost spread thinner: taken as flat, the safe
+//! side; more than linear per rank would be a cube in total, which no
+//! structure of the engine grows as). The estimate is the process's
+//! resident memory before the probes (the binary, the program, the
+//! machine) plus `m(ranks) * ranks`.
+//!
+//! The heap is counted by [`Counting`], the binary's global allocator: an
+//! exact figure, unlike the resident set, which the allocator's reuse of
+//! memory the first probe freed would blur for the second. Without it (a
+//! library user that installs no counting allocator) the probes read the
+//! peak resident set (`VmHWM`), reset before each probe. Linux only for the
+//! resident figures: elsewhere there is no estimate.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use models::AnyMachine;
 use sim_core::engine::{PrintLine, SimConfig};
 use sim_core::ir::Program;
 
 /// Runs of at least this many ranks are probed first.
-pub const PROBE_FROM: u32 = 1 << 18;
+pub const PROBE_FROM: u32 = 1 << 12;
 
-/// The probe's ranks.
+/// The larger probe's ranks, at most (a quarter of the run's below that).
 pub const PROBE_RANKS: u32 = 1 << 16;
 
-/// The probe's events per rank, at most.
-const PROBE_EVENTS_PER_RANK: u64 = 32;
+/// The larger probe's events, about: each probe runs this many events
+/// spread over the larger probe's ranks (at least [`PROBE_MIN_EVENTS_PER_RANK`],
+/// at most [`PROBE_MAX_EVENTS_PER_RANK`] per rank), the smaller probe the
+/// same number per rank, so that both stop at the same point of the
+/// program. A few seconds of simulation at most; a program whose memory
+/// peaks later than that (windows of requests that only overlap in a late
+/// phase) is underestimated, which the test on the IMB suite bounds.
+const PROBE_EVENTS: u64 = 1 << 22;
+const PROBE_MIN_EVENTS_PER_RANK: u64 = 32;
+const PROBE_MAX_EVENTS_PER_RANK: u64 = 4096;
 
-/// What the probe measured and what it implies.
+/// The heap's live bytes (allocated and not freed) through [`Counting`].
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The most [`LIVE`] has been since the last [`reset_heap_peak`].
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Set by the first allocation through [`Counting`]: the counts are real.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// The system allocator, counting the heap's live bytes and their
+/// high-water mark for the probes. Install it in a binary with
+/// `#[global_allocator] static A: app::memory::Counting = app::memory::Counting;`.
+/// Two relaxed atomic additions per allocation and a compare on the peak;
+/// the engine does not allocate in its steady state (BENCHMARKS.md).
+pub struct Counting;
+
+fn grew(bytes: usize) {
+    let now = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    if now > PEAK.load(Ordering::Relaxed) {
+        PEAK.fetch_max(now, Ordering::Relaxed);
+    }
+}
+
+fn shrank(bytes: usize) {
+    LIVE.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to `System` with the caller's arguments,
+// so `System`'s guarantees hold; the counters only observe sizes.
+#[expect(unsafe_code, reason = "a global allocator is an unsafe trait")]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc` is `System`'s.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            if !COUNTING.load(Ordering::Relaxed) {
+                COUNTING.store(true, Ordering::Relaxed);
+            }
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as `alloc`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            if !COUNTING.load(Ordering::Relaxed) {
+                COUNTING.store(true, Ordering::Relaxed);
+            }
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, so from `System`.
+        unsafe { System.dealloc(ptr, layout) };
+        shrank(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from this allocator, so from `System`.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                shrank(layout.size() - new_size);
+            }
+        }
+        p
+    }
+}
+
+/// Whether [`Counting`] is the global allocator (it has allocated).
+pub fn counting() -> bool {
+    COUNTING.load(Ordering::Relaxed)
+}
+
+/// The heap's live bytes now and its high-water mark since the last
+/// [`reset_heap_peak`] (both 0 without [`Counting`]).
+pub fn heap() -> (usize, usize) {
+    (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed))
+}
+
+/// Starts a new high-water mark at the heap's live bytes now.
+pub fn reset_heap_peak() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// What the probes measured and what they imply.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
+    /// The larger probe's ranks (a quarter of the run's, at most
+    /// [`PROBE_RANKS`]).
     pub probe_ranks: u32,
-    /// Peak resident bytes per rank during the probe.
+    /// The smaller probe's ranks (a quarter of the larger's).
+    pub small_probe_ranks: u32,
+    /// Bytes per rank the larger probe added.
+    pub probe_bytes_per_rank: f64,
+    /// `e` of the extrapolation, `0..=1` (module doc).
+    pub growth: f64,
+    /// Bytes per rank for the run's ranks.
     pub bytes_per_rank: f64,
-    /// For the run's ranks.
+    /// The process's resident bytes before the probes.
+    pub base: f64,
+    /// For the run's ranks: `base + bytes_per_rank * ranks`.
     pub bytes: f64,
+}
+
+impl Estimate {
+    /// Bytes per rank at `ranks` by the probes' extrapolation (module doc).
+    pub fn per_rank_at(&self, ranks: u32) -> f64 {
+        self.probe_bytes_per_rank
+            * (f64::from(ranks) / f64::from(self.probe_ranks)).powf(self.growth)
+    }
+
+    /// "probes of 16384 and 65536 ranks", and the growth between them when
+    /// there is one: how the estimate was made, for messages.
+    pub fn probes(&self) -> String {
+        let mut text = format!(
+            "probes of {} and {} ranks",
+            self.small_probe_ranks, self.probe_ranks
+        );
+        if self.growth > 0.0 {
+            text.push_str(&format!(
+                " (per rank growing as ranks^{:.2} between them)",
+                self.growth
+            ));
+        }
+        text
+    }
 }
 
 /// A `/proc/self/status` or `/proc/meminfo` field in bytes (`kB` values).
@@ -74,12 +222,51 @@ pub fn available() -> Option<u64> {
     proc_field("/proc/meminfo", "MemAvailable:")
 }
 
-/// Probes `program` on `machine` with `cfg`'s settings for
-/// [`PROBE_RANKS`] ranks and estimates the memory of a run of `ranks`.
-/// None when `ranks` is below [`PROBE_FROM`], when the platform does not
-/// say (not Linux), or when the program fails at the probe's rank count in
+/// The bytes one probe of `ranks` ranks adds at its peak: the heap's
+/// high-water mark above its live bytes before (with [`Counting`]), else
+/// the resident set's. None when the program fails at that rank count in
 /// a way other than running out of its event budget (it may need a rank
-/// count the probe's is not).
+/// count the probe's is not), or the platform does not say.
+fn probe(
+    program: &Program,
+    machine: &AnyMachine,
+    cfg: &SimConfig,
+    ranks: u32,
+    events_per_rank: u64,
+) -> Option<f64> {
+    let counted = counting();
+    let before = if counted {
+        reset_heap_peak();
+        heap().0 as u64
+    } else {
+        let _reset = reset_peak();
+        resident()?
+    };
+    let probe = SimConfig {
+        ranks,
+        max_events: u64::from(ranks) * events_per_rank,
+        trace_limit: 0,
+        ..cfg.clone()
+    };
+    let mut sink = |_: PrintLine| {};
+    let outcome = sim_core::simulate(program, &mut machine.start(ranks), probe, &mut sink);
+    match outcome {
+        Ok(_) | Err(sim_core::engine::SimError::Runaway { .. }) => {}
+        Err(_) => return None,
+    }
+    let peak = if counted {
+        heap().1 as u64
+    } else {
+        peak_resident()?
+    };
+    Some(peak.saturating_sub(before) as f64)
+}
+
+/// Probes `program` on `machine` with `cfg`'s settings at a quarter and a
+/// sixteenth of `ranks` (the larger at most [`PROBE_RANKS`]) and estimates
+/// the memory of a run of `ranks` (module doc). None when `ranks` is below
+/// [`PROBE_FROM`], when the platform does not say (not Linux), or when a
+/// probe fails (see `probe`).
 pub fn estimate(
     program: &Program,
     machine: &AnyMachine,
@@ -89,27 +276,35 @@ pub fn estimate(
     if ranks < PROBE_FROM {
         return None;
     }
-    let _reset = reset_peak();
-    let before = resident()?;
-    let probe = SimConfig {
-        ranks: PROBE_RANKS,
-        max_events: u64::from(PROBE_RANKS) * PROBE_EVENTS_PER_RANK,
-        trace_limit: 0,
-        ..cfg.clone()
+    let base = resident()? as f64;
+    let large = (ranks / 4).min(PROBE_RANKS);
+    let small = large / 4;
+    let per_rank = (PROBE_EVENTS / u64::from(large))
+        .clamp(PROBE_MIN_EVENTS_PER_RANK, PROBE_MAX_EVENTS_PER_RANK);
+    let m_small = probe(program, machine, cfg, small, per_rank)? / f64::from(small);
+    let m_large = probe(program, machine, cfg, large, per_rank)? / f64::from(large);
+    let growth = extrapolation_exponent(m_small, m_large, f64::from(large) / f64::from(small));
+    let mut e = Estimate {
+        probe_ranks: large,
+        small_probe_ranks: small,
+        probe_bytes_per_rank: m_large,
+        growth,
+        bytes_per_rank: 0.0,
+        base,
+        bytes: 0.0,
     };
-    let mut sink = |_: PrintLine| {};
-    let outcome = sim_core::simulate(program, &mut machine.start(PROBE_RANKS), probe, &mut sink);
-    match outcome {
-        Ok(_) | Err(sim_core::engine::SimError::Runaway { .. }) => {}
-        Err(_) => return None,
+    e.bytes_per_rank = e.per_rank_at(ranks);
+    e.bytes = base + e.bytes_per_rank * f64::from(ranks);
+    Some(e)
+}
+
+/// `e` with `m_large = m_small * ratio^e`, clamped to `0..=1` (module
+/// doc); 0 when either is not positive.
+fn extrapolation_exponent(m_small: f64, m_large: f64, ratio: f64) -> f64 {
+    if m_small <= 0.0 || m_large <= 0.0 || ratio <= 1.0 {
+        return 0.0;
     }
-    let peak = peak_resident()?;
-    let bytes_per_rank = peak.saturating_sub(before) as f64 / f64::from(PROBE_RANKS);
-    Some(Estimate {
-        probe_ranks: PROBE_RANKS,
-        bytes_per_rank,
-        bytes: bytes_per_rank * f64::from(ranks),
-    })
+    ((m_large / m_small).ln() / ratio.ln()).clamp(0.0, 1.0)
 }
 
 /// Why a run of `ranks` cannot start with `available` bytes free, when
@@ -117,12 +312,12 @@ pub fn estimate(
 pub fn refusal(ranks: u32, e: &Estimate, available: f64) -> Option<String> {
     (e.bytes > 0.9 * available).then(|| {
         format!(
-            "{ranks} ranks need about {} ({:.0} B per rank, measured on a probe of {} ranks of \
-             this program), more than the {} this machine has available: run fewer ranks or on \
-             a machine with more memory (--no-memory-check runs anyway)",
+            "{ranks} ranks need about {} ({:.0} B per rank, measured on {} of this program), \
+             more than the {} this machine has available: run fewer ranks or on a machine with \
+             more memory (--no-memory-check runs anyway)",
             human(e.bytes),
             e.bytes_per_rank,
-            e.probe_ranks,
+            e.probes(),
             human(available)
         )
     })
@@ -144,6 +339,52 @@ mod tests {
     fn sizes_read_as_people_read_them() {
         assert_eq!(super::human(1.5 * (1u64 << 30) as f64), "1.5 GiB");
         assert_eq!(super::human(340.5 * (1u64 << 20) as f64), "340.5 MiB");
+    }
+
+    /// The extrapolation of module doc: per rank `m(p2) * (n / p2)^e`.
+    #[test]
+    fn growth_between_the_probes_is_carried_on_as_a_power() {
+        use approx::assert_relative_eq;
+        // Per-rank bytes that double from 16,384 to 65,536 ranks grow as
+        // ranks^0.5; an all-to-all's (per rank proportional to the ranks)
+        // as ranks^1; a fixed cost spread thinner is taken as flat.
+        assert_relative_eq!(super::extrapolation_exponent(100.0, 200.0, 4.0), 0.5);
+        assert_relative_eq!(super::extrapolation_exponent(100.0, 400.0, 4.0), 1.0);
+        assert_relative_eq!(super::extrapolation_exponent(100.0, 1600.0, 4.0), 1.0);
+        assert_relative_eq!(super::extrapolation_exponent(200.0, 100.0, 4.0), 0.0);
+        assert_relative_eq!(super::extrapolation_exponent(0.0, 100.0, 4.0), 0.0);
+        let e = super::Estimate {
+            probe_ranks: 65536,
+            small_probe_ranks: 16384,
+            probe_bytes_per_rank: 1000.0,
+            growth: 0.5,
+            bytes_per_rank: 0.0,
+            base: 0.0,
+            bytes: 0.0,
+        };
+        assert_relative_eq!(e.per_rank_at(65536), 1000.0);
+        assert_relative_eq!(e.per_rank_at(1 << 20), 4000.0);
+        assert_eq!(
+            e.probes(),
+            "probes of 16384 and 65536 ranks (per rank growing as ranks^0.50 between them)"
+        );
+    }
+
+    /// The counters behind [`super::Counting`] (this test binary does not
+    /// install it, so nothing else moves them; `tests/e2e.rs` checks the
+    /// installed allocator through `run --stats`).
+    #[test]
+    fn the_heap_counts_follow_allocations() {
+        super::reset_heap_peak();
+        let (live, _) = super::heap();
+        super::grew(1 << 20);
+        super::grew(10);
+        super::shrank(10);
+        assert_eq!(super::heap(), (live + (1 << 20), live + (1 << 20) + 10));
+        super::shrank(1 << 20);
+        assert_eq!(super::heap().0, live);
+        super::reset_heap_peak();
+        assert_eq!(super::heap(), (live, live));
     }
 
     #[test]

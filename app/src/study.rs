@@ -279,8 +279,8 @@ pub struct MemoryNeed {
     pub concurrent: usize,
     /// The largest task: its curve's label, its ranks and its bytes.
     pub largest: (String, u32, f64),
-    /// The probes' ranks ([`crate::memory::PROBE_RANKS`]).
-    pub probe_ranks: u32,
+    /// How the largest task was probed ([`crate::memory::Estimate::probes`]).
+    pub probes: String,
 }
 
 impl MemoryNeed {
@@ -302,12 +302,12 @@ impl MemoryNeed {
         };
         Some(format!(
             "the sweep's simulations need about {} at once ({} at a time; the largest, {label} \
-             on {ranks} ranks, {}; measured on probes of {} ranks of this program), more than \
-             the {} this machine has available: {advice} (--no-memory-check runs anyway)",
+             on {ranks} ranks, {}; measured on {} of this program), more than the {} this \
+             machine has available: {advice} (--no-memory-check runs anyway)",
             crate::memory::human(self.bytes),
             self.concurrent,
             crate::memory::human(*most),
-            self.probe_ranks,
+            self.probes,
             crate::memory::human(available)
         ))
     }
@@ -315,18 +315,19 @@ impl MemoryNeed {
 
 /// The memory a study's simulations need at once, measured on probes
 /// ([`crate::memory`]): each curve whose largest rank count is probed (at
-/// least [`crate::memory::PROBE_FROM`]) runs once on
-/// [`crate::memory::PROBE_RANKS`] ranks with that task's settings; its
-/// bytes per rank times a task's ranks is the task's need (tasks of curves
-/// too small to probe count as 0), and the largest needs of as many tasks
-/// as the pool runs at once are summed. `None` when no curve is probed.
+/// least [`crate::memory::PROBE_FROM`]) is probed for that count with that
+/// task's settings; its extrapolated bytes per rank at a task's ranks
+/// times those ranks is the task's need (tasks of curves too small to
+/// probe count as 0), and the process's resident memory before the probes
+/// plus the largest needs of as many tasks as the pool runs at once is the
+/// study's. `None` when no curve is probed.
 fn memory_need(
     study: &Study,
     p: &Prepared,
     all: &[Task],
 ) -> Result<Option<MemoryNeed>, StudyError> {
-    let mut per_rank: Vec<Option<f64>> = vec![None; study.curves.len()];
-    for (curve, slot) in per_rank.iter_mut().enumerate() {
+    let mut per_curve: Vec<Option<crate::memory::Estimate>> = vec![None; study.curves.len()];
+    for (curve, slot) in per_curve.iter_mut().enumerate() {
         let Some(ranks) = (all.iter())
             .filter(|t| t.curve == curve)
             .map(|t| t.ranks)
@@ -343,15 +344,16 @@ fn memory_need(
                 draw: 0,
             },
         );
-        *slot = crate::memory::estimate(study.program, &p.machines[curve], &cfg, ranks)
-            .map(|e| e.bytes_per_rank);
+        *slot = crate::memory::estimate(study.program, &p.machines[curve], &cfg, ranks);
     }
-    if per_rank.iter().all(Option::is_none) {
+    // The process's own memory, once: the last probe's reading.
+    let Some(base) = per_curve.iter().flatten().map(|e| e.base).reduce(f64::max) else {
         return Ok(None);
-    }
+    };
     let mut needs: Vec<(usize, u32, f64)> = (all.iter())
         .map(|t| {
-            let bytes = per_rank[t.curve].unwrap_or(0.0) * f64::from(t.ranks);
+            let bytes =
+                per_curve[t.curve].map_or(0.0, |e| e.per_rank_at(t.ranks) * f64::from(t.ranks));
             (t.curve, t.ranks, bytes)
         })
         .collect();
@@ -360,17 +362,21 @@ fn memory_need(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let concurrent = threads.min(needs.len());
-    let bytes = needs[..concurrent].iter().map(|n| n.2).sum();
+    let bytes = base + needs[..concurrent].iter().map(|n| n.2).sum::<f64>();
     // Invariant: `tasks` refuses a study without rank counts, and every
     // study has a curve, so there is a task.
     let Some(&(curve, ranks, most)) = needs.first() else {
         return Ok(None);
     };
+    let probes = per_curve[curve]
+        .or_else(|| per_curve.iter().flatten().next().copied())
+        .map(|e| e.probes())
+        .unwrap_or_default();
     Ok(Some(MemoryNeed {
         bytes,
         concurrent,
-        largest: (study.curves[curve].label.clone(), ranks, most),
-        probe_ranks: crate::memory::PROBE_RANKS,
+        largest: (study.curves[curve].label.clone(), ranks, base + most),
+        probes,
     }))
 }
 
@@ -638,7 +644,9 @@ fn derive(
     for w in pts.windows(2) {
         if !weak && w[1].seconds >= w[0].seconds {
             limit = Some(w[0].ranks);
-            reason = Some(format!("time stops falling after {} ranks", w[0].ranks));
+            let ranks = w[0].ranks;
+            let plural = if ranks == 1 { "" } else { "s" };
+            reason = Some(format!("time stops falling after {ranks} rank{plural}"));
             break;
         }
         if w[1].efficiency < efficiency {
@@ -1062,19 +1070,19 @@ mod tests {
             bytes: 12.0 * GIB,
             concurrent: 2,
             largest: ("default".into(), 8_000_000, 7.0 * GIB),
-            probe_ranks: 65536,
+            probes: "probes of 16384 and 65536 ranks".into(),
         };
         assert_eq!(need.refusal(20.0 * GIB), None);
         let why = need.refusal(10.0 * GIB).expect("refused");
         assert!(
-            why.starts_with("the sweep's simulations need about 12.0 GiB at once (2 at a time; the largest, default on 8000000 ranks, 7.0 GiB; measured on probes of 65536 ranks")
+            why.starts_with("the sweep's simulations need about 12.0 GiB at once (2 at a time; the largest, default on 8000000 ranks, 7.0 GiB; measured on probes of 16384 and 65536 ranks of this program)")
                 && why.contains("more than the 10.0 GiB this machine has available: run them one at a time (--jobs 1: the largest alone needs 7.0 GiB)"),
             "{why}"
         );
         let alone = super::MemoryNeed {
             concurrent: 1,
             bytes: 7.0 * GIB,
-            ..need
+            ..need.clone()
         };
         let why = alone.refusal(6.0 * GIB).expect("refused");
         assert!(
