@@ -91,6 +91,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use smallvec::{SmallVec, smallvec};
+use thin_vec::ThinVec;
 
 mod api;
 mod collective;

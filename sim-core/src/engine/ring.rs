@@ -1,13 +1,17 @@
-//! [`Ring`]: the matching queues' deque, 24 bytes instead of `VecDeque`'s 32.
+//! [`Ring`]: the matching queues' deque, 16 bytes instead of `VecDeque`'s 32.
 
 use std::ops::Index;
 
+use thin_vec::ThinVec;
+
 /// A FIFO of `u32` ids that also removes from the middle (the first match
-/// in a queue), as `VecDeque<u32>` does, in 24 bytes instead of 32: a boxed
-/// slice (whose length is the capacity), the head's index and the length,
-/// the last two as `u32`. Every rank has two (posted receives, unexpected
-/// envelopes), in the LP record, mostly empty or a handful long (W2: at
-/// most 4), so their headers are what they cost.
+/// in a queue), as `VecDeque<u32>` does, in 16 bytes instead of 32: a
+/// [`ThinVec`] kept full (its length is the ring's capacity, stored on the
+/// heap beside the items, so the record holds one pointer), the head's
+/// index and the length, the last two as `u32`. Every rank has two
+/// (posted receives, unexpected envelopes), in the LP record, mostly empty
+/// or a handful long (W2: at most 4), so their headers are what they cost;
+/// an empty one allocates nothing.
 ///
 /// Ranges: a queue holds distinct request or message ids (each is in at
 /// most one queue at a time), which are `u32`, so `len <= u32::MAX`; the
@@ -15,7 +19,7 @@ use std::ops::Index;
 /// `2^32` and `head < capacity` fits in a `u32` too.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Ring {
-    buf: Box<[u32]>,
+    buf: ThinVec<u32>,
     /// Index in `buf` of the first item (0 while `buf` is empty).
     head: u32,
     len: u32,
@@ -101,10 +105,10 @@ impl Ring {
     #[cold]
     fn grow(&mut self) {
         let cap = (self.buf.len() * 2).max(4);
-        let mut buf = Vec::with_capacity(cap);
+        let mut buf = ThinVec::with_capacity(cap);
         buf.extend(self.iter().copied());
         buf.resize(cap, 0);
-        self.buf = buf.into_boxed_slice();
+        self.buf = buf;
         self.head = 0;
     }
 }
@@ -134,8 +138,8 @@ mod tests {
     use std::collections::VecDeque;
 
     #[test]
-    fn is_24_bytes() {
-        assert_eq!(std::mem::size_of::<Ring>(), 24);
+    fn is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Ring>(), 16);
     }
 
     /// Random pushes and removals (mostly near the front, as matching

@@ -166,7 +166,8 @@ pub(super) enum LpState {
 /// What a blocked LP waits for, and where the result goes.
 #[derive(Debug, Clone, Default)]
 pub(super) struct WaitSet {
-    pub(super) reqs: Vec<ReqRef>,
+    /// A [`ThinVec`] like [`Lp::pending`], with which it swaps buffers.
+    pub(super) reqs: ThinVec<ReqRef>,
     pub(super) result: WaitResult,
     /// Named variables (in the current frame) to set to null once done.
     pub(super) null_slots: Vec<Slot>,
@@ -233,7 +234,7 @@ pub(super) struct Lp {
     pub(super) state: LpState,
     pub(super) frames: SmallVec<[Frame; 1]>,
     /// Arrived, unmatched envelopes, in arrival order.
-    /// (Both queues are [`Ring`]s: 24 bytes each in this record, where a
+    /// (Both queues are [`Ring`]s: 16 bytes each in this record, where a
     /// `VecDeque` is 32.)
     pub(super) unexpected: Ring,
     /// Posted, unmatched receive requests, in posting order.
@@ -242,8 +243,11 @@ pub(super) struct Lp {
     pub(super) inflight: u32,
     /// ANY_SOURCE receives posted so far (user messages).
     pub(super) wildcards_posted: u32,
-    /// Requests started and not yet waited for (`waitall()`).
-    pub(super) pending: Vec<ReqRef>,
+    /// Requests started and not yet waited for (`waitall()`). A
+    /// [`ThinVec`] (its length and capacity beside the items on the heap):
+    /// 8 bytes in this record instead of a `Vec`'s 24, and empty without
+    /// an allocation.
+    pub(super) pending: ThinVec<ReqRef>,
     /// Set while a blocking statement is between its post and wait phases.
     pub(super) wait: Option<Box<WaitSet>>,
     /// What few LPs need, and only for a while (a collective in progress,
@@ -316,7 +320,7 @@ impl Lp {
             posted: Ring::default(),
             inflight: 0,
             wildcards_posted: 0,
-            pending: Vec::new(),
+            pending: ThinVec::new(),
             wait: None,
             aside: None,
             wake_at: f64::INFINITY,
@@ -435,7 +439,7 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<Request>(), 72);
         assert_eq!(std::mem::size_of::<Msg>(), 56);
         assert_eq!(std::mem::size_of::<Frame>(), 88);
-        assert_eq!(std::mem::size_of::<Lp>(), 248);
+        assert_eq!(std::mem::size_of::<Lp>(), 216);
     }
 
     #[test]
