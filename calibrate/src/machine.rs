@@ -337,6 +337,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             socket_placement: Placement::Block,
             reduce_bandwidth: machine.reduce_bandwidth,
             reduce_overhead: machine.reduce_overhead,
+            progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
             node_gap: machine.node_gap,

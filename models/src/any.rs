@@ -272,6 +272,10 @@ impl Machine for AnyRun<'_> {
         self.inner().collectives()
     }
 
+    fn progress_in_calls(&self) -> bool {
+        self.inner().progress_in_calls()
+    }
+
     fn node_of(&self, rank: u32) -> u32 {
         self.inner().node_of(rank)
     }

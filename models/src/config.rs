@@ -63,6 +63,7 @@ const NODE_KEYS: &[&str] = &[
     "socket_placement",
     "reduce_op",
     "reduce_overhead",
+    "progress",
 ];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
@@ -453,6 +454,21 @@ impl<'f> Walker<'f> {
             Some(value) => self.time("node.reduce_overhead", value)?,
             None => 0.0,
         };
+        let progress_in_calls = match table.get("progress") {
+            None => crate::params::DEFAULT_PROGRESS_IN_CALLS,
+            Some(value) => match value.as_str() {
+                Some("calls") => true,
+                Some("async") => false,
+                _ => {
+                    return Err(self.bad_value(
+                        "node.progress",
+                        "\"calls\" (the library progresses only inside MPI calls) or \"async\" (a progress thread or the hardware)",
+                        value,
+                        None,
+                    ));
+                }
+            },
+        };
         Ok(NodeParams {
             cpu_rate,
             memcpy_bandwidth,
@@ -462,6 +478,7 @@ impl<'f> Walker<'f> {
             socket_placement,
             reduce_bandwidth,
             reduce_overhead,
+            progress_in_calls,
         })
     }
 

@@ -289,6 +289,7 @@ impl LogGpMachine {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
             },
             network: ChannelParams {
                 latency: 0.6 * US,
@@ -427,6 +428,11 @@ impl LogGpMachine {
                 crate::config::write::time_us(node.reduce_overhead)
             ));
         }
+        node_line.push_str(if node.progress_in_calls {
+            ", rendezvous progress only inside MPI calls"
+        } else {
+            ", rendezvous progress at any time (async)"
+        });
         lines.push(node_line);
         lines.extend(describe_channel("network", &spec.network));
         if let (CommModel::Smp, Some(shm)) = (spec.model, &spec.shm) {
@@ -780,6 +786,10 @@ impl Machine for LogGpRun<'_> {
 
     fn collectives(&self) -> sim_core::coll::CollConfig {
         self.machine.spec.collectives.clone()
+    }
+
+    fn progress_in_calls(&self) -> bool {
+        self.machine.spec.node.progress_in_calls
     }
 
     fn eager_limit(&self, src: u32, dst: u32) -> u64 {

@@ -433,4 +433,13 @@ pub struct NodeParams {
     /// `MPIR_Reduce_local`, timed by `calibrate net --run` as
     /// `MPI_Reduce_local` of one float). Invariant: finite and >= 0.
     pub reduce_overhead: f64,
+    /// `progress`: `"calls"` (true), the MPI library progresses a
+    /// rendezvous only inside MPI calls (no progress thread: MPICH, Open MPI
+    /// and Intel MPI by default), so a rendezvous message matched while its
+    /// receiver computes waits for the receiver's next MPI call; `"async"`
+    /// (false), a progress thread or the hardware answers it at once.
+    pub progress_in_calls: bool,
 }
+
+/// `node.progress` when the machine file does not give it.
+pub const DEFAULT_PROGRESS_IN_CALLS: bool = true;

@@ -97,6 +97,16 @@ pub trait Machine {
         self.copy_seconds(rank, bytes)
     }
 
+    /// Whether the MPI library progresses a rendezvous only inside MPI calls
+    /// (true: no progress thread, the default of MPICH, Open MPI and Intel
+    /// MPI), so that a rendezvous request matched while its receiver
+    /// computes waits for the receiver's next MPI call before the
+    /// clear-to-send; false: at any time (a progress thread, or hardware
+    /// that answers it). Default: true, as those libraries run.
+    fn progress_in_calls(&self) -> bool {
+        true
+    }
+
     /// Which algorithms run the collectives (the library's selection rules,
     /// per-collective overrides). Default: MPICH's rules.
     fn collectives(&self) -> crate::coll::CollConfig {

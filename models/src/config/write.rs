@@ -271,6 +271,17 @@ pub fn machine_file(file: &MachineFile) -> String {
             time_us(node.reduce_overhead)
         );
     }
+    if node.progress_in_calls != crate::params::DEFAULT_PROGRESS_IN_CALLS {
+        let _ = writeln!(
+            out,
+            "progress = \"{}\"",
+            if node.progress_in_calls {
+                "calls"
+            } else {
+                "async"
+            }
+        );
+    }
     if let Some(network) = &file.network {
         channel(&mut out, "network", network);
     }
@@ -329,6 +340,7 @@ mod tests {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: Some(5e8),
                 reduce_overhead: 0.12e-6,
+                progress_in_calls: !crate::params::DEFAULT_PROGRESS_IN_CALLS,
             },
             network: Some(ChannelFile {
                 comment: Some("the base".into()),
@@ -378,6 +390,10 @@ mod tests {
         assert_eq!(spec.node.memcpy_bandwidth, 2e9);
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
         assert_eq!(spec.node.reduce_overhead, 0.12e-6);
+        assert_eq!(
+            spec.node.progress_in_calls,
+            !crate::params::DEFAULT_PROGRESS_IN_CALLS
+        );
         let net = &spec.network;
         assert_eq!(net.mtu, Some(1500));
         assert_eq!(net.duplex, crate::params::Duplex::HALF);
@@ -443,6 +459,7 @@ mod tests {
                 socket_placement: Placement::Cyclic,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
             },
             network: Some(channel(5e-6, 65_536)),
             shm: Some(channel(0.5e-6, 16_384)),

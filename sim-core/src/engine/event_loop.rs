@@ -71,6 +71,7 @@ impl<'a> Engine<'a> {
         }));
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
+        let progress_in_calls = machine.progress_in_calls();
         let ff = cfg
             .fast_forward
             .then(|| Box::new(fastforward::FastForward::new(program, cfg.ranks)));
@@ -101,6 +102,8 @@ impl<'a> Engine<'a> {
             spans: SpanTable::default(),
             events: 0,
             comm_calls: 0,
+            in_call: NO_RANK,
+            progress_in_calls,
             messages: 0,
             bytes: 0,
             output,

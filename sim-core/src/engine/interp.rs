@@ -106,6 +106,10 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) fn finish(&mut self, id: u32) {
+        if self.progress_in_calls {
+            // MPI_Finalize progresses what is left.
+            self.answer_deferred(id);
+        }
         let lp = &mut self.lps[id as usize];
         lp.state = LpState::Finished;
         lp.frames = SmallVec::new();
@@ -373,7 +377,15 @@ impl<'a> Engine<'a> {
                     return Ok(Flow::Yield);
                 }
                 self.comm_calls += 1;
-                self.exec_comm(id, op, *dst, *span)
+                if self.progress_in_calls {
+                    // Inside MPI now: the rendezvous it could not answer
+                    // while computing get their clear-to-send.
+                    self.answer_deferred(id);
+                }
+                self.in_call = id;
+                let flow = self.exec_comm(id, op, *dst, *span);
+                self.in_call = NO_RANK;
+                flow
             }
         }
     }

@@ -170,6 +170,12 @@ pub struct Engine<'a> {
     events: u64,
     /// Communication statements executed (for `max_events`).
     comm_calls: u64,
+    /// The rank whose communication statement is executing ([`NO_RANK`]:
+    /// none): with `progress_in_calls` it is inside MPI, and answers a
+    /// rendezvous at once.
+    in_call: u32,
+    /// [`crate::model::Machine::progress_in_calls`], read once.
+    progress_in_calls: bool,
     messages: u64,
     bytes: u64,
     output: &'a mut dyn FnMut(PrintLine),

@@ -847,20 +847,58 @@ impl<'a> Engine<'a> {
                 self.free_msgs.push(m);
             }
             Some(_) => {
-                // Rendezvous: the receiver answers the RTS with a CTS.
-                let cb = self.machine.control_bytes(msg.dst, msg.src);
-                let tr = self.machine.transfer(
-                    msg.dst,
-                    msg.src,
-                    cb,
-                    MessageKind::RendezvousCts,
-                    self.now,
-                );
-                let t = tr.arrival.max(self.now);
-                self.push(t, EventKind::Cts(m));
+                // Rendezvous: the receiver answers the RTS with a CTS, at
+                // once if a progress thread or the hardware does it, or if
+                // the receiver is inside MPI; else at its next MPI call
+                // (MPICH, Open MPI and Intel MPI without async progress
+                // match a rendezvous request in their progress engine,
+                // which runs only inside MPI calls).
+                if self.progress_in_calls && !self.in_mpi(msg.dst) {
+                    self.lps[msg.dst as usize].defer_cts(m);
+                } else {
+                    self.send_cts(m, self.now);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Whether rank `r` is inside MPI now: blocked in a call, executing a
+    /// communication statement, or finished (MPI_Finalize). Invariant: a
+    /// blocked LP has no deferred clear-to-send (its call answered them
+    /// when it started, and none is deferred while it is blocked).
+    fn in_mpi(&self, r: u32) -> bool {
+        self.in_call == r
+            || matches!(
+                self.lps[r as usize].state,
+                LpState::Blocked | LpState::Finished
+            )
+    }
+
+    /// The receiver of rendezvous message `m` sends its clear-to-send at
+    /// `at`.
+    fn send_cts(&mut self, m: u32, at: f64) {
+        let (src, dst) = {
+            let msg = &self.msgs[m as usize];
+            (msg.src, msg.dst)
+        };
+        let cb = self.machine.control_bytes(dst, src);
+        let tr = self
+            .machine
+            .transfer(dst, src, cb, MessageKind::RendezvousCts, at);
+        let t = tr.arrival.max(at);
+        self.push(t, EventKind::Cts(m));
+    }
+
+    /// Rank `id` has entered MPI (at its clock): the clear-to-send of the
+    /// rendezvous requests matched while it computed go out, in match
+    /// order.
+    pub(super) fn answer_deferred(&mut self, id: u32) {
+        let deferred = self.lps[id as usize].take_deferred();
+        let at = self.lps[id as usize].clock.max(self.now);
+        for m in deferred {
+            self.send_cts(m, at);
+        }
     }
 
     /// Records a matched ANY_SOURCE receive with the other senders whose

@@ -89,6 +89,8 @@ pub(super) struct Request {
 /// No request: the end of the free list. Request ids are indices in the
 /// request slab, which cannot reach 2^32 - 1 entries (72 B each).
 pub(super) const NO_REQ: u32 = u32::MAX;
+/// No rank (`Engine::in_call` outside a communication statement).
+pub(super) const NO_RANK: u32 = u32::MAX;
 
 impl Request {
     /// The communicator, to report the status's source in its ranks:
@@ -301,11 +303,19 @@ struct Aside {
     /// Set once `quiet_blocks` reaches [`SLICE_BLOCKS`]; dropped when the
     /// LP communicates or reads `wtime()`. See [`Watch`].
     watch: Option<Watch>,
+    /// Rendezvous requests (message ids, in match order) matched while the
+    /// rank was outside MPI, on a machine whose library progresses only
+    /// inside MPI calls: their clear-to-send waits for the rank's next
+    /// call (`p2p.rs`, `answer_deferred`).
+    deferred: Vec<u32>,
 }
 
 impl Aside {
     fn unused(&self) -> bool {
-        self.coll.is_none() && self.probing.is_none() && self.watch.is_none()
+        self.coll.is_none()
+            && self.probing.is_none()
+            && self.watch.is_none()
+            && self.deferred.is_empty()
     }
 }
 
@@ -395,6 +405,22 @@ impl Lp {
     ) -> (&SmallVec<[Frame; 1]>, &mut Watch) {
         let aside = self.aside.get_or_insert_with(Box::default);
         (&self.frames, aside.watch.get_or_insert_with(f))
+    }
+
+    /// Defers the clear-to-send of rendezvous message `m` to this rank's
+    /// next MPI call.
+    pub(super) fn defer_cts(&mut self, m: u32) {
+        self.aside_mut().deferred.push(m);
+    }
+
+    /// Takes the deferred rendezvous messages, in match order.
+    pub(super) fn take_deferred(&mut self) -> Vec<u32> {
+        let Some(a) = self.aside.as_deref_mut() else {
+            return Vec::new();
+        };
+        let d = std::mem::take(&mut a.deferred);
+        self.trim_aside();
+        d
     }
 
     /// Drops the watch (the LP communicated or read `wtime()`).
