@@ -866,7 +866,11 @@ impl<'a> Engine<'a> {
     /// Whether rank `r` is inside MPI now: blocked in a call, executing a
     /// communication statement, or finished (MPI_Finalize). Invariant: a
     /// blocked LP has no deferred clear-to-send (its call answered them
-    /// when it started, and none is deferred while it is blocked).
+    /// when it started, and none is deferred while it is blocked). An LP
+    /// parked by `--fast-forward` at its loop's head is blocked too and so
+    /// counts as inside MPI: an RTS reaching it there is answered at once,
+    /// where the full run would answer it at the rank's next call (a
+    /// difference `fastforward.rs`'s reported bound does not cover).
     fn in_mpi(&self, r: u32) -> bool {
         self.in_call == r
             || matches!(
