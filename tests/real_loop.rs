@@ -64,6 +64,28 @@ fn calibrate_build_run_and_compare_with_mpich() {
         text(&o.stderr)
     );
 
+    // 1a. The sender's copy of an eager message (LogGOPS's O), from the
+    // benchmark's SendOverhead table: every shared-memory eager send
+    // copies its bytes, so the slope is above 0, and no core copies
+    // slower than 1 GB/s.
+    assert!(raw.contains("# Benchmarking SendOverhead"), "{raw}");
+    let shm_section = written
+        .split("\n[shm]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("an [shm] section");
+    let per_byte_ns: f64 = shm_section
+        .lines()
+        .find_map(|l| l.strip_prefix("send_overhead_per_byte = \""))
+        .and_then(|v| v.strip_suffix(" ns\""))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("shm.send_overhead_per_byte in ns: {written}"));
+    assert!(
+        per_byte_ns > 0.0 && per_byte_ns < 1.0,
+        "O = {per_byte_ns} ns/B"
+    );
+    assert!(written.contains("# shm: O = "), "{written}");
+
     // 1b. The eager limit decides which programs deadlock. The benchmark
     // probed it to the byte; a real program whose two ranks both send
     // before receiving completes one byte below it and hangs at it, and

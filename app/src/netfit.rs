@@ -92,6 +92,55 @@ pub struct Fitted {
     pub node: Option<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit)>,
     /// What a collective call and a reduction cost (`fit_collectives`).
     pub collectives: crate::coll_fit::CollFitted,
+    /// Per channel whose table is parsim's benchmark output with a
+    /// `SendOverhead` table: the fit of LogGOPS's `O` from it, or why
+    /// there is none.
+    pub send: Vec<(FitChannel, Result<calibrate::SendFit, String>)>,
+}
+
+/// The `SendOverhead` table's name in parsim's benchmark output.
+const SEND_OVERHEAD: &str = "SendOverhead";
+
+/// Fits LogGOPS's `O` of `fit` from the `SendOverhead` table of the file at
+/// `path` (parsim's benchmark output), bounded by the same run's `Stream`
+/// table, and sets it on `fit`; `None` when the file has no such table (a
+/// real IMB or OSU output).
+fn fit_send(
+    path: &Path,
+    fit: &mut ChannelFit,
+) -> Result<Option<Result<calibrate::SendFit, String>>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    if !text.contains(&format!("# Benchmarking {SEND_OVERHEAD}")) {
+        return Ok(None);
+    }
+    let block = |name: &str| {
+        calibrate::parse_table(
+            &text,
+            &InputOptions {
+                format: Some(calibrate::Format::Imb),
+                benchmark: Some(name.to_owned()),
+                ..InputOptions::default()
+            },
+        )
+        .map_err(|err| Error::Table {
+            path: path.to_owned(),
+            err,
+        })
+    };
+    let table = block(SEND_OVERHEAD)?;
+    let stream = text
+        .contains("# Benchmarking Stream")
+        .then(|| block("Stream"))
+        .transpose()?;
+    Ok(Some(
+        match calibrate::fit_send_overhead(&table, fit, stream.as_ref()) {
+            Ok(send) => {
+                fit.send_overhead_per_byte = send.per_byte;
+                Ok(send)
+            }
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        },
+    ))
 }
 
 impl Fitted {
@@ -379,12 +428,28 @@ pub fn fit(
             Some((paths.zip(tables).collect(), joint.fit))
         }
     };
-    let shm = shm
+    // O after the joint fit: it keeps the chosen split's `o_s`. The node's
+    // fit below simulates its senders with it.
+    let mut send = Vec::new();
+    if let Some(s) = fit_send(input, &mut network)? {
+        send.push((FitChannel::Network, s));
+    }
+    let mut shm = shm
         .map(|s| fit_local(s, FitChannel::Shm, memcpy))
         .transpose()?;
-    let socket = socket
+    let mut socket = socket
         .map(|s| fit_local(s, FitChannel::Socket, memcpy))
         .transpose()?;
+    for (channel, local) in [
+        (FitChannel::Shm, &mut shm),
+        (FitChannel::Socket, &mut socket),
+    ] {
+        if let Some((path, _, fit)) = local
+            && let Some(s) = fit_send(path, fit)?
+        {
+            send.push((channel, s));
+        }
+    }
     if patterns.is_none() {
         pair_notes = bound_by_pairs(&mut network);
     }
@@ -414,6 +479,7 @@ pub fn fit(
         patterns,
         node,
         collectives: crate::coll_fit::CollFitted::default(),
+        send,
     })
 }
 
@@ -604,6 +670,43 @@ fn fit_machine(
 }
 
 impl Fitted {
+    /// What each channel's `SendOverhead` table gave (LogGOPS's `O`), one
+    /// line each; channels without one say nothing.
+    pub fn describe_send(&self) -> Vec<String> {
+        let us = |t: f64| format!("{:.3} us", t * 1e6);
+        self.send
+            .iter()
+            .map(|(channel, fit)| match fit {
+                Ok(s) => {
+                    let (after, before) = (s.summary(), s.summary_before());
+                    format!(
+                        "{}: O = {:.4} ns per byte of an eager send's CPU time beyond o_s (LogGOPS), fitted to SendOverhead ({} sizes below the eager limit){}: the send call's model vs measured median |error| {:.1}%, max {:.1}% (without O: {:.1}%, {:.1}%); the measured line's intercept {} against o_s {}.",
+                        channel.name(),
+                        s.per_byte * 1e9,
+                        after.points,
+                        match s.stream_bound {
+                            Some(_) => format!(
+                                ", bounded by the slope of the same run's Stream over the eager sizes (its sender spends o_s + O·n per message; the send calls' slope {:.4} ns/B)",
+                                s.slope * 1e9
+                            ),
+                            None if s.held_at_zero => {
+                                ", held at 0 (the time fell with the size)".to_owned()
+                            }
+                            None => String::new(),
+                        },
+                        after.median * 100.0,
+                        after.max * 100.0,
+                        before.median * 100.0,
+                        before.max * 100.0,
+                        us(s.intercept),
+                        us(s.send_overhead),
+                    )
+                }
+                Err(why) => format!("{}: O not fitted: {why}", channel.name()),
+            })
+            .collect()
+    }
+
     /// The fit report: per channel the table, the segments and their error.
     pub fn report(&self) -> String {
         let mut report = String::new();
@@ -659,6 +762,13 @@ impl Fitted {
                 );
             }
             report.push_str(&fit.describe());
+        }
+        let send = self.describe_send();
+        if !send.is_empty() {
+            report.push('\n');
+            for line in send {
+                let _ = writeln!(report, "{line}");
+            }
         }
         let collectives = self.collectives.describe();
         if !collectives.is_empty() {
@@ -761,6 +871,7 @@ impl Fitted {
             }
             header.extend(fit.summary());
         }
+        header.extend(self.describe_send());
         header.push(format!(
             "Node: cpu_rate {} as given on the command line (not fitted); {}.",
             m.cpu_rate, m.memcpy_origin

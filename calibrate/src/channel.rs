@@ -209,6 +209,10 @@ pub struct ChannelFit {
     /// Whether no segmentation kept the time from falling by itself and the
     /// lines were refitted jointly under that constraint.
     pub joint: bool,
+    /// LogGOPS's `O`, seconds per byte of an eager send's CPU time beyond
+    /// `o_s`: 0 from a ping-pong (which cannot tell it from `G`), set from
+    /// a `SendOverhead` table ([`crate::send::fit_send_overhead`]).
+    pub send_overhead_per_byte: f64,
 }
 
 /// A measured point against the fit and the model.
@@ -575,6 +579,7 @@ fn calibrate_pingpong(table: &Table, options: &ChannelOptions) -> Result<Channel
         within_tolerance: fit.within_tolerance,
         criterion: fit.criterion,
         joint: fit.joint,
+        send_overhead_per_byte: 0.0,
     })
 }
 
@@ -638,6 +643,7 @@ fn calibrate_stream(table: &Table, options: &ChannelOptions) -> Result<ChannelFi
         within_tolerance: fit.within_tolerance,
         criterion: fit.criterion,
         joint: fit.joint,
+        send_overhead_per_byte: 0.0,
     })
 }
 

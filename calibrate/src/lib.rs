@@ -23,6 +23,7 @@ pub mod fit;
 pub mod input;
 pub mod machine;
 pub mod report;
+pub mod send;
 
 /// The C source of the ping-pong/ping-ping benchmark that `parsim calibrate
 /// net --run` builds with mpicc and runs; it prints IMB's text format.
@@ -38,3 +39,4 @@ pub use input::{
     SkippedRow, Table, csv_table, imb_blocks, osu_table, parse_table,
 };
 pub use machine::{MachineDescription, WriteError, write_machine};
+pub use send::{SendFit, SendFitError, fit_send_overhead};

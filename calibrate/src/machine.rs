@@ -129,6 +129,7 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
         segments,
         node_gap: 0.0,
         node_bandwidth: None,
+        send_overhead_per_byte: fit.send_overhead_per_byte,
     })
 }
 

@@ -19,6 +19,9 @@
  *   - the eager limit as MPI semantics see it (eager_probe): whether a
  *     send completes before its receive is posted, bisected to the byte,
  *     printed as "# parsim netbench: sends buffered below N bytes";
+ *   - SendOverhead (send_call): the sender's time in MPI_Isend + MPI_Wait
+ *     of a message below that limit while the receiver computes outside
+ *     MPI: the CPU time of a send that needs no answer (o_s + O·n);
  *   - PingPong: t = half the round trip; PingPing: both ranks send at once
  *     (MPI_Isend + MPI_Recv + MPI_Wait), t = one exchange;
  *   - Stream (OMB 5.x mpi/pt2pt/osu_bw.c): per repetition rank 0 posts 64
@@ -248,7 +251,7 @@ static int buffered(char *sbuf, char *rbuf, long bytes, int rank) {
  * slower from 8193 B). Probed on sizes 1, 2, 4, ..., MAX_BYTES, then
  * bisected between the largest buffered power of two and the first that
  * is not, to the byte. */
-static void eager_probe(char *sbuf, char *rbuf, int rank) {
+static long eager_probe(char *sbuf, char *rbuf, int rank) {
     long first = 0; /* the first power of two not buffered */
     int later = 0;  /* a larger power of two buffered again */
     for (long bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
@@ -259,7 +262,7 @@ static void eager_probe(char *sbuf, char *rbuf, int rank) {
     if (!first) {
         if (rank == 0)
             printf("# parsim netbench: sends buffered up to at least %ld bytes\n", (long)MAX_BYTES);
-        return;
+        return MAX_BYTES + 1L;
     }
     long lo = first / 2, hi = first; /* lo buffered (or 0), hi not */
     while (hi - lo > 1) {
@@ -272,6 +275,60 @@ static void eager_probe(char *sbuf, char *rbuf, int rank) {
             printf("# parsim netbench: a larger power of two was buffered again "
                    "(the library switches more than once)\n");
     }
+    return hi;
+}
+
+static void header(const char *name, int processes);
+
+/* Spin for `seconds` without calling into MPI (MPI_Wtime is a clock read,
+ * not a progress call in MPICH, Open MPI or Intel MPI). */
+static void spin(double seconds) {
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < seconds) {
+    }
+}
+
+/* SendOverhead: the CPU time of a send that needs no answer (LogGOPS's
+ * o_s + O·n: Hoefler, Schneider, Lumsdaine, "LogGOPSim", HPDC 2010; the
+ * send overhead as LogP measurements take it, the time of the send call
+ * itself: Culler et al., "Assessing Fast Network Interfaces", IEEE Micro
+ * 1996). Per repetition, after a barrier, rank 0 times MPI_Isend +
+ * MPI_Wait of `bytes` while rank 1 computes outside MPI, long enough for
+ * any copy (20 us + 2 ns per byte), and then receives the message. Only
+ * sizes below `limit` (sends that complete without their receive, as the
+ * eager probe found); t = the mean time of the two calls. */
+static double send_call(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
+    double sum = 0.0;
+    for (int i = 0; i < reps; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            MPI_Request req;
+            double t0 = MPI_Wtime();
+            MPI_Isend(sbuf, (int)bytes, MPI_BYTE, 1, 30, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            sum += MPI_Wtime() - t0;
+        } else if (rank == 1) {
+            spin(20e-6 + 2e-9 * (double)bytes);
+            MPI_Recv(rbuf, (int)bytes, MPI_BYTE, 0, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    return sum / reps;
+}
+
+static void send_overhead_table(char *sbuf, char *rbuf, int rank, long limit) {
+    if (rank == 0) header("SendOverhead", 2);
+    for (long bytes = 0; bytes < limit && bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
+        int reps = reps_for(bytes);
+        double t[TRIALS];
+        send_call(sbuf, rbuf, bytes, reps / 10 > 2 ? reps / 10 : 2, rank); /* warm-up */
+        for (int k = 0; k < TRIALS; k++) t[k] = send_call(sbuf, rbuf, bytes, reps, rank);
+        if (rank == 0) {
+            double usec = median(t, TRIALS) * 1e6;
+            printf("%13ld %12d %12.3f %12.2f\n", bytes, reps, usec,
+                   usec > 0 ? (double)bytes / usec : 0.0);
+        }
+    }
+    if (rank == 0) fflush(stdout);
 }
 
 /* A table of IMB's PingPong form (#bytes #repetitions t[usec]) of the
@@ -423,7 +480,9 @@ int main(int argc, char **argv) {
     }
     table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5, 1);
     table("PingPongWritten", nprocs, sbuf, rbuf, rank, pingpong_written, 0.5, 1);
-    eager_probe(sbuf, rbuf, rank);
+    long eager = eager_probe(sbuf, rbuf, rank);
+    MPI_Bcast(&eager, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    send_overhead_table(sbuf, rbuf, rank, eager);
     table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1);
     table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW);
     table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW);

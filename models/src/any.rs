@@ -253,6 +253,10 @@ impl Machine for AnyRun<'_> {
         self.inner().recv_overhead(src, dst, bytes)
     }
 
+    fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.inner().send_copy(src, dst, bytes)
+    }
+
     fn transfer(
         &mut self,
         src: u32,

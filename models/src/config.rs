@@ -73,6 +73,7 @@ const CHANNEL_KEYS: &[&str] = &[
     "recv_overhead",
     "gap",
     "latency_per_byte",
+    "send_overhead_per_byte",
     "mtu",
     "eager_limit",
     "control_bytes",
@@ -580,6 +581,7 @@ impl<'f> Walker<'f> {
         let recv_overhead = optional_time("recv_overhead")?;
         let gap = optional_time("gap")?;
         let latency_per_byte = optional_time("latency_per_byte")?;
+        let send_overhead_per_byte = optional_time("send_overhead_per_byte")?;
         let mtu = match table.get("mtu") {
             None => None,
             Some(value)
@@ -644,6 +646,7 @@ impl<'f> Walker<'f> {
             latency,
             send_overhead,
             recv_overhead,
+            send_overhead_per_byte,
             gap,
             gap_per_byte,
             latency_per_byte,
@@ -1133,6 +1136,16 @@ fn validate_channel(
                 reason: not_increasing(segment.from, previous.from),
             });
         }
+    }
+    if !(channel.send_overhead_per_byte >= 0.0 && channel.send_overhead_per_byte.is_finite()) {
+        return Err(MachineError::OutOfRange {
+            file: file.into(),
+            key: join(section, "send_overhead_per_byte"),
+            reason: format!(
+                "must be a non-negative, finite time per byte, got {} s",
+                channel.send_overhead_per_byte
+            ),
+        });
     }
     if !(channel.node_gap >= 0.0 && channel.node_gap.is_finite()) {
         return Err(MachineError::OutOfRange {

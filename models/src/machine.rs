@@ -697,6 +697,12 @@ fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
         format_size(channel.control_bytes),
         channel.duplex.describe(),
     );
+    if channel.send_overhead_per_byte > 0.0 {
+        head.push_str(&format!(
+            ", an eager send's CPU time {} per byte beyond o_s (O)",
+            format_time(channel.send_overhead_per_byte)
+        ));
+    }
     if channel.node_gap > 0.0 {
         head.push_str(&format!(
             ", the adapter's own g {} shared by the node's ranks",
@@ -817,6 +823,11 @@ impl Machine for LogGpRun<'_> {
             .recv_overhead
     }
 
+    /// `O·n` of the pair's channel set (`send_overhead_per_byte`, LogGOPS).
+    fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.channel_params(src, dst).send_overhead_per_byte * bytes as f64
+    }
+
     /// With `P = post(n)` of the pair's channel set and `L`, `g`, `o_s` of
     /// the segment of `n` (see [`ChannelParams::post_time`]), and
     /// `W = Σ m·G = n·G` over the packets ([`ChannelParams::wire_time`]):
@@ -847,7 +858,12 @@ impl Machine for LogGpRun<'_> {
     /// - `cpu_free`, for eager messages and rendezvous RTS/CTS:
     ///   `start + (P − T(last packet))`: the CPU is free once the adapter has
     ///   taken the last packet (ParJava's Post: "the buffer is passed to an
-    ///   abstract channel, after which MPI no longer controls the sending");
+    ///   abstract channel, after which MPI no longer controls the sending"),
+    ///   and for eager messages no sooner than `ready + o_s + O·n`, the
+    ///   sender's copy of the message out of the user's buffer
+    ///   (`send_overhead_per_byte`, LogGOPS: the CPU is busy `o + (s−1)·O`
+    ///   and the NIC `g + (s−1)·G` from the same start, so the copy
+    ///   overlaps the transfer and does not delay the arrival);
     ///   for rendezvous data: `arrival − L`, the user buffer is busy until
     ///   its last byte has left.
     ///
@@ -920,6 +936,10 @@ impl Machine for LogGpRun<'_> {
         let post = before_last + last;
         let wire = params.wire_time(bytes);
         let share = params.duplex.overlap();
+        let copy = match kind {
+            MessageKind::Eager => params.send_overhead_per_byte * bytes as f64,
+            _ => 0.0,
+        };
         let (tx, rx, half) = self.timelines(src, dst, shm.then_some(params.duplex));
         // The adapter's time at each end.
         let send_busy = params.send_busy(bytes);
@@ -1037,9 +1057,10 @@ impl Machine for LogGpRun<'_> {
             receiving.rx.reserve(arrival - wire - slowed, arrival + gap);
         }
         let cpu_free = match kind {
-            MessageKind::Eager | MessageKind::RendezvousRts | MessageKind::RendezvousCts => {
-                start + before_last
-            }
+            // The copy out of the user's buffer runs on the sender's core
+            // from the end of `o_s`, beside the adapter's work.
+            MessageKind::Eager => (start + before_last).max(ready + send_overhead + copy),
+            MessageKind::RendezvousRts | MessageKind::RendezvousCts => start + before_last,
             // `arrival >= start + post − o_s >= start + L`, so this is
             // `>= start` up to rounding; the max keeps the trait's "never
             // before the time passed in" exact.

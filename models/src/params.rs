@@ -16,6 +16,15 @@ pub struct ChannelParams {
     pub send_overhead: f64,
     /// o_r: CPU time the receiver spends to complete a receive.
     pub recv_overhead: f64,
+    /// O (`send_overhead_per_byte`): CPU seconds per byte that an eager
+    /// send keeps the sender busy beyond `o_s`, copying the message out of
+    /// the user's buffer (LogGOPS: Hoefler, Schneider, Lumsdaine,
+    /// "LogGOPSim", HPDC 2010, where a send occupies the CPU `o + (s−1)·O`
+    /// and the network `g + (s−1)·G` from the same start). The copy runs
+    /// while the message travels, so it does not delay the arrival; it
+    /// delays what the sender does next. 0: the CPU is free after `o_s`
+    /// (LogGP).
+    pub send_overhead_per_byte: f64,
     /// g: minimum time between the starts of two messages of one channel.
     pub gap: f64,
     /// G: seconds per byte, `1 / bandwidth`: how long each byte occupies
@@ -63,6 +72,7 @@ impl Default for ChannelParams {
             latency: 0.0,
             send_overhead: 0.0,
             recv_overhead: 0.0,
+            send_overhead_per_byte: 0.0,
             gap: 0.0,
             gap_per_byte: 0.0,
             latency_per_byte: 0.0,

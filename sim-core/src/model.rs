@@ -78,6 +78,18 @@ pub trait Machine {
     /// there (o_r).
     fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64;
 
+    /// CPU time an eager send of `bytes` keeps its sender in the call
+    /// beyond `o_s`: the copy of the message out of the user's buffer
+    /// (LogGOPS's `O` per byte: Hoefler, Schneider, Lumsdaine, "LogGOPSim",
+    /// HPDC 2010). The engine asks it only for eager sends (a rendezvous
+    /// moves the data from the user's buffer); the message leaves after
+    /// `o_s` all the same, so this delays the sender, not the arrival.
+    /// Default 0 (LogGP: the call returns after `o_s`).
+    fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        let _ = (src, dst, bytes);
+        0.0
+    }
+
     /// A transfer of `bytes` from `src` to `dst` that the sender starts at
     /// `ready`. Updates the model's NIC state.
     fn transfer(

@@ -14,12 +14,17 @@
 #   CXX=mpicxx`).
 # Usage, from the workspace root on a quiet machine:
 #   bash validation/dev-machine/patterns.sh OMB_DIR IMB-MPI1 [path/to/parsim]
+# (PATTERNS_DIR=DIR writes into DIR instead of validation/dev-machine/patterns.)
+# When the machine has `send_overhead_per_byte` (LogGOPS's O, from the
+# benchmark's SendOverhead table), every table is also predicted without it
+# (`validate-nocopy-*.txt`, machine `nocopy.toml`): the A/B of that term on
+# the same measurements.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OMB=$1
 IMB=$2
 P=${3:-target/release/parsim}
-D=validation/dev-machine/patterns
+D=${PATTERNS_DIR:-validation/dev-machine/patterns}
 mkdir -p $D
 
 "$P" calibrate net --run "mpirun -np 2" --name dev-machine-patterns \
@@ -43,3 +48,17 @@ for b in exchange sendrecv; do
     "$P" validate examples/imb/$b.mpl --table $D/measured-imb.txt \
         --machine $D/machine.toml | tee $D/validate-imb_$b.txt
 done
+if grep -q '^send_overhead_per_byte' $D/machine.toml; then
+    sed '/^send_overhead_per_byte/d' $D/machine.toml > $D/nocopy.toml
+    for b in bw bibw mbw_mr; do
+        ranks=(--ranks 2)
+        [ "$b" = mbw_mr ] && ranks=()
+        "$P" validate examples/osu/$b.mpl --table $D/measured-osu_$b.txt "${ranks[@]}" \
+            -p max_bytes=134217728 --machine $D/nocopy.toml > $D/validate-nocopy-osu_$b.txt
+    done
+    for b in exchange sendrecv; do
+        "$P" validate examples/imb/$b.mpl --table $D/measured-imb.txt \
+            --machine $D/nocopy.toml > $D/validate-nocopy-imb_$b.txt
+    done
+    grep -h "^all:" $D/validate-nocopy-*.txt
+fi

@@ -70,6 +70,8 @@ pub struct ChannelFile {
     pub segments: Vec<SegmentFile>,
     /// `node_gap` (`[network]`), written when above 0.
     pub node_gap: f64,
+    /// `send_overhead_per_byte` (LogGOPS's O), written when above 0.
+    pub send_overhead_per_byte: f64,
     /// `node_bandwidth` (`[shm]`), written when given.
     pub node_bandwidth: Option<f64>,
 }
@@ -169,6 +171,13 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
             out,
             "latency_per_byte = \"{}\"",
             time_ns(base.latency_per_byte)
+        );
+    }
+    if channel.send_overhead_per_byte > 0.0 {
+        let _ = writeln!(
+            out,
+            "send_overhead_per_byte = \"{}\"",
+            time_ns(channel.send_overhead_per_byte)
         );
     }
     let mtu = channel
@@ -360,6 +369,7 @@ mod tests {
                 }],
                 node_gap: 6e-9,
                 node_bandwidth: None,
+                send_overhead_per_byte: 1.7e-10,
             }),
             shm: None,
             socket: None,
@@ -398,6 +408,11 @@ mod tests {
         assert_eq!(net.mtu, Some(1500));
         assert_eq!(net.duplex, crate::params::Duplex::HALF);
         assert!((net.node_gap - 6e-9).abs() < 1e-18, "{}", net.node_gap);
+        assert!(
+            (net.send_overhead_per_byte - 1.7e-10).abs() < 1e-19,
+            "{}",
+            net.send_overhead_per_byte
+        );
         assert_eq!((net.eager_limit, net.control_bytes), (65_536, 64));
         assert!((net.latency - 5e-6).abs() < 1e-18);
         assert!((net.gap_per_byte - 1e-8).abs() < 1e-20);
@@ -434,6 +449,7 @@ mod tests {
             segments: Vec::new(),
             node_gap: 0.0,
             node_bandwidth: None,
+            send_overhead_per_byte: 0.0,
         };
         let mut socket = channel(0.75e-6, 8192);
         socket.duplex = Some(crate::params::Duplex::HALF);

@@ -665,9 +665,16 @@ impl<'a> Engine<'a> {
         }
         self.obs
             .message_sent(id, to, bytes, tr.arrival.max(now) - now);
+        // An eager send's copy out of the user's buffer (LogGOPS's O) keeps
+        // the sender in the call; the message left after `o_s`.
+        let in_call = if rendezvous {
+            o_s
+        } else {
+            o_s + self.machine.send_copy(id, to, bytes)
+        };
         let lp = &mut self.lps[id as usize];
-        lp.clock = now + o_s;
-        lp.stats.comm += o_s;
+        lp.clock = now + in_call;
+        lp.stats.comm += in_call;
         lp.stats.messages_sent += 1;
         lp.stats.bytes_sent += bytes;
         self.messages += 1;
