@@ -526,6 +526,7 @@ impl<'a> LocalFlags<'a> {
                 &self.flag("-eager-limit"),
             )?,
             from_alltoall2: self.from_alltoall2,
+            overhead_from_send: self.overhead.is_none() && args.overhead_fraction.is_none(),
         }))
     }
 }
@@ -689,6 +690,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             socket: socket_input.as_ref(),
             patterns: pattern_input.as_ref(),
             multi_pair: multi_pair.as_ref(),
+            overhead_from_send: args.overhead.is_none() && args.overhead_fraction.is_none(),
         },
         memcpy,
     );

@@ -846,3 +846,91 @@ fn buffers_written_fits_the_written_ping_pong() {
         stderr(&o)
     );
 }
+
+/// parsim's benchmark output with a `SendOverhead` table (the sender's
+/// `MPI_Isend` + `MPI_Wait` of each eager size, `0.3 + n/2000` µs) sets
+/// `o_s = o_r` to the send call of the smallest messages (LogP's
+/// overhead, measured) and LogGOPS's `O` to its slope (0.5 ns/B); given
+/// overheads win over the measured ones, and a real IMB table (no such
+/// table) leaves both as before.
+#[test]
+fn the_send_call_sets_the_overheads_and_o() {
+    let send_call = |n: u64| 0.3 + n as f64 / 2000.0;
+    let mut text = netbench_output();
+    text.push_str(
+        "#---------------------------------------------------\n\
+         # Benchmarking SendOverhead\n# #processes = 2\n\
+         #---------------------------------------------------\n\
+         \x20      #bytes #repetitions      t[usec]   Mbytes/sec\n",
+    );
+    let sizes: Vec<u64> = std::iter::once(0)
+        .chain((0..14).map(|k| 1u64 << k))
+        .collect();
+    for &n in &sizes {
+        text.push_str(&format!(
+            "{n:>13} {:>12} {:>12.4} {:>12.2}\n",
+            1000,
+            send_call(n),
+            0.0
+        ));
+    }
+    let tmp = temp_dir();
+    let table = tmp.file("bench.network.netbench.txt", &text);
+    let table = table.to_str().expect("utf-8 path");
+    let fit = |extra: &[&str]| {
+        let out = tmp.join("m.toml");
+        let out = out.to_str().expect("utf-8 path");
+        let mut args = vec!["calibrate", "net", table, "-o", out];
+        args.extend_from_slice(extra);
+        let o = parsim(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(out).expect("machine written")
+    };
+    // The median of the sizes 0..64 B: 0, 1, 2, 4 | 8, 16, 32, 64.
+    let o_s = 0.5 * (send_call(4) + send_call(8));
+    let measured = fit(&[]);
+    assert_relative_eq!(
+        machine_value(&measured, "send_overhead", "us"),
+        o_s,
+        max_relative = 1e-5
+    );
+    assert_relative_eq!(
+        machine_value(&measured, "recv_overhead", "us"),
+        o_s,
+        max_relative = 1e-5
+    );
+    assert_relative_eq!(
+        machine_value(&measured, "send_overhead_per_byte", "ns"),
+        0.5,
+        max_relative = 1e-3
+    );
+    assert!(
+        measured.contains("the send call of 0-64 B measured (SendOverhead"),
+        "{measured}"
+    );
+    let given = fit(&["--overhead", "0.1 us"]);
+    assert_relative_eq!(
+        machine_value(&given, "send_overhead", "us"),
+        0.1,
+        max_relative = 1e-9
+    );
+    // The same ping-pong without the SendOverhead table: the default split
+    // (40% of the 0 B time 1 µs), no O.
+    let plain = tmp.file("imb.txt", &netbench_output());
+    let out = tmp.join("plain.toml");
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        plain.to_str().expect("utf-8 path"),
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plain = std::fs::read_to_string(&out).expect("machine written");
+    assert_relative_eq!(
+        machine_value(&plain, "send_overhead", "us"),
+        0.2,
+        max_relative = 1e-9
+    );
+    assert!(!plain.contains("send_overhead_per_byte"), "{plain}");
+}

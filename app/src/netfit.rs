@@ -44,6 +44,9 @@ pub struct LocalInput {
     /// The table is a 2-process Alltoall (IMB/PMB, 2 ranks of one node):
     /// its one-way time is taken as t - n/memcpy.
     pub from_alltoall2: bool,
+    /// The overheads were not given: take them from the file's
+    /// `SendOverhead` table when it has one ([`overhead_from_send`]).
+    pub overhead_from_send: bool,
 }
 
 /// The other patterns' tables (PingPing, osu_bw, osu_bibw) and how to fit
@@ -96,6 +99,8 @@ pub struct Fitted {
     /// `SendOverhead` table: the fit of LogGOPS's `O` from it, or why
     /// there is none.
     pub send: Vec<(FitChannel, Result<calibrate::SendFit, String>)>,
+    /// Why a channel's `SendOverhead` table could not set its overheads.
+    pub overhead_notes: Vec<String>,
 }
 
 /// The `SendOverhead` table's name in parsim's benchmark output.
@@ -262,6 +267,7 @@ fn fit_local(
     local: &LocalInput,
     channel: FitChannel,
     memcpy: f64,
+    notes: &mut Vec<String>,
 ) -> Result<(PathBuf, Table, ChannelFit), Error> {
     let mut t = read_table(&local.path, &local.input)?;
     if local.from_alltoall2 {
@@ -270,11 +276,34 @@ fn fit_local(
             err,
         })?;
     }
-    let fit = calibrate::calibrate_channel(&t, &local.channel).map_err(|err| Error::Fit {
+    let t_min = t.points.first().map_or(0.0, |p| p.seconds);
+    let measured_o = if local.overhead_from_send && !local.from_alltoall2 {
+        match overhead_from_send(&local.path, t_min)? {
+            Some(Ok(o)) => Some(o),
+            Some(Err(why)) => {
+                notes.push(format!("{}: {why}", channel.name()));
+                None
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+    let options = match &measured_o {
+        Some((o, _)) => ChannelOptions {
+            overhead: calibrate::Overhead::Fixed(*o),
+            ..local.channel.clone()
+        },
+        None => local.channel.clone(),
+    };
+    let mut fit = calibrate::calibrate_channel(&t, &options).map_err(|err| Error::Fit {
         path: local.path.clone(),
         channel,
         err,
     })?;
+    if let Some((_, origin)) = measured_o {
+        fit.overhead_origin = origin;
+    }
     Ok((local.path.clone(), t, fit))
 }
 
@@ -289,6 +318,82 @@ pub struct Others<'a> {
     pub patterns: Option<&'a PatternInput>,
     /// osu_mbw_mr at k pairs.
     pub multi_pair: Option<&'a MultiPairInput>,
+    /// The network's overheads were not given: take them from the input's
+    /// `SendOverhead` table when it has one ([`overhead_from_send`]).
+    pub overhead_from_send: bool,
+}
+
+/// The overheads a `SendOverhead` table gives: `o_s` in seconds and where
+/// it came from, or why the table cannot be used.
+pub type MeasuredOverhead = Result<(f64, String), String>;
+
+/// The largest message whose send call is taken as `o_s` alone: its copy
+/// (at most a few ns at 0.1-1 ns/B) is noise beside it.
+pub const SMALL_SEND: u64 = 64;
+
+/// LogP's `o_s` where parsim's benchmark measured it: the median send call
+/// of the `SendOverhead` sizes up to [`SMALL_SEND`] in the file at `path`
+/// (`MPI_Isend` + `MPI_Wait` while the receiver computes: the send
+/// overhead as Culler et al., IEEE Micro 1996, measure it), for a channel
+/// whose ping-pong's smallest time is `t_min`; `o_r` is taken equal (LogP's
+/// one `o`). `None` without such a table; `Some(Err(why))` when it cannot
+/// be used (no small size, or overheads above
+/// [`crate::patterns::MAX_OVERHEAD_FRACTION`] of `t_min`).
+pub fn overhead_from_send(path: &Path, t_min: f64) -> Result<Option<MeasuredOverhead>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    if !text.contains(&format!("# Benchmarking {SEND_OVERHEAD}")) {
+        return Ok(None);
+    }
+    let table = calibrate::parse_table(
+        &text,
+        &InputOptions {
+            format: Some(calibrate::Format::Imb),
+            benchmark: Some(SEND_OVERHEAD.to_owned()),
+            ..InputOptions::default()
+        },
+    )
+    .map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })?;
+    let mut small: Vec<f64> = table
+        .points
+        .iter()
+        .filter(|p| p.bytes <= SMALL_SEND)
+        .map(|p| p.seconds)
+        .collect();
+    if small.is_empty() {
+        return Ok(Some(Err(format!(
+            "{}: its SendOverhead table has no size up to {SMALL_SEND} B",
+            path.display()
+        ))));
+    }
+    small.sort_by(f64::total_cmp);
+    let count = small.len();
+    let o = if count % 2 == 1 {
+        small[count / 2]
+    } else {
+        0.5 * (small[count / 2 - 1] + small[count / 2])
+    };
+    let share = 2.0 * o / t_min;
+    // Also refuses a NaN share (a ping-pong of 0 s).
+    if share.is_nan() || share > crate::patterns::MAX_OVERHEAD_FRACTION {
+        return Ok(Some(Err(format!(
+            "the send call of up to {SMALL_SEND} B, {:.4} us, would make o_s + o_r {:.0}% of the ping-pong's {:.4} us (above {:.0}%): kept the split below",
+            o * 1e6,
+            share * 100.0,
+            t_min * 1e6,
+            crate::patterns::MAX_OVERHEAD_FRACTION * 100.0
+        ))));
+    }
+    Ok(Some(Ok((
+        o,
+        format!(
+            "o_s = o_r = {:.4} us: the send call of 0-{SMALL_SEND} B measured (SendOverhead, the median of {count} sizes), o_r taken equal (LogP's o); o_s + o_r = {:.0}% of the 0 B time",
+            o * 1e6,
+            share * 100.0
+        ),
+    ))))
 }
 
 /// Reads and fits the network table at `input` and, when given, the
@@ -306,6 +411,7 @@ pub fn fit(
         socket,
         patterns,
         multi_pair,
+        overhead_from_send: from_send,
     } = others;
     let table = read_table(input, input_options)?;
     let fit_network = |options: &ChannelOptions| {
@@ -314,6 +420,26 @@ pub fn fit(
             channel: FitChannel::Network,
             err,
         })
+    };
+    let mut overhead_notes = Vec::new();
+    let t_min = table.points.first().map_or(0.0, |p| p.seconds);
+    let measured_o = match from_send.then(|| overhead_from_send(input, t_min)) {
+        Some(found) => match found? {
+            Some(Ok(o)) => Some(o),
+            Some(Err(why)) => {
+                overhead_notes.push(format!("network: {why}"));
+                None
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let network_options = &match &measured_o {
+        Some((o, _)) => ChannelOptions {
+            overhead: calibrate::Overhead::Fixed(*o),
+            ..network_options.clone()
+        },
+        None => network_options.clone(),
     };
     let mut network = fit_network(network_options)?;
     let multi = match multi_pair {
@@ -351,7 +477,7 @@ pub fn fit(
             // smallest time in 5% steps (the default 40% among them).
             let mut fits = Vec::new();
             let mut default_split = 0;
-            if p.fit_overheads {
+            if p.fit_overheads && measured_o.is_none() {
                 let steps = ((MAX_OVERHEAD_FRACTION - MIN_OVERHEAD_FRACTION) / STEP).round() as u32;
                 for k in 0..=steps {
                     let fraction = MIN_OVERHEAD_FRACTION + f64::from(k) * STEP;
@@ -428,6 +554,9 @@ pub fn fit(
             Some((paths.zip(tables).collect(), joint.fit))
         }
     };
+    if let Some((_, origin)) = measured_o {
+        network.overhead_origin = origin;
+    }
     // O after the joint fit: it keeps the chosen split's `o_s`. The node's
     // fit below simulates its senders with it.
     let mut send = Vec::new();
@@ -435,10 +564,10 @@ pub fn fit(
         send.push((FitChannel::Network, s));
     }
     let mut shm = shm
-        .map(|s| fit_local(s, FitChannel::Shm, memcpy))
+        .map(|s| fit_local(s, FitChannel::Shm, memcpy, &mut overhead_notes))
         .transpose()?;
     let mut socket = socket
-        .map(|s| fit_local(s, FitChannel::Socket, memcpy))
+        .map(|s| fit_local(s, FitChannel::Socket, memcpy, &mut overhead_notes))
         .transpose()?;
     for (channel, local) in [
         (FitChannel::Shm, &mut shm),
@@ -480,6 +609,7 @@ pub fn fit(
         node,
         collectives: crate::coll_fit::CollFitted::default(),
         send,
+        overhead_notes,
     })
 }
 
@@ -674,6 +804,7 @@ impl Fitted {
     /// line each; channels without one say nothing.
     pub fn describe_send(&self) -> Vec<String> {
         let us = |t: f64| format!("{:.3} us", t * 1e6);
+        let notes = self.overhead_notes.iter().cloned();
         self.send
             .iter()
             .map(|(channel, fit)| match fit {
@@ -704,6 +835,7 @@ impl Fitted {
                 }
                 Err(why) => format!("{}: O not fitted: {why}", channel.name()),
             })
+            .chain(notes)
             .collect()
     }
 

@@ -26,7 +26,9 @@
 //! end-to-end latency). Measuring o_s and o_r needs benchmarks other than a
 //! ping-pong (LogP assessment: Culler, Liu, Martin, Yoshikawa, "Assessing
 //! Fast Network Interfaces", IEEE Micro 16(1), 1996; Netgauge: Hoefler et
-//! al., IPDPS 2007); when such numbers exist, give them (`Overhead::Fixed`).
+//! al., IPDPS 2007); when such numbers exist, give them (`Overhead::Fixed`):
+//! parsim's own benchmark measures the send call (`SendOverhead`), and the
+//! application layer passes its small-message time as `Overhead::Fixed`.
 //! The gap g (0; a stream table such as `osu_bw` is needed) and the MTU
 //! (unlimited: a ping-pong curve shows no per-packet latency that a fit
 //! could separate from G).
