@@ -28,29 +28,14 @@ fn run(program: &str, ranks: u32, force: &str) -> (Vec<f64>, Vec<u64>) {
     let dir = support::temp_dir();
     let prog = dir.file("prog.mpl", program);
     let m = machine(&dir, force);
-    let o = support::parsim_command()
-        .args([
-            "run",
-            prog.to_str().expect("utf-8"),
-            "--ranks",
-            &ranks.to_string(),
-        ])
-        .args(["--machine", m.to_str().expect("utf-8"), "--format", "json"])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    let ranks = v["ranks"].as_array().expect("ranks");
-    (
-        ranks
-            .iter()
-            .map(|r| r["finish_seconds"].as_f64().expect("f64"))
-            .collect(),
-        ranks
-            .iter()
-            .map(|r| r["messages_sent"].as_u64().expect("u64"))
-            .collect(),
-    )
+    let v = support::run_json(&prog, ranks, &m);
+    let sent = v["ranks"]
+        .as_array()
+        .expect("ranks")
+        .iter()
+        .map(|r| r["messages_sent"].as_u64().expect("u64"))
+        .collect();
+    (support::finish_times(&v), sent)
 }
 
 fn t(n: f64) -> f64 {

@@ -45,16 +45,8 @@ fn run(progress: &str, bytes: u64, body: &str) -> [f64; 2] {
          }}\n"
     );
     let prog = dir.file("prog.mpl", &program);
-    let o = support::parsim_command()
-        .args(["run", prog.to_str().expect("utf-8"), "--ranks", "2"])
-        .args(["--machine", machine.to_str().expect("utf-8")])
-        .args(["--format", "json"])
-        .output()
-        .expect("runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    let finish = |r: usize| v["ranks"][r]["finish_seconds"].as_f64().expect("f64");
-    [finish(0), finish(1)]
+    let finish = support::finish_times(&support::run_json(&prog, 2, &machine));
+    [finish[0], finish[1]]
 }
 
 fn compute(seconds: f64) -> String {

@@ -106,6 +106,32 @@ pub struct Fitted {
 /// The `SendOverhead` table's name in parsim's benchmark output.
 const SEND_OVERHEAD: &str = "SendOverhead";
 
+/// The text of the file at `path` when it is parsim's benchmark output with
+/// a `SendOverhead` table; `None` for any other table (a real IMB or OSU
+/// output).
+fn with_send_overhead(path: &Path) -> Result<Option<String>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    Ok(text
+        .contains(&format!("# Benchmarking {SEND_OVERHEAD}"))
+        .then_some(text))
+}
+
+/// The IMB-format table `name` of `text`, the file at `path`.
+fn imb_block(text: &str, path: &Path, name: &str) -> Result<Table, Error> {
+    calibrate::parse_table(
+        text,
+        &InputOptions {
+            format: Some(calibrate::Format::Imb),
+            benchmark: Some(name.to_owned()),
+            ..InputOptions::default()
+        },
+    )
+    .map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })
+}
+
 /// Fits LogGOPS's `O` of `fit` from the `SendOverhead` table of the file at
 /// `path` (parsim's benchmark output), bounded by the same run's `Stream`
 /// table, and sets it on `fit`; `None` when the file has no such table (a
@@ -114,28 +140,13 @@ fn fit_send(
     path: &Path,
     fit: &mut ChannelFit,
 ) -> Result<Option<Result<calibrate::SendFit, String>>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    if !text.contains(&format!("# Benchmarking {SEND_OVERHEAD}")) {
+    let Some(text) = with_send_overhead(path)? else {
         return Ok(None);
-    }
-    let block = |name: &str| {
-        calibrate::parse_table(
-            &text,
-            &InputOptions {
-                format: Some(calibrate::Format::Imb),
-                benchmark: Some(name.to_owned()),
-                ..InputOptions::default()
-            },
-        )
-        .map_err(|err| Error::Table {
-            path: path.to_owned(),
-            err,
-        })
     };
-    let table = block(SEND_OVERHEAD)?;
+    let table = imb_block(&text, path, SEND_OVERHEAD)?;
     let stream = text
         .contains("# Benchmarking Stream")
-        .then(|| block("Stream"))
+        .then(|| imb_block(&text, path, "Stream"))
         .transpose()?;
     Ok(Some(
         match calibrate::fit_send_overhead(&table, fit, stream.as_ref()) {
@@ -340,22 +351,10 @@ pub const SMALL_SEND: u64 = 64;
 /// be used (no small size, or overheads above
 /// [`crate::patterns::MAX_OVERHEAD_FRACTION`] of `t_min`).
 pub fn overhead_from_send(path: &Path, t_min: f64) -> Result<Option<MeasuredOverhead>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    if !text.contains(&format!("# Benchmarking {SEND_OVERHEAD}")) {
+    let Some(text) = with_send_overhead(path)? else {
         return Ok(None);
-    }
-    let table = calibrate::parse_table(
-        &text,
-        &InputOptions {
-            format: Some(calibrate::Format::Imb),
-            benchmark: Some(SEND_OVERHEAD.to_owned()),
-            ..InputOptions::default()
-        },
-    )
-    .map_err(|err| Error::Table {
-        path: path.to_owned(),
-        err,
-    })?;
+    };
+    let table = imb_block(&text, path, SEND_OVERHEAD)?;
     let mut small: Vec<f64> = table
         .points
         .iter()
@@ -368,13 +367,8 @@ pub fn overhead_from_send(path: &Path, t_min: f64) -> Result<Option<MeasuredOver
             path.display()
         ))));
     }
-    small.sort_by(f64::total_cmp);
     let count = small.len();
-    let o = if count % 2 == 1 {
-        small[count / 2]
-    } else {
-        0.5 * (small[count / 2 - 1] + small[count / 2])
-    };
+    let o = crate::validate::median(&mut small);
     let share = 2.0 * o / t_min;
     // Also refuses a NaN share (a ping-pong of 0 s).
     if share.is_nan() || share > crate::patterns::MAX_OVERHEAD_FRACTION {

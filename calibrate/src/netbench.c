@@ -60,6 +60,8 @@
 
 #define MAX_BYTES (4 << 20)
 #define TRIALS 5
+/* A `limit` of `table` that keeps every size up to MAX_BYTES. */
+#define ALL_SIZES (MAX_BYTES + 1L)
 
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -185,9 +187,11 @@ static double bistream(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
     return (MPI_Wtime() - t0) / reps;
 }
 
+/* One table of sizes 0, 1, 2, 4, ... below `limit` (at most MAX_BYTES),
+ * t[usec] printed with `decimals` digits. */
 static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank,
                   double (*bench)(char *, char *, long, int, int), double scale,
-                  int reps_divisor) {
+                  int reps_divisor, long limit, int decimals) {
     if (rank == 0) {
         printf("#---------------------------------------------------\n");
         printf("# Benchmarking %s\n", name);
@@ -196,7 +200,7 @@ static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank
         printf("#---------------------------------------------------\n");
         printf("       #bytes #repetitions      t[usec]   Mbytes/sec\n");
     }
-    for (long bytes = 0; bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
+    for (long bytes = 0; bytes < limit && bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
         int reps = reps_for(bytes) / reps_divisor;
         if (reps < 2 && reps_divisor > 1) reps = 2;
         double t[TRIALS];
@@ -207,7 +211,7 @@ static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank
         }
         if (rank == 0) {
             double usec = median(t, TRIALS) * 1e6;
-            printf("%13ld %12d %12.2f %12.2f\n", bytes, reps, usec,
+            printf("%13ld %12d %12.*f %12.2f\n", bytes, reps, decimals, usec,
                    usec > 0 ? (double)bytes / usec : 0.0);
         }
     }
@@ -278,8 +282,6 @@ static long eager_probe(char *sbuf, char *rbuf, int rank) {
     return hi;
 }
 
-static void header(const char *name, int processes);
-
 /* Spin for `seconds` without calling into MPI (MPI_Wtime is a clock read,
  * not a progress call in MPICH, Open MPI or Intel MPI). */
 static void spin(double seconds) {
@@ -294,9 +296,9 @@ static void spin(double seconds) {
  * itself: Culler et al., "Assessing Fast Network Interfaces", IEEE Micro
  * 1996). Per repetition, after a barrier, rank 0 times MPI_Isend +
  * MPI_Wait of `bytes` while rank 1 computes outside MPI, long enough for
- * any copy (20 us + 2 ns per byte), and then receives the message. Only
- * sizes below `limit` (sends that complete without their receive, as the
- * eager probe found); t = the mean time of the two calls. */
+ * any copy (20 us + 2 ns per byte), and then receives the message; its
+ * table keeps the sizes below the probed eager limit (sends that complete
+ * without their receive). t = the mean time of the two calls. */
 static double send_call(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
     double sum = 0.0;
     for (int i = 0; i < reps; i++) {
@@ -313,22 +315,6 @@ static double send_call(char *sbuf, char *rbuf, long bytes, int reps, int rank) 
         }
     }
     return sum / reps;
-}
-
-static void send_overhead_table(char *sbuf, char *rbuf, int rank, long limit) {
-    if (rank == 0) header("SendOverhead", 2);
-    for (long bytes = 0; bytes < limit && bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
-        int reps = reps_for(bytes);
-        double t[TRIALS];
-        send_call(sbuf, rbuf, bytes, reps / 10 > 2 ? reps / 10 : 2, rank); /* warm-up */
-        for (int k = 0; k < TRIALS; k++) t[k] = send_call(sbuf, rbuf, bytes, reps, rank);
-        if (rank == 0) {
-            double usec = median(t, TRIALS) * 1e6;
-            printf("%13ld %12d %12.3f %12.2f\n", bytes, reps, usec,
-                   usec > 0 ? (double)bytes / usec : 0.0);
-        }
-    }
-    if (rank == 0) fflush(stdout);
 }
 
 /* A table of IMB's PingPong form (#bytes #repetitions t[usec]) of the
@@ -478,14 +464,15 @@ int main(int argc, char **argv) {
         MPI_Recv(peer, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("# parsim netbench: rank 0 on %s, rank 1 on %s\n", host, peer);
     }
-    table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5, 1);
-    table("PingPongWritten", nprocs, sbuf, rbuf, rank, pingpong_written, 0.5, 1);
+    table("PingPong", nprocs, sbuf, rbuf, rank, pingpong, 0.5, 1, ALL_SIZES, 2);
+    table("PingPongWritten", nprocs, sbuf, rbuf, rank, pingpong_written, 0.5, 1, ALL_SIZES, 2);
     long eager = eager_probe(sbuf, rbuf, rank);
     MPI_Bcast(&eager, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    send_overhead_table(sbuf, rbuf, rank, eager);
-    table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1);
-    table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW);
-    table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW);
+    /* Sends below the probed limit only: a larger one waits for its receive. */
+    table("SendOverhead", nprocs, sbuf, rbuf, rank, send_call, 1.0, 1, eager, 3);
+    table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1, ALL_SIZES, 2);
+    table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW, ALL_SIZES, 2);
+    table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW, ALL_SIZES, 2);
     MPI_Comm pair;
     MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
     barrier_table(pair, rank);

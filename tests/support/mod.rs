@@ -37,6 +37,30 @@ pub fn parsim(args: &[&str]) -> Output {
         .expect("the parsim binary runs")
 }
 
+/// `parsim run PROGRAM --ranks RANKS --machine MACHINE --format json`,
+/// asserted to succeed: its JSON report.
+pub fn run_json(program: &Path, ranks: u32, machine: &Path) -> serde_json::Value {
+    let o = parsim_command()
+        .args(["run", program.to_str().expect("utf-8 path")])
+        .args(["--ranks", &ranks.to_string()])
+        .args(["--machine", machine.to_str().expect("utf-8 path")])
+        .args(["--format", "json"])
+        .output()
+        .expect("the parsim binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("a JSON report")
+}
+
+/// Each rank's `finish_seconds` in a run's JSON report.
+pub fn finish_times(report: &serde_json::Value) -> Vec<f64> {
+    report["ranks"]
+        .as_array()
+        .expect("ranks")
+        .iter()
+        .map(|r| r["finish_seconds"].as_f64().expect("f64"))
+        .collect()
+}
+
 /// Bytes as text, invalid UTF-8 replaced.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
