@@ -152,6 +152,13 @@ pub(crate) struct NetArgs {
     /// and the rate of a reduction step. --run measures it.
     #[arg(long, value_name = "TABLE")]
     reduce_local: Option<PathBuf>,
+    /// A FlagLatency table (what --run / --shm-run save when ranks 0 and 1
+    /// share a node: a counter ping-ponged through an MPI-3 shared window,
+    /// t = half the round trip): sets [node] flag_latency, the step of the
+    /// shared-memory collectives (Intel MPI's SHM-based algorithms, MPICH
+    /// built with ch4:ofi). Without it the machine assumes 0.1 us.
+    #[arg(long, value_name = "TABLE")]
+    flag_latency: Option<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich-4`, `alltoall=pairwise`, ... Default: --run writes the
     /// library it measured (MPICH 3 and 4, Open MPI 3 to 5, Intel MPI 2019 and 2021), else none
@@ -361,6 +368,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
     // A barrier table given by the user wins over the measured ones; of
     // those, the one-node run's (--shm-run) wins over --run's.
     let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
+    let given_flag = args.flag_latency.is_some();
     let bench = if args.run.is_some()
         || args.shm_run.is_some()
         || args.socket_run.is_some()
@@ -382,6 +390,9 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         }
         if args.reduce_local.is_none() {
             args.reduce_local = Some(m.table.clone());
+        }
+        if args.flag_latency.is_none() && app::coll_fit::has_flag_table(&m.table)? {
+            args.flag_latency = Some(m.table.clone());
         }
         if args.pingping.is_none() {
             args.pingping = Some(m.table.clone());
@@ -406,6 +417,9 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         if !given_barrier {
             args.shm_barrier = Some(m.table.clone());
             args.barrier = None;
+        }
+        if !given_flag && app::coll_fit::has_flag_table(&m.table)? {
+            args.flag_latency = Some(m.table.clone());
         }
         args.shm = Some(m.table);
         args.shm_format = "imb".into();
@@ -794,6 +808,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 (None, None) => None,
             },
             reduce_local: args.reduce_local.clone(),
+            flag: args.flag_latency.clone(),
         },
         &info,
     );

@@ -86,6 +86,21 @@ fn calibrate_build_run_and_compare_with_mpich() {
     );
     assert!(written.contains("# shm: O = "), "{written}");
 
+    // 1a'. The flag of the shared-memory collectives: both ranks share
+    // this node, so the benchmark timed a cache line's round trip: a flag
+    // is seen after more than 1 ns and well under 2 us (0.116 us here).
+    assert!(raw.contains("# Benchmarking FlagLatency"), "{raw}");
+    let flag_us: f64 = written
+        .lines()
+        .find_map(|l| l.strip_prefix("flag_latency = \""))
+        .and_then(|v| v.strip_suffix(" us\""))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("node.flag_latency in us: {written}"));
+    assert!(
+        flag_us > 0.001 && flag_us < 2.0,
+        "flag latency {flag_us} us"
+    );
+
     // 1b. The eager limit decides which programs deadlock. The benchmark
     // probed it to the byte; a real program whose two ranks both send
     // before receiving completes one byte below it and hangs at it, and

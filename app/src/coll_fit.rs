@@ -173,7 +173,7 @@ fn positive_seconds(usec: f64, bad: &dyn Fn(String) -> Error) -> Result<f64, Err
         Ok(usec * 1e-6)
     } else {
         Err(bad(format!(
-            "the barrier time must be positive, got {usec} us"
+            "the measured time must be positive, got {usec} us"
         )))
     }
 }
@@ -345,6 +345,8 @@ fn simulated_barrier(
 pub struct CollTables {
     pub barrier: Option<(PathBuf, Placement)>,
     pub reduce_local: Option<PathBuf>,
+    /// A FlagLatency table (`--flag-latency`).
+    pub flag: Option<PathBuf>,
 }
 
 /// What the collective tables gave, for the machine file and the report.
@@ -352,6 +354,43 @@ pub struct CollTables {
 pub struct CollFitted {
     pub call: Option<(PathBuf, CallFit)>,
     pub reduce: Option<(PathBuf, ReduceFit)>,
+    /// `node.flag_latency`, seconds, from a FlagLatency table.
+    pub flag: Option<(PathBuf, f64)>,
+}
+
+/// The FlagLatency table's name in parsim's benchmark output.
+const FLAG_LATENCY: &str = "FlagLatency";
+
+/// Whether the file at `path` has a FlagLatency table (parsim's benchmark
+/// prints one only when ranks 0 and 1 share a node).
+pub fn has_flag_table(path: &Path) -> Result<bool, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    Ok(text.contains(&format!("# Benchmarking {FLAG_LATENCY}")))
+}
+
+/// Seconds from a store to a shared flag until the other core sees it:
+/// the one row of the FlagLatency table of the file at `path` (half a
+/// round trip of a counter through two cache lines, `netbench.c`).
+pub fn read_flag_latency(path: &Path) -> Result<f64, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let bad = |message: String| Error::Input(format!("{}: {message}", path.display()));
+    let blocks = calibrate::input::imb_blocks(&text).map_err(|e| bad(e.to_string()))?;
+    let block = blocks
+        .iter()
+        .find(|b| b.benchmark.as_deref() == Some(FLAG_LATENCY))
+        .ok_or_else(|| bad(format!("no {FLAG_LATENCY} table")))?;
+    let (line, row) = block
+        .rows
+        .first()
+        .ok_or_else(|| bad(format!("the {FLAG_LATENCY} table has no row")))?;
+    let usec = block
+        .columns
+        .iter()
+        .position(|c| c == "t[usec]")
+        .and_then(|i| row.get(i))
+        .and_then(|v| v.parse::<f64>().ok())
+        .ok_or_else(|| bad(format!("line {line}: no t[usec] value")))?;
+    positive_seconds(usec, &bad)
 }
 
 impl CollFitted {
@@ -359,6 +398,13 @@ impl CollFitted {
     pub fn describe(&self) -> Vec<String> {
         let us = |s: f64| format!("{:.3} us", s * 1e6);
         let mut lines = Vec::new();
+        if let Some((path, t)) = &self.flag {
+            lines.push(format!(
+                "flag latency: {} (node.flag_latency), half the round trip of a counter through shared memory in {}",
+                us(*t),
+                path.display()
+            ));
+        }
         if let Some((path, r)) = &self.reduce {
             lines.push(format!(
                 "reduction: {} per step + {:.0} MB/s (node.reduce_overhead, node.reduce_op), fitted to MPI_Reduce_local in {} ({} points; median error {:.1}%, max {:.1}%)",

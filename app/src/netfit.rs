@@ -787,6 +787,7 @@ fn fit_machine(
         shm_node_bandwidth: None,
         reduce_bandwidth: None,
         reduce_overhead: 0.0,
+        flag_latency: None,
     })
     .map_err(Error::MachineFile)?;
     models::LogGpMachine::from_toml_str(&text, &format!("<{what} fit>"))
@@ -915,6 +916,11 @@ impl Fitted {
         m: &MachineInfo,
     ) -> Result<(), Error> {
         use crate::coll_fit;
+        // First: the barrier below is simulated with it where the library
+        // runs its collectives through shared memory.
+        if let Some(path) = &tables.flag {
+            self.collectives.flag = Some((path.clone(), coll_fit::read_flag_latency(path)?));
+        }
         if let Some(path) = &tables.reduce_local {
             let table = coll_fit::read_reduce_local(path)?;
             self.collectives.reduce = Some((path.clone(), coll_fit::fit_reduce(&table)?));
@@ -1042,6 +1048,7 @@ impl Fitted {
                 .reduce
                 .as_ref()
                 .map_or(0.0, |(_, r)| r.overhead),
+            flag_latency: self.collectives.flag.as_ref().map(|(_, t)| *t),
         })
         .map_err(Error::MachineFile)
     }

@@ -52,6 +52,8 @@ pub struct MachineDescription<'a> {
     pub reduce_bandwidth: Option<f64>,
     /// `node.reduce_overhead`, seconds (0 leaves it out).
     pub reduce_overhead: f64,
+    /// `node.flag_latency`, seconds (`None` leaves it out: assumed).
+    pub flag_latency: Option<f64>,
 }
 
 /// Why a machine file cannot be written.
@@ -339,6 +341,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             reduce_bandwidth: machine.reduce_bandwidth,
             reduce_overhead: machine.reduce_overhead,
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
+            flag_latency: machine.flag_latency,
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
             node_gap: machine.node_gap,

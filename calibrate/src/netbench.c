@@ -36,6 +36,9 @@
  *   - Barrier (a collective call's cost beyond its messages): MPI_Barrier
  *     on a communicator of ranks 0 and 1, IMB's loop (t = per call, the
  *     average of the two ranks), printed as a one-row table of 0 bytes;
+ *   - FlagLatency (the step of shared-memory collectives): a counter
+ *     ping-ponged through a shared window by ranks 0 and 1 when they share
+ *     a node, t = half the round trip (flag_table);
  *   - Reduce_local (the reduction's fixed cost and rate): rank 0 alone,
  *     MPI_Reduce_local of bytes/4 MPI_FLOATs with MPI_SUM (the datatype
  *     and operation of osu_allreduce and IMB's Allreduce), sizes 4 B to
@@ -351,6 +354,68 @@ static void barrier_table(MPI_Comm pair, int rank) {
     }
 }
 
+/* FlagLatency (the step of shared-memory collectives: MPICH's
+ * release_gather, Intel MPI's SHM-based algorithms): ranks 0 and 1, when
+ * they share a node, ping-pong a counter through two cache lines of an
+ * MPI-3 shared window (MPI_Win_allocate_shared), each spinning on an
+ * acquire load until the other's release store shows the value it waits
+ * for; t = half the round trip, the median of TRIALS runs of 10000 after
+ * 1000 untimed. Printed as a one-row table of 0 bytes; nothing when ranks
+ * 0 and 1 run on two nodes. */
+static void flag_table(MPI_Comm pair, int rank) {
+    MPI_Comm node = MPI_COMM_NULL;
+    int on_one_node = 0;
+    if (pair != MPI_COMM_NULL) {
+        MPI_Comm_split_type(pair, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        int n = 0;
+        MPI_Comm_size(node, &n);
+        on_one_node = n == 2;
+    }
+    MPI_Bcast(&on_one_node, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!on_one_node) {
+        if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+        return;
+    }
+    const int reps = 10000, warm = 1000;
+    double t[TRIALS];
+    if (rank == 0) header("FlagLatency", 2);
+    if (node != MPI_COMM_NULL) {
+        /* Two 64-byte lines, one written by each rank, in rank 0's part. */
+        long *base = NULL;
+        MPI_Win win;
+        MPI_Aint size = rank == 0 ? 256 : 0;
+        MPI_Win_allocate_shared(size, 1, MPI_INFO_NULL, node, &base, &win);
+        MPI_Aint got = 0;
+        int unit = 0;
+        MPI_Win_shared_query(win, 0, &got, &unit, &base);
+        volatile long *mine = base + (rank == 0 ? 0 : 8), *theirs = base + (rank == 0 ? 8 : 0);
+        __atomic_store_n(mine, 0L, __ATOMIC_RELEASE);
+        MPI_Barrier(node);
+        long v = 0;
+        for (int k = 0; k < TRIALS; k++) {
+            double t0 = 0.0;
+            for (int i = 0; i < warm + reps; i++) {
+                if (i == warm) t0 = MPI_Wtime();
+                v++;
+                if (rank == 0) {
+                    __atomic_store_n(mine, v, __ATOMIC_RELEASE);
+                    while (__atomic_load_n(theirs, __ATOMIC_ACQUIRE) != v) {}
+                } else {
+                    while (__atomic_load_n(theirs, __ATOMIC_ACQUIRE) != v) {}
+                    __atomic_store_n(mine, v, __ATOMIC_RELEASE);
+                }
+            }
+            t[k] = (MPI_Wtime() - t0) / reps / 2.0;
+        }
+        MPI_Win_free(&win);
+        MPI_Comm_free(&node);
+    }
+    if (rank == 0) {
+        printf("%13d %12d %12.4f %12.2f\n", 0, reps, median(t, TRIALS) * 1e6, 0.0);
+        fflush(stdout);
+    }
+}
+
 /* MPI_Reduce_local of floats with MPI_SUM on rank 0: t per call. */
 static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
     if (rank != 0) return;
@@ -476,6 +541,7 @@ int main(int argc, char **argv) {
     MPI_Comm pair;
     MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
     barrier_table(pair, rank);
+    flag_table(pair, rank);
     if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
     /* Floats that add without overflow or denormals: 1.0 + 1.0 + ... */
     for (long i = 0; i < MAX_BYTES / 4; i++) ((float *)sbuf)[i] = 1.0f;

@@ -280,6 +280,10 @@ impl Machine for AnyRun<'_> {
         self.inner().progress_in_calls()
     }
 
+    fn flag_latency(&self, src: u32, dst: u32) -> f64 {
+        self.inner().flag_latency(src, dst)
+    }
+
     fn node_of(&self, rank: u32) -> u32 {
         self.inner().node_of(rank)
     }

@@ -64,6 +64,7 @@ const NODE_KEYS: &[&str] = &[
     "reduce_op",
     "reduce_overhead",
     "progress",
+    "flag_latency",
 ];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
@@ -470,6 +471,10 @@ impl<'f> Walker<'f> {
                 }
             },
         };
+        let flag_latency = match table.get("flag_latency") {
+            None => None,
+            Some(value) => Some(self.time("node.flag_latency", value)?),
+        };
         Ok(NodeParams {
             cpu_rate,
             memcpy_bandwidth,
@@ -480,6 +485,7 @@ impl<'f> Walker<'f> {
             reduce_bandwidth,
             reduce_overhead,
             progress_in_calls,
+            flag_latency,
         })
     }
 
@@ -501,7 +507,7 @@ impl<'f> Walker<'f> {
     /// `[collectives]`: `library = "openmpi-5"` (see [`Library::from_name`]), `zero_count`,
     /// `call_overhead` (a time) and, per collective, a forced algorithm (`alltoall = "pairwise"`).
     fn collectives(&self, table: &Table) -> Result<CollConfig, MachineError> {
-        let mut keys: Vec<&str> = vec!["library", "zero_count", "call_overhead"];
+        let mut keys: Vec<&str> = vec!["library", "zero_count", "call_overhead", "shared_memory"];
         keys.extend(CollKind::ALL.iter().map(|k| k.name()));
         self.check_keys("collectives", table, &keys)?;
         let mut cfg = CollConfig::default();
@@ -527,6 +533,26 @@ impl<'f> Walker<'f> {
         }
         if let Some(value) = table.get("call_overhead") {
             cfg.call_overhead = self.time("collectives.call_overhead", value)?;
+        }
+        if let Some(value) = table.get("shared_memory") {
+            let Value::Boolean(on) = value else {
+                return Err(self.bad_value(
+                    "collectives.shared_memory",
+                    "true (the library runs its collectives inside a node through shared memory: MPICH 4 built with ch4:ofi, Intel MPI) or false",
+                    value,
+                    None,
+                ));
+            };
+            if *on && !cfg.library.has_shared_memory() {
+                return Err(self.out_of_range(
+                    "collectives.shared_memory",
+                    format!(
+                        "{} has no shared-memory collectives parsim models (mpich-4 and intelmpi-* do)",
+                        cfg.library.name()
+                    ),
+                ));
+            }
+            cfg.shared_memory = Some(*on);
         }
         for kind in CollKind::ALL {
             let Some(value) = table.get(kind.name()) else {

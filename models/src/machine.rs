@@ -289,6 +289,7 @@ impl LogGpMachine {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                flag_latency: None,
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
             },
             network: ChannelParams {
@@ -428,6 +429,20 @@ impl LogGpMachine {
                 crate::config::write::time_us(node.reduce_overhead)
             ));
         }
+        let coll = &spec.collectives;
+        let shm_colls = coll.shared_memory.unwrap_or(coll.library.shared_memory())
+            && coll.library.has_shared_memory();
+        match node.flag_latency {
+            Some(t) => node_line.push_str(&format!(
+                ", flags seen by another core after {}",
+                crate::config::write::time_us(t)
+            )),
+            None if shm_colls => node_line.push_str(&format!(
+                ", flags seen by another core after {} (assumed)",
+                crate::config::write::time_us(crate::params::DEFAULT_FLAG_LATENCY)
+            )),
+            None => {}
+        }
         node_line.push_str(if node.progress_in_calls {
             ", rendezvous progress only inside MPI calls"
         } else {
@@ -443,10 +458,12 @@ impl LogGpMachine {
         } else if spec.model == CommModel::Smp && node.sockets > 1 {
             lines.push("between sockets of a node: as shared memory".to_owned());
         }
-        let coll = &spec.collectives;
         let mut coll_line = format!("collectives: {} selection rules", coll.library.name());
         for (kind, alg) in &coll.forced {
             coll_line.push_str(&format!(", {} forced to {}", kind.name(), alg.name()));
+        }
+        if shm_colls {
+            coll_line.push_str(", inside a node through shared memory (release/gather)");
         }
         if coll.call_overhead > 0.0 {
             coll_line.push_str(&format!(
@@ -796,6 +813,14 @@ impl Machine for LogGpRun<'_> {
 
     fn progress_in_calls(&self) -> bool {
         self.machine.spec.node.progress_in_calls
+    }
+
+    fn flag_latency(&self, _src: u32, _dst: u32) -> f64 {
+        self.machine
+            .spec
+            .node
+            .flag_latency
+            .unwrap_or(crate::params::DEFAULT_FLAG_LATENCY)
     }
 
     fn eager_limit(&self, src: u32, dst: u32) -> u64 {

@@ -449,7 +449,17 @@ pub struct NodeParams {
     /// receiver computes waits for the receiver's next MPI call; `"async"`
     /// (false), a progress thread or the hardware answers it at once.
     pub progress_in_calls: bool,
+    /// Seconds from a core's store to a flag in shared memory until another
+    /// core of the node sees it (`flag_latency`): one cache-line transfer,
+    /// the step of the shared-memory collectives (`sim_core::coll::Op::Flag`).
+    /// `None`: [`DEFAULT_FLAG_LATENCY`], assumed. Invariant: finite, >= 0.
+    pub flag_latency: Option<f64>,
 }
+
+/// `node.flag_latency` when the machine file does not give it: 0.1 µs, the
+/// order of a cache-line transfer between two cores of one socket of a
+/// present-day x86 server (50-150 ns; more between sockets).
+pub const DEFAULT_FLAG_LATENCY: f64 = 1e-7;
 
 /// `node.progress` when the machine file does not give it.
 pub const DEFAULT_PROGRESS_IN_CALLS: bool = true;

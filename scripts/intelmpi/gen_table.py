@@ -36,6 +36,18 @@ def alg(name):
     return "Pick::Alg(A::%s)" % name
 
 
+def shm(spec):
+    """A topology-aware composition whose node parts run through shared
+    memory, on the tree of `spec` ("T,K": T 0 flat, 1 knomial, 2 knary; K
+    the radix; "" flat), as Intel's presets name them ("topology aware
+    SHM-based flat / Knomial / Knary")."""
+    vals = [int(v) for v in spec.split(",") if v != ""]
+    kind = {0: "Flat", 1: "Knomial", 2: "Kary"}[vals[0] if vals else 0]
+    radix = vals[1] if len(vals) > 1 and kind != "Flat" else 0
+    return ("Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree { kind: TreeKind::%s, radix: %d })))"
+            % (kind, radix))
+
+
 def leaf_map(coll, leaf):
     """The Pick of one composition-level leaf (entries as impi_tuning.strip writes them)."""
     parts = leaf.split(" ")
@@ -65,8 +77,10 @@ def leaf_map(coll, leaf):
             return alg("NonOverlapping")  # preset 3 reduce + bcast
         if comp == "4":
             return alg("NonOverlapping")  # preset 5 binomial gather + scatter
-        if comp == "1" or comp.startswith("6,"):
-            return alg("Ch4Alpha")  # preset 4 topology-aware reduce + bcast; 10-12 SHM-based
+        if comp.startswith("6,"):
+            return shm(comp[2:])  # presets 10-12 SHM-based flat, knomial, knary
+        if comp == "1":
+            return alg("Ch4Alpha")  # preset 4 topology-aware reduce + bcast
         if comp == "3":
             return MPIR  # one node: the shm table decides
     if coll == 3:  # alltoall
@@ -78,11 +92,15 @@ def leaf_map(coll, leaf):
                     "3": alg("Pairwise"),  # preset 3 pairwise exchange
                     "5": alg("Pairwise")}[first]  # preset 4 Plum's: not public, pairwise
     if coll == 6:  # barrier
-        if comp.startswith("6,") or comp == "1":
-            return alg("Ch4Alpha")  # presets 7-9 SHM-based; topology-aware
-    if coll == 7:  # bcast
+        if comp.startswith("6,"):
+            return shm(comp[2:])  # presets 7-9 SHM-based flat, knomial, knary
         if comp == "1":
-            return alg("Ch4Alpha")  # presets 4-6, 9-11: topology-aware, node leaders first
+            return alg("Ch4Alpha")  # topology-aware
+    if coll == 7:  # bcast
+        if comp == "1" and len(args) > 1 and args[1].split(",")[0] == "11":
+            return shm(args[1][3:])  # presets 9-11: topology-aware SHM-based flat, knomial, knary
+        if comp == "1":
+            return alg("Ch4Alpha")  # presets 4-6: topology-aware, node leaders first; -1: the shm table (not translated)
         if comp == "2":
             return alg("Ch4Beta")  # the root's node first
         if comp == "4":
@@ -93,8 +111,10 @@ def leaf_map(coll, leaf):
             # Shumilin's; 1 3,x: preset 4 (segmented / radix x): all binomial here
             return alg("BinomialTree")
     if coll == 12:  # reduce
+        if comp == "1" and len(args) > 1 and args[1].split(",")[0] == "7":
+            return shm(args[1][2:])  # presets 8-11: topology-aware SHM-based flat, knomial, knary
         if comp == "1":
-            return alg("Ch4Alpha")  # presets 3, 4, 6, 8-12: topology-aware
+            return alg("Ch4Alpha")  # presets 3, 4, 6, 12: topology-aware; -1: the shm table (not translated)
         if comp == "3":
             return MPIR
     raise KeyError("no mapping for coll %d leaf %r" % (coll, leaf))
@@ -188,6 +208,7 @@ def main():
     out.append("// docs/sources/intelmpi-tuning.md.")
     out.append("")
     out.append("use super::super::Algorithm as A;")
+    out.append("use super::super::{ShmTree, ShmTrees, TreeKind};")
     out.append("use super::{Comm, Pick, Ppn};")
     emit = [(tables, c, n, "composition") for c, n in COLLS.items()]
     emit += [(net, c, n, "netmod") for c, n in NET_COLLS.items()]

@@ -90,6 +90,18 @@ pub trait Machine {
         0.0
     }
 
+    /// Seconds from one rank's store to a flag in memory it shares with
+    /// `dst` (a rank of its node) until `dst` sees it: one cache-line
+    /// transfer between two cores, the step of the shared-memory
+    /// collectives (MPICH's `release_gather`, Intel MPI's SHM-based
+    /// algorithms; `coll::Op::Flag`). Default 0.1 µs, the order of a
+    /// cache-to-cache transfer between two cores of one socket of a
+    /// present-day server; models with a measured value override it.
+    fn flag_latency(&self, src: u32, dst: u32) -> f64 {
+        let _ = (src, dst);
+        1e-7
+    }
+
     /// A transfer of `bytes` from `src` to `dst` that the sender starts at
     /// `ready`. Updates the model's NIC state.
     fn transfer(

@@ -280,6 +280,9 @@ pub fn machine_file(file: &MachineFile) -> String {
             time_us(node.reduce_overhead)
         );
     }
+    if let Some(t) = node.flag_latency {
+        let _ = writeln!(out, "flag_latency = \"{}\"", time_us(t));
+    }
     if node.progress_in_calls != crate::params::DEFAULT_PROGRESS_IN_CALLS {
         let _ = writeln!(
             out,
@@ -303,7 +306,13 @@ pub fn machine_file(file: &MachineFile) -> String {
     if !file.collectives.is_empty() {
         let _ = writeln!(out, "\n[collectives]");
         for (key, value) in &file.collectives {
-            let _ = writeln!(out, "{key} = {}", quoted(value));
+            // `shared_memory = true` is a TOML boolean; every other entry
+            // a string.
+            if matches!(value.as_str(), "true" | "false") {
+                let _ = writeln!(out, "{key} = {value}");
+            } else {
+                let _ = writeln!(out, "{key} = {}", quoted(value));
+            }
         }
     }
     out
@@ -350,6 +359,7 @@ mod tests {
                 reduce_bandwidth: Some(5e8),
                 reduce_overhead: 0.12e-6,
                 progress_in_calls: !crate::params::DEFAULT_PROGRESS_IN_CALLS,
+                flag_latency: Some(0.07e-6),
             },
             network: Some(ChannelFile {
                 comment: Some("the base".into()),
@@ -400,6 +410,7 @@ mod tests {
         assert_eq!(spec.node.memcpy_bandwidth, 2e9);
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
         assert_eq!(spec.node.reduce_overhead, 0.12e-6);
+        assert_eq!(spec.node.flag_latency, Some(0.07e-6));
         assert_eq!(
             spec.node.progress_in_calls,
             !crate::params::DEFAULT_PROGRESS_IN_CALLS
@@ -476,6 +487,7 @@ mod tests {
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
+                flag_latency: None,
             },
             network: Some(channel(5e-6, 65_536)),
             shm: Some(channel(0.5e-6, 16_384)),

@@ -53,24 +53,22 @@ pub struct Cursor {
     k: u32,
 }
 
+/// The operation's peer (0 for a copy, which has none and so never moves).
 fn peer_of(op: &Op) -> u32 {
-    match *op {
-        Op::Send { peer, .. } | Op::Recv { peer, .. } => peer,
-    }
+    op.peer().unwrap_or(0)
 }
 
 fn with_peer(op: Op, peer: u32) -> Op {
-    match op {
-        Op::Send { bytes, .. } => Op::Send { peer, bytes },
-        Op::Recv { bytes, .. } => Op::Recv { peer, bytes },
-    }
+    op.with_peer(peer)
 }
 
 /// Whether two operations differ at most in their peer.
 fn same_shape(a: &Op, b: &Op) -> bool {
     match (*a, *b) {
         (Op::Send { bytes: x, .. }, Op::Send { bytes: y, .. })
-        | (Op::Recv { bytes: x, .. }, Op::Recv { bytes: y, .. }) => x == y,
+        | (Op::Recv { bytes: x, .. }, Op::Recv { bytes: y, .. })
+        | (Op::Copy { bytes: x }, Op::Copy { bytes: y }) => x == y,
+        (Op::Flag { .. }, Op::Flag { .. }) | (Op::Await { .. }, Op::Await { .. }) => true,
         _ => false,
     }
 }

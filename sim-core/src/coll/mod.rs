@@ -53,6 +53,7 @@ mod openmpi4;
 mod reduce;
 mod reduce_scatter;
 mod scan;
+mod shm;
 mod topo;
 mod util;
 
@@ -72,6 +73,50 @@ pub enum Op {
         peer: u32,
         bytes: u64,
     },
+    /// A store to a flag in memory shared with `peer` (a rank of the same
+    /// node) that `peer` waits for with [`Op::Await`]: the release and
+    /// gather signals of the shared-memory collectives (`shm.rs`). Costs the
+    /// storing rank no time; `peer` sees it one cache-line transfer later
+    /// (`Machine::flag_latency`). Not an MPI message: no overheads, no
+    /// adapter, no matching beyond the order of one pair's flags.
+    Flag {
+        peer: u32,
+    },
+    /// Waits until `peer`'s next [`Op::Flag`] to this rank is visible.
+    Await {
+        peer: u32,
+    },
+    /// A copy of `bytes` by this rank's core (into or out of a shared
+    /// cell), charged at the node's copy rate (`Machine::copy_seconds`)
+    /// when the step reaches it: the operations after it in the step start
+    /// when it ends.
+    Copy {
+        bytes: u64,
+    },
+}
+
+impl Op {
+    /// The other rank of the operation (`None` for a copy).
+    pub fn peer(self) -> Option<u32> {
+        match self {
+            Op::Send { peer, .. }
+            | Op::Recv { peer, .. }
+            | Op::Flag { peer }
+            | Op::Await { peer } => Some(peer),
+            Op::Copy { .. } => None,
+        }
+    }
+
+    /// The operation with its peer replaced (a copy is unchanged).
+    pub fn with_peer(self, peer: u32) -> Op {
+        match self {
+            Op::Send { bytes, .. } => Op::Send { peer, bytes },
+            Op::Recv { bytes, .. } => Op::Recv { peer, bytes },
+            Op::Flag { .. } => Op::Flag { peer },
+            Op::Await { .. } => Op::Await { peer },
+            Op::Copy { bytes } => Op::Copy { bytes },
+        }
+    }
 }
 
 /// Capacity of a receive whose size the receiver does not know in advance.
@@ -261,6 +306,26 @@ impl Library {
         }
     }
 
+    /// Whether the library, as a default build runs it, has collectives
+    /// through shared memory inside a node: Intel MPI (its tuning table's
+    /// SHM-based leaves); not MPICH 4 as Debian builds it (`ch4:ucx`, no
+    /// POSIX module: `docs/sources/mpich-4.0.2-collectives.md`), which a
+    /// machine turns on for a `ch4:ofi` build (`[collectives]
+    /// shared_memory = true`); never MPICH 3 or Open MPI (whose `coll/sm`
+    /// never wins a call against `coll/tuned`).
+    pub fn shared_memory(self) -> bool {
+        matches!(self, Library::IntelMpi2019 | Library::IntelMpi2021)
+    }
+
+    /// Whether the library can run collectives through shared memory at
+    /// all (MPICH 4 and Intel MPI).
+    pub fn has_shared_memory(self) -> bool {
+        matches!(
+            self,
+            Library::Mpich4 | Library::IntelMpi2019 | Library::IntelMpi2021
+        )
+    }
+
     /// Whether the library's algorithm names are Open MPI's (see
     /// [`Algorithm::resolve`]).
     pub fn is_open_mpi(self) -> bool {
@@ -370,10 +435,103 @@ pub enum Algorithm {
     /// inter-node steps), with the segment size in bytes of the pipelined
     /// ones (bcast, reduce, allreduce; 0: one segment); see `han.rs`.
     Han(u64),
+    /// MPICH's shared-memory `release_gather` (bcast, reduce, allreduce,
+    /// barrier) on a communicator whose ranks share one node, with its
+    /// trees; see `shm.rs`.
+    ReleaseGather(ShmTrees),
+    /// [`Algorithm::Ch4Alpha`] whose parts on each node run through shared
+    /// memory ([`Algorithm::ReleaseGather`] for bcast, reduce, allreduce and
+    /// barrier): MPICH 4 built with its POSIX module (`ch4:ofi`), Intel
+    /// MPI's "topology aware SHM-based" algorithms.
+    ShmAlpha(ShmTrees),
+    /// [`Algorithm::Ch4Beta`] with its node parts through shared memory.
+    ShmBeta(ShmTrees),
+}
+
+/// The shape of a tree of a shared-memory collective (MPICH's
+/// `treeutil.c`; Intel MPI's SHM-based "flat", "Knomial", "Knary").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TreeKind {
+    /// Local rank 0 is every other rank's parent.
+    Flat,
+    /// k-nomial of the radix.
+    Knomial,
+    /// k-ary of the radix (parent `(x - 1) / k`).
+    Kary,
+}
+
+/// One tree of a shared-memory collective: its shape and radix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShmTree {
+    pub kind: TreeKind,
+    pub radix: u16,
+}
+
+impl ShmTree {
+    pub const fn kary(radix: u16) -> ShmTree {
+        ShmTree {
+            kind: TreeKind::Kary,
+            radix,
+        }
+    }
+
+    fn text(self) -> String {
+        match self.kind {
+            TreeKind::Flat => "flat".into(),
+            TreeKind::Knomial => format!("knomial{}", self.radix),
+            TreeKind::Kary => format!("kary{}", self.radix),
+        }
+    }
+
+    fn parse(t: &str) -> Option<ShmTree> {
+        let t = t.trim();
+        if t == "flat" {
+            return Some(ShmTree {
+                kind: TreeKind::Flat,
+                radix: 0,
+            });
+        }
+        let (kind, digits) = if let Some(d) = t.strip_prefix("knomial") {
+            (TreeKind::Knomial, d)
+        } else if let Some(d) = t.strip_prefix("kary") {
+            (TreeKind::Kary, d)
+        } else {
+            return None;
+        };
+        let radix: u16 = digits.parse().ok()?;
+        (radix >= 1 && (kind != TreeKind::Knomial || radix >= 2)).then_some(ShmTree { kind, radix })
+    }
+}
+
+/// The trees of the shared-memory collectives: `reduce` gathers reduce
+/// and allreduce, `bcast` releases bcast, allreduce and barrier and
+/// gathers bcast and barrier (`shm.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShmTrees {
+    pub reduce: ShmTree,
+    pub bcast: ShmTree,
+}
+
+impl ShmTrees {
+    /// MPICH 4.0's defaults: `MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL` 4 and
+    /// `MPIR_CVAR_BCAST_INTRANODE_TREE_KVAL` 64, both k-ary
+    /// (`release_gather.c` 20-104).
+    pub const MPICH: ShmTrees = ShmTrees {
+        reduce: ShmTree::kary(4),
+        bcast: ShmTree::kary(64),
+    };
+
+    /// Both steps on one tree (Intel MPI's SHM-based leaves name one).
+    pub const fn both(t: ShmTree) -> ShmTrees {
+        ShmTrees {
+            reduce: t,
+            bcast: t,
+        }
+    }
 }
 
 /// Every algorithm with its default parameters, in a fixed order.
-const ALL_ALGORITHMS: [Algorithm; 34] = [
+const ALL_ALGORITHMS: [Algorithm; 37] = [
     Algorithm::Linear,
     Algorithm::LinearNb,
     Algorithm::LinearSync(0),
@@ -408,6 +566,9 @@ const ALL_ALGORITHMS: [Algorithm; 34] = [
     Algorithm::Ch4Alpha,
     Algorithm::Ch4Beta,
     Algorithm::Han(0),
+    Algorithm::ReleaseGather(ShmTrees::MPICH),
+    Algorithm::ShmAlpha(ShmTrees::MPICH),
+    Algorithm::ShmBeta(ShmTrees::MPICH),
 ];
 
 impl Algorithm {
@@ -448,6 +609,9 @@ impl Algorithm {
             Algorithm::Ch4Alpha => "ch4_alpha",
             Algorithm::Ch4Beta => "ch4_beta",
             Algorithm::Han(_) => "han",
+            Algorithm::ReleaseGather(_) => "release_gather",
+            Algorithm::ShmAlpha(_) => "shm_alpha",
+            Algorithm::ShmBeta(_) => "shm_beta",
         }
     }
 
@@ -464,6 +628,14 @@ impl Algorithm {
             | Algorithm::SegmentedRing(s)
             | Algorithm::LinearSync(s)
             | Algorithm::Han(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The shared-memory trees of the algorithms that have them.
+    pub fn trees(self) -> Option<ShmTrees> {
+        match self {
+            Algorithm::ReleaseGather(t) | Algorithm::ShmAlpha(t) | Algorithm::ShmBeta(t) => Some(t),
             _ => None,
         }
     }
@@ -490,6 +662,21 @@ impl Algorithm {
     /// size in bytes: `"pipeline:65536"`. Case-insensitive.
     pub fn from_name(name: &str) -> Option<Algorithm> {
         let name = name.trim().to_ascii_lowercase();
+        // The shared-memory algorithms take trees: `release_gather:kary4/kary64`
+        // (the reduce tree, then the bcast tree; one tree for both).
+        if let Some((b, t)) = name.split_once(':')
+            && let Some(alg) = Algorithm::from_name(b)
+            && alg.trees().is_some()
+        {
+            let trees = match t.split_once('/') {
+                Some((r, b)) => ShmTrees {
+                    reduce: ShmTree::parse(r)?,
+                    bcast: ShmTree::parse(b)?,
+                },
+                None => ShmTrees::both(ShmTree::parse(t)?),
+            };
+            return Some(alg.with_trees(trees));
+        }
         let (base, segment) = match name.split_once(':') {
             Some((b, s)) => (b.trim().to_string(), Some(s.trim().parse::<u64>().ok()?)),
             None => (name, None),
@@ -535,6 +722,9 @@ impl Algorithm {
             "ch4_alpha" | "composition_alpha" => Algorithm::Ch4Alpha,
             "ch4_beta" | "composition_beta" => Algorithm::Ch4Beta,
             "han" | "coll_han" => Algorithm::Han(0),
+            "release_gather" => Algorithm::ReleaseGather(ShmTrees::MPICH),
+            "shm_alpha" => Algorithm::ShmAlpha(ShmTrees::MPICH),
+            "shm_beta" => Algorithm::ShmBeta(ShmTrees::MPICH),
             _ => return None,
         };
         match segment {
@@ -591,8 +781,29 @@ impl Algorithm {
     }
 }
 
+impl Algorithm {
+    /// The algorithm with the shared-memory trees `t`, if it has trees.
+    fn with_trees(self, t: ShmTrees) -> Algorithm {
+        match self {
+            Algorithm::ReleaseGather(_) => Algorithm::ReleaseGather(t),
+            Algorithm::ShmAlpha(_) => Algorithm::ShmAlpha(t),
+            Algorithm::ShmBeta(_) => Algorithm::ShmBeta(t),
+            a => a,
+        }
+    }
+}
+
 impl std::fmt::Display for Algorithm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(t) = self.trees() {
+            return if t == ShmTrees::MPICH {
+                f.write_str(self.name())
+            } else if t.reduce == t.bcast {
+                write!(f, "{}:{}", self.name(), t.reduce.text())
+            } else {
+                write!(f, "{}:{}/{}", self.name(), t.reduce.text(), t.bcast.text())
+            };
+        }
         match self.segment() {
             Some(s) if s > 0 => write!(f, "{}:{s}", self.name()),
             _ => f.write_str(self.name()),
@@ -618,6 +829,11 @@ pub struct CollConfig {
     /// the libraries: MPICH 4.0.2 takes 4-80 ns for `MPI_COMM_SELF`
     /// calls, VALIDATION.md section 4.1). Invariant: finite and >= 0.
     pub call_overhead: f64,
+    /// Whether the library runs its collectives inside a node through
+    /// shared memory (MPICH's `release_gather`, Intel MPI's SHM-based
+    /// algorithms: `shm.rs`) where its rules say so; `None`: the
+    /// library's default ([`Library::shared_memory`]).
+    pub shared_memory: Option<bool>,
 }
 
 /// What a collective call that moves no data does.
@@ -659,6 +875,7 @@ impl CollConfig {
             forced: Vec::new(),
             zero_count: None,
             call_overhead: 0.0,
+            shared_memory: None,
         }
     }
 
@@ -691,6 +908,8 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Tree,
             A::Ch4Alpha,
             A::Han(0),
+            A::ReleaseGather(ShmTrees::MPICH),
+            A::ShmAlpha(ShmTrees::MPICH),
         ],
         CollKind::Bcast => &[
             A::BinomialTree,
@@ -707,6 +926,9 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Ch4Alpha,
             A::Ch4Beta,
             A::Han(0),
+            A::ReleaseGather(ShmTrees::MPICH),
+            A::ShmAlpha(ShmTrees::MPICH),
+            A::ShmBeta(ShmTrees::MPICH),
         ],
         CollKind::Reduce => &[
             A::BinomialTree,
@@ -721,6 +943,9 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Ch4Alpha,
             A::Ch4Beta,
             A::Han(0),
+            A::ReleaseGather(ShmTrees::MPICH),
+            A::ShmAlpha(ShmTrees::MPICH),
+            A::ShmBeta(ShmTrees::MPICH),
         ],
         CollKind::Allreduce => &[
             A::RecursiveDoubling,
@@ -732,6 +957,8 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Linear,
             A::Ch4Alpha,
             A::Han(0),
+            A::ReleaseGather(ShmTrees::MPICH),
+            A::ShmAlpha(ShmTrees::MPICH),
         ],
         CollKind::Gather => &[A::BinomialTree, A::Linear, A::LinearSync(0), A::Han(0)],
         CollKind::Scatter => &[
@@ -773,7 +1000,12 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Butterfly,
             A::NonOverlapping,
         ],
-        CollKind::Scan => &[A::RecursiveDoubling, A::Linear, A::Ch4Alpha],
+        CollKind::Scan => &[
+            A::RecursiveDoubling,
+            A::Linear,
+            A::Ch4Alpha,
+            A::ShmAlpha(ShmTrees::MPICH),
+        ],
         CollKind::Exscan => &[A::RecursiveDoubling, A::Linear],
     }
 }
@@ -784,9 +1016,11 @@ fn supports(kind: CollKind, alg: Algorithm) -> bool {
     algorithms_for(kind).contains(&base)
 }
 
-/// `alg` with its parameters reset (segment 0).
+/// `alg` with its parameters reset (segment 0, MPICH's trees).
 fn base_of(alg: Algorithm) -> Algorithm {
-    alg.with_segment(0).unwrap_or(alg)
+    alg.with_segment(0)
+        .unwrap_or(alg)
+        .with_trees(ShmTrees::MPICH)
 }
 
 fn names_of(kind: CollKind) -> String {
@@ -836,8 +1070,21 @@ pub fn schedule_in(
     if ctx.size == 1 || ctx.is_empty() {
         return Ok(Vec::new());
     }
-    if matches!(alg, Algorithm::Ch4Alpha | Algorithm::Ch4Beta) {
+    if matches!(
+        alg,
+        Algorithm::Ch4Alpha | Algorithm::Ch4Beta | Algorithm::ShmAlpha(_) | Algorithm::ShmBeta(_)
+    ) {
         return mpich4::composition(alg, &ctx);
+    }
+    if let Algorithm::ReleaseGather(trees) = alg {
+        return shm::schedule(
+            call.kind,
+            ctx.rank,
+            ctx.size,
+            ctx.root,
+            ctx.counts.single(),
+            trees,
+        );
     }
     if let Algorithm::Han(segsize) = alg {
         return han::composition(segsize, &ctx);
@@ -864,13 +1111,43 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
     if let Some((_, alg)) = cfg.forced.iter().find(|(k, _)| *k == call.kind) {
         return *alg;
     }
-    match cfg.library {
+    let shm =
+        cfg.shared_memory.unwrap_or(cfg.library.shared_memory()) && cfg.library.has_shared_memory();
+    let alg = match cfg.library {
         Library::Mpich3 => mpich::select(call),
         Library::Mpich4 => mpich4::select(call),
         Library::OpenMpi4 => openmpi4::select(call),
         Library::OpenMpi5 => han::select(call),
         Library::OpenMpi41 => openmpi::select(call),
         Library::IntelMpi2019 | Library::IntelMpi2021 => intelmpi::select(call),
+    };
+    with_shared_memory(cfg.library, alg, call, shm)
+}
+
+/// `alg` as `library` runs it with (`shm`) or without shared-memory
+/// collectives: MPICH 4's compositions take their node parts through
+/// shared memory (`posix_coll.h`), and its allreduce on one node
+/// (composition gamma) calls the shared-memory allreduce on the
+/// communicator itself (`ch4_coll_impl.h`); Intel MPI's table names its
+/// SHM-based leaves itself. Without shared memory, SHM-based leaves run
+/// their node parts as messages.
+fn with_shared_memory(
+    library: Library,
+    alg: Algorithm,
+    call: &CollCall<'_>,
+    shm: bool,
+) -> Algorithm {
+    let one_node = call.size > 1 && call.layout.is_some_and(NodeLayout::one_node);
+    let mpich4 = library == Library::Mpich4;
+    match (alg, shm) {
+        (Algorithm::ShmAlpha(_), false) => Algorithm::Ch4Alpha,
+        (Algorithm::ShmBeta(_), false) => Algorithm::Ch4Beta,
+        (Algorithm::Ch4Alpha, true) if mpich4 => Algorithm::ShmAlpha(ShmTrees::MPICH),
+        (Algorithm::Ch4Beta, true) if mpich4 => Algorithm::ShmBeta(ShmTrees::MPICH),
+        (_, true) if mpich4 && one_node && call.kind == CollKind::Allreduce => {
+            Algorithm::ReleaseGather(ShmTrees::MPICH)
+        }
+        (a, _) => a,
     }
 }
 

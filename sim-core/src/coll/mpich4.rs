@@ -29,7 +29,7 @@
 //! call on a communicator.
 
 use super::util::{self, Ctx, is_pof2, pof2_floor};
-use super::{Algorithm, CollCall, Counts, NodeLayout, Step};
+use super::{Algorithm, CollCall, Counts, NodeLayout, ShmTrees, Step};
 use crate::ir::CollKind;
 
 /// MJ bcast (lines 2-98): binomial up to this many bytes.
@@ -204,6 +204,42 @@ fn phase(
     Ok(())
 }
 
+/// A phase on this rank's node: through shared memory (`shm.rs`) when the
+/// composition's node parts run there and `kind` has a shared-memory
+/// algorithm (`posix_coll.h`: bcast, reduce, allreduce, barrier), else as
+/// [`phase`].
+fn node_phase(
+    out: &mut Vec<Step>,
+    local: &[u32],
+    me: u32,
+    kind: CollKind,
+    root: u32,
+    n: u64,
+    shm: Option<ShmTrees>,
+) -> Result<(), String> {
+    match shm {
+        Some(trees)
+            if matches!(
+                kind,
+                CollKind::Barrier | CollKind::Bcast | CollKind::Reduce | CollKind::Allreduce
+            ) =>
+        {
+            let mut steps = super::shm::schedule(
+                kind,
+                u64::from(me),
+                local.len() as u64,
+                u64::from(root),
+                n,
+                trees,
+            )?;
+            util::map_peers(&mut steps, local);
+            out.extend(steps);
+            Ok(())
+        }
+        _ => phase(out, local, me, kind, root, n),
+    }
+}
+
 /// A step of one blocking send (`MPIC_Send`) to `peer`.
 fn send(out: &mut Vec<Step>, peer: u32, bytes: u64) {
     out.push(Step {
@@ -243,15 +279,21 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
     let root_local = layout.local_rank(root);
     let n = ctx.counts.single();
     let mut out = Vec::new();
+    // The same compositions with the node parts through shared memory.
+    let (alg, shm) = match alg {
+        Algorithm::ShmAlpha(t) => (Algorithm::Ch4Alpha, Some(t)),
+        Algorithm::ShmBeta(t) => (Algorithm::Ch4Beta, Some(t)),
+        a => (a, None),
+    };
     match (ctx.kind, alg) {
         // Barrier alpha (lines 11-54): barrier on each node, barrier among
         // the node roots, then a 1-byte bcast from each node's root.
         (CollKind::Barrier, Algorithm::Ch4Alpha) => {
-            phase(&mut out, local, my_local, CollKind::Barrier, 0, 0)?;
+            node_phase(&mut out, local, my_local, CollKind::Barrier, 0, 0, shm)?;
             if leader {
                 phase(&mut out, leaders, node, CollKind::Barrier, 0, 0)?;
             }
-            phase(&mut out, local, my_local, CollKind::Bcast, 0, 1)?;
+            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 1, shm)?;
         }
         // Bcast alpha (lines 70-154): a root that is not its node's root
         // first sends the buffer to it; bcast among the node roots; then a
@@ -267,36 +309,44 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
             if leader {
                 phase(&mut out, leaders, node, CollKind::Bcast, root_node, n)?;
             }
-            phase(&mut out, local, my_local, CollKind::Bcast, 0, n)?;
+            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
         }
         // Bcast beta (lines 156-199): on the root's node first when the
         // root is not its node's root, then among the node roots, then on
         // the other nodes.
         (CollKind::Bcast, Algorithm::Ch4Beta) => {
             if node == root_node && root_local > 0 {
-                phase(&mut out, local, my_local, CollKind::Bcast, root_local, n)?;
+                node_phase(
+                    &mut out,
+                    local,
+                    my_local,
+                    CollKind::Bcast,
+                    root_local,
+                    n,
+                    shm,
+                )?;
             }
             if leader {
                 phase(&mut out, leaders, node, CollKind::Bcast, root_node, n)?;
             }
             if node != root_node || root_local == 0 {
-                phase(&mut out, local, my_local, CollKind::Bcast, 0, n)?;
+                node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
             }
         }
         // Allreduce alpha (lines 217-286): reduce on each node to its root,
         // allreduce among the node roots, bcast on each node.
         (CollKind::Allreduce, Algorithm::Ch4Alpha) => {
-            phase(&mut out, local, my_local, CollKind::Reduce, 0, n)?;
+            node_phase(&mut out, local, my_local, CollKind::Reduce, 0, n, shm)?;
             if leader {
                 phase(&mut out, leaders, node, CollKind::Allreduce, 0, n)?;
             }
-            phase(&mut out, local, my_local, CollKind::Bcast, 0, n)?;
+            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
         }
         // Reduce alpha (lines 328-413): reduce on each node to its root,
         // reduce among the node roots to rank 0, which sends the result to
         // the root if that is another rank.
         (CollKind::Reduce, Algorithm::Ch4Alpha) => {
-            phase(&mut out, local, my_local, CollKind::Reduce, 0, n)?;
+            node_phase(&mut out, local, my_local, CollKind::Reduce, 0, n, shm)?;
             if leader {
                 phase(&mut out, leaders, node, CollKind::Reduce, 0, n)?;
             }
@@ -313,13 +363,21 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // node, then on the root's node to the root.
         (CollKind::Reduce, Algorithm::Ch4Beta) => {
             if node != root_node {
-                phase(&mut out, local, my_local, CollKind::Reduce, 0, n)?;
+                node_phase(&mut out, local, my_local, CollKind::Reduce, 0, n, shm)?;
             }
             if leader {
                 phase(&mut out, leaders, node, CollKind::Reduce, root_node, n)?;
             }
             if node == root_node {
-                phase(&mut out, local, my_local, CollKind::Reduce, root_local, n)?;
+                node_phase(
+                    &mut out,
+                    local,
+                    my_local,
+                    CollKind::Reduce,
+                    root_local,
+                    n,
+                    shm,
+                )?;
             }
         }
         // Scan alpha (lines 825-979): scan on each node; the node's last
@@ -328,7 +386,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // each node says whether a prefix came, and if one did, it is
         // broadcast on the node and combined.
         (CollKind::Scan, Algorithm::Ch4Alpha) => {
-            phase(&mut out, local, my_local, CollKind::Scan, 0, n)?;
+            node_phase(&mut out, local, my_local, CollKind::Scan, 0, n, shm)?;
             let last = local.len() as u32 - 1;
             if local.len() > 1 {
                 if leader {
@@ -346,9 +404,9 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                     recv(&mut out, leaders[node as usize - 1], n);
                 }
             }
-            phase(&mut out, local, my_local, CollKind::Bcast, 0, 4)?;
+            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 4, shm)?;
             if node > 0 {
-                phase(&mut out, local, my_local, CollKind::Bcast, 0, n)?;
+                node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
                 out.push(Step {
                     ops: Vec::new(),
                     reduce_bytes: n,

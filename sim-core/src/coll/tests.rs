@@ -33,28 +33,30 @@ struct At {
 /// schedules finish under any buffering).
 fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
     let p = steps.len();
-    // Per (sender, receiver): the sends and receives in program order.
+    // Per (sender, receiver): the sends and receives in program order;
+    // shared-memory flags and their waits (`Op::Flag`, `Op::Await`) in
+    // lists of their own (the engine matches them by a tag of their own).
     let mut sends: Vec<Vec<Vec<(At, u64)>>> = vec![vec![Vec::new(); p]; p];
     let mut recvs: Vec<Vec<Vec<(At, u64)>>> = vec![vec![Vec::new(); p]; p];
+    let mut fsends: Vec<Vec<Vec<(At, u64)>>> = vec![vec![Vec::new(); p]; p];
+    let mut frecvs: Vec<Vec<Vec<(At, u64)>>> = vec![vec![Vec::new(); p]; p];
     for (r, sched) in steps.iter().enumerate() {
         for (si, step) in sched.iter().enumerate() {
             for op in &step.ops {
                 let at = At { step: si };
-                match *op {
-                    Op::Send { peer, bytes } => {
-                        let q = peer as usize;
-                        if q >= p || q == r {
-                            return Err(format!("rank {r} step {si}: send to {q}"));
-                        }
-                        sends[r][q].push((at, bytes));
-                    }
-                    Op::Recv { peer, bytes } => {
-                        let q = peer as usize;
-                        if q >= p || q == r {
-                            return Err(format!("rank {r} step {si}: recv from {q}"));
-                        }
-                        recvs[q][r].push((at, bytes));
-                    }
+                let (q, bytes, list) = match *op {
+                    Op::Send { peer, bytes } => (peer as usize, bytes, &mut sends),
+                    Op::Recv { peer, bytes } => (peer as usize, bytes, &mut recvs),
+                    Op::Flag { peer } => (peer as usize, 0, &mut fsends),
+                    Op::Await { peer } => (peer as usize, 0, &mut frecvs),
+                    Op::Copy { .. } => continue,
+                };
+                if q >= p || q == r {
+                    return Err(format!("rank {r} step {si}: {op:?}"));
+                }
+                match op {
+                    Op::Send { .. } | Op::Flag { .. } => list[r][q].push((at, bytes)),
+                    _ => list[q][r].push((at, bytes)),
                 }
             }
         }
@@ -65,29 +67,49 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
         .iter()
         .map(|s| s.iter().map(|st| vec![(0, 0, 0); st.ops.len()]).collect())
         .collect();
-    for a in 0..p {
-        for b in 0..p {
-            let (ss, rs) = (&sends[a][b], &recvs[a][b]);
-            if ss.len() != rs.len() {
-                return Err(format!(
-                    "{} sends from {a} to {b} but {} receives",
-                    ss.len(),
-                    rs.len()
-                ));
-            }
-            for (k, (&(sat, sbytes), &(rat, rbytes))) in ss.iter().zip(rs).enumerate() {
-                if rbytes != ANY_SIZE && rbytes != sbytes {
+    for (flag, sends, recvs) in [(false, &sends, &recvs), (true, &fsends, &frecvs)] {
+        for a in 0..p {
+            for b in 0..p {
+                let (ss, rs) = (&sends[a][b], &recvs[a][b]);
+                if ss.len() != rs.len() {
                     return Err(format!(
-                        "message {k} from {a} to {b}: {sbytes} bytes sent, {rbytes} expected \
-                         (sender step {}, receiver step {})",
-                        sat.step, rat.step
+                        "{} {} from {a} to {b} but {} {}",
+                        ss.len(),
+                        if flag { "flags" } else { "sends" },
+                        rs.len(),
+                        if flag { "waits" } else { "receives" },
                     ));
                 }
-                // Find op indices.
-                let si = op_index(&steps[a][sat.step], b, true, &sends[a][b], k, sat.step);
-                let ri = op_index(&steps[b][rat.step], a, false, &recvs[a][b], k, rat.step);
-                partner[a][sat.step][si] = (b, rat.step, sbytes);
-                partner[b][rat.step][ri] = (a, sat.step, sbytes);
+                for (k, (&(sat, sbytes), &(rat, rbytes))) in ss.iter().zip(rs).enumerate() {
+                    if rbytes != ANY_SIZE && rbytes != sbytes {
+                        return Err(format!(
+                            "message {k} from {a} to {b}: {sbytes} bytes sent, {rbytes} expected \
+                         (sender step {}, receiver step {})",
+                            sat.step, rat.step
+                        ));
+                    }
+                    // Find op indices.
+                    let si = op_index(
+                        &steps[a][sat.step],
+                        b,
+                        true,
+                        flag,
+                        &sends[a][b],
+                        k,
+                        sat.step,
+                    );
+                    let ri = op_index(
+                        &steps[b][rat.step],
+                        a,
+                        false,
+                        flag,
+                        &recvs[a][b],
+                        k,
+                        rat.step,
+                    );
+                    partner[a][sat.step][si] = (b, rat.step, sbytes);
+                    partner[b][rat.step][ri] = (a, sat.step, sbytes);
+                }
             }
         }
     }
@@ -110,9 +132,11 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
             while pc[r] < steps[r].len() {
                 let si = pc[r];
                 let step = &steps[r][si];
-                let ready = step.ops.iter().enumerate().all(|(oi, _)| {
+                // A flag is a store: it never waits for its reader. A copy
+                // has no partner.
+                let ready = step.ops.iter().enumerate().all(|(oi, op)| {
                     let (q, qs, _) = partner[r][si][oi];
-                    pc[q] >= qs
+                    matches!(op, Op::Flag { .. } | Op::Copy { .. }) || pc[q] >= qs
                 });
                 if !ready {
                     break;
@@ -120,7 +144,7 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                 for (oi, op) in step.ops.iter().enumerate() {
                     let (q, qs, bytes) = partner[r][si][oi];
                     match op {
-                        Op::Recv { .. } => {
+                        Op::Recv { .. } | Op::Await { .. } => {
                             received[r] += bytes;
                             let snap = snapshot[q][qs].clone();
                             for (k, v) in snap.into_iter().enumerate() {
@@ -128,6 +152,11 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                             }
                         }
                         Op::Send { .. } => sent_msgs[r] += 1,
+                        // Data through a shared cell: what a copy moves
+                        // counts as received (the flow itself goes with
+                        // the flags).
+                        Op::Copy { bytes } => received[r] += bytes,
+                        Op::Flag { .. } => {}
                     }
                 }
                 reduced[r] += step.reduce_bytes;
@@ -165,6 +194,7 @@ fn op_index(
     step: &Step,
     peer: usize,
     is_send: bool,
+    flag: bool,
     list: &[(At, u64)],
     k: usize,
     si: usize,
@@ -174,8 +204,11 @@ fn op_index(
     let mut seen = 0;
     for (i, op) in step.ops.iter().enumerate() {
         let hit = match *op {
-            Op::Send { peer: q, .. } => is_send && q as usize == peer,
-            Op::Recv { peer: q, .. } => !is_send && q as usize == peer,
+            Op::Send { peer: q, .. } => !flag && is_send && q as usize == peer,
+            Op::Recv { peer: q, .. } => !flag && !is_send && q as usize == peer,
+            Op::Flag { peer: q } => flag && is_send && q as usize == peer,
+            Op::Await { peer: q } => flag && !is_send && q as usize == peer,
+            Op::Copy { .. } => false,
         };
         if hit {
             if seen == before {
@@ -629,7 +662,8 @@ fn segmented_ring_allreduce_runs_in_phases() {
                 .iter()
                 .flat_map(|s| &s.ops)
                 .map(|op| match op {
-                    Op::Send { bytes, .. } | Op::Recv { bytes, .. } => *bytes,
+                    Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes } => *bytes,
+                    Op::Flag { .. } | Op::Await { .. } => 0,
                 })
                 .max()
                 .unwrap();
@@ -1774,7 +1808,7 @@ fn mpich4_allreduce_alpha_reduces_on_nodes_then_among_leaders() {
     for (r, sched) in s.iter().enumerate() {
         for step in sched {
             for op in &step.ops {
-                let (Op::Send { peer, .. } | Op::Recv { peer, .. }) = *op;
+                let Some(peer) = op.peer() else { continue };
                 if nodes[r] != nodes[peer as usize] {
                     assert!(r == 0 || r == 4, "rank {r} crosses nodes");
                 }
@@ -2273,13 +2307,7 @@ fn han_pipelines_segments_between_the_levels() {
     // The leader forwards segment k+1 to the other node in the step where
     // it sends segment k on its node.
     let both = s[0].iter().filter(|st| {
-        let peers: Vec<u32> = st
-            .ops
-            .iter()
-            .map(|op| match *op {
-                Op::Send { peer, .. } | Op::Recv { peer, .. } => peer,
-            })
-            .collect();
+        let peers: Vec<u32> = st.ops.iter().filter_map(|op| op.peer()).collect();
         peers.contains(&4) && peers.iter().any(|&q| (1..4).contains(&q))
     });
     assert_eq!(both.count(), 3);
@@ -2306,13 +2334,7 @@ fn han_pipelines_segments_between_the_levels() {
     assert_eq!(c.iter().map(|c| c.2).sum::<u64>(), 200_000);
     assert_eq!(c.len(), 3 * 8 + 1);
     let mixed = s[4].iter().filter(|st| {
-        let peers: Vec<u32> = st
-            .ops
-            .iter()
-            .map(|op| match *op {
-                Op::Send { peer, .. } | Op::Recv { peer, .. } => peer,
-            })
-            .collect();
+        let peers: Vec<u32> = st.ops.iter().filter_map(|op| op.peer()).collect();
         peers.contains(&0) && peers.iter().any(|&q| (5..8).contains(&q))
     });
     assert_eq!(mixed.count(), 6);
@@ -2483,6 +2505,9 @@ fn impi(kind: CollKind, ppn: u32, p: u32, n: u64) -> Algorithm {
 fn intelmpi_selection_follows_the_tuning_table() {
     use Algorithm as A;
     use CollKind as K;
+    use TreeKind as T;
+    // A topology-aware SHM-based leaf on one tree.
+    let shm = |kind, radix| A::ShmAlpha(ShmTrees::both(ShmTree { kind, radix }));
     // (kind, ppn, p, bytes, expected). "netmod" rows leave the algorithm
     // to Intel's netmod table (its row is quoted); "MPIR" rows take MPICH
     // 4's MPIR choice (named in the comment).
@@ -2493,8 +2518,11 @@ fn intelmpi_selection_follows_the_tuning_table() {
         // else "11" ring); else "1 -1 -1 -1" (preset 4 topology-aware
         // reduce + bcast).
         (K::Allreduce, 32, 64, 0, A::NonOverlapping),
-        (K::Allreduce, 32, 64, 1, A::Ch4Alpha),
-        (K::Allreduce, 32, 64, 10408, A::Ch4Alpha),
+        (K::Allreduce, 32, 64, 1, shm(T::Kary, 4)),
+        (K::Allreduce, 32, 64, 128, shm(T::Kary, 4)),
+        (K::Allreduce, 32, 64, 129, shm(T::Knomial, 4)),
+        (K::Allreduce, 32, 64, 1167, shm(T::Knomial, 2)),
+        (K::Allreduce, 32, 64, 10408, shm(T::Knomial, 2)),
         (K::Allreduce, 32, 64, 10409, A::Rabenseifner),
         (K::Allreduce, 32, 64, 1508645, A::Rabenseifner),
         (K::Allreduce, 32, 64, 1508646, A::Ring),
@@ -2529,9 +2557,12 @@ fn intelmpi_selection_follows_the_tuning_table() {
         (K::Alltoall, 1, 4, 524288, A::Linear),
         (K::Alltoall, 1, 4, 524289, A::Pairwise),
         (K::Alltoall, 1, 2, 1, A::Pairwise),
-        // barrier: every row is a node-aware composition.
+        // barrier: every row is a node-aware composition: ppn=1 "1 -1 -1
+        // -1" (topology aware); ppn=32 up to 512 ranks "6,1,4 -1"
+        // (SHM-based knomial), beyond "6,0,4 -1" (SHM-based flat).
         (K::Barrier, 1, 8, 0, A::Ch4Alpha),
-        (K::Barrier, 32, 64, 0, A::Ch4Alpha),
+        (K::Barrier, 32, 64, 0, shm(T::Knomial, 4)),
+        (K::Barrier, 32, 1024, 0, shm(T::Flat, 0)),
         // bcast ppn=32 comm_size=64: 11 "3 -1" (netmod: 8192 "1,2,4096,..."
         // knomial); 40 "1 -1 -1" (alpha); 233 netmod; 413 alpha; 1280 "2
         // -1 -1 -1" (beta); 2656764 alpha; else netmod (3022720
@@ -2545,10 +2576,17 @@ fn intelmpi_selection_follows_the_tuning_table() {
         (K::Bcast, 32, 64, 2656764, A::Ch4Alpha),
         (K::Bcast, 32, 64, 2656765, A::Pipeline(8192)),
         (K::Bcast, 32, 64, 3022721, A::Pipeline(32768)),
-        // reduce ppn=32 comm_size=64: 8408 "1 -1 7,1,2,1,2" (alpha);
-        // 70898 "2 -1" (netmod: 179099 "4" Rabenseifner); else "1 -1 -1"
-        // (alpha).
-        (K::Reduce, 32, 64, 8408, A::Ch4Alpha),
+        // reduce ppn=32 comm_size=64: 0 "1 -1 7" (SHM-based flat); 6 "1 -1
+        // 7,1,4,1,4" (knomial 4); 11 knary 4; 358 knomial 2; 739 "1 -1 -1"
+        // (alpha, its node part left to the shm table: MPICH's); 8408 "1
+        // -1 7,1,2,1,2" (SHM-based knomial 2); 70898 "2 -1" (netmod:
+        // 179099 "4" Rabenseifner); else "1 -1 -1" (alpha).
+        (K::Reduce, 32, 64, 0, shm(T::Flat, 0)),
+        (K::Reduce, 32, 64, 6, shm(T::Knomial, 4)),
+        (K::Reduce, 32, 64, 11, shm(T::Kary, 4)),
+        (K::Reduce, 32, 64, 358, shm(T::Knomial, 2)),
+        (K::Reduce, 32, 64, 739, A::Ch4Alpha),
+        (K::Reduce, 32, 64, 8408, shm(T::Knomial, 2)),
         (K::Reduce, 32, 64, 8409, A::Rabenseifner),
         (K::Reduce, 32, 64, 70898, A::Rabenseifner),
         (K::Reduce, 32, 64, 70899, A::Ch4Alpha),
@@ -2587,7 +2625,7 @@ fn intelmpi_selection_follows_the_tuning_table() {
         // ppn 64 takes the ppn=56 rows, comm_size 128 the 144 row: 10228
         // "6,2,4 -1" (SHM-based knary); 1319125 "2 12" Rabenseifner's;
         // else "2 11" ring.
-        (K::Allreduce, 64, 128, 10228, A::Ch4Alpha),
+        (K::Allreduce, 64, 128, 10228, shm(T::Kary, 4)),
         (K::Allreduce, 64, 128, 10229, A::Rabenseifner),
         (K::Allreduce, 64, 128, 1319126, A::Ring),
         // Not in the translated table: MPICH 4's MPIR choice.

@@ -315,14 +315,20 @@ pub(super) fn on_group(
         layout: None,
     };
     let mut steps = super::schedule(alg, &sub)?;
-    for step in &mut steps {
+    map_peers(&mut steps, group);
+    Ok(steps)
+}
+
+/// Replaces every peer `i` of `steps` by `group[i]` (a sub-communicator's
+/// schedule in the calling communicator's ranks).
+pub(super) fn map_peers(steps: &mut [Step], group: &[u32]) {
+    for step in steps {
         for op in &mut step.ops {
-            match op {
-                Op::Send { peer, .. } | Op::Recv { peer, .. } => *peer = group[*peer as usize],
+            if let Some(p) = op.peer() {
+                *op = op.with_peer(group[p as usize]);
             }
         }
     }
-    Ok(steps)
 }
 
 /// Schedules that run at the same time on one rank, merged step by step:

@@ -7,7 +7,7 @@
 //! reported as errors with both source lines instead of being simulated.
 
 use super::comms::coll_context;
-use super::p2p::{Envelope, value_bytes};
+use super::p2p::{Envelope, FLAG_TAG, value_bytes};
 use super::*;
 use crate::coll::{self, CollCall, Compact, Counts, Cursor, NodeLayout, Op, Step, ZeroCount};
 use crate::ir::{BinOp, Builtin};
@@ -171,9 +171,19 @@ impl<'a> Engine<'a> {
             let mut ws = self.free_waitsets.pop().unwrap_or_default();
             let ctx = coll_context(exec.comm);
             for op in exec.steps.ops(exec.at) {
-                let (peer, bytes, is_send) = match op {
-                    Op::Send { peer, bytes } => (peer, bytes, true),
-                    Op::Recv { peer, bytes } => (peer, bytes, false),
+                let (peer, bytes) = match op {
+                    Op::Send { peer, bytes } | Op::Recv { peer, bytes } => (peer, bytes),
+                    Op::Flag { peer } | Op::Await { peer } => (peer, 0),
+                    Op::Copy { bytes } => {
+                        // A copy into or out of a shared cell: the rank's
+                        // core, in the call (the operations after it start
+                        // when it ends).
+                        let t = self.machine.copy_seconds(id, bytes);
+                        let lp = &mut self.lps[lpi];
+                        lp.clock += t;
+                        lp.stats.comm += t;
+                        continue;
+                    }
                 };
                 let Some(world) = self
                     .comms
@@ -187,17 +197,18 @@ impl<'a> Engine<'a> {
                         format!("internal error: {} schedule names rank {peer} outside the communicator", exec.op.name()),
                     ));
                 };
+                let flag = matches!(op, Op::Flag { .. } | Op::Await { .. });
                 let env = Envelope {
                     peer: world,
-                    tag: 0,
+                    tag: if flag { FLAG_TAG } else { 0 },
                     bytes,
                     ctx,
                     comm: exec.comm,
                 };
-                let r = if is_send {
-                    self.post_send(id, env, SendMode::Standard, span)?
-                } else {
-                    self.post_recv(id, env, span)?
+                let r = match op {
+                    Op::Send { .. } => self.post_send(id, env, SendMode::Standard, span)?,
+                    Op::Flag { .. } => self.post_flag(id, env, span)?,
+                    _ => self.post_recv(id, env, span)?,
                 };
                 ws.reqs.push(r);
             }
@@ -546,7 +557,10 @@ impl<'a> Engine<'a> {
                 st.reduce_bytes = 0;
                 for op in &mut st.ops {
                     match op {
-                        Op::Send { bytes, .. } | Op::Recv { bytes, .. } => *bytes = 0,
+                        Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes } => {
+                            *bytes = 0
+                        }
+                        Op::Flag { .. } | Op::Await { .. } => {}
                     }
                 }
             }
@@ -556,11 +570,15 @@ impl<'a> Engine<'a> {
         // MPI_IN_PLACE (e.g. MPICH's MPIR_Alltoall_intra_* and
         // MPIR_Allgather_intra_* start with MPIR_Localcopy of the own block;
         // MPIR_Allreduce_intra_* copies sendbuf into recvbuf first).
-        let copy = if steps.is_empty() && size > 1 {
-            0
-        } else {
-            local_copy_bytes(&call)
-        };
+        // The shared-memory algorithms copy from the send buffer into their
+        // cells and out of them into the receive buffer (`Op::Copy`), with
+        // no copy of their own between the two buffers.
+        let copy =
+            if (steps.is_empty() && size > 1) || matches!(alg, coll::Algorithm::ReleaseGather(_)) {
+                0
+            } else {
+                local_copy_bytes(&call)
+            };
         Ok((steps, copy))
     }
 

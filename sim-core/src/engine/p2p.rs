@@ -682,6 +682,57 @@ impl<'a> Engine<'a> {
         Ok(req)
     }
 
+    /// Stores a shared-memory flag for `env.peer` (a collective's
+    /// [`Op::Flag`](crate::coll::Op::Flag)): no overhead, no adapter; the
+    /// peer sees it `Machine::flag_latency` later. Matched like a message
+    /// (tag [`FLAG_TAG`], so never with a collective's data), so a pair's
+    /// flags are seen in the order they were stored. Not counted as a
+    /// message in the statistics.
+    pub(super) fn post_flag(&mut self, id: u32, env: Envelope, span: Span) -> RunResult<ReqRef> {
+        let span = self.spans.intern(span);
+        let to = env.peer;
+        let now = self.lps[id as usize].clock;
+        let arrival = now + self.machine.flag_latency(id, to);
+        let req = self.new_req(Request {
+            generation: 0,
+            owner: id,
+            wild_nth: u32::MAX,
+            is_send: true,
+            done: true,
+            ready_at: now,
+            overhead: 0.0,
+            status: MsgStatus {
+                source: id,
+                tag: env.tag,
+                bytes: 0,
+            },
+            peer: to,
+            tag: env.tag,
+            bytes: 0,
+            ctx: env.ctx,
+            span,
+        });
+        let m = self.new_msg(Msg {
+            src: id,
+            dst: to,
+            tag: env.tag,
+            ctx: env.ctx,
+            bytes: 0,
+            arrival,
+            send_req: None,
+            recv_req: u32::MAX,
+            span,
+            sent: now,
+        });
+        self.obs.causal_send(m, id, to, env.ctx, env.tag);
+        if !self.try_early_match(m)? {
+            self.lps[to as usize].inflight += 1;
+            self.obs.in_flight(to, m);
+            self.push(arrival, EventKind::Arrival(m));
+        }
+        Ok(req)
+    }
+
     /// Posts a receive of `env` (its `bytes` is the capacity).
     pub(super) fn post_recv(
         &mut self,
@@ -849,7 +900,12 @@ impl<'a> Engine<'a> {
         }
         match msg.send_req {
             None => {
-                let o_r = self.machine.recv_overhead(msg.src, msg.dst, msg.bytes);
+                // A flag is seen by a load: no receive overhead.
+                let o_r = if msg.tag == FLAG_TAG && !msg.ctx.is_multiple_of(2) {
+                    0.0
+                } else {
+                    self.machine.recv_overhead(msg.src, msg.dst, msg.bytes)
+                };
                 self.complete(r, self.now.max(msg.arrival), o_r);
                 self.free_msgs.push(m);
             }
@@ -1019,6 +1075,10 @@ pub(super) fn value_bytes(v: &Value) -> Option<u64> {
         _ => None,
     }
 }
+
+/// The tag of shared-memory flags in a collective's context (its messages
+/// use tag 0), so that flags and data of one pair never match each other.
+pub(super) const FLAG_TAG: i32 = 1;
 
 impl Msg {
     fn matches(&self, env: &Envelope) -> bool {

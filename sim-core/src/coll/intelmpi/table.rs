@@ -3,6 +3,7 @@
 // docs/sources/intelmpi-tuning.md.
 
 use super::super::Algorithm as A;
+use super::super::{ShmTree, ShmTrees, TreeKind};
 use super::{Comm, Pick, Ppn};
 
 /// `allgather` (composition level): ppn rows, comm_size rows, (msg_size bound, pick).
@@ -928,13 +929,72 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 2,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (5, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (9, Pick::Netmod),
-                    (121, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        31,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        33,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        121,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (236, Pick::Netmod),
-                    (3221, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        318,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        546,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1456,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        3221,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (6342, Pick::Netmod),
-                    (15834, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        15834,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (20617, Pick::Alg(A::Ring)),
                     (132006, Pick::Alg(A::NonOverlapping)),
                     (u64::MAX, Pick::Alg(A::Ring)),
@@ -946,7 +1006,14 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (13, Pick::Alg(A::Ch4Alpha)),
                     (46, Pick::Netmod),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (889, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (47372, Pick::Alg(A::Ring)),
                     (84526, Pick::Alg(A::NonOverlapping)),
                     (161815, Pick::Alg(A::Ring)),
@@ -958,7 +1025,13 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 8,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -966,9 +1039,28 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 16,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (8, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (438, Pick::Netmod),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        10302,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -977,7 +1069,21 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
                     (9, Pick::Netmod),
-                    (8568, Pick::Alg(A::Ch4Alpha)),
+                    (512, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        8568,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (32768, Pick::Netmod),
                     (69755, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -987,7 +1093,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        10,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (124115, Pick::Netmod),
                     (133521, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -1011,7 +1130,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 4,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9456, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4096,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        9456,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1019,7 +1151,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 8,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10438, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10438,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1027,7 +1172,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 16,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10723, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        11,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        10723,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1035,7 +1200,13 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 32,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (12133, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        12133,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1043,7 +1214,13 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (12151, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        12151,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1051,7 +1228,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (12027, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        12027,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1076,7 +1266,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 8,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (7014, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        362,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        7014,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2023332, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1085,7 +1288,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 16,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9870, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        9870,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
                     (3206182, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1094,7 +1317,13 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 32,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9918, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        9918,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (3416713, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1103,7 +1332,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11001, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11001,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1111,7 +1360,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11045, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        768,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        11045,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1119,7 +1395,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9604, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        9604,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1142,7 +1431,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 16,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9238, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        46,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        9238,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1150,7 +1466,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 32,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10467, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        59,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10467,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1158,7 +1494,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10175, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        327,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10175,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1166,7 +1522,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11243, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        22,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        46,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11243,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1174,7 +1557,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11270, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        3242,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        11270,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1182,7 +1578,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 512,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11692, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        865,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2724,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11692,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1207,7 +1623,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 20,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        186,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (178281, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1216,7 +1652,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 40,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        34,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        4355,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1224,7 +1680,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 80,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        11,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1232,7 +1715,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 160,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (524288, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1241,7 +1744,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 320,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2343,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1048576, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1250,6 +1773,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 640,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        51,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        394,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1609,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        3221,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
                     (23499, Pick::Alg(A::Ch4Alpha)),
                     (524288, Pick::Netmod),
                     (2761430, Pick::Alg(A::Ch4Alpha)),
@@ -1274,7 +1839,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 32,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9396, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        52,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        483,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        9396,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1282,7 +1867,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10389, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        49,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 16,
+                        }))),
+                    ),
+                    (
+                        722,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10389,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1290,7 +1902,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10336, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        10336,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1298,7 +1923,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11213, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        6,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        57,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        320,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 16,
+                        }))),
+                    ),
+                    (
+                        1456,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        11213,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1306,7 +1965,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 512,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (9476, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        9,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        279,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 12,
+                        }))),
+                    ),
+                    (
+                        3223,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        9476,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1314,6 +2000,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1024,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        43,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        232,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 12,
+                        }))),
+                    ),
+                    (
+                        599,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        1600,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        4339,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (11957, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
                 ],
@@ -1335,7 +2056,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 36,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (14310, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        22,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        46,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 18,
+                        }))),
+                    ),
+                    (
+                        105,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 14,
+                        }))),
+                    ),
+                    (
+                        1632,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        14310,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1343,7 +2105,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 72,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        55,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1351,7 +2133,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 144,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        20,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 14,
+                        }))),
+                    ),
+                    (
+                        50,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 14,
+                        }))),
+                    ),
+                    (
+                        305,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 18,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (524288, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1360,7 +2169,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 18,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        2123,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1010140, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1369,6 +2205,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 576,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        287,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        10240,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (20429, Pick::Alg(A::Ch4Alpha)),
                     (1576270, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1378,6 +2235,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        763,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1202,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        10655,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (21016, Pick::Alg(A::Ch4Alpha)),
                     (1657590, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1400,7 +2285,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 40,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 20,
+                        }))),
+                    ),
+                    (
+                        55,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (248257, Pick::Netmod),
                     (3050262, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1410,7 +2315,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 80,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2321,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1418,7 +2336,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 160,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        29,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        592,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1426,7 +2364,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 320,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        24,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        632,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1035549, Pick::Netmod),
                     (3848090, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1436,6 +2401,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 640,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        20,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2678,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11539,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (18542, Pick::Alg(A::Ch4Alpha)),
                     (1672745, Pick::Netmod),
                     (2788371, Pick::Alg(A::Ch4Alpha)),
@@ -1446,6 +2432,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1280,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        70,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        249,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        452,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1581,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        5105,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11832,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (18477, Pick::Alg(A::Ch4Alpha)),
                     (1738017, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1468,7 +2496,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 48,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1163,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (252024, Pick::Netmod),
                     (608111, Pick::Alg(A::Ring)),
                     (1268047, Pick::Alg(A::Ch4Alpha)),
@@ -1480,7 +2521,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 96,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        50,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (224084, Pick::Netmod),
                     (984816, Pick::Alg(A::Ring)),
                     (1128959, Pick::Alg(A::Ch4Alpha)),
@@ -1491,7 +2545,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 192,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        1194,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (481895, Pick::Netmod),
                     (3025422, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1501,7 +2582,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 384,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        7,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (499884, Pick::Netmod),
                     (1139022, Pick::Alg(A::Ch4Alpha)),
                     (3384621, Pick::Alg(A::Ring)),
@@ -1512,7 +2613,55 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 768,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (15789, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        24,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 16,
+                        }))),
+                    ),
+                    (
+                        55,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        709,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        2452,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        15789,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (507114, Pick::Netmod),
                     (4119349, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Ring)),
@@ -1522,7 +2671,62 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1536,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        55,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        89,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        806,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        1173,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        2319,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (571527, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1545,7 +2749,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 56,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        41,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 18,
+                        }))),
+                    ),
+                    (
+                        160,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (875439, Pick::Netmod),
                     (1452803, Pick::Alg(A::Ch4Alpha)),
                     (2839194, Pick::Alg(A::Ring)),
@@ -1556,7 +2780,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 112,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        10,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        290,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (835777, Pick::Netmod),
                     (1545904, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -1566,7 +2817,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 224,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1522595, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1575,7 +2839,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 448,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        6,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        43,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (742978, Pick::Netmod),
                     (1841158, Pick::Alg(A::Ch4Alpha)),
                     (2421928, Pick::Alg(A::Ring)),
@@ -1586,7 +2877,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 896,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        53,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        134,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        460,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1162173, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1595,6 +2920,13 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1792,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        2109,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (16777, Pick::Alg(A::Ch4Alpha)),
                     (1450714, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1613,7 +2945,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 64,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10408, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1166,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10408,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (2623277, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1622,7 +2974,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 128,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (11094, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        50,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11094,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1630,7 +3009,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 256,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (10935, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        10,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        358,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10935,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (2035448, Pick::Netmod),
                     (2825198, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1640,7 +3039,27 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 512,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (12104, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        1119,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        12104,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1648,6 +3067,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1024,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        144,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        4375,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (12467, Pick::Alg(A::Ch4Alpha)),
                     (3206695, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1657,7 +3104,55 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 2048,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16018, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        381,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1369,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        2467,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16018,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (3629727, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1679,7 +3174,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 72,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (13627, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        56,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 16,
+                        }))),
+                    ),
+                    (
+                        285,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 36,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        13627,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -1687,7 +3209,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 144,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        57,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (959722, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1696,7 +3231,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1015929, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1705,6 +3253,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 576,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        21,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 14,
+                        }))),
+                    ),
+                    (
+                        52,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 12,
+                        }))),
+                    ),
+                    (
+                        91,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 24,
+                        }))),
+                    ),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8387,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (18850, Pick::Alg(A::Ch4Alpha)),
                     (1480834, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1714,7 +3297,56 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        24,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        57,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        82,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        3362,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (5779, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (986024, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1723,7 +3355,35 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 2304,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        71,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        2742,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (5153, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1583798, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1758,7 +3418,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 160,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        59,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 38,
+                        }))),
+                    ),
+                    (
+                        1264,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        4319,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (942330, Pick::Netmod),
                     (3092884, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1768,7 +3462,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 320,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        48,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1008367, Pick::Netmod),
                     (1553879, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Netmod),
@@ -1778,7 +3485,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 640,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        6,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        41,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        146,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1416,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1662863, Pick::Netmod),
                     (2865465, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -1788,6 +3536,34 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1280,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        625,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1684,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2137,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (17909, Pick::Alg(A::Ch4Alpha)),
                     (1762289, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1797,7 +3573,55 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 2560,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 6,
+                        }))),
+                    ),
+                    (
+                        45,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        191,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        697,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 8,
+                        }))),
+                    ),
+                    (
+                        1198,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 10,
+                        }))),
+                    ),
+                    (
+                        4096,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (1650391, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1810,7 +3634,20 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
             Comm {
                 np: 96,
                 sizes: &[
-                    (7317, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        7317,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1208866, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1818,7 +3655,55 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
             Comm {
                 np: 144,
                 sizes: &[
-                    (10228, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        28,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        372,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        664,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10228,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1319125, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1827,7 +3712,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (12203, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        19,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        12203,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1048576, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1836,7 +3762,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 576,
                 sizes: &[
                     (0, Pick::Alg(A::Ring)),
-                    (4096, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        525,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        4096,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2260315, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1845,7 +3805,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::Ring)),
-                    (15402, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        57,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        15402,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2734524, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1854,7 +3848,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: u32::MAX,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (8192, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2513683, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1867,7 +3902,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
             Comm {
                 np: 112,
                 sizes: &[
-                    (7650, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        7650,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1355936, Pick::Alg(A::Rabenseifner)),
                     (2097152, Pick::Alg(A::Ring)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -1876,7 +3945,55 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
             Comm {
                 np: 144,
                 sizes: &[
-                    (10228, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        28,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        372,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        664,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        10228,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1319125, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1885,7 +4002,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (12203, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        19,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        12203,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1048576, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ring)),
                 ],
@@ -1894,7 +4052,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 576,
                 sizes: &[
                     (0, Pick::Alg(A::Ring)),
-                    (4096, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        525,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        4096,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2260315, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1903,7 +4095,41 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::Ring)),
-                    (15402, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        57,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        15402,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2734524, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -1912,7 +4138,48 @@ pub(super) static ALLREDUCE: &[Ppn] = &[
                 np: u32::MAX,
                 sizes: &[
                     (0, Pick::Alg(A::NonOverlapping)),
-                    (8192, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2513683, Pick::Alg(A::Rabenseifner)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -2766,19 +5033,43 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 16,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 32,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 64,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Kary,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -2787,23 +5078,53 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 8,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Kary,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 16,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 32,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Kary,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 64,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Kary,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -2812,23 +5133,53 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 16,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 32,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 64,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Kary,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 128,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -2837,19 +5188,43 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 20,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 40,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 80,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -2858,11 +5233,23 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 32,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
         ],
     },
@@ -2870,14 +5257,26 @@ pub(super) static BARRIER: &[Ppn] = &[
         ppn: 18,
         comms: &[Comm {
             np: u32::MAX,
-            sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+            sizes: &[(
+                u64::MAX,
+                Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                    kind: TreeKind::Flat,
+                    radix: 0,
+                }))),
+            )],
         }],
     },
     Ppn {
         ppn: 20,
         comms: &[Comm {
             np: u32::MAX,
-            sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+            sizes: &[(
+                u64::MAX,
+                Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                    kind: TreeKind::Flat,
+                    radix: 0,
+                }))),
+            )],
         }],
     },
     Ppn {
@@ -2885,11 +5284,23 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 512,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
         ],
     },
@@ -2898,11 +5309,23 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 512,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
         ],
     },
@@ -2911,19 +5334,43 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 144,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 576,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 1152,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -2931,7 +5378,13 @@ pub(super) static BARRIER: &[Ppn] = &[
         ppn: 40,
         comms: &[Comm {
             np: u32::MAX,
-            sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+            sizes: &[(
+                u64::MAX,
+                Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                    kind: TreeKind::Flat,
+                    radix: 0,
+                }))),
+            )],
         }],
     },
     Ppn {
@@ -2939,19 +5392,43 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 144,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 576,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 1152,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -2960,19 +5437,43 @@ pub(super) static BARRIER: &[Ppn] = &[
         comms: &[
             Comm {
                 np: 144,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: 576,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
             Comm {
                 np: 1152,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Flat,
+                        radix: 0,
+                    }))),
+                )],
             },
             Comm {
                 np: u32::MAX,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[(
+                    u64::MAX,
+                    Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                        kind: TreeKind::Knomial,
+                        radix: 4,
+                    }))),
+                )],
             },
         ],
     },
@@ -4027,6 +6528,83 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: 96,
                 sizes: &[
                     (0, Pick::Alg(A::BinomialTree)),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        32768,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        65536,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        275457,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        659585,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1971972,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        3703866,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4034,6 +6612,90 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: 144,
                 sizes: &[
                     (0, Pick::Alg(A::BinomialTree)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        92,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        230,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        327,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        826,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        107608,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        335157,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        830485,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1434336,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2097152,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4041,17 +6703,186 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::BinomialTree)),
-                    (u64::MAX, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1706,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        99482,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1311978,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2468568,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        u64::MAX,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                 ],
             },
             Comm {
                 np: 576,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        7167,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        21277,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        307138,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        u64::MAX,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                ],
             },
             Comm {
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2349,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        7909,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        49289,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        92019,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        154496,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1352730,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        2097152,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4059,6 +6890,91 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: u32::MAX,
                 sizes: &[
                     (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (12, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        29,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8050,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8402,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        25407,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        45990,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        85775,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        428609,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        654565,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        2097152,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4072,6 +6988,62 @@ pub(super) static BCAST: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
                     (2, Pick::Alg(A::Knomial)),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        32768,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        65536,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        131072,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        705809,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1701476,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2421913,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4079,6 +7051,90 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: 144,
                 sizes: &[
                     (0, Pick::Alg(A::BinomialTree)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        92,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        230,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        327,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        826,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        107608,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        335157,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        830485,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1434336,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2097152,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4086,17 +7142,186 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: 288,
                 sizes: &[
                     (0, Pick::Alg(A::BinomialTree)),
-                    (u64::MAX, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1706,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        99482,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1311978,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2468568,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        u64::MAX,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                 ],
             },
             Comm {
                 np: 576,
-                sizes: &[(u64::MAX, Pick::Alg(A::Ch4Alpha))],
+                sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        64,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        7167,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        21277,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        307138,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        u64::MAX,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                ],
             },
             Comm {
                 np: 1152,
                 sizes: &[
                     (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2349,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        7909,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        49289,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        92019,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        154496,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1352730,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        2097152,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4104,6 +7329,91 @@ pub(super) static BCAST: &[Ppn] = &[
                 np: u32::MAX,
                 sizes: &[
                     (0, Pick::Alg(A::ScatterRecursiveDoublingAllgather)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (12, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        29,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8050,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8402,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        25407,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        45990,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        85775,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        428609,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        654565,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        2097152,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -4517,13 +7827,39 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 1,
                 sizes: &[
-                    (2, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (14, Pick::Netmod),
                     (80, Pick::Alg(A::BinomialTree)),
                     (10581, Pick::Netmod),
-                    (103477, Pick::Alg(A::Ch4Alpha)),
+                    (18431, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        103477,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (325610, Pick::Alg(A::BinomialTree)),
-                    (1844900, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        697597,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        1844900,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::BinomialTree)),
                 ],
             },
@@ -4532,7 +7868,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (25, Pick::Alg(A::BinomialTree)),
-                    (67, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        67,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (9660, Pick::Alg(A::BinomialTree)),
                     (21202, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -4541,17 +7883,64 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 4,
                 sizes: &[
-                    (65536, Pick::Alg(A::Ch4Alpha)),
+                    (11, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        65536,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (1179425, Pick::Netmod),
-                    (u64::MAX, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        u64::MAX,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                 ],
             },
             Comm {
                 np: 8,
                 sizes: &[
-                    (128, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        11,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (5825, Pick::Netmod),
                     (12230, Pick::Alg(A::BinomialTree)),
+                    (
+                        76866,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        199924,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (524288, Pick::Alg(A::Ch4Alpha)),
                     (2224891, Pick::Alg(A::Pipeline(14000))),
                     (u64::MAX, Pick::Netmod),
@@ -4560,9 +7949,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 16,
                 sizes: &[
-                    (45, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        45,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (1068, Pick::Alg(A::BinomialTree)),
-                    (4264, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4264,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (13817, Pick::Alg(A::BinomialTree)),
                     (205003, Pick::Netmod),
                     (1145620, Pick::Alg(A::Ch4Alpha)),
@@ -4574,8 +7975,22 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Pipeline(14000))),
                     (2048, Pick::Netmod),
+                    (
+                        11248,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (113385, Pick::Alg(A::Ch4Alpha)),
                     (142368, Pick::Alg(A::BinomialTree)),
+                    (
+                        436867,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (2288910, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
@@ -4583,7 +7998,56 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 64,
                 sizes: &[
-                    (94209, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        102,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        185,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        392,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        783,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        1419,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (8611, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        94209,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (146633, Pick::Netmod),
                     (426359, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4597,12 +8061,39 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 2,
                 sizes: &[
-                    (10, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        10,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (24, Pick::Alg(A::Pipeline(14000))),
                     (36, Pick::Mpir),
                     (224, Pick::Alg(A::Pipeline(14000))),
                     (330, Pick::Alg(A::BinomialTree)),
-                    (8750, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1807,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        3072,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        8750,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (142851, Pick::Mpir),
                     (u64::MAX, Pick::Netmod),
                 ],
@@ -4610,10 +8101,22 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 4,
                 sizes: &[
-                    (1, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (9, Pick::Alg(A::BinomialTree)),
                     (24, Pick::Netmod),
-                    (65, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        65,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (899, Pick::Netmod),
                     (8240, Pick::Alg(A::BinomialTree)),
                     (28201, Pick::Netmod),
@@ -4625,8 +8128,35 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 8,
                 sizes: &[
-                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (13, Pick::Netmod),
+                    (
+                        448,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        9002,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (125316, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
@@ -4636,7 +8166,27 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Pipeline(14000))),
                     (12, Pick::Netmod),
-                    (5248, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        98,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        298,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        5248,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (13807, Pick::Netmod),
                     (32768, Pick::Alg(A::Ch4Alpha)),
                     (150470, Pick::Netmod),
@@ -4647,9 +8197,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 32,
                 sizes: &[
-                    (4, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1903, Pick::Netmod),
-                    (5203, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5203,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (166896, Pick::Netmod),
                     (436166, Pick::Alg(A::Ch4Alpha)),
                     (846258, Pick::Netmod),
@@ -4661,9 +8223,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (14, Pick::Netmod),
-                    (20, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        20,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (162, Pick::Netmod),
-                    (323, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        323,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (5299, Pick::Netmod),
                     (16644, Pick::Alg(A::Ch4Alpha)),
                     (198844, Pick::Netmod),
@@ -4675,8 +8249,22 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 128,
                 sizes: &[
+                    (
+                        13006,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (19510, Pick::Alg(A::Ch4Alpha)),
                     (100799, Pick::Netmod),
+                    (
+                        144744,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (338207, Pick::Alg(A::Ch4Alpha)),
                     (3627576, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4690,9 +8278,42 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 4,
                 sizes: &[
-                    (51, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        51,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (106, Pick::Mpir),
-                    (4915, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        221,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        877,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        3132,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        4915,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (714938, Pick::Mpir),
                     (2539458, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -4701,7 +8322,14 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 8,
                 sizes: &[
-                    (12, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (3847, Pick::Netmod),
                     (4538, Pick::Alg(A::BinomialTree)),
                     (353699, Pick::Netmod),
@@ -4721,6 +8349,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (9, Pick::Alg(A::BinomialTree)),
+                    (
+                        2407,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (13674, Pick::Alg(A::Ch4Alpha)),
                     (2097152, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4729,9 +8364,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 64,
                 sizes: &[
-                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (458, Pick::Netmod),
-                    (1030, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1030,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (2724925, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
                 ],
@@ -4741,7 +8388,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (2400, Pick::Netmod),
-                    (5447, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5447,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
@@ -4762,6 +8415,50 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 8,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (12, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        51,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        96,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        409,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        692,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (5461, Pick::Alg(A::Ch4Alpha)),
                     (87877, Pick::Mpir),
                     (264930, Pick::Netmod),
@@ -4772,7 +8469,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 16,
                 sizes: &[
-                    (88, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        88,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (700, Pick::Alg(A::BinomialTree)),
                     (3343, Pick::Netmod),
                     (5041, Pick::Alg(A::Ch4Alpha)),
@@ -4783,6 +8486,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 32,
                 sizes: &[
+                    (
+                        727,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (11213, Pick::Alg(A::Ch4Alpha)),
                     (1484908, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4820,7 +8530,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 512,
                 sizes: &[
-                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (685070, Pick::Netmod),
                     (1935507, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -4836,6 +8552,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (56, Pick::Mpir),
+                    (
+                        332,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (767, Pick::Alg(A::Ch4Alpha)),
                     (208015, Pick::Mpir),
                     (1048576, Pick::Alg(A::Pipeline(14000))),
@@ -4845,9 +8568,29 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 20,
                 sizes: &[
-                    (81, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        22,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        81,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (347, Pick::Alg(A::BinomialTree)),
                     (1583, Pick::Netmod),
+                    (
+                        3330,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (24014, Pick::Alg(A::Ch4Alpha)),
                     (374247, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4856,6 +8599,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 40,
                 sizes: &[
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (14675, Pick::Alg(A::Ch4Alpha)),
                     (65536, Pick::Netmod),
                     (185910, Pick::Alg(A::Ch4Alpha)),
@@ -4867,6 +8617,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 80,
                 sizes: &[
+                    (
+                        53,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (86, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        198,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (278972, Pick::Alg(A::Ch4Alpha)),
                     (2822206, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4875,6 +8640,14 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 160,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1499,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (87810, Pick::Alg(A::Ch4Alpha)),
                     (150279, Pick::Netmod),
                     (589393, Pick::Alg(A::Ch4Alpha)),
@@ -4884,11 +8657,29 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 320,
                 sizes: &[
-                    (4, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (118, Pick::Netmod),
-                    (6080, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        6080,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (13417, Pick::Netmod),
-                    (33673, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        33673,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (144281, Pick::Netmod),
                     (1284112, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -4913,8 +8704,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 16,
                 sizes: &[
-                    (2, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (354, Pick::Mpir),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (5266, Pick::Alg(A::Ch4Alpha)),
                     (30700, Pick::Mpir),
                     (250136, Pick::Netmod),
@@ -4925,9 +8729,28 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 32,
                 sizes: &[
-                    (128, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (272, Pick::Alg(A::BinomialTree)),
-                    (10959, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        10959,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (515698, Pick::Netmod),
                     (593804, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -4936,7 +8759,14 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 64,
                 sizes: &[
-                    (13, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (1327, Pick::Netmod),
                     (12593, Pick::Alg(A::Ch4Alpha)),
                     (1657460, Pick::Netmod),
@@ -4967,7 +8797,35 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 512,
                 sizes: &[
-                    (23785, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        247,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (262, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        926,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1183,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        23785,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (830980, Pick::Netmod),
                     (1177467, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -4978,7 +8836,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (4692, Pick::Netmod),
-                    (13759, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        13759,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (17480, Pick::Netmod),
                     (46156, Pick::Alg(A::Ch4Alpha)),
                     (673140, Pick::Netmod),
@@ -4997,9 +8861,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                     (25, Pick::Mpir),
                     (40, Pick::Alg(A::Ch4Alpha)),
                     (185, Pick::Mpir),
-                    (431, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        431,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (1024, Pick::Mpir),
-                    (32768, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32768,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (243888, Pick::Mpir),
                     (1437478, Pick::Alg(A::Pipeline(14000))),
                     (u64::MAX, Pick::Netmod),
@@ -5008,7 +8884,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 36,
                 sizes: &[
-                    (75, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        75,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (2473, Pick::Alg(A::BinomialTree)),
                     (29093, Pick::Alg(A::Ch4Alpha)),
                     (70385, Pick::Netmod),
@@ -5018,8 +8900,35 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 72,
                 sizes: &[
-                    (35, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        35,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (128, Pick::Alg(A::BinomialTree)),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (401443, Pick::Alg(A::Ch4Alpha)),
                     (1612193, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -5030,6 +8939,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (8, Pick::Netmod),
+                    (
+                        2714,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (46128, Pick::Alg(A::Ch4Alpha)),
                     (124312, Pick::Netmod),
                     (499489, Pick::Alg(A::Ch4Alpha)),
@@ -5039,6 +8955,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 288,
                 sizes: &[
+                    (
+                        10,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (115387, Pick::Alg(A::Ch4Alpha)),
                     (146647, Pick::Netmod),
                     (1222054, Pick::Alg(A::Ch4Alpha)),
@@ -5050,6 +8973,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (425, Pick::Netmod),
+                    (
+                        16384,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (62384, Pick::Alg(A::Ch4Alpha)),
                     (96942, Pick::Netmod),
                     (2409401, Pick::Alg(A::Ch4Alpha)),
@@ -5061,6 +8991,20 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (12, Pick::Netmod),
+                    (
+                        704,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        19090,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (39186, Pick::Alg(A::Ch4Alpha)),
                     (163489, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -5074,9 +9018,23 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 20,
                 sizes: &[
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (6, Pick::Alg(A::Ch4Alpha)),
                     (13, Pick::Mpir),
-                    (1499, Pick::Alg(A::Ch4Alpha)),
+                    (32, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1499,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (29848, Pick::Mpir),
                     (82799, Pick::Netmod),
                     (388742, Pick::Alg(A::Ch4Alpha)),
@@ -5086,7 +9044,14 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 40,
                 sizes: &[
-                    (86, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        86,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (435, Pick::Netmod),
                     (2530, Pick::Alg(A::BinomialTree)),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -5095,6 +9060,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 80,
                 sizes: &[
+                    (
+                        44,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (773, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (80755, Pick::Alg(A::Ch4Alpha)),
                     (162236, Pick::Netmod),
                     (416217, Pick::Alg(A::Ch4Alpha)),
@@ -5105,6 +9085,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 160,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        16,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        1165,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (25827, Pick::Alg(A::Ch4Alpha)),
                     (164544, Pick::Netmod),
                     (601730, Pick::Alg(A::Ch4Alpha)),
@@ -5125,6 +9120,14 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (424, Pick::Netmod),
+                    (16924, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        49757,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (2767494, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
                 ],
@@ -5134,6 +9137,56 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (5, Pick::Alg(A::BinomialTree)),
+                    (
+                        37,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        99,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        174,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        300,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        966,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        38093,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (89983, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        146702,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5145,9 +9198,22 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 24,
                 sizes: &[
-                    (585, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        585,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (2687, Pick::Mpir),
-                    (28865, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        28865,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (135898, Pick::Netmod),
                     (331864, Pick::Mpir),
                     (3168545, Pick::Alg(A::Pipeline(14000))),
@@ -5157,7 +9223,20 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 48,
                 sizes: &[
-                    (102, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        102,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (410, Pick::Alg(A::BinomialTree)),
                     (931132, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -5166,6 +9245,28 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 96,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        421,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        4186,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (30074, Pick::Alg(A::Ch4Alpha)),
                     (43999, Pick::Netmod),
                     (573441, Pick::Alg(A::Ch4Alpha)),
@@ -5177,6 +9278,20 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 192,
                 sizes: &[
                     (11, Pick::Alg(A::BinomialTree)),
+                    (
+                        197,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        3317,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (22892, Pick::Alg(A::Ch4Alpha)),
                     (163778, Pick::Netmod),
                     (767709, Pick::Alg(A::Ch4Alpha)),
@@ -5187,8 +9302,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 384,
                 sizes: &[
                     (10, Pick::Alg(A::BinomialTree)),
-                    (24, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        24,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (229, Pick::Alg(A::BinomialTree)),
+                    (
+                        9611,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (27610, Pick::Alg(A::Ch4Alpha)),
                     (177128, Pick::Netmod),
                     (1628634, Pick::Alg(A::Ch4Alpha)),
@@ -5198,9 +9326,23 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 768,
                 sizes: &[
-                    (14, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        14,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (21, Pick::Netmod),
                     (172, Pick::Alg(A::BinomialTree)),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (18116, Pick::Alg(A::Ch4Alpha)),
                     (105666, Pick::Netmod),
                     (3527799, Pick::Alg(A::Ch4Alpha)),
@@ -5211,12 +9353,32 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 1536,
                 sizes: &[
                     (0, Pick::Alg(A::Pipeline(14000))),
-                    (13, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        13,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (22, Pick::Alg(A::BinomialTree)),
                     (203, Pick::Netmod),
                     (285, Pick::Alg(A::BinomialTree)),
                     (703, Pick::Netmod),
-                    (30477, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        3404,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (9508, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        30477,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (175103, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5231,14 +9393,34 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::BinomialTree)),
                     (12, Pick::Mpir),
-                    (21131, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1417,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        21131,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Netmod),
                 ],
             },
             Comm {
                 np: 56,
                 sizes: &[
-                    (107, Pick::Alg(A::Ch4Alpha)),
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        107,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (256, Pick::Alg(A::BinomialTree)),
                     (3184, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -5247,8 +9429,22 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 112,
                 sizes: &[
-                    (196, Pick::Alg(A::Ch4Alpha)),
+                    (32, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        196,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (312, Pick::Netmod),
+                    (
+                        1173,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (734726, Pick::Alg(A::Ch4Alpha)),
                     (3754379, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Pipeline(14000))),
@@ -5256,11 +9452,44 @@ pub(super) static REDUCE: &[Ppn] = &[
             },
             Comm {
                 np: 224,
-                sizes: &[(990616, Pick::Alg(A::Ch4Alpha)), (u64::MAX, Pick::Netmod)],
+                sizes: &[
+                    (
+                        11,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (37, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (990616, Pick::Alg(A::Ch4Alpha)),
+                    (u64::MAX, Pick::Netmod),
+                ],
             },
             Comm {
                 np: 448,
                 sizes: &[
+                    (
+                        12,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (665, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1486,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (40305, Pick::Alg(A::Ch4Alpha)),
                     (173281, Pick::Netmod),
                     (2097152, Pick::Alg(A::Ch4Alpha)),
@@ -5272,6 +9501,14 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (362, Pick::Netmod),
+                    (18851, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        44981,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
             },
@@ -5280,6 +9517,20 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (118, Pick::Netmod),
+                    (
+                        607,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1437,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (38794, Pick::Alg(A::Ch4Alpha)),
                     (89533, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
@@ -5294,8 +9545,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                 np: 32,
                 sizes: &[
                     (0, Pick::Alg(A::Pipeline(14000))),
-                    (7, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        7,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (8, Pick::Mpir),
+                    (
+                        1378,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (20804, Pick::Alg(A::Ch4Alpha)),
                     (135786, Pick::Netmod),
                     (524288, Pick::Mpir),
@@ -5305,7 +9569,42 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 64,
                 sizes: &[
-                    (8408, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        6,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        11,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        358,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (739, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8408,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (70898, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5313,6 +9612,28 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 128,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        5,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        290,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        2048,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (12570, Pick::Alg(A::Ch4Alpha)),
                     (171704, Pick::Netmod),
                     (791867, Pick::Alg(A::Ch4Alpha)),
@@ -5325,6 +9646,27 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (11, Pick::Alg(A::BinomialTree)),
+                    (
+                        128,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1256,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        6179,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (10777, Pick::Alg(A::Ch4Alpha)),
                     (205833, Pick::Netmod),
                     (1103600, Pick::Alg(A::Ch4Alpha)),
@@ -5336,7 +9678,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (387, Pick::Netmod),
-                    (4690, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4690,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (252770, Pick::Netmod),
                     (2256708, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -5347,9 +9695,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (400, Pick::Netmod),
-                    (849, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        849,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (2776, Pick::Netmod),
-                    (11427, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        11427,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (205540, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5359,7 +9719,13 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (3059, Pick::Netmod),
-                    (15167, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        15167,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (483664, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5372,7 +9738,27 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 36,
                 sizes: &[
-                    (1170, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        11,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        1170,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (28678, Pick::Mpir),
                     (53815, Pick::Netmod),
                     (80811, Pick::Mpir),
@@ -5382,11 +9768,36 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 72,
                 sizes: &[
-                    (97, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        46,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        97,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (394, Pick::Alg(A::BinomialTree)),
-                    (635, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        635,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (1768, Pick::Alg(A::BinomialTree)),
-                    (25891, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        25891,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (171128, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5394,6 +9805,13 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 144,
                 sizes: &[
+                    (
+                        723,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (28272, Pick::Alg(A::Ch4Alpha)),
                     (157069, Pick::Netmod),
                     (890243, Pick::Alg(A::Ch4Alpha)),
@@ -5406,6 +9824,20 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (7, Pick::Netmod),
+                    (
+                        41,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        1024,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (30886, Pick::Alg(A::Ch4Alpha)),
                     (156165, Pick::Netmod),
                     (1218139, Pick::Alg(A::Ch4Alpha)),
@@ -5416,6 +9848,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 576,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        155,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        477,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (20265, Pick::Alg(A::Ch4Alpha)),
                     (170497, Pick::Netmod),
                     (2600084, Pick::Alg(A::Ch4Alpha)),
@@ -5427,7 +9874,14 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (368, Pick::Netmod),
-                    (37544, Pick::Alg(A::Ch4Alpha)),
+                    (3135, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        37544,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (158763, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5437,7 +9891,21 @@ pub(super) static REDUCE: &[Ppn] = &[
                 sizes: &[
                     (0, Pick::Alg(A::Ch4Alpha)),
                     (322, Pick::Netmod),
-                    (35712, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        781,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (17404, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        35712,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (168538, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5450,9 +9918,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 40,
                 sizes: &[
-                    (398, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        398,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
                     (1024, Pick::Mpir),
-                    (8192, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8192,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (28927, Pick::Mpir),
                     (49894, Pick::Netmod),
                     (524288, Pick::Mpir),
@@ -5462,9 +9942,36 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 80,
                 sizes: &[
-                    (104, Pick::Alg(A::Ch4Alpha)),
+                    (1, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        32,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        104,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (308, Pick::Alg(A::BinomialTree)),
-                    (30148, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1512,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        30148,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (48072, Pick::Netmod),
                     (80377, Pick::Alg(A::Ch4Alpha)),
                     (135013, Pick::Netmod),
@@ -5474,7 +9981,36 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 160,
                 sizes: &[
-                    (34219, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        487,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (1200, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        2939,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (16384, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        34219,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (142761, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5482,7 +10018,21 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 320,
                 sizes: &[
-                    (29212, Pick::Alg(A::Ch4Alpha)),
+                    (4, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        548,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (
+                        29212,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (162928, Pick::Netmod),
                     (1328856, Pick::Alg(A::Ch4Alpha)),
                     (2609346, Pick::Netmod),
@@ -5492,11 +10042,31 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 640,
                 sizes: &[
+                    (0, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        8,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
                     (19, Pick::Alg(A::Ch4Alpha)),
                     (57, Pick::Netmod),
-                    (129, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        129,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
                     (320, Pick::Netmod),
-                    (23843, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        23843,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (180016, Pick::Netmod),
                     (3136132, Pick::Alg(A::Ch4Alpha)),
                     (u64::MAX, Pick::Netmod),
@@ -5505,7 +10075,42 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 1280,
                 sizes: &[
-                    (40196, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        0,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        38,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Flat,
+                            radix: 0,
+                        }))),
+                    ),
+                    (
+                        741,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
+                    (
+                        1603,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (4096, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        40196,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (145916, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
                 ],
@@ -5513,6 +10118,30 @@ pub(super) static REDUCE: &[Ppn] = &[
             Comm {
                 np: 2560,
                 sizes: &[
+                    (6, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        9,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Kary,
+                            radix: 4,
+                        }))),
+                    ),
+                    (409, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        1167,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 4,
+                        }))),
+                    ),
+                    (3614, Pick::Alg(A::Ch4Alpha)),
+                    (
+                        4309,
+                        Pick::Alg(A::ShmAlpha(ShmTrees::both(ShmTree {
+                            kind: TreeKind::Knomial,
+                            radix: 2,
+                        }))),
+                    ),
                     (22344, Pick::Alg(A::Ch4Alpha)),
                     (103218, Pick::Netmod),
                     (u64::MAX, Pick::Alg(A::Ch4Alpha)),
