@@ -347,6 +347,8 @@ struct Measured {
     args: NetArgs,
     memcpy: Option<(f64, String)>,
     library: Option<String>,
+    /// Whether the measured MPICH build has shared-memory collectives.
+    shared_memory: Option<bool>,
 }
 
 /// `--run`, `--shm-run`, `--socket-run` and the `--*multi-pair-run`s: runs
@@ -365,6 +367,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
     let mut args = args.clone();
     let mut measured_memcpy: Option<(f64, String)> = None;
     let mut library = None;
+    let mut shared_memory = None;
     // A barrier table given by the user wins over the measured ones; of
     // those, the one-node run's (--shm-run) wins over --run's.
     let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
@@ -385,6 +388,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         })?;
         measured_memcpy = m.memcpy.map(|b| (b, launcher.clone()));
         library = m.library;
+        shared_memory = m.shared_memory;
         if !given_barrier {
             args.barrier = Some(m.table.clone());
         }
@@ -461,6 +465,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         args,
         memcpy: measured_memcpy,
         library,
+        shared_memory,
     })
 }
 
@@ -558,6 +563,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         mut args,
         memcpy: measured_memcpy,
         library: measured_library,
+        shared_memory: measured_shared_memory,
     } = measure(args)?;
     // `--buffers written`: every channel's ping-pong is the benchmark's
     // PingPongWritten (the patterns and streams stay as measured).
@@ -759,15 +765,33 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         && !collectives.iter().any(|(k, _)| k == "library")
     {
         let (library, note) = app::coll_fit::library_note(version);
+        let mut shm_note = None;
         match library {
             Some(library) => {
                 collectives.insert(0, ("library".to_owned(), library.name().to_owned()));
+                // MPICH 4: whether this build runs its collectives inside a
+                // node through shared memory (its device, `shared_memory_of`).
+                if library == sim_core::coll::Library::Mpich4
+                    && let Some(on) = measured_shared_memory
+                    && !collectives.iter().any(|(k, _)| k == "shared_memory")
+                {
+                    collectives.push(("shared_memory".to_owned(), on.to_string()));
+                    shm_note = Some(format!(
+                        "collectives.shared_memory = {on}: the MPICH build {} (its device and --with-ch4-shmmods, MPI_Get_library_version).",
+                        if on {
+                            "has the POSIX module, which runs bcast, reduce, allreduce and barrier inside a node through shared memory"
+                        } else {
+                            "has no POSIX module (ch4:ucx), so its collectives inside a node are messages"
+                        }
+                    ));
+                }
             }
             None => eprintln!(
                 "warning: the benchmark ran on `{version}`, whose collective rules parsim does not have; the machine file gets MPICH 3's (give --collective library=NAME to choose)"
             ),
         }
         notes.push(note);
+        notes.extend(shm_note);
     }
     // Without a measured or given memcpy, the tables inside a node bound
     // it from below (`Fitted::memcpy_lower_bound`): far closer than a fixed

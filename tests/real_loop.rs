@@ -100,6 +100,11 @@ fn calibrate_build_run_and_compare_with_mpich() {
         flag_us > 0.001 && flag_us < 2.0,
         "flag latency {flag_us} us"
     );
+    // Debian's MPICH is a ch4:ucx build without the POSIX module: the
+    // benchmark names the device and the machine runs its collectives
+    // inside a node as messages.
+    assert!(raw.contains("# parsim netbench: device ch4:ucx"), "{raw}");
+    assert!(written.contains("\nshared_memory = false\n"), "{written}");
 
     // 1b. The eager limit decides which programs deadlock. The benchmark
     // probed it to the byte; a real program whose two ranks both send

@@ -107,6 +107,29 @@ pub fn library_note(version: &str) -> (Option<Library>, String) {
     }
 }
 
+/// Whether the MPICH build a netbench output ran on has its shared-memory
+/// collectives (`release_gather`): its device and `--with-ch4-shmmods`
+/// (`# parsim netbench: device ...` / `shmmods ...`, from
+/// `MPI_Get_library_version`). MPICH 4.0's `src/mpid/ch4/subconfigure.m4`
+/// 279-286: with `--with-ch4-shmmods` left at `auto`, `ch4:ucx` builds
+/// none (`MPIDI_CH4_DIRECT_NETMOD`) and `ch4:ofi` the POSIX module; `none`
+/// builds none anywhere, a named module builds it. `None` where the text
+/// names no CH4 device (not MPICH 4).
+pub fn shared_memory_of(text: &str) -> Option<bool> {
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("# parsim netbench: {key} ")))
+            .map(str::trim)
+    };
+    let device = value("device")?;
+    let netmod = device.strip_prefix("ch4:")?;
+    Some(match value("shmmods") {
+        Some("none") => false,
+        Some(m) if m != "auto" => true,
+        _ => netmod.starts_with("ofi"),
+    })
+}
+
 /// The library line of a netbench output (`# parsim netbench: library
 /// ...`), as printed.
 pub fn library_line(text: &str) -> Option<&str> {
@@ -474,6 +497,33 @@ mod tests {
             Some(Library::IntelMpi2019)
         );
         assert_eq!(library_of("MVAPICH2 Version      :\t2.3.7"), None);
+        let text =
+            |lines: &str| format!("# parsim netbench: library MPICH Version: 4.0.2\n{lines}");
+        assert_eq!(
+            shared_memory_of(&text("# parsim netbench: device ch4:ucx\n")),
+            Some(false)
+        );
+        assert_eq!(
+            shared_memory_of(&text("# parsim netbench: device ch4:ofi\n")),
+            Some(true)
+        );
+        assert_eq!(
+            shared_memory_of(&text(
+                "# parsim netbench: device ch4:ofi\n# parsim netbench: shmmods none\n"
+            )),
+            Some(false)
+        );
+        assert_eq!(
+            shared_memory_of(&text(
+                "# parsim netbench: device ch4:ucx\n# parsim netbench: shmmods posix\n"
+            )),
+            Some(true)
+        );
+        assert_eq!(
+            shared_memory_of(&text("# parsim netbench: device ch3:nemesis\n")),
+            None
+        );
+        assert_eq!(shared_memory_of(&text("")), None);
         assert_eq!(library_of("MPICH Version: x"), None);
         assert_eq!(
             library_line("# parsim netbench: library MPICH Version:\t4.0.2\n# x\n"),

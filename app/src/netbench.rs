@@ -21,6 +21,9 @@ pub struct Measured {
     pub memcpy: Option<f64>,
     /// The first line of `MPI_Get_library_version`.
     pub library: Option<String>,
+    /// Whether that MPICH build has shared-memory collectives
+    /// ([`crate::coll_fit::shared_memory_of`]); `None` for other libraries.
+    pub shared_memory: Option<bool>,
 }
 
 /// The benchmark, built once for every launcher it runs with.
@@ -153,5 +156,6 @@ fn measure(
         table: save.to_owned(),
         memcpy,
         library: crate::coll_fit::library_line(&stdout).map(str::to_owned),
+        shared_memory: crate::coll_fit::shared_memory_of(&stdout),
     })
 }

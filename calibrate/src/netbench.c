@@ -518,6 +518,20 @@ int main(int argc, char **argv) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
         int vlen = 0;
         MPI_Get_library_version(version, &vlen);
+        /* MPICH's text also names its device and configure line, which
+         * decide whether it has shared-memory collectives (a ch4:ofi build,
+         * or --with-ch4-shmmods other than none). */
+        const char *device = strstr(version, "MPICH Device:");
+        if (device) {
+            device += strlen("MPICH Device:");
+            device += strspn(device, " \t");
+            printf("# parsim netbench: device %.*s\n", (int)strcspn(device, " \t\r\n"), device);
+        }
+        const char *shmmods = strstr(version, "--with-ch4-shmmods=");
+        if (shmmods) {
+            shmmods += strlen("--with-ch4-shmmods=");
+            printf("# parsim netbench: shmmods %.*s\n", (int)strcspn(shmmods, " \t\r\n"), shmmods);
+        }
         version[strcspn(version, "\r\n")] = '\0';
         printf("# parsim netbench: library %s\n", version);
     }
