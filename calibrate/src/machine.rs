@@ -342,6 +342,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             reduce_overhead: machine.reduce_overhead,
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
             flag_latency: machine.flag_latency,
+            datatype: models::DatatypeCosts::default(),
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
             node_gap: machine.node_gap,

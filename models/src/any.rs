@@ -284,6 +284,14 @@ impl Machine for AnyRun<'_> {
         self.inner().flag_latency(src, dst)
     }
 
+    fn datatype_seconds(&self, rank: u32, blocks: u64) -> f64 {
+        self.inner().datatype_seconds(rank, blocks)
+    }
+
+    fn pack_seconds(&self, rank: u32, blocks: u64) -> f64 {
+        self.inner().pack_seconds(rank, blocks)
+    }
+
     fn node_of(&self, rank: u32) -> u32 {
         self.inner().node_of(rank)
     }

@@ -65,6 +65,10 @@ const NODE_KEYS: &[&str] = &[
     "reduce_overhead",
     "progress",
     "flag_latency",
+    "type_create",
+    "type_create_per_block",
+    "type_pack",
+    "type_pack_per_block",
 ];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
@@ -475,6 +479,17 @@ impl<'f> Walker<'f> {
             None => None,
             Some(value) => Some(self.time("node.flag_latency", value)?),
         };
+        let mut datatype = crate::params::DatatypeCosts::default();
+        for (key, slot) in [
+            ("type_create", &mut datatype.create),
+            ("type_create_per_block", &mut datatype.create_per_block),
+            ("type_pack", &mut datatype.pack),
+            ("type_pack_per_block", &mut datatype.pack_per_block),
+        ] {
+            if let Some(value) = table.get(key) {
+                *slot = Some(self.time(&join("node", key), value)?);
+            }
+        }
         Ok(NodeParams {
             cpu_rate,
             memcpy_bandwidth,
@@ -486,6 +501,7 @@ impl<'f> Walker<'f> {
             reduce_overhead,
             progress_in_calls,
             flag_latency,
+            datatype,
         })
     }
 

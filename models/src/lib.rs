@@ -48,7 +48,7 @@ pub use config::MachineSpec;
 pub use error::MachineError;
 pub use machine::{IN_MEMORY_FILE, Level, LogGpMachine, LogGpRun};
 pub use params::{
-    ChannelParams, CommModel, DEFAULT_FLAG_LATENCY, DEFAULT_PROGRESS_IN_CALLS, Duplex, LogGpParams,
-    NodeParams, Packets, Placement, Segment,
+    ChannelParams, CommModel, DEFAULT_FLAG_LATENCY, DEFAULT_PROGRESS_IN_CALLS, DatatypeCosts,
+    Duplex, LogGpParams, NodeParams, Packets, Placement, Segment,
 };
 pub use plugin::{PLUGIN_ABI_VERSION, PluginMachine, PluginRun, PluginSpec, PluginViolation};

@@ -290,6 +290,7 @@ impl LogGpMachine {
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
                 flag_latency: None,
+                datatype: crate::params::DatatypeCosts::default(),
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
             },
             network: ChannelParams {
@@ -813,6 +814,14 @@ impl Machine for LogGpRun<'_> {
 
     fn progress_in_calls(&self) -> bool {
         self.machine.spec.node.progress_in_calls
+    }
+
+    fn datatype_seconds(&self, _rank: u32, blocks: u64) -> f64 {
+        self.machine.spec.node.datatype.create_seconds(blocks)
+    }
+
+    fn pack_seconds(&self, _rank: u32, blocks: u64) -> f64 {
+        self.machine.spec.node.datatype.pack_seconds(blocks)
     }
 
     fn flag_latency(&self, _src: u32, _dst: u32) -> f64 {

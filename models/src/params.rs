@@ -454,6 +454,50 @@ pub struct NodeParams {
     /// the step of the shared-memory collectives (`sim_core::coll::Op::Flag`).
     /// `None`: [`DEFAULT_FLAG_LATENCY`], assumed. Invariant: finite, >= 0.
     pub flag_latency: Option<f64>,
+    /// What the library's derived datatypes cost the rank's core (`type_*`
+    /// keys); each `None` takes [`DatatypeCosts::ASSUMED`]'s value.
+    pub datatype: DatatypeCosts,
+}
+
+/// The cost of a derived datatype of `k` blocks: `create + create_per_block
+/// · k` seconds to create, commit and free it, `pack + pack_per_block · k`
+/// to pack or unpack through it (Bruck's alltoall does both in every
+/// step). `None`: not given, [`DatatypeCosts::ASSUMED`]'s value.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DatatypeCosts {
+    pub create: Option<f64>,
+    pub create_per_block: Option<f64>,
+    pub pack: Option<f64>,
+    pub pack_per_block: Option<f64>,
+}
+
+impl DatatypeCosts {
+    /// MPICH 4.0.2 on the development machine
+    /// (`validation/dev-machine/datatype.c`, VALIDATION.md section 5.4):
+    /// `MPI_Type_create_indexed_block` + commit + free 0.78 µs + 3.9 ns per
+    /// block, `MPI_Pack` 0.355 µs + 1.3 ns per block (Intel MPI 2021.13 on
+    /// the same machine: 0.43 µs + 4.5 ns, 0.1 µs + 3.4 ns).
+    pub const ASSUMED: [f64; 4] = [0.78e-6, 3.9e-9, 0.355e-6, 1.3e-9];
+
+    /// Seconds to create, commit and free a type of `blocks` blocks.
+    pub fn create_seconds(&self, blocks: u64) -> f64 {
+        self.create.unwrap_or(Self::ASSUMED[0])
+            + self.create_per_block.unwrap_or(Self::ASSUMED[1]) * blocks as f64
+    }
+
+    /// Seconds to pack or unpack `blocks` blocks through one.
+    pub fn pack_seconds(&self, blocks: u64) -> f64 {
+        self.pack.unwrap_or(Self::ASSUMED[2])
+            + self.pack_per_block.unwrap_or(Self::ASSUMED[3]) * blocks as f64
+    }
+
+    /// Whether every cost is given (none assumed).
+    pub fn all_given(&self) -> bool {
+        self.create.is_some()
+            && self.create_per_block.is_some()
+            && self.pack.is_some()
+            && self.pack_per_block.is_some()
+    }
 }
 
 /// `node.flag_latency` when the machine file does not give it: 0.1 µs, the

@@ -102,6 +102,21 @@ pub trait Machine {
         1e-7
     }
 
+    /// Seconds `rank` spends creating, committing and freeing a derived
+    /// datatype of `blocks` blocks (`MPI_Type_create_indexed_block`, as
+    /// Bruck's alltoall does in each step). Default 0 (not modelled).
+    fn datatype_seconds(&self, rank: u32, blocks: u64) -> f64 {
+        let _ = (rank, blocks);
+        0.0
+    }
+
+    /// Seconds `rank` spends packing or unpacking `blocks` blocks through a
+    /// derived datatype. Default 0 (not modelled).
+    fn pack_seconds(&self, rank: u32, blocks: u64) -> f64 {
+        let _ = (rank, blocks);
+        0.0
+    }
+
     /// A transfer of `bytes` from `src` to `dst` that the sender starts at
     /// `ready`. Updates the model's NIC state.
     fn transfer(

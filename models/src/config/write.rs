@@ -283,6 +283,17 @@ pub fn machine_file(file: &MachineFile) -> String {
     if let Some(t) = node.flag_latency {
         let _ = writeln!(out, "flag_latency = \"{}\"", time_us(t));
     }
+    let d = &node.datatype;
+    for (key, value) in [
+        ("type_create", d.create),
+        ("type_create_per_block", d.create_per_block),
+        ("type_pack", d.pack),
+        ("type_pack_per_block", d.pack_per_block),
+    ] {
+        if let Some(t) = value {
+            let _ = writeln!(out, "{key} = \"{}\"", time_us(t));
+        }
+    }
     if node.progress_in_calls != crate::params::DEFAULT_PROGRESS_IN_CALLS {
         let _ = writeln!(
             out,
@@ -360,6 +371,11 @@ mod tests {
                 reduce_overhead: 0.12e-6,
                 progress_in_calls: !crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 flag_latency: Some(0.07e-6),
+                datatype: crate::params::DatatypeCosts {
+                    create: Some(0.5e-6),
+                    pack_per_block: Some(2e-9),
+                    ..Default::default()
+                },
             },
             network: Some(ChannelFile {
                 comment: Some("the base".into()),
@@ -411,6 +427,9 @@ mod tests {
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
         assert_eq!(spec.node.reduce_overhead, 0.12e-6);
         assert_eq!(spec.node.flag_latency, Some(0.07e-6));
+        assert_eq!(spec.node.datatype.create, Some(0.5e-6));
+        assert_eq!(spec.node.datatype.pack_per_block, Some(2e-9));
+        assert_eq!(spec.node.datatype.pack, None);
         assert_eq!(
             spec.node.progress_in_calls,
             !crate::params::DEFAULT_PROGRESS_IN_CALLS
@@ -488,6 +507,7 @@ mod tests {
                 reduce_overhead: 0.0,
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 flag_latency: None,
+                datatype: crate::params::DatatypeCosts::default(),
             },
             network: Some(channel(5e-6, 65_536)),
             shm: Some(channel(0.5e-6, 16_384)),

@@ -2,7 +2,7 @@
 //! local copies in both libraries and are not part of the schedules.
 
 use super::util::{Ctx, Sched, as_len, is_pof2, recv, send};
-use super::{ANY_SIZE, Algorithm, Counts, Step};
+use super::{ANY_SIZE, Algorithm, Counts, Op, Step};
 use crate::ir::CollKind;
 
 /// MPICH `MPIR_CVAR_ALLTOALL_THROTTLE` default (alltoall.c): the scattered
@@ -82,7 +82,25 @@ fn bruck(s: &mut Sched, c: &Ctx, n: u64) {
         let src = (r + p - pof2) % p;
         // Indices in 0..p with bit `pof2` set.
         let blocks = (p / (2 * pof2)) * pof2 + (p % (2 * pof2)).saturating_sub(pof2);
-        s.sendrecv(dst, blocks * n, src, blocks * n, 0);
+        // Each step builds an indexed datatype of its blocks, sends
+        // through it (the library packs them) and receives through it
+        // (unpacks them), then frees it; Open MPI also copies the
+        // received blocks back through it (`copy_content_same_ddt`).
+        let k = u32::try_from(blocks).unwrap_or(u32::MAX);
+        s.step(
+            vec![
+                Op::Datatype { blocks: k },
+                Op::Pack { blocks: k },
+                recv(src, blocks * n),
+                send(dst, blocks * n),
+            ],
+            0,
+        );
+        let mut after = vec![Op::Pack { blocks: k }];
+        if c.library.is_open_mpi() {
+            after.push(Op::Pack { blocks: k });
+        }
+        s.step(after, 0);
         pof2 *= 2;
     }
 }

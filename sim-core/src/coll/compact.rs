@@ -68,6 +68,8 @@ fn same_shape(a: &Op, b: &Op) -> bool {
         (Op::Send { bytes: x, .. }, Op::Send { bytes: y, .. })
         | (Op::Recv { bytes: x, .. }, Op::Recv { bytes: y, .. })
         | (Op::Copy { bytes: x }, Op::Copy { bytes: y }) => x == y,
+        (Op::Datatype { blocks: x }, Op::Datatype { blocks: y })
+        | (Op::Pack { blocks: x }, Op::Pack { blocks: y }) => x == y,
         (Op::Flag { .. }, Op::Flag { .. }) | (Op::Await { .. }, Op::Await { .. }) => true,
         _ => false,
     }

@@ -93,6 +93,18 @@ pub enum Op {
     Copy {
         bytes: u64,
     },
+    /// The rank's core creates, commits and later frees a derived datatype
+    /// of `blocks` blocks (Bruck's alltoall: `MPI_Type_create_indexed_block`
+    /// per step in MPICH and Open MPI), charged `Machine::datatype_seconds`
+    /// when the step reaches it.
+    Datatype {
+        blocks: u32,
+    },
+    /// The rank's core packs or unpacks `blocks` blocks through a derived
+    /// datatype (`Machine::pack_seconds`).
+    Pack {
+        blocks: u32,
+    },
 }
 
 impl Op {
@@ -103,7 +115,7 @@ impl Op {
             | Op::Recv { peer, .. }
             | Op::Flag { peer }
             | Op::Await { peer } => Some(peer),
-            Op::Copy { .. } => None,
+            Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => None,
         }
     }
 
@@ -114,7 +126,7 @@ impl Op {
             Op::Recv { bytes, .. } => Op::Recv { peer, bytes },
             Op::Flag { .. } => Op::Flag { peer },
             Op::Await { .. } => Op::Await { peer },
-            Op::Copy { bytes } => Op::Copy { bytes },
+            op @ (Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. }) => op,
         }
     }
 }

@@ -49,7 +49,7 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                     Op::Recv { peer, bytes } => (peer as usize, bytes, &mut recvs),
                     Op::Flag { peer } => (peer as usize, 0, &mut fsends),
                     Op::Await { peer } => (peer as usize, 0, &mut frecvs),
-                    Op::Copy { .. } => continue,
+                    Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => continue,
                 };
                 if q >= p || q == r {
                     return Err(format!("rank {r} step {si}: {op:?}"));
@@ -136,7 +136,10 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                 // has no partner.
                 let ready = step.ops.iter().enumerate().all(|(oi, op)| {
                     let (q, qs, _) = partner[r][si][oi];
-                    matches!(op, Op::Flag { .. } | Op::Copy { .. }) || pc[q] >= qs
+                    matches!(
+                        op,
+                        Op::Flag { .. } | Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. }
+                    ) || pc[q] >= qs
                 });
                 if !ready {
                     break;
@@ -156,7 +159,7 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                         // counts as received (the flow itself goes with
                         // the flags).
                         Op::Copy { bytes } => received[r] += bytes,
-                        Op::Flag { .. } => {}
+                        Op::Flag { .. } | Op::Datatype { .. } | Op::Pack { .. } => {}
                     }
                 }
                 reduced[r] += step.reduce_bytes;
@@ -208,7 +211,7 @@ fn op_index(
             Op::Recv { peer: q, .. } => !flag && !is_send && q as usize == peer,
             Op::Flag { peer: q } => flag && is_send && q as usize == peer,
             Op::Await { peer: q } => flag && !is_send && q as usize == peer,
-            Op::Copy { .. } => false,
+            Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => false,
         };
         if hit {
             if seen == before {
@@ -663,7 +666,7 @@ fn segmented_ring_allreduce_runs_in_phases() {
                 .flat_map(|s| &s.ops)
                 .map(|op| match op {
                     Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes } => *bytes,
-                    Op::Flag { .. } | Op::Await { .. } => 0,
+                    Op::Flag { .. } | Op::Await { .. } | Op::Datatype { .. } | Op::Pack { .. } => 0,
                 })
                 .max()
                 .unwrap();

@@ -174,11 +174,19 @@ impl<'a> Engine<'a> {
                 let (peer, bytes) = match op {
                     Op::Send { peer, bytes } | Op::Recv { peer, bytes } => (peer, bytes),
                     Op::Flag { peer } | Op::Await { peer } => (peer, 0),
-                    Op::Copy { bytes } => {
-                        // A copy into or out of a shared cell: the rank's
-                        // core, in the call (the operations after it start
-                        // when it ends).
-                        let t = self.machine.copy_seconds(id, bytes);
+                    Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => {
+                        // Work of the rank's core in the call: a copy into
+                        // or out of a shared cell, a derived datatype's
+                        // creation, a pack or unpack through it (the
+                        // operations after it start when it ends).
+                        let t = match op {
+                            Op::Copy { bytes } => self.machine.copy_seconds(id, bytes),
+                            Op::Datatype { blocks } => {
+                                self.machine.datatype_seconds(id, u64::from(blocks))
+                            }
+                            Op::Pack { blocks } => self.machine.pack_seconds(id, u64::from(blocks)),
+                            _ => 0.0,
+                        };
                         let lp = &mut self.lps[lpi];
                         lp.clock += t;
                         lp.stats.comm += t;
@@ -560,7 +568,10 @@ impl<'a> Engine<'a> {
                         Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes } => {
                             *bytes = 0
                         }
-                        Op::Flag { .. } | Op::Await { .. } => {}
+                        Op::Flag { .. }
+                        | Op::Await { .. }
+                        | Op::Datatype { .. }
+                        | Op::Pack { .. } => {}
                     }
                 }
             }
