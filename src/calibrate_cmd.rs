@@ -159,6 +159,13 @@ pub(crate) struct NetArgs {
     /// built with ch4:ofi). Without it the machine assumes 0.1 us.
     #[arg(long, value_name = "TABLE")]
     flag_latency: Option<PathBuf>,
+    /// parsim's TypeCreate and TypePack tables (what --run saves): sets
+    /// [node] type_create, type_create_per_block, type_pack and
+    /// type_pack_per_block, what a derived datatype costs (Bruck's
+    /// alltoall builds one per step). Without them the machine assumes
+    /// MPICH 4.0.2's on the development machine.
+    #[arg(long, value_name = "TABLE")]
+    datatype: Option<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich-4`, `alltoall=pairwise`, ... Default: --run writes the
     /// library it measured (MPICH 3 and 4, Open MPI 3 to 5, Intel MPI 2019 and 2021), else none
@@ -397,6 +404,9 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         }
         if args.flag_latency.is_none() && app::coll_fit::has_flag_table(&m.table)? {
             args.flag_latency = Some(m.table.clone());
+        }
+        if args.datatype.is_none() && app::coll_fit::has_datatype_tables(&m.table)? {
+            args.datatype = Some(m.table.clone());
         }
         if args.pingping.is_none() {
             args.pingping = Some(m.table.clone());
@@ -833,6 +843,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             },
             reduce_local: args.reduce_local.clone(),
             flag: args.flag_latency.clone(),
+            datatype: args.datatype.clone(),
         },
         &info,
     );

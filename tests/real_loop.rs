@@ -104,6 +104,11 @@ fn calibrate_build_run_and_compare_with_mpich() {
     // benchmark names the device and the machine runs its collectives
     // inside a node as messages.
     assert!(raw.contains("# parsim netbench: device ch4:ucx"), "{raw}");
+    // What a derived datatype costs (Bruck's alltoall): measured, so the
+    // machine states it instead of assuming it.
+    assert!(raw.contains("# Benchmarking TypeCreate"), "{raw}");
+    assert!(written.contains("\ntype_create = \""), "{written}");
+    assert!(written.contains("\ntype_pack_per_block = \""), "{written}");
     assert!(written.contains("\nshared_memory = false\n"), "{written}");
 
     // 1b. The eager limit decides which programs deadlock. The benchmark

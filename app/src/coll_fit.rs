@@ -370,6 +370,8 @@ pub struct CollTables {
     pub reduce_local: Option<PathBuf>,
     /// A FlagLatency table (`--flag-latency`).
     pub flag: Option<PathBuf>,
+    /// TypeCreate and TypePack tables (`--datatype`).
+    pub datatype: Option<PathBuf>,
 }
 
 /// What the collective tables gave, for the machine file and the report.
@@ -379,6 +381,56 @@ pub struct CollFitted {
     pub reduce: Option<(PathBuf, ReduceFit)>,
     /// `node.flag_latency`, seconds, from a FlagLatency table.
     pub flag: Option<(PathBuf, f64)>,
+    /// `node.type_*`, from TypeCreate and TypePack tables.
+    pub datatype: Option<(PathBuf, models::DatatypeCosts)>,
+}
+
+/// Whether the file at `path` has parsim's TypeCreate and TypePack tables.
+pub fn has_datatype_tables(path: &Path) -> Result<bool, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    Ok(text.contains("# Benchmarking TypeCreate") && text.contains("# Benchmarking TypePack"))
+}
+
+/// The derived datatype's costs from the TypeCreate and TypePack tables of
+/// the file at `path` (`#bytes` is the number of blocks): each a
+/// least-squares line `a + b · k` over its rows, both terms at least 0.
+pub fn read_datatype(path: &Path) -> Result<models::DatatypeCosts, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let line = |name: &str| -> Result<(f64, f64), Error> {
+        let table = calibrate::parse_table(
+            &text,
+            &InputOptions {
+                format: Some(calibrate::Format::Imb),
+                benchmark: Some(name.to_owned()),
+                ..InputOptions::default()
+            },
+        )
+        .map_err(|err| Error::Table {
+            path: path.to_owned(),
+            err,
+        })?;
+        let pts: Vec<(f64, f64)> = table
+            .points
+            .iter()
+            .map(|p| (p.bytes as f64, p.seconds))
+            .collect();
+        let n = pts.len() as f64;
+        let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+        let (mx, my) = (sx / n, sy / n);
+        let sxx: f64 = pts.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
+        let sxy: f64 = pts.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+        let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+        let intercept = (my - slope * mx).max(0.0);
+        Ok((intercept, slope))
+    };
+    let (create, create_per_block) = line("TypeCreate")?;
+    let (pack, pack_per_block) = line("TypePack")?;
+    Ok(models::DatatypeCosts {
+        create: Some(create),
+        create_per_block: Some(create_per_block),
+        pack: Some(pack),
+        pack_per_block: Some(pack_per_block),
+    })
 }
 
 /// The FlagLatency table's name in parsim's benchmark output.
@@ -421,6 +473,17 @@ impl CollFitted {
     pub fn describe(&self) -> Vec<String> {
         let us = |s: f64| format!("{:.3} us", s * 1e6);
         let mut lines = Vec::new();
+        if let Some((path, d)) = &self.datatype {
+            let ns = |s: Option<f64>| format!("{:.2} ns", s.unwrap_or(0.0) * 1e9);
+            lines.push(format!(
+                "derived datatype: create + commit + free {} + {} per block, pack {} + {} per block (node.type_*), lines through TypeCreate and TypePack in {}",
+                us(d.create.unwrap_or(0.0)),
+                ns(d.create_per_block),
+                us(d.pack.unwrap_or(0.0)),
+                ns(d.pack_per_block),
+                path.display()
+            ));
+        }
         if let Some((path, t)) = &self.flag {
             lines.push(format!(
                 "flag latency: {} (node.flag_latency), half the round trip of a counter through shared memory in {}",

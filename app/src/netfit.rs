@@ -788,6 +788,7 @@ fn fit_machine(
         reduce_bandwidth: None,
         reduce_overhead: 0.0,
         flag_latency: None,
+        datatype: models::DatatypeCosts::default(),
     })
     .map_err(Error::MachineFile)?;
     models::LogGpMachine::from_toml_str(&text, &format!("<{what} fit>"))
@@ -921,6 +922,9 @@ impl Fitted {
         if let Some(path) = &tables.flag {
             self.collectives.flag = Some((path.clone(), coll_fit::read_flag_latency(path)?));
         }
+        if let Some(path) = &tables.datatype {
+            self.collectives.datatype = Some((path.clone(), coll_fit::read_datatype(path)?));
+        }
         if let Some(path) = &tables.reduce_local {
             let table = coll_fit::read_reduce_local(path)?;
             self.collectives.reduce = Some((path.clone(), coll_fit::fit_reduce(&table)?));
@@ -1049,6 +1053,12 @@ impl Fitted {
                 .as_ref()
                 .map_or(0.0, |(_, r)| r.overhead),
             flag_latency: self.collectives.flag.as_ref().map(|(_, t)| *t),
+            datatype: self
+                .collectives
+                .datatype
+                .as_ref()
+                .map(|(_, d)| *d)
+                .unwrap_or_default(),
         })
         .map_err(Error::MachineFile)
     }

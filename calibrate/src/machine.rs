@@ -54,6 +54,8 @@ pub struct MachineDescription<'a> {
     pub reduce_overhead: f64,
     /// `node.flag_latency`, seconds (`None` leaves it out: assumed).
     pub flag_latency: Option<f64>,
+    /// `node.type_*` (each `None` left out: assumed).
+    pub datatype: models::DatatypeCosts,
 }
 
 /// Why a machine file cannot be written.
@@ -342,7 +344,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             reduce_overhead: machine.reduce_overhead,
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
             flag_latency: machine.flag_latency,
-            datatype: models::DatatypeCosts::default(),
+            datatype: machine.datatype,
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
             node_gap: machine.node_gap,

@@ -39,6 +39,9 @@
  *   - FlagLatency (the step of shared-memory collectives): a counter
  *     ping-ponged through a shared window by ranks 0 and 1 when they share
  *     a node, t = half the round trip (flag_table);
+ *   - TypeCreate and TypePack (Bruck's alltoall's per-step datatype):
+ *     rank 0 alone, an indexed type of k blocks created, committed and
+ *     freed, and packed, k in the #bytes column (datatype_tables);
  *   - Reduce_local (the reduction's fixed cost and rate): rank 0 alone,
  *     MPI_Reduce_local of bytes/4 MPI_FLOATs with MPI_SUM (the datatype
  *     and operation of osu_allreduce and IMB's Allreduce), sizes 4 B to
@@ -416,6 +419,45 @@ static void flag_table(MPI_Comm pair, int rank) {
     }
 }
 
+/* TypeCreate and TypePack (what Bruck's alltoall does in every step):
+ * rank 0 alone, an MPI_Type_create_indexed_block of k one-byte blocks
+ * (every other byte) + MPI_Type_commit + MPI_Type_free, and MPI_Pack of
+ * one element of it; k = 1, 4, ..., 1024 in the #bytes column, t per
+ * call, the median of TRIALS. */
+static void datatype_tables(char *sbuf, char *rbuf, int rank) {
+    if (rank != 0) return;
+    static int displs[1024];
+    for (int i = 0; i < 1024; i++) displs[i] = 2 * i;
+    for (int pack = 0; pack <= 1; pack++) {
+        header(pack ? "TypePack" : "TypeCreate", 1);
+        for (int k = 1; k <= 1024; k *= 4) {
+            int reps = k < 64 ? 10000 : 10000 / (k / 32);
+            double t[TRIALS];
+            MPI_Datatype type;
+            MPI_Type_create_indexed_block(k, 1, displs, MPI_CHAR, &type);
+            MPI_Type_commit(&type);
+            for (int j = 0; j < TRIALS; j++) {
+                double t0 = MPI_Wtime();
+                for (int i = 0; i < reps; i++) {
+                    if (pack) {
+                        int pos = 0;
+                        MPI_Pack(sbuf, 1, type, rbuf, 2048, &pos, MPI_COMM_SELF);
+                    } else {
+                        MPI_Datatype t2;
+                        MPI_Type_create_indexed_block(k, 1, displs, MPI_CHAR, &t2);
+                        MPI_Type_commit(&t2);
+                        MPI_Type_free(&t2);
+                    }
+                }
+                t[j] = (MPI_Wtime() - t0) / reps;
+            }
+            MPI_Type_free(&type);
+            printf("%13d %12d %12.4f %12.2f\n", k, reps, median(t, TRIALS) * 1e6, 0.0);
+        }
+    }
+    fflush(stdout);
+}
+
 /* MPI_Reduce_local of floats with MPI_SUM on rank 0: t per call. */
 static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
     if (rank != 0) return;
@@ -561,6 +603,7 @@ int main(int argc, char **argv) {
     for (long i = 0; i < MAX_BYTES / 4; i++) ((float *)sbuf)[i] = 1.0f;
     memset(rbuf, 0, MAX_BYTES);
     reduce_local_table(sbuf, rbuf, rank);
+    datatype_tables(sbuf, rbuf, rank);
 
     /* memcpy bandwidth of rank 0 on 4 MiB buffers (beyond most L2 caches),
      * the median of TRIALS runs of 20 copies. */

@@ -94,6 +94,7 @@ fn samples_fit_within_tolerance() {
             reduce_bandwidth: None,
             reduce_overhead: 0.0,
             flag_latency: None,
+            datatype: models::DatatypeCosts::default(),
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");
