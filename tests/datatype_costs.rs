@@ -61,3 +61,20 @@ fn unknown_costs_are_refused_by_name() {
     let err = support::stderr(&out);
     assert!(err.contains("node.type_pack"), "{err}");
 }
+
+#[test]
+fn the_machine_states_its_datatype_costs() {
+    let dir = support::temp_dir();
+    let m = support::closed_form_machine(&dir, "100 MB/s", "");
+    let text = std::fs::read_to_string(&m)
+        .expect("machine")
+        .replace("[node]\n", &format!("[node]\n{COSTS}"));
+    let m = dir.file("dt.toml", &text);
+    let out = support::parsim(&["machine", m.to_str().expect("utf-8 path")]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let text = support::stdout(&out);
+    assert!(
+        text.contains("a derived datatype of k blocks created in 1 us + k x 0.01 us, packed in 0.5 us + k x 0.005 us,"),
+        "{text}"
+    );
+}

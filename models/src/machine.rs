@@ -444,6 +444,25 @@ impl LogGpMachine {
             )),
             None => {}
         }
+        let d = &node.datatype;
+        if d.create.is_some()
+            || d.create_per_block.is_some()
+            || d.pack.is_some()
+            || d.pack_per_block.is_some()
+        {
+            node_line.push_str(&format!(
+                ", a derived datatype of k blocks created in {} + k x {}, packed in {} + k x {}{}",
+                crate::config::write::time_us(d.create_seconds(0)),
+                crate::config::write::time_us(d.create_seconds(1) - d.create_seconds(0)),
+                crate::config::write::time_us(d.pack_seconds(0)),
+                crate::config::write::time_us(d.pack_seconds(1) - d.pack_seconds(0)),
+                if d.all_given() {
+                    ""
+                } else {
+                    " (partly assumed)"
+                }
+            ));
+        }
         node_line.push_str(if node.progress_in_calls {
             ", rendezvous progress only inside MPI calls"
         } else {
