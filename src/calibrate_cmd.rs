@@ -402,10 +402,14 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         if args.reduce_local.is_none() {
             args.reduce_local = Some(m.table.clone());
         }
-        if args.flag_latency.is_none() && app::coll_fit::has_flag_table(&m.table)? {
+        if args.flag_latency.is_none()
+            && app::coll_fit::has_tables(&m.table, &[app::coll_fit::FLAG_LATENCY])?
+        {
             args.flag_latency = Some(m.table.clone());
         }
-        if args.datatype.is_none() && app::coll_fit::has_datatype_tables(&m.table)? {
+        if args.datatype.is_none()
+            && app::coll_fit::has_tables(&m.table, &["TypeCreate", "TypePack"])?
+        {
             args.datatype = Some(m.table.clone());
         }
         if args.pingping.is_none() {
@@ -432,7 +436,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
             args.shm_barrier = Some(m.table.clone());
             args.barrier = None;
         }
-        if !given_flag && app::coll_fit::has_flag_table(&m.table)? {
+        if !given_flag && app::coll_fit::has_tables(&m.table, &[app::coll_fit::FLAG_LATENCY])? {
             args.flag_latency = Some(m.table.clone());
         }
         args.shm = Some(m.table);

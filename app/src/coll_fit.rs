@@ -385,43 +385,27 @@ pub struct CollFitted {
     pub datatype: Option<(PathBuf, models::DatatypeCosts)>,
 }
 
-/// Whether the file at `path` has parsim's TypeCreate and TypePack tables.
-pub fn has_datatype_tables(path: &Path) -> Result<bool, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    Ok(text.contains("# Benchmarking TypeCreate") && text.contains("# Benchmarking TypePack"))
-}
-
 /// The derived datatype's costs from the TypeCreate and TypePack tables of
 /// the file at `path` (`#bytes` is the number of blocks): each a
 /// least-squares line `a + b · k` over its rows, both terms at least 0.
 pub fn read_datatype(path: &Path) -> Result<models::DatatypeCosts, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
     let line = |name: &str| -> Result<(f64, f64), Error> {
-        let table = calibrate::parse_table(
-            &text,
-            &InputOptions {
-                format: Some(calibrate::Format::Imb),
-                benchmark: Some(name.to_owned()),
-                ..InputOptions::default()
-            },
-        )
-        .map_err(|err| Error::Table {
-            path: path.to_owned(),
-            err,
-        })?;
+        let table = crate::netfit::imb_block(&text, path, name)?;
         let pts: Vec<(f64, f64)> = table
             .points
             .iter()
             .map(|p| (p.bytes as f64, p.seconds))
             .collect();
-        let n = pts.len() as f64;
-        let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
-        let (mx, my) = (sx / n, sy / n);
-        let sxx: f64 = pts.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
-        let sxy: f64 = pts.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
-        let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
-        let intercept = (my - slope * mx).max(0.0);
-        Ok((intercept, slope))
+        // A table's sizes are distinct and at least two (`parse_table`).
+        let (slope, intercept) = calibrate::send::least_squares(&pts);
+        if slope >= 0.0 {
+            Ok((intercept.max(0.0), slope))
+        } else {
+            // No cost falls with the blocks: the mean, flat.
+            let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
+            Ok((mean.max(0.0), 0.0))
+        }
     };
     let (create, create_per_block) = line("TypeCreate")?;
     let (pack, pack_per_block) = line("TypePack")?;
@@ -434,13 +418,15 @@ pub fn read_datatype(path: &Path) -> Result<models::DatatypeCosts, Error> {
 }
 
 /// The FlagLatency table's name in parsim's benchmark output.
-const FLAG_LATENCY: &str = "FlagLatency";
+pub const FLAG_LATENCY: &str = "FlagLatency";
 
-/// Whether the file at `path` has a FlagLatency table (parsim's benchmark
-/// prints one only when ranks 0 and 1 share a node).
-pub fn has_flag_table(path: &Path) -> Result<bool, Error> {
+/// Whether the file at `path` has every one of parsim's tables `names`
+/// (its benchmark prints FlagLatency only when ranks 0 and 1 share a node).
+pub fn has_tables(path: &Path, names: &[&str]) -> Result<bool, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    Ok(text.contains(&format!("# Benchmarking {FLAG_LATENCY}")))
+    Ok(names
+        .iter()
+        .all(|n| text.contains(&format!("# Benchmarking {n}"))))
 }
 
 /// Seconds from a store to a shared flag until the other core sees it:

@@ -117,7 +117,7 @@ fn with_send_overhead(path: &Path) -> Result<Option<String>, Error> {
 }
 
 /// The IMB-format table `name` of `text`, the file at `path`.
-fn imb_block(text: &str, path: &Path, name: &str) -> Result<Table, Error> {
+pub(crate) fn imb_block(text: &str, path: &Path, name: &str) -> Result<Table, Error> {
     calibrate::parse_table(
         text,
         &InputOptions {

@@ -163,7 +163,7 @@ pub fn fit_send_overhead(
 
 /// The least-squares line through `(x, y)` points of at least two
 /// distinct `x`: (slope, intercept).
-fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
+pub fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
     let count = points.len() as f64;
     let mean_x = points.iter().map(|p| p.0).sum::<f64>() / count;
     let mean_y = points.iter().map(|p| p.1).sum::<f64>() / count;

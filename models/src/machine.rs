@@ -431,8 +431,7 @@ impl LogGpMachine {
             ));
         }
         let coll = &spec.collectives;
-        let shm_colls = coll.shared_memory.unwrap_or(coll.library.shared_memory())
-            && coll.library.has_shared_memory();
+        let shm_colls = coll.shared_memory_on();
         match node.flag_latency {
             Some(t) => node_line.push_str(&format!(
                 ", flags seen by another core after {}",

@@ -880,6 +880,14 @@ impl CollConfig {
             .unwrap_or_else(|| self.library.zero_count(kind))
     }
 
+    /// Whether this machine's library runs its collectives inside a node
+    /// through shared memory (`shared_memory`, else the library's default;
+    /// never for a library without such algorithms).
+    pub fn shared_memory_on(&self) -> bool {
+        self.shared_memory.unwrap_or(self.library.shared_memory())
+            && self.library.has_shared_memory()
+    }
+
     /// The configuration of `library` with nothing forced.
     pub fn new(library: Library) -> CollConfig {
         CollConfig {
@@ -1123,8 +1131,7 @@ pub fn select(cfg: &CollConfig, call: &CollCall<'_>) -> Algorithm {
     if let Some((_, alg)) = cfg.forced.iter().find(|(k, _)| *k == call.kind) {
         return *alg;
     }
-    let shm =
-        cfg.shared_memory.unwrap_or(cfg.library.shared_memory()) && cfg.library.has_shared_memory();
+    let shm = cfg.shared_memory_on();
     let alg = match cfg.library {
         Library::Mpich3 => mpich::select(call),
         Library::Mpich4 => mpich4::select(call),

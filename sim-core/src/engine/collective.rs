@@ -174,22 +174,21 @@ impl<'a> Engine<'a> {
                 let (peer, bytes) = match op {
                     Op::Send { peer, bytes } | Op::Recv { peer, bytes } => (peer, bytes),
                     Op::Flag { peer } | Op::Await { peer } => (peer, 0),
-                    Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => {
-                        // Work of the rank's core in the call: a copy into
-                        // or out of a shared cell, a derived datatype's
-                        // creation, a pack or unpack through it (the
-                        // operations after it start when it ends).
-                        let t = match op {
-                            Op::Copy { bytes } => self.machine.copy_seconds(id, bytes),
-                            Op::Datatype { blocks } => {
-                                self.machine.datatype_seconds(id, u64::from(blocks))
-                            }
-                            Op::Pack { blocks } => self.machine.pack_seconds(id, u64::from(blocks)),
-                            _ => 0.0,
-                        };
-                        let lp = &mut self.lps[lpi];
-                        lp.clock += t;
-                        lp.stats.comm += t;
+                    // Work of the rank's core in the call: a copy into or
+                    // out of a shared cell, a derived datatype's creation, a
+                    // pack or unpack through it (the operations after it
+                    // start when it ends).
+                    Op::Copy { bytes } => {
+                        self.in_call_work(lpi, self.machine.copy_seconds(id, bytes));
+                        continue;
+                    }
+                    Op::Datatype { blocks } => {
+                        let t = self.machine.datatype_seconds(id, u64::from(blocks));
+                        self.in_call_work(lpi, t);
+                        continue;
+                    }
+                    Op::Pack { blocks } => {
+                        self.in_call_work(lpi, self.machine.pack_seconds(id, u64::from(blocks)));
                         continue;
                     }
                 };
@@ -224,6 +223,13 @@ impl<'a> Engine<'a> {
             self.lps[lpi].wait = Some(ws);
             self.lps[lpi].put_coll(exec);
         }
+    }
+
+    /// `t` seconds of the rank's core inside a collective call.
+    fn in_call_work(&mut self, lpi: usize, t: f64) {
+        let lp = &mut self.lps[lpi];
+        lp.clock += t;
+        lp.stats.comm += t;
     }
 
     fn start_collective(&mut self, id: u32, op: &'a CommOp, span: Span) -> RunResult<CollExec> {
