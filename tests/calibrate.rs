@@ -185,9 +185,10 @@ fn shipped_ekss1_machine_loads_and_predicts_the_pingpong() {
     let max = network.iter().copied().fold(0.0, f64::max);
     // With g, the duplex overlap and the overhead split fitted to PingPong
     // and PingPing together the simulated ping-pong is not the fit's closed
-    // form any more: max 11.6% (VALIDATION.md 2.4).
+    // form any more: max 13.1% (VALIDATION.md 2.4: the 32 B point, faster
+    // than its 16 B neighbour; 11.6% before the segments' own duplex).
     assert!(
-        max <= 0.12,
+        max <= 0.135,
         "network: max |error| {max} of the simulated ping-pong"
     );
     // Both ranks on node 0: the shared-memory one-way time, which the

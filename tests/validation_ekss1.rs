@@ -5,7 +5,8 @@
 //! PingPong and PingPing (the calibration inputs: within 5% median), and on
 //! the held-out Alltoall (1 process per node, 2, 4, 8, 16 active of 16)
 //! and Barrier tables. Issue 12 asks for 10% median per Alltoall group and
-//! 15% for Barrier; 8 active misses by 0.7 points. The bounds are the
+//! 15% for Barrier; every group meets it since the network's segments have
+//! a duplex of their own where PingPing shows one. The bounds are the
 //! achieved figures with a little room, so that a change that makes the
 //! predictions worse fails.
 
@@ -43,9 +44,9 @@ fn alltoall_1ppn_per_group_median_error() {
         return;
     };
     let v = validate("examples/imb/alltoall.mpl", &table, &[]);
-    // Achieved 5.8, 7.3, 10.7, 8.6% (VALIDATION.md 2.2): 8 active misses
-    // the issue's 10% by 0.7 points.
-    let bounds = [(2, 0.065), (4, 0.08), (8, 0.115), (16, 0.095)];
+    // Achieved 3.9, 5.8, 7.0, 6.0% (VALIDATION.md 2.2), each within the
+    // issue's 10%.
+    let bounds = [(2, 0.045), (4, 0.065), (8, 0.08), (16, 0.07)];
     for g in v["groups"].as_array().expect("groups") {
         let active = g["active"].as_u64().expect("active");
         let median = g["median_abs_error"].as_f64().expect("median");
@@ -59,16 +60,16 @@ fn alltoall_1ppn_per_group_median_error() {
             "{active} active: median |error| {median} > {bound}"
         );
     }
-    // Achieved 23.3%.
-    assert!(v["max_abs_error"].as_f64().expect("max") <= 0.25);
+    // Achieved 20.9%.
+    assert!(v["max_abs_error"].as_f64().expect("max") <= 0.22);
 }
 
 #[test]
 fn pingpong_and_pingping_reproduce_their_tables() {
     for (program, name, bound) in [
-        // Achieved 0.8% and 2.5% (VALIDATION.md 2.4).
-        ("examples/imb/pingpong.mpl", "pmb_pingpong_1ppn.csv", 0.015),
-        ("examples/imb/pingping.mpl", "pmb_pingping_1ppn.csv", 0.035),
+        // Achieved 1.2% and 2.0% (VALIDATION.md 2.4).
+        ("examples/imb/pingpong.mpl", "pmb_pingpong_1ppn.csv", 0.02),
+        ("examples/imb/pingping.mpl", "pmb_pingping_1ppn.csv", 0.03),
     ] {
         let Some(table) = data(name) else {
             return;

@@ -538,6 +538,11 @@ pub fn fit(
             for segment in &mut network.segments {
                 segment.gap = joint.fit.gap;
             }
+            for own in &joint.fit.segment_duplex {
+                if let Some(segment) = network.segments.get_mut(own.index) {
+                    segment.duplex = Some(own.duplex);
+                }
+            }
             if let Some(fraction) = joint.fit.overhead_fraction {
                 network.overhead_origin = format!(
                     "o_s + o_r = {:.0}% of the 0 B time, fitted to PingPong and the other patterns together",

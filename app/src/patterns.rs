@@ -82,6 +82,12 @@ impl Pattern {
         }
     }
 
+    /// Whether both ranks send at once, loading both directions of each
+    /// adapter (what shows the duplex).
+    fn crosses(self) -> bool {
+        matches!(self, Pattern::PingPing | Pattern::BiStream)
+    }
+
     /// The ranks whose times are averaged (IMB's t_avg; OSU's rank 0).
     fn ranks(self) -> &'static [u32] {
         match self {
@@ -272,6 +278,9 @@ pub struct JointFit {
     pub duplex: Duplex,
     /// How the duplex was decided.
     pub duplex_origin: Origin,
+    /// Segments whose crossings have a duplex of their own
+    /// ([`fit_segment_duplex`]).
+    pub segment_duplex: Vec<SegmentDuplex>,
     /// `o_s + o_r` as a fraction of the smallest ping-pong time, when it was
     /// fitted (`None`: given, or the default because not determined).
     pub overhead_fraction: Option<f64>,
@@ -353,6 +362,17 @@ impl JointFit {
                 names.join(", ")
             ),
         });
+        for own in &self.segment_duplex {
+            lines.push(format!(
+                "  duplex overlap d = {} from {}: fitted to the {} crossing points there \
+                 (median |error| {:.1}% with the channel's d, {:.1}% with its own)",
+                own.duplex.as_str(),
+                models::units::format_size(own.from),
+                own.points,
+                own.error_before * 100.0,
+                own.error_after * 100.0
+            ));
+        }
         lines
     }
 
@@ -381,15 +401,187 @@ pub(crate) fn summary(pairs: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
     (crate::validate::median(&mut errors), max)
 }
 
-/// The machine with `g` in every segment of the network and `duplex`.
-fn variant(machine: &LogGpMachine, gap: f64, duplex: Duplex) -> Result<LogGpMachine, Error> {
+/// The machine with `g` in every segment of the network, `duplex`, and
+/// some segments' own duplex: `own[k]` for the ping-pong fit's segment
+/// `k`, the machine's segment `k − 1` (`own[0]`, the base, is the
+/// channel's `duplex`).
+fn variant_segments(
+    machine: &LogGpMachine,
+    gap: f64,
+    duplex: Duplex,
+    own: &[Option<Duplex>],
+) -> Result<LogGpMachine, Error> {
     let mut spec = machine.spec().clone();
     spec.network.gap = gap;
-    for segment in &mut spec.network.segments {
-        segment.params.gap = gap;
-    }
     spec.network.duplex = duplex;
+    for (k, segment) in spec.network.segments.iter_mut().enumerate() {
+        segment.params.gap = gap;
+        segment.duplex = own.get(k + 1).copied().flatten();
+    }
     LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))
+}
+
+/// The fewest points of one crossing table a segment needs for a duplex
+/// of its own (as a segment of the ping-pong fit needs 3 points).
+const SEGMENT_DUPLEX_POINTS: usize = 3;
+
+/// A segment gets a duplex of its own only where the channel's misses its
+/// points by more than the scatter of repeated benchmark runs (their cost,
+/// the median |log error| plus a tenth of the mean, [`cost`], above 5%)
+/// and its own lowers that cost by more than 2 points.
+const SEGMENT_DUPLEX_MISS: f64 = 0.05;
+const SEGMENT_DUPLEX_GAIN: f64 = 0.02;
+
+/// A segment of the ping-pong fit whose crossings the tables show to
+/// share the adapter differently from the channel's duplex.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentDuplex {
+    /// The segment's index in the ping-pong fit (0: the base).
+    pub index: usize,
+    /// Its smallest message size.
+    pub from: u64,
+    pub duplex: Duplex,
+    /// The crossing tables' points in the segment.
+    pub points: usize,
+    /// Their median |relative error| with the channel's duplex and with
+    /// the segment's own.
+    pub error_before: f64,
+    pub error_after: f64,
+}
+
+/// Per segment of the ping-pong fit: the duplex overlap of its messages
+/// from the crossing tables' points in it (PingPing, osu_bibw), where they
+/// have at least [`SEGMENT_DUPLEX_POINTS`] in one table and a duplex of
+/// the channel's duplex misses them (their cost above
+/// [`SEGMENT_DUPLEX_MISS`]) and the
+/// segment's own lowers their cost, the ping-pong's points of the segment
+/// included (an adapter still busy with a reception slows a reply's
+/// sending too), by more than [`SEGMENT_DUPLEX_GAIN`]. A segment is a transfer mechanism (the
+/// ping-pong's steps and slope changes: programmed I/O, an eager copy, a
+/// DMA or RDMA transfer), and how the two directions of an adapter's bus
+/// share it depends on the mechanism: on EKSS-1 (32-bit PCI) two crossing
+/// messages of 4-64 KiB cost 1.6 times one, of 512 KiB and more 2.0-2.07
+/// times. The channel's duplex, fitted to every point with a robust cost,
+/// follows the majority and leaves such a segment as outliers.
+///
+/// Each segment is fitted alone: a message's duplex is its own segment's,
+/// so the points of one segment do not depend on another's. Two keep the
+/// channel's duplex: the base (the channel's duplex is its own, fitted to
+/// every point) and the segment of the rendezvous control messages (its
+/// duplex would move every rendezvous size's handshake, not only its own
+/// points).
+fn fit_segment_duplex(
+    machine: &LogGpMachine,
+    gap: f64,
+    duplex: Duplex,
+    pong: &Compiled,
+    crossing: &[&Compiled],
+) -> Result<Vec<SegmentDuplex>, Error> {
+    let network = machine.spec().network.clone();
+    let segments = network.segments.len() + 1;
+    let mut found = Vec::new();
+    let control = network
+        .segment_index(network.control_bytes)
+        .map_or(0, |i| i + 1);
+    for k in (1..segments).filter(|&k| k != control) {
+        let in_segment = |bytes: u64| network.segment_index(bytes).map_or(0, |i| i + 1) == k;
+        // Per table: its program, ranks, and the sizes and measured times
+        // in the segment.
+        let part = |c: &Compiled| -> (Vec<u64>, Vec<f64>) {
+            c.sizes
+                .iter()
+                .zip(&c.measured)
+                .filter(|(bytes, _)| in_segment(**bytes))
+                .map(|(&b, &t)| (b, t))
+                .unzip()
+        };
+        let parts: Vec<(&Compiled, Vec<u64>, Vec<f64>)> = crossing
+            .iter()
+            .map(|c| {
+                let (sizes, measured) = part(c);
+                (*c, sizes, measured)
+            })
+            .filter(|(_, sizes, _)| !sizes.is_empty())
+            .collect();
+        if parts
+            .iter()
+            .all(|(_, sizes, _)| sizes.len() < SEGMENT_DUPLEX_POINTS)
+        {
+            continue;
+        }
+        let (pong_sizes, pong_measured) = part(pong);
+        let mut own = vec![None; segments];
+        // (cost, predicted times per crossing table) with the segment's
+        // duplex `d`.
+        let mut judge = |d: Option<Duplex>| -> Result<(f64, Vec<Vec<f64>>), Error> {
+            own[k] = d;
+            let m = variant_segments(machine, gap, duplex, &own)?;
+            let mut total = 0.0;
+            if !pong_sizes.is_empty() {
+                let t = simulate(&pong.program, &m, &pong_sizes, pong.ranks)?;
+                total += cost(&t, &pong_measured);
+            }
+            let mut times = Vec::with_capacity(parts.len());
+            for (c, sizes, measured) in &parts {
+                let t = simulate(&c.program, &m, sizes, c.ranks)?;
+                total += cost(&t, measured);
+                times.push(t);
+            }
+            Ok((total, times))
+        };
+        let (before, before_times) = judge(None)?;
+        let missed: f64 = before_times
+            .iter()
+            .zip(&parts)
+            .map(|(t, (_, _, measured))| cost(t, measured))
+            .sum();
+        if missed <= SEGMENT_DUPLEX_MISS {
+            continue;
+        }
+        // A grid of 0.05, then of 0.01 around the best; ties keep the
+        // larger overlap (the channel's side of a full duplex).
+        let mut best = (before, duplex.overlap());
+        let grid: Vec<f64> = (0..=20).rev().map(|i| f64::from(i) / 20.0).collect();
+        for d in grid {
+            let c = judge(Duplex::partial(d))?.0;
+            if c < best.0 * (1.0 - 1e-9) {
+                best = (c, d);
+            }
+        }
+        let center = best.1;
+        for i in (-5..=5).rev() {
+            let d = center + f64::from(i) / 100.0;
+            if let Some(candidate) = Duplex::partial(d) {
+                let c = judge(Some(candidate))?.0;
+                if c < best.0 * (1.0 - 1e-9) {
+                    best = (c, d);
+                }
+            }
+        }
+        if before - best.0 <= SEGMENT_DUPLEX_GAIN {
+            continue;
+        }
+        let Some(chosen) = Duplex::partial(best.1) else {
+            continue;
+        };
+        let (_, after_times) = judge(Some(chosen))?;
+        let errors =
+            |times: &[Vec<f64>]| {
+                summary(times.iter().zip(&parts).flat_map(|(t, (_, _, measured))| {
+                    t.iter().copied().zip(measured.iter().copied())
+                }))
+                .0
+            };
+        found.push(SegmentDuplex {
+            index: k,
+            from: network.segments[k - 1].from,
+            duplex: chosen,
+            points: parts.iter().map(|(_, sizes, _)| sizes.len()).sum(),
+            error_before: errors(&before_times),
+            error_after: errors(&after_times),
+        });
+    }
+    Ok(found)
 }
 
 /// Simulated seconds at each size, on `machine` (ranks 0 and 1 on two
@@ -532,9 +724,13 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
         .flat_map(|c| c.measured.iter().copied())
         .fold(f64::INFINITY, f64::min);
     // (cost, the ping-pong's simulated times, each pattern's).
-    let evaluate = |split: usize, gap: f64, overlap: f64| -> Result<Evaluation, Error> {
+    let evaluate_with = |split: usize,
+                         gap: f64,
+                         overlap: f64,
+                         own: &[Option<Duplex>]|
+     -> Result<Evaluation, Error> {
         let duplex = Duplex::partial(overlap.clamp(0.0, 1.0)).unwrap_or(Duplex::FULL);
-        let m = variant(&splits[split].machine, gap.max(0.0), duplex)?;
+        let m = variant_segments(&splits[split].machine, gap.max(0.0), duplex, own)?;
         let pong_times = simulate(&pong.program, &m, &pong.sizes, pong.ranks)?;
         let mut c = cost(&pong_times, &pong.measured);
         let mut times = Vec::with_capacity(others.len());
@@ -545,6 +741,7 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
         }
         Ok((c, pong_times, times))
     };
+    let evaluate = |split: usize, gap: f64, overlap: f64| evaluate_with(split, gap, overlap, &[]);
     let overlaps = |center: f64, step: f64, count: i32| -> Vec<f64> {
         match tables.fixed_duplex {
             Some(d) => vec![d.overlap()],
@@ -661,7 +858,25 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
         split = tables.default_split;
     }
     let duplex = Duplex::partial(overlap).unwrap_or(Duplex::FULL);
-    let (_, pong_times, predicted) = evaluate(split, gap, overlap)?;
+    // Segments whose crossings the channel's duplex misses, when it was
+    // fitted (a duplex given by the user is the whole channel's).
+    let segment_duplex = match tables.fixed_duplex {
+        Some(_) => Vec::new(),
+        None => {
+            let crossing: Vec<&Compiled> = others
+                .iter()
+                .zip(tables.patterns)
+                .filter(|(_, (pattern, _))| pattern.crosses())
+                .map(|(c, _)| c)
+                .collect();
+            fit_segment_duplex(&splits[split].machine, gap, duplex, &pong, &crossing)?
+        }
+    };
+    let mut own = vec![None; splits[split].machine.spec().network.segments.len() + 1];
+    for found in &segment_duplex {
+        own[found.index] = Some(found.duplex);
+    }
+    let (_, pong_times, predicted) = evaluate_with(split, gap, overlap, &own)?;
     let assumed = tables.fixed_duplex.unwrap_or(Duplex::FULL);
     let (_, _, before) = evaluate(tables.default_split, 0.0, assumed.overlap())?;
     let patterns = others
@@ -699,6 +914,7 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
             gap_identified,
             duplex,
             duplex_origin,
+            segment_duplex,
             overhead_fraction: split_fitted.then_some(splits[split].fraction),
             pingpong_error,
             patterns,
@@ -745,7 +961,8 @@ control_bytes = "64 B"
     #[test]
     fn the_fit_recovers_the_parameters_that_made_the_tables() {
         let base = LogGpMachine::from_toml_str(MACHINE, "crossing.toml").expect("test machine");
-        let truth = variant(&base, 3e-6, Duplex::partial(0.4).expect("in range")).expect("valid");
+        let truth = variant_segments(&base, 3e-6, Duplex::partial(0.4).expect("in range"), &[])
+            .expect("valid");
         let sizes: Vec<u64> = [0, 16, 256, 4096, 32768, 262_144].to_vec();
         let ping = compile_program(PINGPING);
         let pong = compile_program(PINGPONG);
@@ -782,6 +999,80 @@ control_bytes = "64 B"
         assert_eq!(fit.overhead_fraction, None);
         let (median, max) = fit.patterns[0].error();
         assert!(median < 0.005 && max < 0.01, "{median} {max}");
+    }
+
+    /// A network whose messages of 128 KiB and more cross one way at a time
+    /// (d = 0 there, 0.6 below): the channel's d follows the majority of
+    /// the PingPing points, the large segment gets its own duplex back, and
+    /// a segment the channel's d already fits keeps none.
+    #[test]
+    fn a_segment_gets_its_own_duplex_back() {
+        let text = format!(
+            "{MACHINE}[[network.segments]]\nfrom = \"4 KiB\"\n\
+             [[network.segments]]\nfrom = \"128 KiB\"\n"
+        );
+        let base = LogGpMachine::from_toml_str(&text, "segments.toml").expect("test machine");
+        let d = Duplex::partial(0.6).expect("in range");
+        let truth =
+            variant_segments(&base, 3e-6, d, &[None, None, Some(Duplex::HALF)]).expect("valid");
+        let sizes: Vec<u64> = [
+            0,
+            4,
+            16,
+            64,
+            256,
+            1024,
+            2048,
+            4096,
+            8192,
+            16384,
+            32768,
+            131_072,
+            262_144,
+            1 << 20,
+        ]
+        .to_vec();
+        let ping = compile_program(PINGPING);
+        let pong = compile_program(PINGPONG);
+        let ping_times = simulate(&ping, &truth, &sizes, &[0, 1]).expect("simulates");
+        let pong_times = simulate(&pong, &truth, &sizes, &[0]).expect("simulates");
+        let pingping = table(&sizes, &ping_times);
+        let joint = fit_joint(
+            &[Split {
+                fraction: 0.6,
+                machine: base,
+            }],
+            &Tables {
+                pingpong: &table(&sizes, &pong_times),
+                patterns: &[(Pattern::PingPing, &pingping)],
+                fixed_duplex: None,
+                default_split: 0,
+            },
+        )
+        .expect("fits");
+        let fit = joint.fit;
+        assert!(
+            (fit.duplex.overlap() - 0.6).abs() < 0.02,
+            "d = {:?}",
+            fit.duplex
+        );
+        assert_eq!(fit.segment_duplex.len(), 1, "{:?}", fit.segment_duplex);
+        let own = &fit.segment_duplex[0];
+        assert_eq!((own.index, own.from, own.points), (2, 131_072, 3));
+        assert!(own.duplex.overlap() <= 0.01, "{:?}", own.duplex);
+        assert!(
+            own.error_before > 0.05 && own.error_after < 0.005,
+            "{own:?}"
+        );
+        let (median, max) = fit.patterns[0].error();
+        assert!(median < 0.005 && max < 0.01, "{median} {max}");
+        assert!(
+            fit.summary()
+                .iter()
+                .any(|l| l.contains("d = half from 128 KiB")),
+            "{:?}",
+            fit.summary()
+        );
     }
 
     /// A full-duplex network without per-message occupancy: PingPing is

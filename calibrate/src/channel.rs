@@ -182,6 +182,11 @@ pub struct ChannelSegment {
     /// The constraints of the fit that hold its line (see
     /// [`ChannelFit::warnings`]).
     pub held: Held,
+    /// The duplex overlap of this segment's messages where a crossing
+    /// table shows it differs from the channel's; `None` from a ping-pong
+    /// (which cannot show it), and always for the first segment (the base,
+    /// whose duplex is the channel's: not written).
+    pub duplex: Option<models::Duplex>,
 }
 
 /// A fitted channel set: the model parameters and the data they came from.
@@ -566,6 +571,7 @@ fn calibrate_pingpong(table: &Table, options: &ChannelOptions) -> Result<Channel
                 rendezvous,
                 latency_clamped: latency < -1e-15,
                 held: s.held,
+                duplex: None,
             }
         })
         .collect();
@@ -631,6 +637,7 @@ fn calibrate_stream(table: &Table, options: &ChannelOptions) -> Result<ChannelFi
             rendezvous: s.from >= eager_limit,
             latency_clamped: false,
             held: s.held,
+            duplex: None,
         })
         .collect();
     Ok(ChannelFit {

@@ -121,6 +121,7 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
             )),
             from: segment.from,
             params: params(segment),
+            duplex: segment.duplex,
         })
         .collect();
     Some(ChannelFile {

@@ -98,6 +98,7 @@ const SEGMENT_KEYS: &[&str] = &[
     "recv_overhead",
     "gap",
     "latency_per_byte",
+    "duplex",
 ];
 
 const TIME_EXPECTED: &str = "a time such as \"30 us\"";
@@ -653,23 +654,7 @@ impl<'f> Walker<'f> {
         };
         let duplex = match table.get("duplex") {
             None => Duplex::FULL,
-            Some(value) => {
-                let parsed = match value {
-                    Value::String(text) if text == "full" => Some(Duplex::FULL),
-                    Value::String(text) if text == "half" => Some(Duplex::HALF),
-                    Value::Float(share) => Duplex::partial(*share),
-                    Value::Integer(share) => Duplex::partial(*share as f64),
-                    _ => None,
-                };
-                parsed.ok_or_else(|| {
-                    self.bad_value(
-                        &key("duplex"),
-                        "\"full\", \"half\", or the share of time the two directions overlap, a number from 0 (half) to 1 (full)",
-                        value,
-                        None,
-                    )
-                })?
-            }
+            Some(value) => self.duplex(&key("duplex"), value)?,
         };
         let (node_gap, node_bandwidth) = self.node_shared(section, table)?;
         let base = LogGpParams {
@@ -682,7 +667,7 @@ impl<'f> Walker<'f> {
         };
         let segments = match table.get("segments") {
             None => Vec::new(),
-            Some(value) => self.segments(&key("segments"), value, &base)?,
+            Some(value) => self.segments(&key("segments"), value, &base, section == "network")?,
         };
         Ok(ChannelParams {
             latency,
@@ -749,6 +734,7 @@ impl<'f> Walker<'f> {
         key: &str,
         value: &Value,
         base: &LogGpParams,
+        network: bool,
     ) -> Result<Vec<Segment>, MachineError> {
         const EXPECTED: &str = "an array of tables `[[...segments]]` with `from` and parameters";
         let Value::Array(items) = value else {
@@ -760,7 +746,7 @@ impl<'f> Walker<'f> {
             let Value::Table(table) = item else {
                 return Err(self.bad_value(&section, "a table with `from`", item, None));
             };
-            let segment = self.segment(&section, table, base)?;
+            let segment = self.segment(&section, table, base, network)?;
             // Not a let chain: those are newer than the MSRV (1.85).
             if let Some(previous) = segments.last().filter(|p| segment.from <= p.from) {
                 return Err(self.out_of_range(
@@ -796,6 +782,7 @@ impl<'f> Walker<'f> {
         section: &str,
         table: &Table,
         base: &LogGpParams,
+        network: bool,
     ) -> Result<Segment, MachineError> {
         self.check_keys(section, table, SEGMENT_KEYS)?;
         let key = |name: &str| join(section, name);
@@ -815,6 +802,22 @@ impl<'f> Walker<'f> {
         let gap_per_byte = self
             .gap_per_byte(section, table)?
             .unwrap_or(base.gap_per_byte);
+        // A segment's own duplex changes only how its messages cross others
+        // on the network adapter's byte intervals. Inside a node the
+        // channel's duplex also chooses the timelines (per rank or per
+        // node) for every size, which a segment cannot change alone.
+        let duplex = match table.get("duplex") {
+            None => None,
+            Some(_) if !network => {
+                return Err(self.out_of_range(
+                    &key("duplex"),
+                    "a segment's own duplex belongs in `[[network.segments]]`; \
+                     inside a node give the channel's `duplex`"
+                        .to_owned(),
+                ));
+            }
+            Some(value) => Some(self.duplex(&key("duplex"), value)?),
+        };
         Ok(Segment {
             from,
             params: LogGpParams {
@@ -825,6 +828,26 @@ impl<'f> Walker<'f> {
                 gap_per_byte,
                 latency_per_byte,
             },
+            duplex,
+        })
+    }
+
+    /// A `duplex` value: `"full"`, `"half"` or the overlap share.
+    fn duplex(&self, key: &str, value: &Value) -> Result<Duplex, MachineError> {
+        let parsed = match value {
+            Value::String(text) if text == "full" => Some(Duplex::FULL),
+            Value::String(text) if text == "half" => Some(Duplex::HALF),
+            Value::Float(share) => Duplex::partial(*share),
+            Value::Integer(share) => Duplex::partial(*share as f64),
+            _ => None,
+        };
+        parsed.ok_or_else(|| {
+            self.bad_value(
+                key,
+                "\"full\", \"half\", or the share of time the two directions overlap, a number from 0 (half) to 1 (full)",
+                value,
+                None,
+            )
         })
     }
 

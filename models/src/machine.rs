@@ -642,7 +642,7 @@ impl<'a> LogGpRun<'a> {
                 )
             }
         } else {
-            let half = (!self.machine.spec.network.duplex.is_full())
+            let half = (!self.machine.spec.network.is_full_duplex())
                 .then_some((Channel::Nic(from), Channel::Nic(to)));
             (Timeline::NicTx(from), Timeline::NicRx(to), half)
         }
@@ -761,8 +761,11 @@ fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
                 describe_loggp(&channel.base())
             ));
             for segment in &channel.segments {
+                let duplex = segment
+                    .duplex
+                    .map_or_else(String::new, |d| format!(", {}", d.describe()));
                 lines.push(format!(
-                    "  from {}: {}",
+                    "  from {}: {}{duplex}",
                     format_size(segment.from),
                     describe_loggp(&segment.params)
                 ));
@@ -937,7 +940,8 @@ impl Machine for LogGpRun<'_> {
     /// `[socket]`'s own duplex): the ranks' memory channels, or the node's
     /// one, carry both levels.
     ///
-    /// Duplex (`duplex = "half"`, or a share `0 <= d < 1`): the two
+    /// Duplex (`duplex = "half"`, or a share `0 <= d < 1`; the message's
+    /// network segment's own `duplex` where it has one): the two
     /// directions of an adapter (or memory channel) overlap for only `d` of
     /// their time, as a 32-bit/33 MHz PCI bus, where one bus master at a
     /// time moves data (PCI Local Bus Specification 2.2, chapter 3). Each
@@ -987,7 +991,7 @@ impl Machine for LogGpRun<'_> {
         let (before_last, last) = params.post_split(bytes);
         let post = before_last + last;
         let wire = params.wire_time(bytes);
-        let share = params.duplex.overlap();
+        let share = params.duplex_for(bytes).overlap();
         let copy = match kind {
             MessageKind::Eager => params.send_overhead_per_byte * bytes as f64,
             _ => 0.0,
@@ -1132,7 +1136,7 @@ impl Machine for LogGpRun<'_> {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
         let nodes = self.nodes as usize;
-        let nic_half = if self.machine.spec.network.duplex.is_full() {
+        let nic_half = if self.machine.spec.network.is_full_duplex() {
             0
         } else {
             nodes
@@ -1145,7 +1149,7 @@ impl Machine for LogGpRun<'_> {
             (Some(shm), CommModel::Smp) => {
                 let levels = std::iter::once(shm).chain(spec.socket.as_ref());
                 levels.fold((0, 0), |(per_rank, per_node), level| {
-                    if level.duplex.is_full() {
+                    if level.is_full_duplex() {
                         (ranks as usize, per_node)
                     } else {
                         (per_rank, nodes)

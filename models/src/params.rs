@@ -137,6 +137,15 @@ pub struct Segment {
     /// leaves out are filled in from the channel's base values when it is
     /// read).
     pub params: LogGpParams,
+    /// The duplex overlap of this segment's messages, where it differs from
+    /// the channel's ([`ChannelParams::duplex`]); network only (checked when
+    /// a machine file is read). A segment is a transfer mechanism (inline
+    /// or programmed I/O, an eager copy, a DMA or RDMA transfer), and how
+    /// the two directions of an adapter share its bus depends on the
+    /// mechanism: on EKSS-1 two crossing messages of 4-64 KiB cost 1.6
+    /// times one, of 512 KiB and more 2.0-2.07 times (VALIDATION.md 2.4).
+    /// `None`: the channel's duplex.
+    pub duplex: Option<Duplex>,
 }
 
 /// Whether a channel moves data in both directions at once: the share of
@@ -282,6 +291,24 @@ impl ChannelParams {
             Some(index) => self.segments[index].params,
             None => self.base(),
         }
+    }
+
+    /// The duplex overlap of a message of `n` bytes: its segment's own, or
+    /// the channel's.
+    pub fn duplex_for(&self, n: u64) -> Duplex {
+        self.segment_index(n)
+            .and_then(|index| self.segments[index].duplex)
+            .unwrap_or(self.duplex)
+    }
+
+    /// Whether no message of the channel has a duplex below full (the
+    /// channel's and every segment's): then no byte intervals are kept.
+    pub fn is_full_duplex(&self) -> bool {
+        self.duplex.is_full()
+            && self
+                .segments
+                .iter()
+                .all(|segment| segment.duplex.is_none_or(Duplex::is_full))
     }
 
     /// Splits `n` bytes into packets. With a finite MTU M and n > M:

@@ -143,6 +143,52 @@ fn partial_duplex_crossing_is_one_minus_d_of_the_overlap() {
 }
 
 #[test]
+fn a_segment_crosses_with_its_own_duplex() {
+    // A full-duplex network whose messages of 64 KiB and more share the
+    // adapter one way at a time (d = 0): small messages cross freely,
+    // large ones cost (1 − 0)·(W − L) more, as a half-duplex channel's.
+    let text = MACHINE
+        .replace("RPN", "1")
+        .replace("NET", "full")
+        .replace("SHM", "full")
+        .replace(
+            "[shm]",
+            "[[network.segments]]\nfrom = \"64 KiB\"\nduplex = \"half\"\n\n[shm]",
+        );
+    let m = match LogGpMachine::from_toml_str(&text, "segment.toml") {
+        Ok(m) => m,
+        Err(err) => panic!("{err}\n{text}"),
+    };
+    assert_eq!(m.network().duplex_for(65_535), Duplex::FULL);
+    assert_eq!(m.network().duplex_for(N), Duplex::HALF);
+    assert!(!m.network().is_full_duplex());
+    let mut m = m.start(2);
+    let a = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    let b = m.transfer(1, 0, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(a, OS, post(1000));
+    assert_transfer(b, OS, post(1000));
+    let t = 1.0;
+    let a = m.transfer(0, 1, N, MessageKind::Eager, t);
+    let b = m.transfer(1, 0, N, MessageKind::Eager, t);
+    let w = N as f64 * G;
+    assert_transfer(a, t + OS, t + post(N));
+    assert_transfer(b, t + OS, t + post(N) + w - L);
+
+    // A segment's own duplex is read only for the network.
+    let bad = MACHINE
+        .replace("RPN", "2")
+        .replace("NET", "full")
+        .replace("SHM", "full")
+        .trim_end()
+        .to_owned()
+        + "\n[[shm.segments]]\nfrom = \"1 KiB\"\nduplex = 0.5\n";
+    match LogGpMachine::from_toml_str(&bad, "bad.toml") {
+        Ok(_) => panic!("a shared-memory segment's duplex accepted"),
+        Err(err) => assert_eq!(err.key(), Some("shm.segments[0].duplex"), "{err}"),
+    }
+}
+
+#[test]
 fn half_duplex_exchange_of_small_messages_is_symmetric() {
     // Without a per-message occupancy (g = 0) only bytes take the channel:
     // two 0-byte messages crossing each other both take o_s + L (LogGP),

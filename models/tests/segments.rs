@@ -338,8 +338,16 @@ fn specs_built_in_code_are_validated() {
     let mut spec = LogGpMachine::builtin_spec();
     let params = spec.network.base();
     spec.network.segments = vec![
-        models::Segment { from: 1024, params },
-        models::Segment { from: 1024, params },
+        models::Segment {
+            from: 1024,
+            params,
+            duplex: None,
+        },
+        models::Segment {
+            from: 1024,
+            params,
+            duplex: None,
+        },
     ];
     match LogGpMachine::new(spec.clone()) {
         Ok(_) => panic!("equal `from`s accepted"),

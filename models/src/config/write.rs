@@ -87,6 +87,9 @@ pub struct SegmentFile {
     pub from: u64,
     /// The segment's parameters.
     pub params: LogGpParams,
+    /// The segment's own duplex (`[[network.segments]]` only); `None`
+    /// leaves it out (the channel's).
+    pub duplex: Option<Duplex>,
 }
 
 /// A time in µs, to the picosecond, trailing zeros dropped: `"5.21 us"`.
@@ -185,14 +188,7 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
         .map_or_else(|| "unlimited".to_owned(), format_size);
     let _ = writeln!(out, "mtu = \"{mtu}\"");
     if let Some(duplex) = channel.duplex {
-        match duplex.keyword() {
-            Some(word) => {
-                let _ = writeln!(out, "duplex = {}", quoted(word));
-            }
-            None => {
-                let _ = writeln!(out, "duplex = {}", duplex.as_str());
-            }
-        }
+        duplex_key(out, duplex);
     }
     let _ = writeln!(
         out,
@@ -233,6 +229,21 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
                 "latency_per_byte = \"{}\"",
                 time_ns(params.latency_per_byte)
             );
+        }
+        if let Some(duplex) = segment.duplex {
+            duplex_key(out, duplex);
+        }
+    }
+}
+
+/// `duplex = "full"`, `"half"` or the overlap share.
+fn duplex_key(out: &mut String, duplex: Duplex) {
+    match duplex.keyword() {
+        Some(word) => {
+            let _ = writeln!(out, "duplex = {}", quoted(word));
+        }
+        None => {
+            let _ = writeln!(out, "duplex = {}", duplex.as_str());
         }
     }
 }
@@ -392,6 +403,7 @@ mod tests {
                         latency_per_byte: 2.5e-10,
                         ..params(7.5e-6, 0.0)
                     },
+                    duplex: crate::params::Duplex::partial(0.25),
                 }],
                 node_gap: 6e-9,
                 node_bandwidth: None,
@@ -413,7 +425,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("\n[[network.segments]]\nfrom = \"1 KiB\"\nlatency = \"7.5 us\"\ngap_per_byte = \"0 ns\"\nsend_overhead = \"3 us\"\nlatency_per_byte = \"0.25 ns\"\n\n"),
+            text.contains("\n[[network.segments]]\nfrom = \"1 KiB\"\nlatency = \"7.5 us\"\ngap_per_byte = \"0 ns\"\nsend_overhead = \"3 us\"\nlatency_per_byte = \"0.25 ns\"\nduplex = 0.25\n\n"),
             "{text}"
         );
         let spec = match crate::config::parse(&text, "written.toml") {
@@ -454,6 +466,9 @@ mod tests {
         assert!((segment.params.recv_overhead - 2e-6).abs() < 1e-18);
         assert_eq!(segment.params.gap_per_byte, 0.0);
         assert!((segment.params.latency_per_byte - 2.5e-10).abs() < 1e-22);
+        assert_eq!(segment.duplex, crate::params::Duplex::partial(0.25));
+        assert_eq!(net.duplex_for(512), crate::params::Duplex::HALF);
+        assert_eq!(net.duplex_for(1024), segment.duplex.unwrap_or_default());
         assert_eq!(net.latency_per_byte, 0.0);
         assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi5);
         // One socket: the node section is as before.
@@ -490,6 +505,7 @@ mod tests {
                 latency: 1.5e-6,
                 ..socket.base
             },
+            duplex: None,
         });
         let file = MachineFile {
             header: Vec::new(),
