@@ -431,6 +431,9 @@ const SEGMENT_DUPLEX_POINTS: usize = 3;
 /// and its own lowers that cost by more than 2 points.
 const SEGMENT_DUPLEX_MISS: f64 = 0.05;
 const SEGMENT_DUPLEX_GAIN: f64 = 0.02;
+/// ... and leaves at most this share of the crossing points' cost: a
+/// duplex that removes less of the miss stands in for something else.
+const SEGMENT_DUPLEX_EXPLAINS: f64 = 0.5;
 
 /// A segment of the ping-pong fit whose crossings the tables show to
 /// share the adapter differently from the channel's duplex.
@@ -456,7 +459,8 @@ pub struct SegmentDuplex {
 /// [`SEGMENT_DUPLEX_MISS`]) and the
 /// segment's own lowers their cost, the ping-pong's points of the segment
 /// included (an adapter still busy with a reception slows a reply's
-/// sending too), by more than [`SEGMENT_DUPLEX_GAIN`]. A segment is a transfer mechanism (the
+/// sending too), by more than [`SEGMENT_DUPLEX_GAIN`], removing at least
+/// half of the crossing points' cost ([`SEGMENT_DUPLEX_EXPLAINS`]). A segment is a transfer mechanism (the
 /// ping-pong's steps and slope changes: programmed I/O, an eager copy, a
 /// DMA or RDMA transfer), and how the two directions of an adapter's bus
 /// share it depends on the mechanism: on EKSS-1 (32-bit PCI) two crossing
@@ -509,6 +513,13 @@ fn fit_segment_duplex(
         {
             continue;
         }
+        let crossing_cost = |times: &[Vec<f64>]| -> f64 {
+            times
+                .iter()
+                .zip(&parts)
+                .map(|(t, (_, _, measured))| cost(t, measured))
+                .sum()
+        };
         let (pong_sizes, pong_measured) = part(pong);
         let mut own = vec![None; segments];
         // (cost, predicted times per crossing table) with the segment's
@@ -530,11 +541,7 @@ fn fit_segment_duplex(
             Ok((total, times))
         };
         let (before, before_times) = judge(None)?;
-        let missed: f64 = before_times
-            .iter()
-            .zip(&parts)
-            .map(|(t, (_, _, measured))| cost(t, measured))
-            .sum();
+        let missed = crossing_cost(&before_times);
         if missed <= SEGMENT_DUPLEX_MISS {
             continue;
         }
@@ -565,6 +572,12 @@ fn fit_segment_duplex(
             continue;
         };
         let (_, after_times) = judge(Some(chosen))?;
+        // The duplex must explain most of the miss: a segment whose
+        // crossings are off for another reason (a library's protocol, a
+        // cost per message) would only have it hidden by a duplex.
+        if crossing_cost(&after_times) > SEGMENT_DUPLEX_EXPLAINS * missed {
+            continue;
+        }
         let errors =
             |times: &[Vec<f64>]| {
                 summary(times.iter().zip(&parts).flat_map(|(t, (_, _, measured))| {

@@ -986,12 +986,12 @@ impl Machine for LogGpRun<'_> {
     ) -> Transfer {
         let shm = self.uses_shm(src, dst);
         let params = self.channel_params(src, dst);
-        let segment = params.params_for(bytes);
+        let (segment, duplex) = params.params_and_duplex(bytes);
         let (latency, gap, send_overhead) = (segment.latency, segment.gap, segment.send_overhead);
         let (before_last, last) = params.post_split(bytes);
         let post = before_last + last;
         let wire = params.wire_time(bytes);
-        let share = params.duplex_for(bytes).overlap();
+        let share = duplex.overlap();
         let copy = match kind {
             MessageKind::Eager => params.send_overhead_per_byte * bytes as f64,
             _ => 0.0,

@@ -301,6 +301,18 @@ impl ChannelParams {
             .unwrap_or(self.duplex)
     }
 
+    /// [`ChannelParams::params_for`] and [`ChannelParams::duplex_for`] with
+    /// one search of the segments.
+    pub fn params_and_duplex(&self, n: u64) -> (LogGpParams, Duplex) {
+        match self.segment_index(n) {
+            Some(index) => {
+                let segment = &self.segments[index];
+                (segment.params, segment.duplex.unwrap_or(self.duplex))
+            }
+            None => (self.base(), self.duplex),
+        }
+    }
+
     /// Whether no message of the channel has a duplex below full (the
     /// channel's and every segment's): then no byte intervals are kept.
     pub fn is_full_duplex(&self) -> bool {
