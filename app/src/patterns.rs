@@ -279,7 +279,7 @@ pub struct JointFit {
     /// How the duplex was decided.
     pub duplex_origin: Origin,
     /// Segments whose crossings have a duplex of their own
-    /// ([`fit_segment_duplex`]).
+    /// (`fit_segment_duplex`).
     pub segment_duplex: Vec<SegmentDuplex>,
     /// `o_s + o_r` as a fraction of the smallest ping-pong time, when it was
     /// fitted (`None`: given, or the default because not determined).

@@ -84,47 +84,18 @@ for r in 1 2 3 4 5 6 7 8; do
 done
 # Per state and size, the median of the runs of each column of the
 # benchmark's block, in IMB's format.
-python3 - "$D" $B <<'PY'
-import glob, re, statistics, sys
-d = sys.argv[1]
-
-def block(lines, name):
-    out, on = [], False
-    for line in lines:
-        if line.startswith("# Benchmarking "):
-            on = line.split()[2] == name
-        if on:
-            out.append(line)
-    return out
-
-def numbers(line):
-    p = line.split()
-    return p if p and all(re.fullmatch(r"[0-9.]+", x) for x in p) else None
-
-for b in sys.argv[2:]:
-    for state in ["fast", "slow"]:
-        runs = [block(open(f).read().splitlines(), b)
-                for f in sorted(glob.glob(f"{d}/runs/{b}.*.{state}.txt"))]
-        if len(runs) < 2:
-            print(f"{b} {state}: {len(runs)} launch(es), not compared")
+for b in $B; do
+    for state in fast slow; do
+        runs=("$D"/runs/$b.*.$state.txt)
+        if [ ! -e "${runs[0]}" ] || [ ${#runs[@]} -lt 2 ]; then
+            echo "$b $state: fewer than 2 launches, not compared"
             continue
-        cols = {}
-        for lines in runs:
-            for line in lines:
-                p = numbers(line)
-                if p:
-                    cols.setdefault(p[0] if len(p) == 5 else "-", []).append([float(x) for x in p[-3:]])
-        with open(f"{d}/measured-{b}-{state}.txt", "w") as o:
-            o.write(f"# {len(runs)} launches in the {state} state; per size the median of each column\n")
-            for line in runs[0]:
-                p = numbers(line)
-                if p:
-                    key = p[0] if len(p) == 5 else "-"
-                    med = [statistics.median(v[i] for v in cols[key]) for i in range(3)]
-                    o.write("".join(f"{x:>13}" for x in p[:-3]) + "".join(f"{m:>13.2f}" for m in med) + "\n")
-                else:
-                    o.write(line + "\n")
-PY
+        fi
+        python3 validation/dev-machine/imb_median.py "$D/measured-$b-$state.txt" \
+            "${#runs[@]} launches in the $state state; per size the median of each column" \
+            $b "${runs[@]}"
+    done
+done
 for state in fast slow; do
     [ -f $D/machine-$state.toml ] || { echo "no calibration in the $state state"; continue; }
     for b in $B; do

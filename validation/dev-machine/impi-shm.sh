@@ -31,39 +31,11 @@ for k in 1 2 3; do
     mpiexec -n 2 IMB-MPI1 PingPong Allreduce Reduce Bcast Barrier PingPong \
         -npmin 2 -msglog 0:20 > "$OUT/imb.$k.txt"
 done
-python3 - "$OUT" <<'PY'
-import glob, re, statistics, sys
-d = sys.argv[1]
-def block(lines, name):
-    out, on = [], False
-    for line in lines:
-        if line.startswith("# Benchmarking"):
-            on = line.split()[2] == name
-        if on:
-            out.append(line)
-    return out
-def numbers(line):
-    p = line.split()
-    return p if p and all(re.fullmatch(r"[0-9.]+", x) for x in p) else None
-for b in ["Allreduce", "Reduce", "Bcast", "Barrier"]:
-    runs = [block(open(f).read().splitlines(), b) for f in sorted(glob.glob(f"{d}/imb.*.txt"))]
-    cols = {}
-    for lines in runs:
-        for line in lines:
-            p = numbers(line)
-            if p:
-                cols.setdefault(p[0] if len(p) == 5 else "-", []).append([float(x) for x in p[-3:]])
-    with open(f"{d}/measured-{b}.txt", "w") as o:
-        o.write(f"# {len(runs)} launches of Intel MPI 2021.13's IMB-MPI1 on 2 ranks; per size the median of each column\n")
-        for line in runs[0]:
-            p = numbers(line)
-            if p:
-                key = p[0] if len(p) == 5 else "-"
-                med = [statistics.median(v[i] for v in cols[key]) for i in range(3)]
-                o.write("".join(f"{x:>13}" for x in p[:-3]) + "".join(f"{m:>13.2f}" for m in med) + "\n")
-            else:
-                o.write(line + "\n")
-PY
+for b in Allreduce Reduce Bcast Barrier; do
+    python3 validation/dev-machine/imb_median.py "$OUT/measured-$b.txt" \
+        "$(ls "$OUT"/imb.*.txt | wc -l) launches of Intel MPI 2021.13's IMB-MPI1 on 2 ranks; per size the median of each column" \
+        $b "$OUT"/imb.*.txt
+done
 f=$OUT/netbench.txt
 memcpy=$(awk '/# parsim netbench: memcpy/ {printf "%.0f MB/s", $5 / 1e6}' "$f")
 for variant in shm messages; do

@@ -15,6 +15,21 @@ pub(super) struct Envelope {
     pub comm: u32,
 }
 
+/// What the protocol decided about a message being sent
+/// (`Engine::start_message`).
+#[derive(Clone, Copy)]
+struct Started {
+    /// Whether the send request is complete at once (eager, a flag).
+    done: bool,
+    /// When the sender's CPU is free of it.
+    ready_at: f64,
+    /// When its envelope (or data) arrives.
+    arrival: f64,
+    /// Whether it is a rendezvous RTS (the message then keeps its send
+    /// request, which completes when the data has gone).
+    rendezvous: bool,
+}
+
 impl<'a> Engine<'a> {
     pub(super) fn exec_comm(
         &mut self,
@@ -625,44 +640,17 @@ impl<'a> Engine<'a> {
             (MessageKind::Eager, bytes)
         };
         let tr = self.machine.transfer(id, to, wire_bytes, kind, now);
-        let req = self.new_req(Request {
-            generation: 0,
-            owner: id,
-            wild_nth: u32::MAX,
-            is_send: true,
-            done: !rendezvous,
-            ready_at: tr.cpu_free.max(now),
-            overhead: 0.0,
-            status: MsgStatus {
-                source: id,
-                tag: env.tag,
-                bytes,
+        let req = self.start_message(
+            id,
+            &env,
+            span,
+            Started {
+                done: !rendezvous,
+                ready_at: tr.cpu_free.max(now),
+                arrival: tr.arrival.max(now),
+                rendezvous,
             },
-            peer: to,
-            tag: env.tag,
-            bytes,
-            ctx: env.ctx,
-            span,
-        });
-        let m = self.new_msg(Msg {
-            src: id,
-            dst: to,
-            tag: env.tag,
-            ctx: env.ctx,
-            bytes,
-            arrival: tr.arrival.max(now),
-            send_req: rendezvous.then_some(req.id),
-            recv_req: u32::MAX,
-            span,
-            sent: now,
-        });
-        self.obs.causal_send(m, id, to, env.ctx, env.tag);
-        if !self.try_early_match(m)? {
-            let arrival = self.msgs[m as usize].arrival;
-            self.lps[to as usize].inflight += 1;
-            self.obs.in_flight(to, m);
-            self.push(arrival, EventKind::Arrival(m));
-        }
+        )?;
         self.obs
             .message_sent(id, to, bytes, tr.arrival.max(now) - now);
         // An eager send's copy out of the user's buffer (LogGOPS's O) keeps
@@ -693,22 +681,48 @@ impl<'a> Engine<'a> {
         let to = env.peer;
         let now = self.lps[id as usize].clock;
         let arrival = now + self.machine.flag_latency(id, to);
+        self.start_message(
+            id,
+            &Envelope { bytes: 0, ..env },
+            span,
+            Started {
+                done: true,
+                ready_at: now,
+                arrival,
+                rendezvous: false,
+            },
+        )
+    }
+
+    /// The request and the message of a send from `id` at its clock
+    /// (`now`), and the message's arrival queued, or matched at once when
+    /// that gives the match its arrival would (`try_early_match`): what a
+    /// send and a shared-memory flag share.
+    fn start_message(
+        &mut self,
+        id: u32,
+        env: &Envelope,
+        span: SpanId,
+        started: Started,
+    ) -> RunResult<ReqRef> {
+        let to = env.peer;
+        let now = self.lps[id as usize].clock;
         let req = self.new_req(Request {
             generation: 0,
             owner: id,
             wild_nth: u32::MAX,
             is_send: true,
-            done: true,
-            ready_at: now,
+            done: started.done,
+            ready_at: started.ready_at,
             overhead: 0.0,
             status: MsgStatus {
                 source: id,
                 tag: env.tag,
-                bytes: 0,
+                bytes: env.bytes,
             },
             peer: to,
             tag: env.tag,
-            bytes: 0,
+            bytes: env.bytes,
             ctx: env.ctx,
             span,
         });
@@ -717,9 +731,9 @@ impl<'a> Engine<'a> {
             dst: to,
             tag: env.tag,
             ctx: env.ctx,
-            bytes: 0,
-            arrival,
-            send_req: None,
+            bytes: env.bytes,
+            arrival: started.arrival,
+            send_req: started.rendezvous.then_some(req.id),
             recv_req: u32::MAX,
             span,
             sent: now,
@@ -728,7 +742,7 @@ impl<'a> Engine<'a> {
         if !self.try_early_match(m)? {
             self.lps[to as usize].inflight += 1;
             self.obs.in_flight(to, m);
-            self.push(arrival, EventKind::Arrival(m));
+            self.push(started.arrival, EventKind::Arrival(m));
         }
         Ok(req)
     }
