@@ -59,7 +59,11 @@ run_env() { # ENV BIBW(yes|no) LIBRARY
     done
   done
 }
-run_env ib-gcc9-openmpi4-ucx yes openmpi-4
-run_env roce-gcc9-openmpi4-ucx yes openmpi-4
-run_env ib-gcc9-impi-verbs no intelmpi-2019
-run_env roce-gcc9-impi-verbs no intelmpi-2019
+# ENVS="ENV ..." runs only those environments (default: all four).
+for spec in "ib-gcc9-openmpi4-ucx yes openmpi-4" "roce-gcc9-openmpi4-ucx yes openmpi-4" \
+            "ib-gcc9-impi-verbs no intelmpi-2019" "roce-gcc9-impi-verbs no intelmpi-2019"; do
+    read -r env bibw lib <<< "$spec"
+    if [ -z "${ENVS:-}" ] || [[ " $ENVS " == *" $env "* ]]; then
+        run_env "$env" "$bibw" "$lib"
+    fi
+done
