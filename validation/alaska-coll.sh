@@ -24,6 +24,7 @@
 #            tables of the system
 # From the workspace root, after `cargo build --release`:
 #   bash validation/alaska-coll.sh OUT_DIR [path/to/parsim]
+# VARIANTS="p2p ..." and ENVS="ib-gcc9-openmpi4-ucx ..." run a subset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=$1
