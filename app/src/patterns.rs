@@ -546,32 +546,30 @@ fn fit_segment_duplex(
             continue;
         }
         // A grid of 0.05, then of 0.01 around the best; ties keep the
-        // larger overlap (the channel's side of a full duplex).
-        let mut best = (before, duplex.overlap());
-        let grid: Vec<f64> = (0..=20).rev().map(|i| f64::from(i) / 20.0).collect();
-        for d in grid {
-            let c = judge(Duplex::partial(d))?.0;
+        // larger overlap (the channel's side of a full duplex). The best:
+        // (cost, its duplex, its times; `None` while it is the channel's).
+        let mut best: (f64, Duplex, Option<Vec<Vec<f64>>>) = (before, duplex, None);
+        let coarse = (0..=20).rev().map(|i| f64::from(i) / 20.0);
+        for d in coarse.filter_map(Duplex::partial) {
+            let (c, times) = judge(Some(d))?;
             if c < best.0 * (1.0 - 1e-9) {
-                best = (c, d);
+                best = (c, d, Some(times));
             }
         }
-        let center = best.1;
-        for i in (-5..=5).rev() {
-            let d = center + f64::from(i) / 100.0;
-            if let Some(candidate) = Duplex::partial(d) {
-                let c = judge(Some(candidate))?.0;
-                if c < best.0 * (1.0 - 1e-9) {
-                    best = (c, d);
-                }
+        let center = best.1.overlap();
+        let fine = (-5..=5).rev().map(|i| center + f64::from(i) / 100.0);
+        for d in fine.filter_map(Duplex::partial) {
+            let (c, times) = judge(Some(d))?;
+            if c < best.0 * (1.0 - 1e-9) {
+                best = (c, d, Some(times));
             }
         }
-        if before - best.0 <= SEGMENT_DUPLEX_GAIN {
-            continue;
-        }
-        let Some(chosen) = Duplex::partial(best.1) else {
+        let (best_cost, chosen, Some(after_times)) = best else {
             continue;
         };
-        let (_, after_times) = judge(Some(chosen))?;
+        if before - best_cost <= SEGMENT_DUPLEX_GAIN {
+            continue;
+        }
         // The duplex must explain most of the miss: a segment whose
         // crossings are off for another reason (a library's protocol, a
         // cost per message) would only have it hidden by a duplex.
@@ -954,6 +952,28 @@ eager_limit = "64 KiB"
 control_bytes = "64 B"
 "#;
 
+    /// The joint fit of one overhead split (60%) to a PingPong and a
+    /// PingPing table, nothing fixed.
+    fn fit_pingping(
+        machine: LogGpMachine,
+        pingpong: &calibrate::Table,
+        pingping: &calibrate::Table,
+    ) -> Joint {
+        fit_joint(
+            &[Split {
+                fraction: 0.6,
+                machine,
+            }],
+            &Tables {
+                pingpong,
+                patterns: &[(Pattern::PingPing, pingping)],
+                fixed_duplex: None,
+                default_split: 0,
+            },
+        )
+        .expect("fits")
+    }
+
     fn table(sizes: &[u64], seconds: &[f64]) -> calibrate::Table {
         calibrate::Table {
             points: sizes
@@ -987,19 +1007,7 @@ control_bytes = "64 B"
             "{ping_times:?} {pong_times:?}"
         );
         let pingping = table(&sizes, &ping_times);
-        let joint = fit_joint(
-            &[Split {
-                fraction: 0.6,
-                machine: base,
-            }],
-            &Tables {
-                pingpong: &table(&sizes, &pong_times),
-                patterns: &[(Pattern::PingPing, &pingping)],
-                fixed_duplex: None,
-                default_split: 0,
-            },
-        )
-        .expect("fits");
+        let joint = fit_pingping(base, &table(&sizes, &pong_times), &pingping);
         let fit = joint.fit;
         assert!((fit.gap - 3e-6).abs() < 0.1e-6, "g = {}", fit.gap);
         assert!(
@@ -1050,19 +1058,7 @@ control_bytes = "64 B"
         let ping_times = simulate(&ping, &truth, &sizes, &[0, 1]).expect("simulates");
         let pong_times = simulate(&pong, &truth, &sizes, &[0]).expect("simulates");
         let pingping = table(&sizes, &ping_times);
-        let joint = fit_joint(
-            &[Split {
-                fraction: 0.6,
-                machine: base,
-            }],
-            &Tables {
-                pingpong: &table(&sizes, &pong_times),
-                patterns: &[(Pattern::PingPing, &pingping)],
-                fixed_duplex: None,
-                default_split: 0,
-            },
-        )
-        .expect("fits");
+        let joint = fit_pingping(base, &table(&sizes, &pong_times), &pingping);
         let fit = joint.fit;
         assert!(
             (fit.duplex.overlap() - 0.6).abs() < 0.02,
@@ -1097,19 +1093,7 @@ control_bytes = "64 B"
         let pong = compile_program(PINGPONG);
         let times = simulate(&pong, &base, &sizes, &[0]).expect("simulates");
         let same = table(&sizes, &times);
-        let joint = fit_joint(
-            &[Split {
-                fraction: 0.6,
-                machine: base,
-            }],
-            &Tables {
-                pingpong: &table(&sizes, &times),
-                patterns: &[(Pattern::PingPing, &same)],
-                fixed_duplex: None,
-                default_split: 0,
-            },
-        )
-        .expect("fits");
+        let joint = fit_pingping(base, &table(&sizes, &times), &same);
         assert!(joint.fit.duplex.is_full(), "{:?}", joint.fit.duplex);
         assert_eq!(joint.fit.duplex_origin, Origin::Assumed);
         assert_eq!(joint.fit.gap, 0.0);
