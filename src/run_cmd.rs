@@ -223,6 +223,9 @@ pub(crate) fn cmd_run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 eprintln!("error: {e}");
                 return Ok(Outcome::InputError);
             }
+            for warning in app::scenario::channel_extrapolations(machine, &rep.largest_message) {
+                eprintln!("warning: {warning}");
+            }
             if args.stats {
                 eprintln!(
                     "stats: {} events in {:.3} s wall ({:.2} M events/s), {} ranks, {} messages",

@@ -13,6 +13,11 @@ use calibrate::{InputOptions, parse_table};
 
 use crate::Error;
 
+/// The benchmark's `--max-bytes` range: its eager probe and other tables
+/// need the 4 MiB ladder, and its sizes are C ints.
+const MIN_MAX_BYTES: u64 = 4 << 20;
+const MAX_MAX_BYTES: u64 = 1 << 30;
+
 /// What one benchmark run gave.
 pub struct Measured {
     /// The saved raw output (an IMB-format text file).
@@ -29,19 +34,34 @@ pub struct Measured {
 /// The benchmark, built once for every launcher it runs with.
 pub struct Bench {
     binary: PathBuf,
+    /// `--max-bytes N` for every run (`None`: the benchmark's 4 MiB).
+    max_bytes: Option<u64>,
     // Invariant: holds `binary`; removed when the benchmark is dropped.
     _dir: tempfile::TempDir,
 }
 
 impl Bench {
-    /// Compiles the benchmark with `mpicc`.
-    pub fn build(mpicc: &str) -> Result<Bench, Error> {
+    /// Compiles the benchmark with `mpicc`; its tables of messages go up
+    /// to `max_bytes` (`None`: 4 MiB, IMB's ladder; refused below that or
+    /// above 1 GiB, which the benchmark does not measure).
+    pub fn build(mpicc: &str, max_bytes: Option<u64>) -> Result<Bench, Error> {
+        if let Some(n) = max_bytes
+            && !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&n)
+        {
+            return Err(Error::Input(format!(
+                "--max-bytes must be from 4 MiB to 1 GiB (the benchmark's other tables stop at 4 MiB, its sizes are ints), got {n} bytes"
+            )));
+        }
         let tmp = tempfile::Builder::new()
             .prefix("parsim-netbench-")
             .tempdir()
             .map_err(|e| Error::Tool(format!("cannot create a temporary directory: {e}")))?;
         let binary = compile(tmp.path(), mpicc)?;
-        Ok(Bench { binary, _dir: tmp })
+        Ok(Bench {
+            binary,
+            max_bytes,
+            _dir: tmp,
+        })
     }
 
     /// Runs it with `launcher`, saves the output to `save` and reads it;
@@ -52,7 +72,21 @@ impl Bench {
         save: &Path,
         progress: &mut dyn FnMut(&str),
     ) -> Result<Measured, Error> {
-        measure(&self.binary, launcher, save, progress)
+        measure(&self.command(launcher, ""), save, progress)
+    }
+
+    /// The command line that runs the benchmark with `launcher` and
+    /// `extra` arguments.
+    fn command(&self, launcher: &str, extra: &str) -> String {
+        let mut line = format!("{launcher} {}", self.binary.display());
+        if !extra.is_empty() {
+            line.push(' ');
+            line.push_str(extra);
+        }
+        if let Some(n) = self.max_bytes {
+            line.push_str(&format!(" --max-bytes {n}"));
+        }
+        line
     }
 
     /// Runs its k-pairs stream (`--mbw-mr`: OMB's osu_mbw_mr loop, k = the
@@ -64,7 +98,7 @@ impl Bench {
         save: &Path,
         progress: &mut dyn FnMut(&str),
     ) -> Result<u32, Error> {
-        let line = format!("{launcher} {} --mbw-mr", self.binary.display());
+        let line = self.command(launcher, "--mbw-mr");
         let stdout = run_and_save(&line, save, progress)?;
         let pairs = crate::node_fit::pairs_in(&stdout).ok_or_else(|| {
             Error::Input(format!(
@@ -82,6 +116,33 @@ impl Bench {
         .map_err(|e| Error::Input(format!("{}: {e}", save.display())))?;
         Ok(pairs)
     }
+}
+
+/// A note when parsim's benchmark output `text` says that its largest
+/// message stayed inside the caches: a rank's two buffers of the largest
+/// size (`# parsim netbench: messages up to N bytes`) fit in rank 0's
+/// last-level cache (`# parsim netbench: last-level cache M bytes`). Then
+/// no table shows what a message costs whose buffers come from memory, and
+/// larger messages are priced by extending the fit's last segment.
+/// `None` for other outputs, or when the benchmark went past the cache.
+pub fn cache_note(text: &str) -> Option<String> {
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let largest = value("# parsim netbench: messages up to ")?;
+    let cache = value("# parsim netbench: last-level cache ")?;
+    (largest.saturating_mul(2) <= cache).then(|| {
+        let past = cache.saturating_mul(2).next_power_of_two().min(MAX_MAX_BYTES);
+        format!(
+            "the benchmark's messages went up to {}, and a rank's two buffers of that size fit in the {} last-level cache of rank 0's node: no measured message left the caches, and larger ones are priced by extending the last segment (measured_to); --max-bytes {} measures past it",
+            models::units::format_size(largest),
+            models::units::format_size(cache),
+            models::units::format_size(past)
+        )
+    })
 }
 
 fn compile(dir: &Path, mpicc: &str) -> Result<PathBuf, Error> {
@@ -121,14 +182,8 @@ fn run_and_save(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Resu
     Ok(stdout)
 }
 
-fn measure(
-    binary: &Path,
-    launcher: &str,
-    save: &Path,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Measured, Error> {
-    let line = format!("{launcher} {}", binary.display());
-    let stdout = run_and_save(&line, save, progress)?;
+fn measure(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Result<Measured, Error> {
+    let stdout = run_and_save(line, save, progress)?;
 
     let table = |name: &str| {
         parse_table(
@@ -158,4 +213,31 @@ fn measure(
         library: crate::coll_fit::library_line(&stdout).map(str::to_owned),
         shared_memory: crate::coll_fit::shared_memory_of(&stdout),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_note;
+
+    #[test]
+    fn a_ladder_that_ends_inside_the_cache_is_noted() {
+        let out = |largest: u64| {
+            format!(
+                "# parsim netbench: messages up to {largest} bytes\n\
+                 # parsim netbench: last-level cache 37486592 bytes\n"
+            )
+        };
+        // 4 MiB: two buffers of 8 MiB in a 35.75 MiB cache.
+        let note = cache_note(&out(4 << 20)).expect("a note");
+        assert!(
+            note.starts_with("the benchmark's messages went up to 4 MiB, and a rank's two buffers"),
+            "{note}"
+        );
+        assert!(note.ends_with("--max-bytes 128 MiB measures past it"), "{note}");
+        // 32 MiB: two buffers of 64 MiB do not fit.
+        assert_eq!(cache_note(&out(32 << 20)), None);
+        // An output that does not say (a real IMB run, an older benchmark).
+        assert_eq!(cache_note("# parsim netbench: messages up to 4194304 bytes\n"), None);
+        assert_eq!(cache_note(""), None);
+    }
 }

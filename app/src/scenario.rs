@@ -226,6 +226,37 @@ pub fn extrapolation_warning(e: &Extrapolation, blocks: &Path) -> String {
     )
 }
 
+/// The warnings (without `warning: `) for messages larger than the table their channel was
+/// calibrated with (`measured_to`), one per channel set: a run's
+/// `largest_message` against the machine's channels. Such a message's time
+/// extends the channel's last segment, which nothing measured supports:
+/// where the buffers leave the caches a copy slows (this machine's osu_bw
+/// halves its rate from 8 MiB on, VALIDATION.md section 6), and a protocol
+/// may change. Machines without `measured_to` (written by hand, or before
+/// `calibrate net` recorded it) and plugins give none.
+pub fn channel_extrapolations(
+    machine: &AnyMachine,
+    largest: &[u64; sim_core::model::CHANNEL_SETS],
+) -> Vec<String> {
+    let Some(m) = machine.as_loggp() else {
+        return Vec::new();
+    };
+    m.channel_sets()
+        .iter()
+        .zip(largest)
+        .filter_map(|(&(section, channel), &sent)| {
+            let measured = channel?.measured_to?;
+            (sent > measured).then(|| {
+                format!(
+                    "messages of up to {} went over [{section}], whose table was measured up to {} ({section}.measured_to): their time extends the last segment of the fit, which no measurement supports (a copy slows where its buffers leave the caches); calibrate with larger messages (`calibrate net --run ... --max-bytes SIZE`) for a trustworthy prediction",
+                    models::units::format_size(sent),
+                    models::units::format_size(measured),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Writes a file whole or not at all: into a unique temporary name next to
 /// it, then renamed over it.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {

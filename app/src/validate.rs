@@ -207,6 +207,8 @@ pub fn compare(
         groups.entry((active, total)).or_default().push(p);
     }
     let mut rows = Vec::new();
+    // The largest message per channel set over every simulation.
+    let mut largest = [0u64; sim_core::model::CHANNEL_SETS];
     for (k, (&(active, total), pts)) in groups.iter().enumerate() {
         let mut program = base.clone();
         if has_active_param {
@@ -220,7 +222,10 @@ pub fn compare(
                 "the table has {active} active of {total} processes but {file} has no `param active`"
             )));
         }
-        let sim = simulate(&program, machine, total, file, source, limits)?;
+        let (sim, sent) = simulate(&program, machine, total, file, source, limits)?;
+        for (l, s) in largest.iter_mut().zip(sent) {
+            *l = (*l).max(s);
+        }
         progress(k + 1, groups.len());
         for p in pts {
             // The simulated row's t_min, t_max, t_avg.
@@ -294,6 +299,11 @@ pub fn compare(
             "not comparable ({ZERO_TIME_NOTE}): a 0-byte row measured as 0 (below the timer's resolution) has no relative error; these rows are left out of the statistics"
         ));
     }
+    notes.extend(
+        crate::scenario::channel_extrapolations(machine, &largest)
+            .into_iter()
+            .map(|w| format!("warning: {w}")),
+    );
     let range = range_stats(&rows);
     Ok(Comparison {
         program: file.to_owned(),
@@ -1114,7 +1124,7 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
 }
 
 /// Runs the program and returns rank-0's (or the first printing rank's)
-/// rows of numbers.
+/// rows of numbers, and the run's largest message per channel set.
 fn simulate(
     program: &sim_core::ir::Program,
     machine: &AnyMachine,
@@ -1122,20 +1132,23 @@ fn simulate(
     file: &str,
     source: &str,
     limits: Limits,
-) -> Result<Vec<Vec<f64>>, Error> {
+) -> Result<(Vec<Vec<f64>>, [u64; sim_core::model::CHANNEL_SETS]), Error> {
     let mut lines: Vec<PrintLine> = Vec::new();
     let mut sink = |l: PrintLine| lines.push(l);
     let cfg = limits.config(ranks);
-    if let Err(e) = sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink) {
-        return Err(Error::Input(format!(
-            "the simulation failed:\n{}",
-            crate::diagnostics::sim_error(&e, file, source)
-        )));
-    }
-    let Some(first) = lines.iter().map(|l| l.rank).min() else {
-        return Ok(Vec::new());
+    let largest = match sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink) {
+        Ok(rep) => rep.largest_message,
+        Err(e) => {
+            return Err(Error::Input(format!(
+                "the simulation failed:\n{}",
+                crate::diagnostics::sim_error(&e, file, source)
+            )));
+        }
     };
-    Ok(lines
+    let Some(first) = lines.iter().map(|l| l.rank).min() else {
+        return Ok((Vec::new(), largest));
+    };
+    let rows = lines
         .iter()
         .filter(|l| l.rank == first)
         .filter_map(|l| {
@@ -1146,7 +1159,8 @@ fn simulate(
                 .collect();
             nums.filter(|n| n.len() >= 4)
         })
-        .collect())
+        .collect();
+    Ok((rows, largest))
 }
 
 /// The median (sorts `v`); NaN when empty.

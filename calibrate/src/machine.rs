@@ -135,6 +135,7 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
         node_gap: 0.0,
         node_bandwidth: None,
         send_overhead_per_byte: fit.send_overhead_per_byte,
+        measured_to: fit.points.last().map(|p| p.bytes),
     })
 }
 

@@ -9,7 +9,11 @@
  *
  * Method (Intel MPI Benchmarks User Guide, "PingPong", "PingPing"; the
  * MPITEST scheme t = (t2 - t1 - DT) / reps of ../shared/seeds/001):
- *   - sizes 0, 1, 2, 4, ..., 4 MiB (IMB's default ladder);
+ *   - sizes 0, 1, 2, 4, ..., 4 MiB (IMB's default ladder); with
+ *     `--max-bytes N` the tables of messages go on to N bytes (beyond the
+ *     last-level cache, where a copy's rate falls), and the output states
+ *     the largest size and the last-level cache (sysconf) in `# parsim
+ *     netbench:` lines;
  *   - repetitions max(1, min(1000, 40 MiB / bytes)) per measurement (IMB's
  *     default), after max(2, reps / 10) warm-up repetitions;
  *   - PingPongWritten: the PingPong of data each side writes before it
@@ -56,18 +60,27 @@
  * ones (20 after 2 above 8 KiB: OMB's iterations_large and skip_large);
  * the aggregate rate is sizes * k * windows * 64 / (the senders' mean
  * time). Printed in OMB's format with its `# [ pairs: k ]` line, the
- * median of TRIALS runs per size, sizes 1 B to 4 MiB, so that `calibrate
+ * median of TRIALS runs per size, sizes 1 B to 4 MiB (or --max-bytes), so that `calibrate
  * net --multi-pair` reads it as it reads OMB's own output.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define MAX_BYTES (4 << 20)
+/* IMB's default ladder ends at 4 MiB: the eager probe, SendOverhead,
+ * Reduce_local, the datatypes and memcpy stay on it. */
+#define MAX_BYTES (4L << 20)
 #define TRIALS 5
-/* A `limit` of `table` that keeps every size up to MAX_BYTES. */
-#define ALL_SIZES (MAX_BYTES + 1L)
+/* The tables of messages (PingPong, PingPongWritten, PingPing, Stream,
+ * BiStream, and --mbw-mr's) go up to this size: MAX_BYTES unless
+ * `--max-bytes N` says otherwise. A ladder that ends inside the caches
+ * cannot show what a message costs whose buffers do not fit in them (on
+ * the development machine osu_bw runs at half the rate from 8 MiB on). */
+static long max_bytes = MAX_BYTES;
+/* A `limit` of `table` that keeps every size up to max_bytes. */
+#define ALL_SIZES (max_bytes + 1L)
 
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -193,7 +206,7 @@ static double bistream(char *sbuf, char *rbuf, long bytes, int reps, int rank) {
     return (MPI_Wtime() - t0) / reps;
 }
 
-/* One table of sizes 0, 1, 2, 4, ... below `limit` (at most MAX_BYTES),
+/* One table of sizes 0, 1, 2, 4, ... below `limit` (at most max_bytes),
  * t[usec] printed with `decimals` digits. */
 static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank,
                   double (*bench)(char *, char *, long, int, int), double scale,
@@ -206,7 +219,7 @@ static void table(const char *name, int nprocs, char *sbuf, char *rbuf, int rank
         printf("#---------------------------------------------------\n");
         printf("       #bytes #repetitions      t[usec]   Mbytes/sec\n");
     }
-    for (long bytes = 0; bytes < limit && bytes <= MAX_BYTES; bytes = bytes ? 2 * bytes : 1) {
+    for (long bytes = 0; bytes < limit && bytes <= max_bytes; bytes = bytes ? 2 * bytes : 1) {
         int reps = reps_for(bytes) / reps_divisor;
         if (reps < 2 && reps_divisor > 1) reps = 2;
         double t[TRIALS];
@@ -525,7 +538,7 @@ static void mbw_mr_table(char *sbuf, char *rbuf, int nprocs, int rank) {
         printf("# [ pairs: %d ] [ window size: %d ]\n", pairs, WINDOW);
         printf("%-10s%20s%20s\n", "# Size", "MB/s", "Messages/s");
     }
-    for (long bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
+    for (long bytes = 1; bytes <= max_bytes; bytes *= 2) {
         double bw[TRIALS];
         for (int k = 0; k < TRIALS; k++) bw[k] = mbw_mr(sbuf, rbuf, bytes, pairs, rank);
         if (rank == 0) {
@@ -545,11 +558,35 @@ int main(int argc, char **argv) {
         if (rank == 0) fprintf(stderr, "parsim netbench: needs at least 2 processes\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    char *sbuf = malloc(MAX_BYTES), *rbuf = malloc(MAX_BYTES);
+    int mbw_mr_only = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--mbw-mr") == 0) {
+            mbw_mr_only = 1;
+        } else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            long n = strtol(argv[++i], &end, 10);
+            /* At least the ladder the other tables need; sizes are ints. */
+            if (!end || *end != '\0' || n < MAX_BYTES || n > (1L << 30)) {
+                if (rank == 0)
+                    fprintf(stderr, "parsim netbench: --max-bytes takes %ld to %ld bytes, got %s\n",
+                            (long)MAX_BYTES, 1L << 30, argv[i]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            max_bytes = n;
+        }
+    }
+    char *sbuf = malloc((size_t)max_bytes), *rbuf = malloc((size_t)max_bytes);
     if (!sbuf || !rbuf) MPI_Abort(MPI_COMM_WORLD, 3);
-    memset(sbuf, 1, MAX_BYTES);
-    memset(rbuf, 0, MAX_BYTES);
-    if (argc > 1 && strcmp(argv[1], "--mbw-mr") == 0) {
+    memset(sbuf, 1, (size_t)max_bytes);
+    memset(rbuf, 0, (size_t)max_bytes);
+    if (rank == 0) {
+        printf("# parsim netbench: messages up to %ld bytes\n", max_bytes);
+#ifdef _SC_LEVEL3_CACHE_SIZE
+        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (llc > 0) printf("# parsim netbench: last-level cache %ld bytes\n", llc);
+#endif
+    }
+    if (mbw_mr_only) {
         mbw_mr_table(sbuf, rbuf, nprocs, rank);
         free(sbuf);
         free(rbuf);

@@ -296,6 +296,10 @@ impl Machine for AnyRun<'_> {
         self.inner().node_of(rank)
     }
 
+    fn channel_of(&self, src: u32, dst: u32) -> usize {
+        self.inner().channel_of(src, dst)
+    }
+
     fn reset(&mut self, ranks: u32) {
         self.inner_mut().reset(ranks);
     }

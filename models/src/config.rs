@@ -86,6 +86,7 @@ const CHANNEL_KEYS: &[&str] = &[
     "segments",
     "node_gap",
     "node_bandwidth",
+    "measured_to",
 ];
 /// The keys of one `[[network.segments]]` table: `from` and the LogGP
 /// parameters that may change with the message size.
@@ -656,6 +657,10 @@ impl<'f> Walker<'f> {
             None => Duplex::FULL,
             Some(value) => self.duplex(&key("duplex"), value)?,
         };
+        let measured_to = match table.get("measured_to") {
+            Some(value) => Some(self.size(&key("measured_to"), value, SIZE_EXPECTED)?),
+            None => None,
+        };
         let (node_gap, node_bandwidth) = self.node_shared(section, table)?;
         let base = LogGpParams {
             latency,
@@ -684,6 +689,7 @@ impl<'f> Walker<'f> {
             duplex,
             node_gap,
             node_bandwidth,
+            measured_to,
         })
     }
 

@@ -367,6 +367,17 @@ impl LogGpMachine {
         self.spec.socket.as_ref()
     }
 
+    /// The channel sets by the index [`Machine::channel_of`] gives them
+    /// (`SimReport::largest_message`): `[network]`, `[shm]`, `[socket]`,
+    /// with their section names.
+    pub fn channel_sets(&self) -> [(&'static str, Option<&ChannelParams>); 3] {
+        [
+            ("network", Some(&self.spec.network)),
+            ("shm", self.spec.shm.as_ref()),
+            ("socket", self.spec.socket.as_ref()),
+        ]
+    }
+
     /// Ranks per node (1 in the Hardware model).
     pub fn ranks_per_node(&self) -> u32 {
         self.spec.node.ranks_per_node.max(1)
@@ -602,13 +613,19 @@ impl<'a> LogGpRun<'a> {
     /// between nodes, `[socket]` between two sockets of a node when the
     /// machine has it, `[shm]` otherwise inside a node.
     pub fn channel_params(&self, src: u32, dst: u32) -> &ChannelParams {
+        self.channel_set(src, dst).1
+    }
+
+    /// The pair's channel set and its index in
+    /// [`LogGpMachine::channel_sets`] (0 `[network]`, 1 `[shm]`, 2 `[socket]`).
+    fn channel_set(&self, src: u32, dst: u32) -> (usize, &ChannelParams) {
         let spec = &self.machine.spec;
         match (&spec.shm, &spec.socket) {
             (Some(shm), socket) if self.uses_shm(src, dst) => match socket {
-                Some(socket) if self.level(src, dst) == Level::CrossSocket => socket,
-                _ => shm,
+                Some(socket) if self.level(src, dst) == Level::CrossSocket => (2, socket),
+                _ => (1, shm),
             },
-            _ => &spec.network,
+            _ => (0, &spec.network),
         }
     }
 
@@ -751,6 +768,9 @@ fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
             format_bandwidth(rate)
         ));
     }
+    if let Some(bytes) = channel.measured_to {
+        head.push_str(&format!(", measured up to {}", format_size(bytes)));
+    }
     let mut lines = vec![head];
     match channel.segments.first() {
         None => lines.push(format!("  all sizes: {}", describe_loggp(&channel.base()))),
@@ -827,6 +847,12 @@ impl Machine for LogGpRun<'_> {
 
     fn node_of(&self, rank: u32) -> u32 {
         LogGpRun::node_of(self, rank)
+    }
+
+    /// 0 `[network]`, 1 `[shm]`, 2 `[socket]`: the numbering of
+    /// [`LogGpMachine::channel_sets`].
+    fn channel_of(&self, src: u32, dst: u32) -> usize {
+        self.channel_set(src, dst).0
     }
 
     fn collectives(&self) -> sim_core::coll::CollConfig {

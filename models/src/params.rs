@@ -61,6 +61,12 @@ pub struct ChannelParams {
     /// together (each message also moves at its own rate `1/G` at most).
     /// `None`: no node-wide limit.
     pub node_bandwidth: Option<f64>,
+    /// `measured_to`: the largest message of the table the channel was
+    /// calibrated from. Larger messages are priced by extending the last
+    /// segment, which the measurements do not support (beyond the caches a
+    /// copy slows: VALIDATION.md section 6), so a run that sends them is
+    /// warned. `None`: not recorded (no warning).
+    pub measured_to: Option<u64>,
 }
 
 impl Default for ChannelParams {
@@ -83,6 +89,7 @@ impl Default for ChannelParams {
             duplex: Duplex::FULL,
             node_gap: 0.0,
             node_bandwidth: None,
+            measured_to: None,
         }
     }
 }

@@ -44,6 +44,10 @@ pub enum MessageKind {
     RendezvousData,
 }
 
+/// How many channel sets [`Machine::channel_of`] may tell apart (the SMP
+/// model has three: network, shared memory, between sockets).
+pub const CHANNEL_SETS: usize = 4;
+
 /// The timing of one transfer, in seconds of model time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Transfer {
@@ -157,6 +161,16 @@ pub trait Machine {
     /// communicators by it. Default: every rank on a node of its own.
     fn node_of(&self, rank: u32) -> u32 {
         rank
+    }
+
+    /// Which of the machine's channel sets (at most [`CHANNEL_SETS`], the
+    /// model's own numbering) prices a message from `src` to `dst`. The
+    /// engine keeps the largest message of each
+    /// ([`SimReport::largest_message`](crate::engine::SimReport::largest_message)),
+    /// so that a caller can say when a size went beyond what the channel
+    /// was calibrated with. Default: one channel set, 0.
+    fn channel_of(&self, _src: u32, _dst: u32) -> usize {
+        0
     }
 
     /// Clears all dynamic state (NIC busy times) for a new run of `ranks`

@@ -74,6 +74,9 @@ pub struct ChannelFile {
     pub send_overhead_per_byte: f64,
     /// `node_bandwidth` (`[shm]`), written when given.
     pub node_bandwidth: Option<f64>,
+    /// `measured_to`: the largest message of the table the channel was
+    /// fitted to, written when given.
+    pub measured_to: Option<u64>,
 }
 
 /// One `[[section.segments]]` table. Its `latency` and speed are always
@@ -205,6 +208,9 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
     }
     if let Some(rate) = channel.node_bandwidth {
         let _ = writeln!(out, "node_bandwidth = \"{}\"", bandwidth_mb(1.0 / rate));
+    }
+    if let Some(bytes) = channel.measured_to {
+        let _ = writeln!(out, "measured_to = \"{}\"", format_size(bytes));
     }
     for segment in &channel.segments {
         let params = &segment.params;
@@ -407,6 +413,7 @@ mod tests {
                 }],
                 node_gap: 6e-9,
                 node_bandwidth: None,
+                measured_to: Some(128 << 20),
                 send_overhead_per_byte: 1.7e-10,
             }),
             shm: None,
@@ -456,6 +463,7 @@ mod tests {
             net.send_overhead_per_byte
         );
         assert_eq!((net.eager_limit, net.control_bytes), (65_536, 64));
+        assert_eq!(net.measured_to, Some(128 << 20));
         assert!((net.latency - 5e-6).abs() < 1e-18);
         assert!((net.gap_per_byte - 1e-8).abs() < 1e-20);
         assert_eq!(net.segments.len(), 1);
@@ -494,6 +502,7 @@ mod tests {
             segments: Vec::new(),
             node_gap: 0.0,
             node_bandwidth: None,
+            measured_to: None,
             send_overhead_per_byte: 0.0,
         };
         let mut socket = channel(0.75e-6, 8192);

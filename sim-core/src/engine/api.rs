@@ -219,6 +219,9 @@ pub struct SimReport {
     pub ranks: Vec<RankStats>,
     pub messages: u64,
     pub bytes: u64,
+    /// The largest message (bytes) each channel set of the machine carried
+    /// ([`Machine::channel_of`](crate::model::Machine::channel_of); 0: none).
+    pub largest_message: [u64; crate::model::CHANNEL_SETS],
     pub events: u64,
     /// What the program left behind when every rank had finished: messages
     /// never received, receives never matched, requests never waited for.

@@ -178,6 +178,8 @@ pub struct Engine<'a> {
     progress_in_calls: bool,
     messages: u64,
     bytes: u64,
+    /// The largest message of each channel set (`Machine::channel_of`).
+    largest: [u64; crate::model::CHANNEL_SETS],
     output: &'a mut dyn FnMut(PrintLine),
     finished: u32,
     comms: Comms,

@@ -667,6 +667,13 @@ impl<'a> Engine<'a> {
         lp.stats.bytes_sent += bytes;
         self.messages += 1;
         self.bytes += bytes;
+        // Beyond the table a channel was calibrated with, its time is
+        // extrapolated: the caller warns (api.rs, `largest_message`).
+        let set = self
+            .machine
+            .channel_of(id, to)
+            .min(crate::model::CHANNEL_SETS - 1);
+        self.largest[set] = self.largest[set].max(bytes);
         Ok(req)
     }
 
