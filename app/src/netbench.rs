@@ -233,11 +233,17 @@ mod tests {
             note.starts_with("the benchmark's messages went up to 4 MiB, and a rank's two buffers"),
             "{note}"
         );
-        assert!(note.ends_with("--max-bytes 128 MiB measures past it"), "{note}");
+        assert!(
+            note.ends_with("--max-bytes 128 MiB measures past it"),
+            "{note}"
+        );
         // 32 MiB: two buffers of 64 MiB do not fit.
         assert_eq!(cache_note(&out(32 << 20)), None);
         // An output that does not say (a real IMB run, an older benchmark).
-        assert_eq!(cache_note("# parsim netbench: messages up to 4194304 bytes\n"), None);
+        assert_eq!(
+            cache_note("# parsim netbench: messages up to 4194304 bytes\n"),
+            None
+        );
         assert_eq!(cache_note(""), None);
     }
 }

@@ -189,7 +189,8 @@ if rank < 2 {
 /// messages is spaced at least `n·G` per message (the adapter takes one
 /// message's bytes at a time), so `G <= t(n) / n` for every stream point,
 /// and the smallest such bound among the stream's points in the segment's
-/// size range is taken. Where it is below the ping-pong's slope `b`, the
+/// size range is taken ([`stream_gap_per_byte`]). Where it is below the
+/// ping-pong's slope `b`, the
 /// segment gets `G` from the stream and `b − G` as latency per byte: the
 /// ping-pong's one-way time is unchanged, and a stream of such messages
 /// runs at the stream's rate (a ping-pong is not a stream: pipelined
@@ -204,12 +205,13 @@ pub fn apply_stream(
     let mut lines = Vec::new();
     for (k, segment) in fit.segments.iter_mut().enumerate() {
         let upto = froms.get(k + 1).copied().unwrap_or(u64::MAX);
-        let bound = stream
+        let points: Vec<&calibrate::Point> = stream
             .points
             .iter()
             .filter(|p| p.bytes > 0 && p.bytes >= segment.from && p.bytes < upto)
-            .map(|p| p.seconds / p.bytes as f64)
-            .fold(f64::INFINITY, f64::min);
+            .collect();
+        let last = k + 1 == froms.len();
+        let bound = stream_gap_per_byte(&points, last);
         let slope = segment.gap_per_byte + segment.latency_per_byte;
         if bound < segment.gap_per_byte {
             segment.gap_per_byte = bound;
@@ -225,6 +227,54 @@ pub fn apply_stream(
         }
     }
     lines
+}
+
+/// A stream's per-byte time that rises by more than this factor from a
+/// segment's fastest point to its largest one: the segment's sizes cross
+/// from one regime of the stream into a slower one (the buffers leave the
+/// caches), and no single `G` honours every point's bound.
+const STREAM_RISE: f64 = 1.2;
+
+/// The adapter's time per byte `G` that a stream's points of one segment
+/// give (`INFINITY` without points). Within one regime a stream's time per
+/// message is `c + n·G` (`c` the per-message costs), so `t(n)/n = G + c/n`
+/// falls with `n` and its smallest value, at the largest size, is the
+/// tightest bound on `G`: that is taken. Where, in the `last` segment (the
+/// one that prices every size beyond the table), `t(n)/n` instead rises
+/// towards the largest sizes by more than [`STREAM_RISE`], the
+/// segment's sizes reach a slower regime (on the development machine the
+/// stream of 2 MiB runs at 6.4 GB/s, of 8-128 MiB at 2.8-3.4 GB/s, in one
+/// ping-pong segment), and a bound from the fast points would price every
+/// larger message at the fast rate: then `G` is the slope of the time per
+/// message against the size over the segment's points (ordinary least
+/// squares, which the largest sizes, those the segment extends to,
+/// dominate), LogGP's `G` as the time per byte of long messages
+/// (Alexandrov et al., "LogGP", SPAA 1995).
+pub fn stream_gap_per_byte(points: &[&calibrate::Point], last: bool) -> f64 {
+    let per_byte = |p: &calibrate::Point| p.seconds / p.bytes as f64;
+    let bound = points
+        .iter()
+        .map(|p| per_byte(p))
+        .fold(f64::INFINITY, f64::min);
+    let Some(largest) = points.iter().max_by_key(|p| p.bytes) else {
+        return bound;
+    };
+    if !last || per_byte(largest) <= STREAM_RISE * bound {
+        return bound;
+    }
+    // Ordinary least squares of t against n: the slope, which the largest
+    // sizes dominate.
+    let k = points.len() as f64;
+    let mean_n = points.iter().map(|p| p.bytes as f64).sum::<f64>() / k;
+    let mean_t = points.iter().map(|p| p.seconds).sum::<f64>() / k;
+    let (mut snt, mut snn) = (0.0, 0.0);
+    for p in points {
+        let dn = p.bytes as f64 - mean_n;
+        snt += dn * (p.seconds - mean_t);
+        snn += dn * dn;
+    }
+    let g = snt / snn;
+    if g.is_finite() && g > 0.0 { g } else { bound }
 }
 
 /// The overhead splits a joint fit tries: `o_s + o_r` from 10% to 90% of
@@ -1152,6 +1202,42 @@ control_bytes = "64 B"
         let before = fit.clone();
         assert!(apply_stream(&mut fit, &slow, "osu_bw").is_empty());
         assert_eq!(fit, before);
+    }
+
+    /// Within one regime the tightest bound `t(n)/n` at the largest size
+    /// is `G`'s; a stream that slows per byte towards the segment's largest
+    /// sizes gives the slope its large sizes set instead of the fast
+    /// point's bound.
+    #[test]
+    fn a_stream_that_slows_with_size_gives_the_slope_of_its_large_sizes() {
+        let point = |bytes: u64, seconds: f64| calibrate::Point { bytes, seconds };
+        let mib = |k: u64| k << 20;
+        // One regime, 1 us + 0.1 ns/B: the bound at 128 MiB.
+        let one: Vec<_> = [2, 8, 32, 128]
+            .map(|k| point(mib(k), 1e-6 + mib(k) as f64 * 0.1e-9))
+            .to_vec();
+        let refs: Vec<&calibrate::Point> = one.iter().collect();
+        let expect = 1e-6 / mib(128) as f64 + 0.1e-9;
+        assert!((stream_gap_per_byte(&refs, true) - expect).abs() < 1e-18);
+        // 2 MiB at 0.1 ns/B, 8-128 MiB at 0.3 ns/B (out of the caches):
+        // the fast point's bound would be 0.1 ns/B.
+        let two: Vec<_> = [
+            (2, 0.1e-9),
+            (8, 0.3e-9),
+            (16, 0.3e-9),
+            (32, 0.3e-9),
+            (64, 0.3e-9),
+        ]
+        .map(|(k, g)| point(mib(k), mib(k) as f64 * g))
+        .to_vec();
+        let refs: Vec<&calibrate::Point> = two.iter().collect();
+        let g = stream_gap_per_byte(&refs, true);
+        assert!((0.29e-9..=0.31e-9).contains(&g), "{g}");
+        // A segment with a segment above it keeps the bound: its sizes end
+        // where the next segment's begin.
+        assert!((stream_gap_per_byte(&refs, false) - 0.1e-9).abs() < 1e-21);
+        // Empty: no bound.
+        assert_eq!(stream_gap_per_byte(&[], true), f64::INFINITY);
     }
 
     fn compile_program(text: &str) -> sim_core::ir::Program {

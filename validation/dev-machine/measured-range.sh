@@ -16,7 +16,8 @@
 # machine did not see.
 # Usage, from the workspace root on a quiet machine (about 10 minutes):
 #   bash validation/dev-machine/measured-range.sh OMB_DIR IMB-MPI1 [path/to/parsim]
-# (RANGE_DIR=DIR writes into DIR instead of validation/dev-machine/measured-range.)
+# (RANGE_DIR=DIR writes into DIR instead of validation/dev-machine/measured-range;
+# MEASURE=0 fits and predicts again from the measurements saved there.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OMB=$1
@@ -25,9 +26,12 @@ P=${3:-target/release/parsim}
 D=${RANGE_DIR:-validation/dev-machine/measured-range}
 mkdir -p $D
 
-"$P" calibrate net --run "mpirun -np 2" --max-bytes 128MiB --name dev-machine-range \
-    --description "this development machine: 2 vCPUs, MPICH 4 from Debian, 2 ranks through shared memory, calibrated as one channel" \
-    -o $D/machine-run.toml > $D/calibrate-run.txt
+MEASURE=${MEASURE:-1}
+if [ "$MEASURE" = 1 ]; then
+    "$P" calibrate net --run "mpirun -np 2" --max-bytes 128MiB --name dev-machine-range \
+        --description "this development machine: 2 vCPUs, MPICH 4 from Debian, 2 ranks through shared memory, calibrated as one channel" \
+        -o $D/machine-run.toml > $D/calibrate-run.txt
+fi
 NET=$D/dev-machine-range.network.netbench.txt
 python3 - "$NET" "$D/netbench-4mib.txt" <<'PY'
 import sys
@@ -51,9 +55,11 @@ for size in 128mib 4mib; do
         --flag-latency $T --datatype $T --memcpy "$MEMCPY" --collective library=mpich-4 \
         --name dev-machine-$size -o $D/machine-$size.toml > $D/calibrate-$size.txt 2>&1
 done
-mpirun -np 2 "$OMB/osu_bw" > $D/measured-osu_bw.txt
-mpirun -np 2 "$OMB/osu_bibw" > $D/measured-osu_bibw.txt
-mpirun -np 2 "$IMB" Exchange Sendrecv -npmin 2 > $D/measured-imb.txt
+if [ "$MEASURE" = 1 ]; then
+    mpirun -np 2 "$OMB/osu_bw" > $D/measured-osu_bw.txt
+    mpirun -np 2 "$OMB/osu_bibw" > $D/measured-osu_bibw.txt
+    mpirun -np 2 "$IMB" Exchange Sendrecv -npmin 2 > $D/measured-imb.txt
+fi
 for size in 4mib 128mib; do
     for b in bw bibw; do
         "$P" validate examples/osu/$b.mpl --table $D/measured-osu_$b.txt --ranks 2 \
