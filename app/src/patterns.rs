@@ -233,7 +233,7 @@ pub fn apply_stream(
 /// segment's fastest point to its largest one: the segment's sizes cross
 /// from one regime of the stream into a slower one (the buffers leave the
 /// caches), and no single `G` honours every point's bound.
-const STREAM_RISE: f64 = 1.2;
+pub const STREAM_RISE: f64 = 1.2;
 
 /// The adapter's time per byte `G` that a stream's points of one segment
 /// give (`INFINITY` without points). Within one regime a stream's time per
