@@ -300,6 +300,10 @@ impl Machine for AnyRun<'_> {
         self.inner().channel_of(src, dst)
     }
 
+    fn extrapolated_above(&self) -> u64 {
+        self.inner().extrapolated_above()
+    }
+
     fn reset(&mut self, ranks: u32) {
         self.inner_mut().reset(ranks);
     }

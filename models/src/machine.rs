@@ -855,6 +855,16 @@ impl Machine for LogGpRun<'_> {
         self.channel_set(src, dst).0
     }
 
+    /// The smallest `measured_to` of the machine's channels.
+    fn extrapolated_above(&self) -> u64 {
+        self.machine
+            .channel_sets()
+            .iter()
+            .filter_map(|(_, c)| c.and_then(|c| c.measured_to))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     fn collectives(&self) -> sim_core::coll::CollConfig {
         self.machine.spec.collectives.clone()
     }

@@ -173,6 +173,15 @@ pub trait Machine {
         0
     }
 
+    /// The smallest size above which some channel set prices a message by
+    /// extrapolation (beyond the table it was calibrated with): the engine
+    /// asks [`Machine::channel_of`] and records the largest message only
+    /// for messages above it, so that a machine without such a limit costs
+    /// the event loop nothing. Default: `u64::MAX`, nothing recorded.
+    fn extrapolated_above(&self) -> u64 {
+        u64::MAX
+    }
+
     /// Clears all dynamic state (NIC busy times) for a new run of `ranks`
     /// ranks, as [`MachineDesc::start`] leaves it. The engine calls it
     /// before the first transfer of every run.

@@ -219,7 +219,9 @@ pub struct SimReport {
     pub ranks: Vec<RankStats>,
     pub messages: u64,
     pub bytes: u64,
-    /// The largest message (bytes) each channel set of the machine carried
+    /// The largest message (bytes) each channel set of the machine carried,
+    /// of those above
+    /// [`Machine::extrapolated_above`](crate::model::Machine::extrapolated_above)
     /// ([`Machine::channel_of`](crate::model::Machine::channel_of); 0: none).
     pub largest_message: [u64; crate::model::CHANNEL_SETS],
     pub events: u64,

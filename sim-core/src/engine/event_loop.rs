@@ -72,6 +72,7 @@ impl<'a> Engine<'a> {
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
         let progress_in_calls = machine.progress_in_calls();
+        let record_above = machine.extrapolated_above();
         let ff = cfg
             .fast_forward
             .then(|| Box::new(fastforward::FastForward::new(program, cfg.ranks)));
@@ -107,6 +108,7 @@ impl<'a> Engine<'a> {
             messages: 0,
             bytes: 0,
             largest: [0; crate::model::CHANNEL_SETS],
+            record_above,
             output,
             comms: Comms::new(world),
             coll_cfg,

@@ -178,8 +178,11 @@ pub struct Engine<'a> {
     progress_in_calls: bool,
     messages: u64,
     bytes: u64,
-    /// The largest message of each channel set (`Machine::channel_of`).
+    /// The largest message of each channel set (`Machine::channel_of`),
+    /// of those above `record_above` (`Machine::extrapolated_above`, read
+    /// once).
     largest: [u64; crate::model::CHANNEL_SETS],
+    record_above: u64,
     output: &'a mut dyn FnMut(PrintLine),
     finished: u32,
     comms: Comms,

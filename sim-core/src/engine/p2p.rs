@@ -669,11 +669,13 @@ impl<'a> Engine<'a> {
         self.bytes += bytes;
         // Beyond the table a channel was calibrated with, its time is
         // extrapolated: the caller warns (api.rs, `largest_message`).
-        let set = self
-            .machine
-            .channel_of(id, to)
-            .min(crate::model::CHANNEL_SETS - 1);
-        self.largest[set] = self.largest[set].max(bytes);
+        if bytes > self.record_above {
+            let set = self
+                .machine
+                .channel_of(id, to)
+                .min(crate::model::CHANNEL_SETS - 1);
+            self.largest[set] = self.largest[set].max(bytes);
+        }
         Ok(req)
     }
 
