@@ -116,14 +116,9 @@ pub fn library_note(version: &str) -> (Option<Library>, String) {
 /// builds none anywhere, a named module builds it. `None` where the text
 /// names no CH4 device (not MPICH 4).
 pub fn shared_memory_of(text: &str) -> Option<bool> {
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("# parsim netbench: {key} ")))
-            .map(str::trim)
-    };
-    let device = value("device")?;
+    let device = crate::netbench::stated(text, "device")?;
     let netmod = device.strip_prefix("ch4:")?;
-    Some(match value("shmmods") {
+    Some(match crate::netbench::stated(text, "shmmods") {
         Some("none") => false,
         Some(m) if m != "auto" => true,
         _ => netmod.starts_with("ofi"),
@@ -133,9 +128,7 @@ pub fn shared_memory_of(text: &str) -> Option<bool> {
 /// The library line of a netbench output (`# parsim netbench: library
 /// ...`), as printed.
 pub fn library_line(text: &str) -> Option<&str> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("# parsim netbench: library "))
-        .map(str::trim)
+    crate::netbench::stated(text, "library")
 }
 
 /// Seconds per call of a 2-rank barrier table: an IMB-MPI1 output's

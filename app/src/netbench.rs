@@ -118,6 +118,15 @@ impl Bench {
     }
 }
 
+/// What a benchmark output `text` states in its `# parsim netbench: KEY
+/// VALUE` line (the first such line), trimmed; `None` without one.
+pub fn stated<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let prefix = format!("# parsim netbench: {key} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .map(str::trim)
+}
+
 /// A note when parsim's benchmark output `text` says that its largest
 /// message stayed inside the caches: a rank's two buffers of the largest
 /// size (`# parsim netbench: messages up to N bytes`) fit in rank 0's
@@ -127,13 +136,12 @@ impl Bench {
 /// `None` for other outputs, or when the benchmark went past the cache.
 pub fn cache_note(text: &str) -> Option<String> {
     let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
+        stated(text, key)
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|v| v.parse::<u64>().ok())
     };
-    let largest = value("# parsim netbench: messages up to ")?;
-    let cache = value("# parsim netbench: last-level cache ")?;
+    let largest = value("messages up to")?;
+    let cache = value("last-level cache")?;
     (largest.saturating_mul(2) <= cache).then(|| {
         let past = cache.saturating_mul(2).next_power_of_two().min(MAX_MAX_BYTES);
         format!(
@@ -201,9 +209,7 @@ fn measure(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Result<Me
         table(name)?;
     }
     crate::coll_fit::barrier_seconds(&stdout, save)?;
-    let memcpy = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("# parsim netbench: memcpy "))
+    let memcpy = stated(&stdout, "memcpy")
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|b| b.is_finite() && *b > 0.0);

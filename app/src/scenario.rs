@@ -230,9 +230,9 @@ pub fn extrapolation_warning(e: &Extrapolation, blocks: &Path) -> String {
 /// calibrated with (`measured_to`), one per channel set: a run's
 /// `largest_message` against the machine's channels. Such a message's time
 /// extends the channel's last segment, which nothing measured supports:
-/// where the buffers leave the caches a copy slows (this machine's osu_bw
-/// halves its rate from 8 MiB on, VALIDATION.md section 6), and a protocol
-/// may change. Machines without `measured_to` (written by hand, or before
+/// where the buffers leave the caches a copy slows (this machine's own
+/// ping-pong of 8-128 MiB is 33-43% slower than a fit to 4 MiB extends to,
+/// VALIDATION.md section 10), and a protocol may change. Machines without `measured_to` (written by hand, or before
 /// `calibrate net` recorded it) and plugins give none.
 pub fn channel_extrapolations(
     machine: &AnyMachine,
