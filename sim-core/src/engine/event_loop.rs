@@ -99,7 +99,6 @@ impl<'a> Engine<'a> {
             msgs: Vec::new(),
             free_msgs: Vec::new(),
             reqs: Vec::new(),
-            free_req: NO_REQ,
             spans: SpanTable::default(),
             events: 0,
             comm_calls: 0,

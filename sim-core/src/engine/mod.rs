@@ -159,12 +159,10 @@ pub struct Engine<'a> {
     now: f64,
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
+    /// The request slab. Its free slots are kept per rank (`Lp::free_req`,
+    /// a list threaded through the slots' `span`, last freed first): a rank
+    /// reuses its own slots, which stay next to each other.
     reqs: Vec<Request>,
-    /// The free slots of `reqs`, last freed first, threaded through the
-    /// slots themselves: the first here ([`NO_REQ`]: none), the next in
-    /// each free slot's `span`. (A vector of them was 32 B per rank for
-    /// W2, and another array touched per request.)
-    free_req: u32,
     /// The spans of `reqs` and `msgs`, interned.
     spans: SpanTable,
     events: u64,

@@ -576,14 +576,26 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// A request slot for `req`: one its owner freed before, else a new
+    /// one at the end of the slab. Reusing the owner's own slots (instead
+    /// of one list for every rank, which after the first iteration hands a
+    /// rank the slots some other rank just freed) keeps a rank's requests
+    /// together in memory, so that posting, matching and waiting touch a
+    /// few neighbouring cache lines. Which slot a request gets changes no
+    /// prediction: ids are compared, never ordered (a printed request shows
+    /// its id, `request#N`, an opaque handle).
     fn new_req(&mut self, req: Request) -> ReqRef {
-        if self.free_req != NO_REQ {
-            let i = self.free_req;
-            let slot = &mut self.reqs[i as usize];
-            self.free_req = slot.span;
+        let owner = req.owner as usize;
+        let head = self.lps[owner].free_req;
+        if head != NO_REQ {
+            let slot = &mut self.reqs[head as usize];
+            self.lps[owner].free_req = slot.span;
             let generation = slot.generation.wrapping_add(1);
             *slot = Request { generation, ..req };
-            ReqRef { id: i, generation }
+            ReqRef {
+                id: head,
+                generation,
+            }
         } else {
             let id = self.reqs.len() as u32;
             self.reqs.push(Request {
@@ -598,8 +610,9 @@ impl<'a> Engine<'a> {
         let q = &mut self.reqs[r.id as usize];
         if q.generation == r.generation {
             q.generation = q.generation.wrapping_add(1);
-            q.span = self.free_req;
-            self.free_req = r.id;
+            let lp = &mut self.lps[q.owner as usize];
+            q.span = lp.free_req;
+            lp.free_req = r.id;
         }
     }
 

@@ -69,7 +69,9 @@ impl<'a> Engine<'a> {
                 w.snapshot = None;
             }
         }
-        if lp.quiet_blocks.is_multiple_of(SLICE_BLOCKS) {
+        // `Lp::quiet_blocks` is 16 bits; SLICE_BLOCKS divides 2^16.
+        const _: () = assert!((1u32 << 16).is_multiple_of(SLICE_BLOCKS));
+        if u32::from(lp.quiet_blocks).is_multiple_of(SLICE_BLOCKS) {
             self.watch_tick(id)?;
         }
         Ok(())
