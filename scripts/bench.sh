@@ -17,7 +17,8 @@
 # and machine as the LogGOPSim and SMPI figures of ../shared/bench) at 2^10
 # to 2^20 ranks; heat.mpl on the default machine; the IMB Alltoall skeleton
 # at 1,024 ranks; a communicator split and a ring allgather at 9,216 ranks,
-# 36 per node. Needs GNU time (Debian package `time`).
+# 36 per node; one rank waiting for 32,767 receives (bench/fanin.mpl).
+# Needs GNU time (Debian package `time`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,6 +62,8 @@ if [ $quick = 0 ]; then
 fi
 workloads+=("IMB Alltoall 1024 (<= 1 KiB, 10 reps)|examples/imb/alltoall.mpl --ranks 1024 -p max_bytes=1024 -p max_reps=10")
 workloads+=("split + barrier 9216, 36/node|bench/split.mpl --ranks 9216 --ppn 36")
+workloads+=("fan-in 32768, in order|bench/fanin.mpl --ranks 32768")
+workloads+=("fan-in 32768, reversed|bench/fanin.mpl --ranks 32768 -p order=1")
 if [ $quick = 0 ]; then
     workloads+=("ring allgather 16 B 9216, 36/node|bench/allgather_ring.mpl --ranks 9216 --ppn 36")
 fi

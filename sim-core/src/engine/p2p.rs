@@ -484,10 +484,10 @@ impl<'a> Engine<'a> {
 
     pub(super) fn try_complete_wait(&mut self, id: u32, dst: Option<Slot>) -> RunResult<Flow> {
         let lpi = id as usize;
-        let Some(ws) = self.lps[lpi].wait.as_ref() else {
+        let Some(ws) = self.lps[lpi].wait.as_mut() else {
             return Ok(Flow::Continue);
         };
-        if !self.wait_satisfied(ws) {
+        if !Self::wait_satisfied(&self.reqs, ws) {
             return Ok(Flow::Block);
         }
         // Invariant: checked just above that the wait set exists.
@@ -568,12 +568,20 @@ impl<'a> Engine<'a> {
         Ok(Flow::Continue)
     }
 
-    fn wait_satisfied(&self, ws: &WaitSet) -> bool {
+    /// Whether the wait set is satisfied: one request done (`waitany`) or
+    /// all of them, counted from [`WaitSet::done_prefix`] on.
+    fn wait_satisfied(reqs: &[Request], ws: &mut WaitSet) -> bool {
         if ws.any {
-            ws.reqs.iter().any(|r| self.reqs[r.id as usize].done)
-        } else {
-            ws.reqs.iter().all(|r| self.reqs[r.id as usize].done)
+            return ws.reqs.iter().any(|r| reqs[r.id as usize].done);
         }
+        let done = ws.reqs[ws.done_prefix as usize..]
+            .iter()
+            .take_while(|r| reqs[r.id as usize].done)
+            .count();
+        // At most `reqs.len()`, the number of live requests, which is
+        // below 2^32 (request ids are `u32`).
+        ws.done_prefix += done as u32;
+        ws.done_prefix as usize == ws.reqs.len()
     }
 
     /// A request slot for `req`: one its owner freed before, else a new
@@ -1066,14 +1074,17 @@ impl<'a> Engine<'a> {
         q.ready_at = ready_at;
         q.overhead = overhead;
         let owner = q.owner;
-        let lp = &self.lps[owner as usize];
+        let lp = &mut self.lps[owner as usize];
         if lp.state != LpState::Blocked {
             return;
         }
-        let Some(ws) = lp.wait.as_ref() else { return };
-        if !self.wait_satisfied(ws) {
+        let Some(ws) = lp.wait.as_mut() else { return };
+        if !Self::wait_satisfied(&self.reqs, ws) {
             return;
         }
+        let lp = &self.lps[owner as usize];
+        // Invariant: just found.
+        let Some(ws) = lp.wait.as_ref() else { return };
         // The LP resumes when the data it needs is ready (for waitany: the
         // first ready one); `try_complete_wait` then charges the overheads.
         let t = if ws.any {
