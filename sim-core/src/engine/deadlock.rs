@@ -25,7 +25,7 @@ impl<'a> Engine<'a> {
                     comm: msg.ctx / 2,
                 });
             }
-            for &r in &lp.posted {
+            for r in lp.posted_receives() {
                 let q = &self.reqs[r as usize];
                 out.push(Leftover {
                     kind: LeftoverKind::UnmatchedReceive,

@@ -835,7 +835,10 @@ impl<'a> Engine<'a> {
                     .unwrap_or(u32::MAX);
                 self.on_match(m, req.id)?;
             }
-            None => self.lps[id as usize].posted.push_back(req.id),
+            None => {
+                let lp = &mut self.lps[id as usize];
+                lp.push_posted(req.id, &self.reqs[req.id as usize], &self.reqs);
+            }
         }
         Ok(req)
     }
@@ -856,16 +859,14 @@ impl<'a> Engine<'a> {
         if lp.inflight != 0 || lp.probing().is_some() {
             return Ok(false);
         }
-        let hit = lp
-            .posted
-            .iter()
-            .position(|&r| self.reqs[r as usize].accepts(msg));
-        let Some(pos) = hit else { return Ok(false) };
-        let r = lp.posted[pos];
+        let Some((at, r)) = lp.find_posted(msg, &self.reqs) else {
+            return Ok(false);
+        };
         if self.reqs[r as usize].peer == ANY_SOURCE {
             return Ok(false);
         }
-        self.lps[dst as usize].posted.remove(pos);
+        let msg = &self.msgs[m as usize];
+        self.lps[dst as usize].remove_posted(at, msg);
         self.on_match(m, r)?;
         Ok(true)
     }
@@ -876,17 +877,9 @@ impl<'a> Engine<'a> {
         self.obs.arrived(dst, m);
         let lp = &self.lps[dst as usize];
         let msg = &self.msgs[m as usize];
-        let hit = lp
-            .posted
-            .iter()
-            .position(|&r| self.reqs[r as usize].accepts(msg));
-        match hit {
-            Some(pos) => {
-                // Invariant: `pos` was just found in this queue.
-                let r = self.lps[dst as usize]
-                    .posted
-                    .remove(pos)
-                    .unwrap_or(u32::MAX);
+        match lp.find_posted(msg, &self.reqs) {
+            Some((at, r)) => {
+                self.lps[dst as usize].remove_posted(at, msg);
                 self.on_match(m, r)
             }
             None => {
@@ -1136,7 +1129,7 @@ impl Msg {
 }
 
 impl Request {
-    fn accepts(&self, m: &Msg) -> bool {
+    pub(super) fn accepts(&self, m: &Msg) -> bool {
         self.ctx == m.ctx
             && (self.peer == ANY_SOURCE || self.peer == m.src)
             && (self.tag == ANY_TAG || self.tag == m.tag)

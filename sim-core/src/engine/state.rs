@@ -325,6 +325,9 @@ struct Aside {
     /// inside MPI calls: their clear-to-send waits for the rank's next
     /// call (`p2p.rs`, `answer_deferred`).
     deferred: Vec<u32>,
+    /// The posted receives, while there are many (see [`PostedIndex`]);
+    /// [`Lp::posted`] is then empty.
+    posted: Option<PostedIndex>,
 }
 
 impl Aside {
@@ -333,6 +336,108 @@ impl Aside {
             && self.probing.is_none()
             && self.watch.is_none()
             && self.deferred.is_empty()
+            && self.posted.is_none()
+    }
+}
+
+/// A rank's posted receives once [`POSTED_INDEX_FROM`] of them wait at
+/// once, indexed for matching. MPI matches an envelope with the first
+/// receive, in posting order, that accepts it (context, source or
+/// `ANY_SOURCE`, tag or `ANY_TAG`); scanning the queue for it costs the
+/// queue's length per envelope, and removing from its middle as much, so
+/// a rank that posts n receives and gets their envelopes in another order
+/// paid O(n^2) (BENCHMARKS.md, the reversed fan-in). Here each receive
+/// carries its posting number; those that name a source are kept per
+/// (context, source), the `ANY_SOURCE` ones in one list, each in posting
+/// order. The first match is the earlier of the first acceptable entry of
+/// the envelope's (context, source) list and of the wildcard list: the
+/// same receive the scan finds.
+#[derive(Debug, Default)]
+pub(super) struct PostedIndex {
+    next: u64,
+    len: usize,
+    by_source: HashMap<(u32, u32), VecDeque<(u64, u32)>>,
+    wild: VecDeque<(u64, u32)>,
+}
+
+/// From this many posted receives a rank's queue becomes a [`PostedIndex`]
+/// (below it the scan of a few entries is cheaper than hashing).
+pub(super) const POSTED_INDEX_FROM: usize = 64;
+
+/// Where [`Lp::find_posted`] found a receive, for [`Lp::remove_posted`].
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PostedAt {
+    Queue(usize),
+    Source(usize),
+    Wild(usize),
+}
+
+impl PostedIndex {
+    fn push(&mut self, r: u32, q: &Request) {
+        let e = (self.next, r);
+        self.next += 1;
+        self.len += 1;
+        if q.peer == ANY_SOURCE {
+            self.wild.push_back(e);
+        } else {
+            self.by_source
+                .entry((q.ctx, q.peer))
+                .or_default()
+                .push_back(e);
+        }
+    }
+
+    fn find(&self, m: &Msg, reqs: &[Request]) -> Option<(PostedAt, u32)> {
+        let tag_ok = |r: u32| {
+            let t = reqs[r as usize].tag;
+            t == ANY_TAG || t == m.tag
+        };
+        let own = self.by_source.get(&(m.ctx, m.src)).and_then(|q| {
+            q.iter()
+                .position(|&(_, r)| tag_ok(r))
+                .map(|i| (q[i].0, PostedAt::Source(i), q[i].1))
+        });
+        let wild = self
+            .wild
+            .iter()
+            .position(|&(_, r)| reqs[r as usize].ctx == m.ctx && tag_ok(r))
+            .map(|i| (self.wild[i].0, PostedAt::Wild(i), self.wild[i].1));
+        match (own, wild) {
+            (Some(a), Some(b)) => Some(if a.0 < b.0 { (a.1, a.2) } else { (b.1, b.2) }),
+            (Some(a), None) | (None, Some(a)) => Some((a.1, a.2)),
+            (None, None) => None,
+        }
+    }
+
+    fn remove(&mut self, at: PostedAt, m: &Msg) -> Option<u32> {
+        let r = match at {
+            PostedAt::Source(i) => {
+                let key = (m.ctx, m.src);
+                let q = self.by_source.get_mut(&key)?;
+                let r = q.remove(i)?.1;
+                if q.is_empty() {
+                    self.by_source.remove(&key);
+                }
+                r
+            }
+            PostedAt::Wild(i) => self.wild.remove(i)?.1,
+            PostedAt::Queue(_) => return None,
+        };
+        self.len -= 1;
+        Some(r)
+    }
+
+    /// The receives in posting order.
+    fn ordered(&self) -> Vec<u32> {
+        let mut all: Vec<(u64, u32)> = self
+            .by_source
+            .values()
+            .flatten()
+            .chain(&self.wild)
+            .copied()
+            .collect();
+        all.sort_unstable();
+        all.into_iter().map(|(_, r)| r).collect()
     }
 }
 
@@ -355,6 +460,67 @@ impl Lp {
             quiet_blocks: 0,
             free_req: NO_REQ,
         }
+    }
+
+    /// Whether the rank has posted receives not yet matched.
+    pub(super) fn has_posted(&self) -> bool {
+        !self.posted.is_empty() || self.aside.as_deref().is_some_and(|a| a.posted.is_some())
+    }
+
+    /// The rank's unmatched posted receives, in posting order.
+    pub(super) fn posted_receives(&self) -> Vec<u32> {
+        match self.aside.as_deref().and_then(|a| a.posted.as_ref()) {
+            Some(ix) => ix.ordered(),
+            None => self.posted.iter().copied().collect(),
+        }
+    }
+
+    /// Posts receive `r` (`q` is its record), last in posting order.
+    pub(super) fn push_posted(&mut self, r: u32, q: &Request, reqs: &[Request]) {
+        if let Some(ix) = self.aside.as_deref_mut().and_then(|a| a.posted.as_mut()) {
+            ix.push(r, q);
+            return;
+        }
+        if self.posted.len() + 1 < POSTED_INDEX_FROM {
+            self.posted.push_back(r);
+            return;
+        }
+        // Many at once: the queue becomes an index, in the same order.
+        let mut ix = PostedIndex::default();
+        for &x in &self.posted {
+            ix.push(x, &reqs[x as usize]);
+        }
+        ix.push(r, q);
+        self.posted = Ring::default();
+        self.aside_mut().posted = Some(ix);
+    }
+
+    /// The first posted receive, in posting order, that accepts `m`.
+    pub(super) fn find_posted(&self, m: &Msg, reqs: &[Request]) -> Option<(PostedAt, u32)> {
+        match self.aside.as_deref().and_then(|a| a.posted.as_ref()) {
+            Some(ix) => ix.find(m, reqs),
+            None => self
+                .posted
+                .iter()
+                .position(|&r| reqs[r as usize].accepts(m))
+                .map(|i| (PostedAt::Queue(i), self.posted[i])),
+        }
+    }
+
+    /// Removes the receive [`Lp::find_posted`] found for `m` (nothing
+    /// changed in between).
+    pub(super) fn remove_posted(&mut self, at: PostedAt, m: &Msg) -> Option<u32> {
+        if let PostedAt::Queue(i) = at {
+            return self.posted.remove(i);
+        }
+        let a = self.aside.as_deref_mut()?;
+        let ix = a.posted.as_mut()?;
+        let r = ix.remove(at, m);
+        if ix.len == 0 {
+            a.posted = None;
+            self.trim_aside();
+        }
+        r
     }
 
     fn aside_mut(&mut self) -> &mut Aside {
@@ -484,6 +650,114 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<Msg>(), 56);
         assert_eq!(std::mem::size_of::<Frame>(), 88);
         assert_eq!(std::mem::size_of::<Lp>(), 216);
+    }
+
+    fn receive(peer: u32, tag: i32, ctx: u32) -> Request {
+        Request {
+            generation: 0,
+            owner: 0,
+            wild_nth: u32::MAX,
+            is_send: false,
+            done: false,
+            ready_at: f64::INFINITY,
+            overhead: 0.0,
+            status: MsgStatus {
+                source: 0,
+                tag: 0,
+                bytes: 0,
+            },
+            peer,
+            tag,
+            bytes: 8,
+            ctx,
+            span: 0,
+        }
+    }
+
+    fn envelope(src: u32, tag: i32, ctx: u32) -> Msg {
+        Msg {
+            src,
+            dst: 0,
+            tag,
+            ctx,
+            bytes: 8,
+            arrival: 0.0,
+            send_req: None,
+            recv_req: 0,
+            span: 0,
+            sent: 0.0,
+        }
+    }
+
+    /// The index finds, for every envelope, the receive the scan of the
+    /// posting-order queue finds (MPI's first match), through random posts
+    /// (named sources, ANY_SOURCE, ANY_TAG, two contexts) and arrivals,
+    /// across the switch to the index and back.
+    #[test]
+    fn posted_index_matches_like_the_queue() {
+        let mut x: u64 = 11;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let frame = Frame {
+            func: 0,
+            block: BlockId::new(0),
+            stmt: 0,
+            locals: smallvec::smallvec![],
+            ret_dst: NO_SLOT,
+        };
+        let mut lp = Lp::new(frame);
+        let mut reqs: Vec<Request> = Vec::new();
+        let mut model: Vec<u32> = Vec::new();
+        let mut matched = 0;
+        let (mut seen_index, mut seen_back) = (0, 0);
+        for step in 0..40_000 {
+            // Bursts of posts (to cross POSTED_INDEX_FROM), then arrivals.
+            let posting = (step / 500) % 2 == 0;
+            if posting && next(4) != 0 {
+                let peer = if next(8) == 0 {
+                    ANY_SOURCE
+                } else {
+                    next(6) as u32
+                };
+                let tag = if next(5) == 0 {
+                    ANY_TAG
+                } else {
+                    next(3) as i32
+                };
+                let q = receive(peer, tag, next(2) as u32);
+                let r = reqs.len() as u32;
+                reqs.push(q);
+                lp.push_posted(r, &reqs[r as usize], &reqs);
+                model.push(r);
+            } else {
+                let m = envelope(next(6) as u32, next(3) as i32, next(2) as u32);
+                let want = model.iter().position(|&r| reqs[r as usize].accepts(&m));
+                let got = lp.find_posted(&m, &reqs);
+                assert_eq!(got.map(|g| g.1), want.map(|i| model[i]), "step {step}");
+                if let (Some((at, r)), Some(i)) = (got, want) {
+                    assert_eq!(lp.remove_posted(at, &m), Some(r));
+                    model.remove(i);
+                    matched += 1;
+                }
+            }
+            assert_eq!(lp.posted_receives(), model, "step {step}");
+            assert_eq!(lp.has_posted(), !model.is_empty());
+            let indexed = lp.aside.as_deref().is_some_and(|a| a.posted.is_some());
+            if indexed {
+                seen_index += 1;
+            } else if seen_index > 0 && model.is_empty() {
+                seen_back += 1;
+            }
+        }
+        assert!(matched > 5_000, "{matched} matches");
+        assert!(
+            seen_index > 1_000 && seen_back > 0,
+            "{seen_index} {seen_back}"
+        );
     }
 
     #[test]
