@@ -127,6 +127,14 @@ pub fn stated<'a>(text: &'a str, key: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// The number that starts the value of [`stated`]'s line for `key`
+/// (`# parsim netbench: memcpy 9123.4 MB/s` gives 9123.4).
+fn stated_number<T: std::str::FromStr>(text: &str, key: &str) -> Option<T> {
+    stated(text, key)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
 /// A note when parsim's benchmark output `text` says that its largest
 /// message stayed inside the caches: a rank's two buffers of the largest
 /// size (`# parsim netbench: messages up to N bytes`) fit in rank 0's
@@ -135,13 +143,8 @@ pub fn stated<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// larger messages are priced by extending the fit's last segment.
 /// `None` for other outputs, or when the benchmark went past the cache.
 pub fn cache_note(text: &str) -> Option<String> {
-    let value = |key: &str| {
-        stated(text, key)
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let largest = value("messages up to")?;
-    let cache = value("last-level cache")?;
+    let largest: u64 = stated_number(text, "messages up to")?;
+    let cache: u64 = stated_number(text, "last-level cache")?;
     (largest.saturating_mul(2) <= cache).then(|| {
         let past = cache.saturating_mul(2).next_power_of_two().min(MAX_MAX_BYTES);
         format!(
@@ -209,10 +212,7 @@ fn measure(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Result<Me
         table(name)?;
     }
     crate::coll_fit::barrier_seconds(&stdout, save)?;
-    let memcpy = stated(&stdout, "memcpy")
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|b| b.is_finite() && *b > 0.0);
+    let memcpy = stated_number::<f64>(&stdout, "memcpy").filter(|b| b.is_finite() && *b > 0.0);
     Ok(Measured {
         table: save.to_owned(),
         memcpy,

@@ -190,8 +190,7 @@ if rank < 2 {
 /// message's bytes at a time), so `G <= t(n) / n` for every stream point,
 /// and the smallest such bound among the stream's points in the segment's
 /// size range is taken ([`stream_gap_per_byte`]). Where it is below the
-/// ping-pong's slope `b`, the
-/// segment gets `G` from the stream and `b − G` as latency per byte: the
+/// ping-pong's slope `b`, the segment gets `G` from the stream and `b − G` as latency per byte: the
 /// ping-pong's one-way time is unchanged, and a stream of such messages
 /// runs at the stream's rate (a ping-pong is not a stream: pipelined
 /// protocols deliver one message's last byte later than the adapter's

@@ -232,8 +232,9 @@ pub fn extrapolation_warning(e: &Extrapolation, blocks: &Path) -> String {
 /// extends the channel's last segment, which nothing measured supports:
 /// where the buffers leave the caches a copy slows (this machine's own
 /// ping-pong of 8-128 MiB is 33-43% slower than a fit to 4 MiB extends to,
-/// VALIDATION.md section 10), and a protocol may change. Machines without `measured_to` (written by hand, or before
-/// `calibrate net` recorded it) and plugins give none.
+/// VALIDATION.md section 10), and a protocol may change. Machines without
+/// `measured_to` (written by hand, or before `calibrate net` recorded it)
+/// and plugins give none.
 pub fn channel_extrapolations(
     machine: &AnyMachine,
     largest: &[u64; sim_core::model::CHANNEL_SETS],

@@ -801,25 +801,7 @@ impl<'a> Engine<'a> {
                 env.peer = f.source;
             }
         }
-        let req = self.new_req(Request {
-            generation: 0,
-            owner: id,
-            wild_nth,
-            is_send: false,
-            done: false,
-            ready_at: f64::INFINITY,
-            overhead: 0.0,
-            status: MsgStatus {
-                source: 0,
-                tag: 0,
-                bytes: 0,
-            },
-            peer: env.peer,
-            tag: env.tag,
-            bytes: env.bytes,
-            ctx: env.ctx,
-            span,
-        });
+        let req = self.new_req(Request::receive(id, wild_nth, &env, span));
         // Search the envelopes that already arrived, in arrival order.
         let lp = &self.lps[id as usize];
         let hit = lp
@@ -837,7 +819,7 @@ impl<'a> Engine<'a> {
             }
             None => {
                 let lp = &mut self.lps[id as usize];
-                lp.push_posted(req.id, &self.reqs[req.id as usize], &self.reqs);
+                lp.push_posted(req.id, &self.reqs);
             }
         }
         Ok(req)

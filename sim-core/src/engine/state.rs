@@ -93,6 +93,31 @@ pub(super) const NO_REQ: u32 = u32::MAX;
 pub(super) const NO_RANK: u32 = u32::MAX;
 
 impl Request {
+    /// A receive that `owner` posts for `env` (its `bytes` the capacity),
+    /// not yet matched; `wild_nth` numbers its ANY_SOURCE receives
+    /// (`u32::MAX`: not one of them).
+    pub(super) fn receive(owner: u32, wild_nth: u32, env: &p2p::Envelope, span: SpanId) -> Request {
+        Request {
+            generation: 0,
+            owner,
+            wild_nth,
+            is_send: false,
+            done: false,
+            ready_at: f64::INFINITY,
+            overhead: 0.0,
+            status: MsgStatus {
+                source: 0,
+                tag: 0,
+                bytes: 0,
+            },
+            peer: env.peer,
+            tag: env.tag,
+            bytes: env.bytes,
+            ctx: env.ctx,
+            span,
+        }
+    }
+
     /// The communicator, to report the status's source in its ranks:
     /// contexts are `2c` (point-to-point) and `2c + 1` (collectives) of
     /// communicator `c` (`comms::p2p_context`, `comms::coll_context`).
@@ -475,10 +500,10 @@ impl Lp {
         }
     }
 
-    /// Posts receive `r` (`q` is its record), last in posting order.
-    pub(super) fn push_posted(&mut self, r: u32, q: &Request, reqs: &[Request]) {
+    /// Posts receive `r` (a slot of `reqs`), last in posting order.
+    pub(super) fn push_posted(&mut self, r: u32, reqs: &[Request]) {
         if let Some(ix) = self.aside.as_deref_mut().and_then(|a| a.posted.as_mut()) {
-            ix.push(r, q);
+            ix.push(r, &reqs[r as usize]);
             return;
         }
         if self.posted.len() + 1 < POSTED_INDEX_FROM {
@@ -490,7 +515,7 @@ impl Lp {
         for &x in &self.posted {
             ix.push(x, &reqs[x as usize]);
         }
-        ix.push(r, q);
+        ix.push(r, &reqs[r as usize]);
         self.posted = Ring::default();
         self.aside_mut().posted = Some(ix);
     }
@@ -653,25 +678,14 @@ mod size_tests {
     }
 
     fn receive(peer: u32, tag: i32, ctx: u32) -> Request {
-        Request {
-            generation: 0,
-            owner: 0,
-            wild_nth: u32::MAX,
-            is_send: false,
-            done: false,
-            ready_at: f64::INFINITY,
-            overhead: 0.0,
-            status: MsgStatus {
-                source: 0,
-                tag: 0,
-                bytes: 0,
-            },
+        let env = p2p::Envelope {
             peer,
             tag,
             bytes: 8,
             ctx,
-            span: 0,
-        }
+            comm: ctx / 2,
+        };
+        Request::receive(0, u32::MAX, &env, 0)
     }
 
     fn envelope(src: u32, tag: i32, ctx: u32) -> Msg {
@@ -731,7 +745,7 @@ mod size_tests {
                 let q = receive(peer, tag, next(2) as u32);
                 let r = reqs.len() as u32;
                 reqs.push(q);
-                lp.push_posted(r, &reqs[r as usize], &reqs);
+                lp.push_posted(r, &reqs);
                 model.push(r);
             } else {
                 let m = envelope(next(6) as u32, next(3) as i32, next(2) as u32);
