@@ -17,7 +17,8 @@
 # and machine as the LogGOPSim and SMPI figures of ../shared/bench) at 2^10
 # to 2^20 ranks; heat.mpl on the default machine; the IMB Alltoall skeleton
 # at 1,024 ranks; a communicator split and a ring allgather at 9,216 ranks,
-# 36 per node; one rank waiting for 32,767 receives (bench/fanin.mpl).
+# 36 per node; one rank waiting for 32,767 receives (bench/fanin.mpl), posted
+# before the envelopes arrive or, `late`, after.
 # Needs GNU time (Debian package `time`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +65,8 @@ workloads+=("IMB Alltoall 1024 (<= 1 KiB, 10 reps)|examples/imb/alltoall.mpl --r
 workloads+=("split + barrier 9216, 36/node|bench/split.mpl --ranks 9216 --ppn 36")
 workloads+=("fan-in 32768, in order|bench/fanin.mpl --ranks 32768")
 workloads+=("fan-in 32768, reversed|bench/fanin.mpl --ranks 32768 -p order=1")
+workloads+=("fan-in 32768, late, in order|bench/fanin.mpl --ranks 32768 -p late=1")
+workloads+=("fan-in 32768, late, reversed|bench/fanin.mpl --ranks 32768 -p late=1 -p order=1")
 if [ $quick = 0 ]; then
     workloads+=("ring allgather 16 B 9216, 36/node|bench/allgather_ring.mpl --ranks 9216 --ppn 36")
 fi

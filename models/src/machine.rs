@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use sim_core::model::{Machine, MachineDesc, MessageKind, Transfer};
+use strength_reduce::StrengthReducedU32;
 
 use crate::busy::Intervals;
 use crate::config::{self, MachineSpec};
@@ -123,6 +124,14 @@ pub struct LogGpRun<'a> {
     ranks: u32,
     /// `ceil(ranks / ranks_per_node)`, at least 1.
     nodes: u32,
+    /// Divisions by `ranks_per_node`, `nodes` and the ranks per socket as
+    /// multiplications (Lemire, Kaser and Kurz, "Faster remainder by
+    /// direct computation", 2019): `node_of` and `socket_of` run several
+    /// times per message, and a hardware `div` was half of the pair's
+    /// channel lookup in heat.mpl's profile. Set by `reset`.
+    per_node: StrengthReducedU32,
+    per_cycle: StrengthReducedU32,
+    per_socket: StrengthReducedU32,
     /// Per node, hardware model only: [`Timeline::NicTx`].
     nic_tx: Vec<f64>,
     /// Per node, hardware model only: [`Timeline::NicRx`].
@@ -516,6 +525,9 @@ impl MachineDesc for LogGpMachine {
             machine: self,
             ranks: 0,
             nodes: 1,
+            per_node: StrengthReducedU32::new(self.ranks_per_node()),
+            per_cycle: StrengthReducedU32::new(1),
+            per_socket: StrengthReducedU32::new(self.ranks_per_socket()),
             nic_tx: Vec::new(),
             nic_rx: Vec::new(),
             shm_tx: Vec::new(),
@@ -554,8 +566,8 @@ impl<'a> LogGpRun<'a> {
     /// nodes` for cyclic placement (with `nodes` from the last `reset`).
     pub fn node_of(&self, rank: u32) -> u32 {
         match self.machine.spec.node.placement {
-            Placement::Block => rank / self.machine.ranks_per_node(),
-            Placement::Cyclic => rank % self.nodes.max(1),
+            Placement::Block => rank / self.per_node,
+            Placement::Cyclic => rank % self.per_cycle,
         }
     }
 
@@ -564,8 +576,8 @@ impl<'a> LogGpRun<'a> {
     /// the node's ranks were dealt to it).
     pub fn local_index(&self, rank: u32) -> u32 {
         match self.machine.spec.node.placement {
-            Placement::Block => rank % self.machine.ranks_per_node(),
-            Placement::Cyclic => rank / self.nodes.max(1),
+            Placement::Block => rank % self.per_node,
+            Placement::Cyclic => rank / self.per_cycle,
         }
     }
 
@@ -582,7 +594,7 @@ impl<'a> LogGpRun<'a> {
         }
         let local = self.local_index(rank);
         match self.machine.spec.node.socket_placement {
-            Placement::Block => local / self.machine.ranks_per_socket(),
+            Placement::Block => local / self.per_socket,
             Placement::Cyclic => local % sockets,
         }
     }
@@ -1171,6 +1183,7 @@ impl Machine for LogGpRun<'_> {
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
+        self.per_cycle = StrengthReducedU32::new(self.nodes);
         let nodes = self.nodes as usize;
         let nic_half = if self.machine.spec.network.is_full_duplex() {
             0

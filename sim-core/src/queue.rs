@@ -49,6 +49,10 @@ pub struct EventQueue {
     now: VecDeque<Entry>,
     /// Invariant: 64 buckets (`new`).
     buckets: Vec<Vec<Entry>>,
+    /// Bit `i` set iff `buckets[i]` is non-empty: `refill` finds the
+    /// lowest in one instruction instead of testing the buckets in turn
+    /// (a third of its time in heat.mpl's profile).
+    nonempty: u64,
     /// Buffers of buckets emptied by `refill`, for the next empty bucket
     /// that receives an item. With each bucket keeping its own buffer, the
     /// buffers summed the largest load every bucket ever had: 22 entries
@@ -70,6 +74,7 @@ impl EventQueue {
         EventQueue {
             now: VecDeque::new(),
             buckets: (0..64).map(|_| Vec::new()).collect(),
+            nonempty: 0,
             spare: Vec::new(),
             last: 0,
             len: 0,
@@ -124,6 +129,7 @@ impl EventQueue {
             *bucket = buf;
         }
         bucket.push(e);
+        self.nonempty |= 1 << i;
     }
 
     /// Removes the smallest item: `(time, tag, payload)`.
@@ -146,7 +152,11 @@ impl EventQueue {
     #[cold]
     fn refill(&mut self) -> Option<()> {
         debug_assert!(self.now.is_empty(), "refill with items at `last`");
-        let i = self.buckets.iter().position(|b| !b.is_empty())?;
+        if self.nonempty == 0 {
+            return None;
+        }
+        let i = self.nonempty.trailing_zeros() as usize;
+        self.nonempty &= !(1 << i);
         let items = std::mem::take(&mut self.buckets[i]);
         // Invariant: `position` found it non-empty.
         let min = items.iter().map(|e| e.time_bits).min()?;

@@ -10,7 +10,7 @@ impl<'a> Engine<'a> {
     pub(super) fn leftovers(&self) -> Vec<Leftover> {
         let mut out = Vec::new();
         for lp in &self.lps {
-            for &m in &lp.unexpected {
+            for m in lp.unexpected_envelopes() {
                 let msg = &self.msgs[m as usize];
                 if msg.ctx % 2 == 1 {
                     continue;

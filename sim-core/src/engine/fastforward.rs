@@ -491,7 +491,7 @@ impl Engine<'_> {
         }
         // Nothing in flight: every message sent was received.
         if let Some(r) = self.lps.iter().position(|lp| {
-            !lp.unexpected.is_empty()
+            lp.has_unexpected()
                 || lp.has_posted()
                 || !lp.pending.is_empty()
                 || lp.inflight > 0

@@ -86,7 +86,7 @@
 //! - A ready LP (`LpState::Ready`) is running or has a pending `Resume`;
 //!   a blocked one is resumed only by the `Resume` at its `wake_at`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 

@@ -407,11 +407,7 @@ impl<'a> Engine<'a> {
     /// The status of the first arrived envelope matching `env`, translated
     /// to `env.comm`'s ranks, and the envelope.
     fn probe_unexpected(&self, id: u32, env: Envelope) -> Option<(MsgStatus, u32)> {
-        let lp = &self.lps[id as usize];
-        let &m = lp
-            .unexpected
-            .iter()
-            .find(|&&m| self.msgs[m as usize].matches(&env))?;
+        let (_, m) = self.lps[id as usize].find_unexpected(&env, &self.msgs)?;
         let msg = &self.msgs[m as usize];
         Some((
             MsgStatus {
@@ -430,11 +426,8 @@ impl<'a> Engine<'a> {
         let chosen = self.msgs[m as usize].src;
         let mut alternatives: Vec<u32> = Vec::new();
         let inflight = self.obs.in_flight_to(id);
-        for &o in self.lps[id as usize]
-            .unexpected
-            .iter()
-            .chain(inflight.iter())
-        {
+        let arrived = self.lps[id as usize].unexpected_envelopes();
+        for &o in arrived.iter().chain(inflight.iter()) {
             let other = &self.msgs[o as usize];
             if other.src != chosen && other.matches(&any) && !alternatives.contains(&other.src) {
                 alternatives.push(other.src);
@@ -803,18 +796,12 @@ impl<'a> Engine<'a> {
         }
         let req = self.new_req(Request::receive(id, wild_nth, &env, span));
         // Search the envelopes that already arrived, in arrival order.
-        let lp = &self.lps[id as usize];
-        let hit = lp
-            .unexpected
-            .iter()
-            .position(|&m| self.msgs[m as usize].matches(&env));
+        let hit = self.lps[id as usize].find_unexpected(&env, &self.msgs);
         match hit {
-            Some(pos) => {
-                // Invariant: `pos` was just found in this queue.
-                let m = self.lps[id as usize]
-                    .unexpected
-                    .remove(pos)
-                    .unwrap_or(u32::MAX);
+            Some((at, m)) => {
+                // Invariant: `at` was just found for `m`.
+                let lp = &mut self.lps[id as usize];
+                lp.remove_unexpected(at, &self.msgs[m as usize]);
                 self.on_match(m, req.id)?;
             }
             None => {
@@ -865,7 +852,7 @@ impl<'a> Engine<'a> {
                 self.on_match(m, r)
             }
             None => {
-                self.lps[dst as usize].unexpected.push_back(m);
+                self.lps[dst as usize].push_unexpected(m, &self.msgs);
                 // A rank blocked in `probe` for this envelope wakes up.
                 let lp = &self.lps[dst as usize];
                 if lp.state == LpState::Blocked
@@ -994,9 +981,9 @@ impl<'a> Engine<'a> {
         let q = &self.reqs[r as usize];
         let owner = q.owner;
         let mut alternatives: Vec<u32> = Vec::new();
-        let lp = &self.lps[owner as usize];
+        let arrived = self.lps[owner as usize].unexpected_envelopes();
         let inflight = self.obs.in_flight_to(owner);
-        for &m in lp.unexpected.iter().chain(inflight.iter()) {
+        for &m in arrived.iter().chain(inflight.iter()) {
             let other = &self.msgs[m as usize];
             if other.src != msg.src && q.accepts(other) && !alternatives.contains(&other.src) {
                 alternatives.push(other.src);
@@ -1103,7 +1090,7 @@ pub(super) fn value_bytes(v: &Value) -> Option<u64> {
 pub(super) const FLAG_TAG: i32 = 1;
 
 impl Msg {
-    fn matches(&self, env: &Envelope) -> bool {
+    pub(super) fn matches(&self, env: &Envelope) -> bool {
         self.ctx == env.ctx
             && (env.peer == ANY_SOURCE || env.peer == self.src)
             && (env.tag == ANY_TAG || env.tag == self.tag)

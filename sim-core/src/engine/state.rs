@@ -353,6 +353,9 @@ struct Aside {
     /// The posted receives, while there are many (see [`PostedIndex`]);
     /// [`Lp::posted`] is then empty.
     posted: Option<PostedIndex>,
+    /// The arrived envelopes, while there are many (see
+    /// [`UnexpectedIndex`]); [`Lp::unexpected`] is then empty.
+    unexpected: Option<UnexpectedIndex>,
 }
 
 impl Aside {
@@ -362,6 +365,7 @@ impl Aside {
             && self.watch.is_none()
             && self.deferred.is_empty()
             && self.posted.is_none()
+            && self.unexpected.is_none()
     }
 }
 
@@ -466,6 +470,78 @@ impl PostedIndex {
     }
 }
 
+/// A rank's arrived, unmatched envelopes once [`UNEXPECTED_INDEX_FROM`] of
+/// them wait at once, indexed for matching: the counterpart of
+/// [`PostedIndex`]. MPI matches a receive with the first envelope, in
+/// arrival order, that it accepts; scanning the queue costs its length per
+/// receive, so a rank that received n envelopes before posting their
+/// receives in another order paid O(n^2) (BENCHMARKS.md, the late
+/// reversed fan-in). Each envelope carries its arrival number and is kept
+/// in its (context, source) list and in one arrival-ordered map. A receive
+/// naming its source takes the first acceptable entry of its list (the
+/// earliest arrival of that source it accepts: the scan's answer); an
+/// `ANY_SOURCE` receive or probe walks the arrival order, as the scan did.
+#[derive(Debug, Default)]
+pub(super) struct UnexpectedIndex {
+    next: u64,
+    by_source: HashMap<(u32, u32), VecDeque<(u64, u32)>>,
+    order: BTreeMap<u64, u32>,
+}
+
+/// From this many arrived envelopes a rank's queue becomes an
+/// [`UnexpectedIndex`] (below it the scan is cheaper than hashing).
+pub(super) const UNEXPECTED_INDEX_FROM: usize = 64;
+
+/// Where [`Lp::find_unexpected`] found an envelope, for
+/// [`Lp::remove_unexpected`].
+#[derive(Debug, Clone, Copy)]
+pub(super) enum UnexpectedAt {
+    Queue(usize),
+    /// The envelope's arrival number in the index.
+    Index(u64),
+}
+
+impl UnexpectedIndex {
+    fn push(&mut self, m: u32, msg: &Msg) {
+        let n = self.next;
+        self.next += 1;
+        self.order.insert(n, m);
+        self.by_source
+            .entry((msg.ctx, msg.src))
+            .or_default()
+            .push_back((n, m));
+    }
+
+    fn find(&self, env: &p2p::Envelope, msgs: &[Msg]) -> Option<(u64, u32)> {
+        if env.peer == ANY_SOURCE {
+            self.order
+                .iter()
+                .find(|&(_, &m)| msgs[m as usize].matches(env))
+                .map(|(&n, &m)| (n, m))
+        } else {
+            self.by_source
+                .get(&(env.ctx, env.peer))?
+                .iter()
+                .find(|&&(_, m)| msgs[m as usize].matches(env))
+                .copied()
+        }
+    }
+
+    fn remove(&mut self, n: u64, msg: &Msg) -> Option<u32> {
+        let m = self.order.remove(&n)?;
+        let key = (msg.ctx, msg.src);
+        if let Some(q) = self.by_source.get_mut(&key) {
+            if let Some(i) = q.iter().position(|&(k, _)| k == n) {
+                q.remove(i);
+            }
+            if q.is_empty() {
+                self.by_source.remove(&key);
+            }
+        }
+        Some(m)
+    }
+}
+
 impl Lp {
     /// A new LP at time 0, ready, in `frame`.
     pub(super) fn new(frame: Frame) -> Lp {
@@ -498,6 +574,78 @@ impl Lp {
             Some(ix) => ix.ordered(),
             None => self.posted.iter().copied().collect(),
         }
+    }
+
+    /// Whether envelopes arrived that no receive has matched yet.
+    pub(super) fn has_unexpected(&self) -> bool {
+        !self.unexpected.is_empty()
+            || self
+                .aside
+                .as_deref()
+                .is_some_and(|a| a.unexpected.is_some())
+    }
+
+    /// The rank's arrived, unmatched envelopes, in arrival order.
+    pub(super) fn unexpected_envelopes(&self) -> Vec<u32> {
+        match self.aside.as_deref().and_then(|a| a.unexpected.as_ref()) {
+            Some(ix) => ix.order.values().copied().collect(),
+            None => self.unexpected.iter().copied().collect(),
+        }
+    }
+
+    /// Queues envelope `m` (a slot of `msgs`), last in arrival order.
+    pub(super) fn push_unexpected(&mut self, m: u32, msgs: &[Msg]) {
+        if let Some(ix) = self.aside.as_deref_mut().and_then(|a| a.unexpected.as_mut()) {
+            ix.push(m, &msgs[m as usize]);
+            return;
+        }
+        if self.unexpected.len() + 1 < UNEXPECTED_INDEX_FROM {
+            self.unexpected.push_back(m);
+            return;
+        }
+        // Many at once: the queue becomes an index, in the same order.
+        let mut ix = UnexpectedIndex::default();
+        for &x in &self.unexpected {
+            ix.push(x, &msgs[x as usize]);
+        }
+        ix.push(m, &msgs[m as usize]);
+        self.unexpected = Ring::default();
+        self.aside_mut().unexpected = Some(ix);
+    }
+
+    /// The first envelope, in arrival order, that `env` accepts.
+    pub(super) fn find_unexpected(
+        &self,
+        env: &p2p::Envelope,
+        msgs: &[Msg],
+    ) -> Option<(UnexpectedAt, u32)> {
+        match self.aside.as_deref().and_then(|a| a.unexpected.as_ref()) {
+            Some(ix) => ix
+                .find(env, msgs)
+                .map(|(n, m)| (UnexpectedAt::Index(n), m)),
+            None => self
+                .unexpected
+                .iter()
+                .position(|&m| msgs[m as usize].matches(env))
+                .map(|i| (UnexpectedAt::Queue(i), self.unexpected[i])),
+        }
+    }
+
+    /// Removes the envelope [`Lp::find_unexpected`] found (`msg` is its
+    /// record; nothing changed in between).
+    pub(super) fn remove_unexpected(&mut self, at: UnexpectedAt, msg: &Msg) -> Option<u32> {
+        let n = match at {
+            UnexpectedAt::Queue(i) => return self.unexpected.remove(i),
+            UnexpectedAt::Index(n) => n,
+        };
+        let a = self.aside.as_deref_mut()?;
+        let ix = a.unexpected.as_mut()?;
+        let m = ix.remove(n, msg);
+        if ix.order.is_empty() {
+            a.unexpected = None;
+            self.trim_aside();
+        }
+        m
     }
 
     /// Posts receive `r` (a slot of `reqs`), last in posting order.
@@ -761,6 +909,83 @@ mod size_tests {
             assert_eq!(lp.posted_receives(), model, "step {step}");
             assert_eq!(lp.has_posted(), !model.is_empty());
             let indexed = lp.aside.as_deref().is_some_and(|a| a.posted.is_some());
+            if indexed {
+                seen_index += 1;
+            } else if seen_index > 0 && model.is_empty() {
+                seen_back += 1;
+            }
+        }
+        assert!(matched > 5_000, "{matched} matches");
+        assert!(
+            seen_index > 1_000 && seen_back > 0,
+            "{seen_index} {seen_back}"
+        );
+    }
+
+    /// The envelope index finds, for every receive, the envelope the scan
+    /// of the arrival-order queue finds (MPI's first match), through random
+    /// arrivals and receives (named sources, ANY_SOURCE, ANY_TAG, two
+    /// contexts), across the switch to the index and back.
+    #[test]
+    fn unexpected_index_matches_like_the_queue() {
+        let mut x: u64 = 23;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let frame = Frame {
+            func: 0,
+            block: BlockId::new(0),
+            stmt: 0,
+            locals: smallvec::smallvec![],
+            ret_dst: NO_SLOT,
+        };
+        let mut lp = Lp::new(frame);
+        let mut msgs: Vec<Msg> = Vec::new();
+        let mut model: Vec<u32> = Vec::new();
+        let mut matched = 0;
+        let (mut seen_index, mut seen_back) = (0, 0);
+        for step in 0..40_000 {
+            // Bursts of arrivals (to cross UNEXPECTED_INDEX_FROM), then receives.
+            let arriving = (step / 500) % 2 == 0;
+            if arriving && next(4) != 0 {
+                let m = msgs.len() as u32;
+                msgs.push(envelope(next(6) as u32, next(3) as i32, next(2) as u32));
+                lp.push_unexpected(m, &msgs);
+                model.push(m);
+            } else {
+                let peer = if next(8) == 0 {
+                    ANY_SOURCE
+                } else {
+                    next(6) as u32
+                };
+                let tag = if next(5) == 0 {
+                    ANY_TAG
+                } else {
+                    next(3) as i32
+                };
+                let ctx = next(2) as u32;
+                let env = p2p::Envelope {
+                    peer,
+                    tag,
+                    bytes: 8,
+                    ctx,
+                    comm: ctx / 2,
+                };
+                let want = model.iter().position(|&m| msgs[m as usize].matches(&env));
+                let got = lp.find_unexpected(&env, &msgs);
+                assert_eq!(got.map(|g| g.1), want.map(|i| model[i]), "step {step}");
+                if let (Some((at, m)), Some(i)) = (got, want) {
+                    assert_eq!(lp.remove_unexpected(at, &msgs[m as usize]), Some(m));
+                    model.remove(i);
+                    matched += 1;
+                }
+            }
+            assert_eq!(lp.unexpected_envelopes(), model, "step {step}");
+            assert_eq!(lp.has_unexpected(), !model.is_empty());
+            let indexed = lp.aside.as_deref().is_some_and(|a| a.unexpected.is_some());
             if indexed {
                 seen_index += 1;
             } else if seen_index > 0 && model.is_empty() {
