@@ -595,7 +595,11 @@ impl Lp {
 
     /// Queues envelope `m` (a slot of `msgs`), last in arrival order.
     pub(super) fn push_unexpected(&mut self, m: u32, msgs: &[Msg]) {
-        if let Some(ix) = self.aside.as_deref_mut().and_then(|a| a.unexpected.as_mut()) {
+        if let Some(ix) = self
+            .aside
+            .as_deref_mut()
+            .and_then(|a| a.unexpected.as_mut())
+        {
             ix.push(m, &msgs[m as usize]);
             return;
         }
@@ -620,9 +624,7 @@ impl Lp {
         msgs: &[Msg],
     ) -> Option<(UnexpectedAt, u32)> {
         match self.aside.as_deref().and_then(|a| a.unexpected.as_ref()) {
-            Some(ix) => ix
-                .find(env, msgs)
-                .map(|(n, m)| (UnexpectedAt::Index(n), m)),
+            Some(ix) => ix.find(env, msgs).map(|(n, m)| (UnexpectedAt::Index(n), m)),
             None => self
                 .unexpected
                 .iter()
