@@ -11,6 +11,7 @@ pub mod ir;
 pub mod kernels;
 pub mod model;
 pub mod queue;
+pub mod slots;
 pub mod value;
 
 pub use engine::{SimConfig, SimError, SimReport, simulate};

@@ -57,6 +57,10 @@ pub struct SimConfig {
     /// whether it did ([`SimReport::fast_forward`]). Prints and recordings
     /// of the skipped iterations do not happen: use it for predictions.
     pub fast_forward: bool,
+    /// Let variables of a function that are never live at once share a
+    /// frame slot (`crate::slots`): fewer bytes per rank, the same run.
+    /// On by default; off only to compare the two (`tests/fuzz.rs`).
+    pub share_slots: bool,
 }
 
 /// Traffic between one pair of ranks.
@@ -145,6 +149,7 @@ impl Default for SimConfig {
             kernel_profile: false,
             call_profile: false,
             fast_forward: false,
+            share_slots: true,
         }
     }
 }
@@ -430,7 +435,8 @@ pub enum Runaway {
 /// Runs `program` on `machine` with `cfg`, sending `print` output to `output`.
 ///
 /// The program is first specialised for the run (params and `size` folded
-/// into constants, see [`crate::fold`]); the result is the same as
+/// into constants, see [`crate::fold`]; variables never live at once
+/// sharing a slot, see [`crate::slots`]); the result is the same as
 /// interpreting the original.
 pub fn simulate(
     program: &Program,
@@ -454,6 +460,9 @@ fn simulate_with(
     let params = eval_params(program, cfg.ranks).map_err(|e| *e)?;
     let mut specialized = program.clone();
     crate::fold::specialize(&mut specialized, &params, cfg.ranks);
+    if cfg.share_slots {
+        crate::slots::compact(&mut specialized);
+    }
     if !cfg.fast_forward {
         let mut engine = Engine::new(&specialized, machine, cfg, output).map_err(|e| *e)?;
         if let Some(p) = progress {
