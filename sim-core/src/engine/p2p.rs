@@ -180,7 +180,7 @@ impl<'a> Engine<'a> {
                 let q = &self.reqs[r.id as usize];
                 let clock = self.lps[lpi].clock;
                 if q.done && q.ready_at <= clock {
-                    let o = q.overhead;
+                    let o = self.overhead_of(q);
                     self.release_req(r);
                     let lp = &mut self.lps[lpi];
                     lp.pending.retain(|p| *p != r);
@@ -500,7 +500,7 @@ impl<'a> Engine<'a> {
             // Invariant: `wait_satisfied` found a done request.
             let (ready, i) = best.unwrap_or((self.lps[lpi].clock, 0));
             let r = ws.reqs[i];
-            let o = self.reqs[r.id as usize].overhead;
+            let o = self.overhead_of(&self.reqs[r.id as usize]);
             self.release_req(r);
             let (slot, index) = ws.any_slots[i];
             let lp = &mut self.lps[lpi];
@@ -530,8 +530,9 @@ impl<'a> Engine<'a> {
             let mut result = Value::Null;
             for &(ready, i) in &order {
                 let q = &self.reqs[ws.reqs[i].id as usize];
-                t = t.max(ready) + q.overhead;
-                comm += q.overhead;
+                let o = self.overhead_of(q);
+                t = t.max(ready) + o;
+                comm += o;
                 if ws.result == WaitResult::StatusOf(i) {
                     let mut st = q.status;
                     st.source = self.comm_rank(q.comm(), st.source);
@@ -737,7 +738,6 @@ impl<'a> Engine<'a> {
             is_send: true,
             done: started.done,
             ready_at: started.ready_at,
-            overhead: 0.0,
             status: MsgStatus {
                 source: id,
                 tag: env.tag,
@@ -906,13 +906,7 @@ impl<'a> Engine<'a> {
         }
         match msg.send_req {
             None => {
-                // A flag is seen by a load: no receive overhead.
-                let o_r = if msg.tag == FLAG_TAG && !msg.ctx.is_multiple_of(2) {
-                    0.0
-                } else {
-                    self.machine.recv_overhead(msg.src, msg.dst, msg.bytes)
-                };
-                self.complete(r, self.now.max(msg.arrival), o_r);
+                self.complete(r, self.now.max(msg.arrival));
                 self.free_msgs.push(m);
             }
             Some(_) => {
@@ -1015,26 +1009,40 @@ impl<'a> Engine<'a> {
             self.now,
         );
         if let Some(s) = msg.send_req {
-            self.complete(s, tr.cpu_free.max(self.now), 0.0);
+            self.complete(s, tr.cpu_free.max(self.now));
         }
         self.push(tr.arrival.max(self.now), EventKind::Data(m));
     }
 
     pub(super) fn on_data(&mut self, m: u32) {
         let msg = &self.msgs[m as usize];
-        let (r, src, dst, bytes) = (msg.recv_req, msg.src, msg.dst, msg.bytes);
-        let o_r = self.machine.recv_overhead(src, dst, bytes);
-        self.complete(r, self.now, o_r);
+        let r = msg.recv_req;
+        self.complete(r, self.now);
         self.free_msgs.push(m);
     }
 
-    /// Marks request `r` done (data ready at `ready_at`, `overhead` to charge
-    /// at the wait) and wakes its owner if that satisfies its wait set.
-    fn complete(&mut self, r: u32, ready_at: f64, overhead: f64) {
+    /// The CPU time a completed request charges its owner at the wait:
+    /// none for a send; for a receive, o_r of the message it received
+    /// (LogGP), except a shared-memory flag, which is seen by a load
+    /// (`post_flag`). The status holds the message's world source and size
+    /// from the match on, and the receiver is the owner.
+    pub(super) fn overhead_of(&self, q: &Request) -> f64 {
+        let flag = q.status.tag == FLAG_TAG && !q.ctx.is_multiple_of(2);
+        if q.is_send || flag {
+            0.0
+        } else {
+            self.machine
+                .recv_overhead(q.status.source, q.owner, q.status.bytes)
+        }
+    }
+
+    /// Marks request `r` done (data ready at `ready_at`; its overhead is
+    /// charged at the wait, [`Engine::overhead_of`]) and wakes its owner if
+    /// that satisfies its wait set.
+    fn complete(&mut self, r: u32, ready_at: f64) {
         let q = &mut self.reqs[r as usize];
         q.done = true;
         q.ready_at = ready_at;
-        q.overhead = overhead;
         let owner = q.owner;
         let lp = &mut self.lps[owner as usize];
         if lp.state != LpState::Blocked {
