@@ -79,7 +79,8 @@ pub trait Machine {
     fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64;
 
     /// CPU time the receiver spends to complete a receive once the data is
-    /// there (o_r).
+    /// there (o_r). A function of its arguments only: the engine asks it
+    /// when the receive's wait charges it, once per completed receive.
     fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64;
 
     /// CPU time an eager send of `bytes` keeps its sender in the call
