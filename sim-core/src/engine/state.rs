@@ -853,46 +853,92 @@ mod size_tests {
         }
     }
 
+    /// A deterministic stream of draws in `0..n` (a 64-bit LCG), for the
+    /// randomized index tests.
+    fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |n| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        }
+    }
+
+    /// A rank with no matching state yet.
+    fn fresh_lp() -> Lp {
+        Lp::new(Frame {
+            func: 0,
+            block: BlockId::new(0),
+            stmt: 0,
+            locals: smallvec::smallvec![],
+            ret_dst: NO_SLOT,
+        })
+    }
+
+    /// A receive's filter drawn at random: (source or ANY_SOURCE, tag or
+    /// ANY_TAG, one of two contexts).
+    fn random_filter(next: &mut impl FnMut(u64) -> u64) -> (u32, i32, u32) {
+        let peer = if next(8) == 0 {
+            ANY_SOURCE
+        } else {
+            next(6) as u32
+        };
+        let tag = if next(5) == 0 {
+            ANY_TAG
+        } else {
+            next(3) as i32
+        };
+        (peer, tag, next(2) as u32)
+    }
+
+    /// How often a randomized index test ran indexed, and came back to the
+    /// queue once empty.
+    #[derive(Default)]
+    struct Crossings {
+        indexed: u32,
+        back: u32,
+    }
+
+    impl Crossings {
+        fn observe(&mut self, indexed: bool, empty: bool) {
+            if indexed {
+                self.indexed += 1;
+            } else if self.indexed > 0 && empty {
+                self.back += 1;
+            }
+        }
+
+        /// Enough matches, many steps on the index, and a return to the queue.
+        fn check(&self, matched: u32) {
+            assert!(matched > 5_000, "{matched} matches");
+            assert!(
+                self.indexed > 1_000 && self.back > 0,
+                "{} {}",
+                self.indexed,
+                self.back
+            );
+        }
+    }
+
     /// The index finds, for every envelope, the receive the scan of the
     /// posting-order queue finds (MPI's first match), through random posts
     /// (named sources, ANY_SOURCE, ANY_TAG, two contexts) and arrivals,
     /// across the switch to the index and back.
     #[test]
     fn posted_index_matches_like_the_queue() {
-        let mut x: u64 = 11;
-        let mut next = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
-        let frame = Frame {
-            func: 0,
-            block: BlockId::new(0),
-            stmt: 0,
-            locals: smallvec::smallvec![],
-            ret_dst: NO_SLOT,
-        };
-        let mut lp = Lp::new(frame);
+        let mut next = draws(11);
+        let mut lp = fresh_lp();
         let mut reqs: Vec<Request> = Vec::new();
         let mut model: Vec<u32> = Vec::new();
         let mut matched = 0;
-        let (mut seen_index, mut seen_back) = (0, 0);
+        let mut crossings = Crossings::default();
         for step in 0..40_000 {
             // Bursts of posts (to cross POSTED_INDEX_FROM), then arrivals.
             let posting = (step / 500) % 2 == 0;
             if posting && next(4) != 0 {
-                let peer = if next(8) == 0 {
-                    ANY_SOURCE
-                } else {
-                    next(6) as u32
-                };
-                let tag = if next(5) == 0 {
-                    ANY_TAG
-                } else {
-                    next(3) as i32
-                };
-                let q = receive(peer, tag, next(2) as u32);
+                let (peer, tag, ctx) = random_filter(&mut next);
+                let q = receive(peer, tag, ctx);
                 let r = reqs.len() as u32;
                 reqs.push(q);
                 lp.push_posted(r, &reqs);
@@ -911,17 +957,9 @@ mod size_tests {
             assert_eq!(lp.posted_receives(), model, "step {step}");
             assert_eq!(lp.has_posted(), !model.is_empty());
             let indexed = lp.aside.as_deref().is_some_and(|a| a.posted.is_some());
-            if indexed {
-                seen_index += 1;
-            } else if seen_index > 0 && model.is_empty() {
-                seen_back += 1;
-            }
+            crossings.observe(indexed, model.is_empty());
         }
-        assert!(matched > 5_000, "{matched} matches");
-        assert!(
-            seen_index > 1_000 && seen_back > 0,
-            "{seen_index} {seen_back}"
-        );
+        crossings.check(matched);
     }
 
     /// The envelope index finds, for every receive, the envelope the scan
@@ -930,25 +968,12 @@ mod size_tests {
     /// contexts), across the switch to the index and back.
     #[test]
     fn unexpected_index_matches_like_the_queue() {
-        let mut x: u64 = 23;
-        let mut next = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
-        let frame = Frame {
-            func: 0,
-            block: BlockId::new(0),
-            stmt: 0,
-            locals: smallvec::smallvec![],
-            ret_dst: NO_SLOT,
-        };
-        let mut lp = Lp::new(frame);
+        let mut next = draws(23);
+        let mut lp = fresh_lp();
         let mut msgs: Vec<Msg> = Vec::new();
         let mut model: Vec<u32> = Vec::new();
         let mut matched = 0;
-        let (mut seen_index, mut seen_back) = (0, 0);
+        let mut crossings = Crossings::default();
         for step in 0..40_000 {
             // Bursts of arrivals (to cross UNEXPECTED_INDEX_FROM), then receives.
             let arriving = (step / 500) % 2 == 0;
@@ -958,17 +983,7 @@ mod size_tests {
                 lp.push_unexpected(m, &msgs);
                 model.push(m);
             } else {
-                let peer = if next(8) == 0 {
-                    ANY_SOURCE
-                } else {
-                    next(6) as u32
-                };
-                let tag = if next(5) == 0 {
-                    ANY_TAG
-                } else {
-                    next(3) as i32
-                };
-                let ctx = next(2) as u32;
+                let (peer, tag, ctx) = random_filter(&mut next);
                 let env = p2p::Envelope {
                     peer,
                     tag,
@@ -988,17 +1003,9 @@ mod size_tests {
             assert_eq!(lp.unexpected_envelopes(), model, "step {step}");
             assert_eq!(lp.has_unexpected(), !model.is_empty());
             let indexed = lp.aside.as_deref().is_some_and(|a| a.unexpected.is_some());
-            if indexed {
-                seen_index += 1;
-            } else if seen_index > 0 && model.is_empty() {
-                seen_back += 1;
-            }
+            crossings.observe(indexed, model.is_empty());
         }
-        assert!(matched > 5_000, "{matched} matches");
-        assert!(
-            seen_index > 1_000 && seen_back > 0,
-            "{seen_index} {seen_back}"
-        );
+        crossings.check(matched);
     }
 
     #[test]
