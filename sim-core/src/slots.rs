@@ -181,6 +181,14 @@ fn touches(s: &mut Stmt) -> (Vec<Slot>, Vec<Slot>) {
     (uses, defs)
 }
 
+/// The slots one block touches: each statement's (reads, writes), in
+/// order, and its terminator's reads.
+#[derive(Clone, Default)]
+struct BlockSlots {
+    stmts: Vec<(Vec<Slot>, Vec<Slot>)>,
+    term: Vec<Slot>,
+}
+
 fn compact_function(func: &mut Function) {
     let n = func.num_locals as usize;
     let params = func.params.len().min(n);
@@ -189,28 +197,35 @@ fn compact_function(func: &mut Function) {
     }
     let blocks: Vec<NodeIndex<u32>> = func.cfg.node_indices().collect();
     let slot_of = |s: Slot| s as usize;
+    // Per block (by index), once for both passes below.
+    let mut touched = vec![BlockSlots::default(); func.cfg.node_count()];
+    for &b in &blocks {
+        let block = &mut func.cfg[b];
+        let t = &mut touched[b.index()];
+        t.stmts.extend(block.stmts.iter_mut().map(touches));
+        terminator(&mut block.term, &mut |x, _| t.term.push(*x));
+    }
     // Per block: the variables it reads before writing them, and writes.
     let mut gen_ = vec![FixedBitSet::with_capacity(n); func.cfg.node_count()];
     let mut kill = vec![FixedBitSet::with_capacity(n); func.cfg.node_count()];
     for &b in &blocks {
         let (g, k) = (&mut gen_[b.index()], &mut kill[b.index()]);
-        let block = &mut func.cfg[b];
-        for s in &mut block.stmts {
-            let (uses, defs) = touches(s);
-            for u in uses {
+        let BlockSlots { stmts, term } = &touched[b.index()];
+        for (uses, defs) in stmts {
+            for &u in uses {
                 if !k.contains(slot_of(u)) {
                     g.insert(slot_of(u));
                 }
             }
-            for d in defs {
+            for &d in defs {
                 k.insert(slot_of(d));
             }
         }
-        terminator(&mut block.term, &mut |x, _| {
-            if !k.contains(slot_of(*x)) {
-                g.insert(slot_of(*x));
+        for &u in term {
+            if !k.contains(slot_of(u)) {
+                g.insert(slot_of(u));
             }
-        });
+        }
     }
     // Live on entry to and exit from each block: the least fixed point of
     // in = gen ∪ (out − kill), out = ∪ in(successors), by rounds over the
@@ -247,11 +262,12 @@ fn compact_function(func: &mut Function) {
     };
     for &b in &blocks {
         let mut live = live_out[b.index()].clone();
-        let block = &mut func.cfg[b];
-        terminator(&mut block.term, &mut |x, _| live.insert(slot_of(*x)));
-        for s in block.stmts.iter_mut().rev() {
-            let (uses, defs) = touches(s);
-            for &d in &defs {
+        let BlockSlots { stmts, term } = &touched[b.index()];
+        for &u in term {
+            live.insert(slot_of(u));
+        }
+        for (uses, defs) in stmts.iter().rev() {
+            for &d in defs {
                 for l in live.ones() {
                     interfere(slot_of(d), l);
                 }
@@ -263,10 +279,10 @@ fn compact_function(func: &mut Function) {
                     interfere(slot_of(d), slot_of(e));
                 }
             }
-            for d in defs {
+            for &d in defs {
                 live.set(slot_of(d), false);
             }
-            for u in uses {
+            for &u in uses {
                 live.insert(slot_of(u));
             }
         }
