@@ -293,6 +293,7 @@ pub fn estimate(
     if ranks < PROBE_FROM {
         return None;
     }
+    pin_mmap_threshold();
     let base = resident()? as f64;
     let large = (ranks / 4).min(PROBE_RANKS);
     let small = large / 4;
@@ -313,6 +314,25 @@ pub fn estimate(
     e.bytes_per_rank = e.per_rank_at(ranks);
     e.bytes = base + e.bytes_per_rank * f64::from(ranks);
     Some(e)
+}
+
+/// Keeps glibc's mmap threshold at its initial 128 KiB for the rest of the
+/// process (`mallopt(M_MMAP_THRESHOLD)`, which also turns off its dynamic
+/// adjustment). By default glibc raises the threshold to the size of each
+/// mmapped block that is freed (up to 32 MiB): after the probes freed their
+/// rank arrays, the run's own growing arrays came from the main heap
+/// instead, copied on each growth and leaving holes, and W2 at 1,048,576
+/// ranks peaked 28 MiB higher than without the probes (BENCHMARKS.md).
+/// Pinned, large blocks stay mmapped (grown in place by `mremap`, returned
+/// when freed), which is also what [`chunk`] assumes.
+pub fn pin_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[expect(unsafe_code, reason = "a call into the C library")]
+    // SAFETY: `mallopt` takes no pointer; it locks the allocator while it
+    // changes the parameter.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
 }
 
 /// `e` with `m_large = m_small * ratio^e`, clamped to `0..=1` (module

@@ -30,23 +30,23 @@ impl<'a> Engine<'a> {
                 out.push(Leftover {
                     kind: LeftoverKind::UnmatchedReceive,
                     rank: q.owner,
-                    peer: (q.peer != ANY_SOURCE).then_some(q.peer),
-                    tag: (q.tag != ANY_TAG).then_some(q.tag),
+                    peer: (q.filter_peer() != ANY_SOURCE).then_some(q.filter_peer()),
+                    tag: (q.filter_tag() != ANY_TAG).then_some(q.filter_tag()),
                     bytes: q.bytes,
                     span: self.spans.get(q.span),
                     comm: q.comm(),
                 });
             }
-            for r in &lp.pending {
-                let q = &self.reqs[r.id as usize];
-                if q.generation != r.generation || !q.done {
+            for &r in &lp.pending {
+                let q = &self.reqs[r as usize];
+                if !q.done {
                     continue;
                 }
                 out.push(Leftover {
                     kind: LeftoverKind::UnwaitedRequest,
                     rank: q.owner,
-                    peer: (q.peer != ANY_SOURCE).then_some(q.peer),
-                    tag: (q.tag != ANY_TAG).then_some(q.tag),
+                    peer: (q.filter_peer() != ANY_SOURCE).then_some(q.filter_peer()),
+                    tag: (q.filter_tag() != ANY_TAG).then_some(q.filter_tag()),
                     bytes: q.bytes,
                     span: self.spans.get(q.span),
                     comm: q.comm(),
@@ -109,12 +109,12 @@ impl<'a> Engine<'a> {
                     } else {
                         PendingKind::Recv
                     },
-                    peer: (q.peer != ANY_SOURCE).then_some(q.peer),
-                    tag: (q.tag != ANY_TAG).then_some(q.tag),
+                    peer: (q.filter_peer() != ANY_SOURCE).then_some(q.filter_peer()),
+                    tag: (q.filter_tag() != ANY_TAG).then_some(q.filter_tag()),
                     bytes: q.bytes,
                     span: self.spans.get(q.span),
-                    peer_finished: q.peer != ANY_SOURCE
-                        && self.lps[q.peer as usize].state == LpState::Finished,
+                    peer_finished: q.filter_peer() != ANY_SOURCE
+                        && self.lps[q.filter_peer() as usize].state == LpState::Finished,
                     comm: q.comm(),
                     in_collective: q.ctx % 2 == 1,
                 })

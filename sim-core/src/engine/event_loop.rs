@@ -137,6 +137,11 @@ impl<'a> Engine<'a> {
         if let Some(lp) = self.ready_now.pop_front() {
             return Some((self.now, EventKind::Resume(lp)));
         }
+        if self.ready_now.capacity() > READY_NOW_KEEP {
+            // Drained after a burst (every rank at the start): its buffer
+            // goes back to the system rather than staying resident.
+            self.ready_now = VecDeque::new();
+        }
         let (time, tag, x) = self.queue.pop()?;
         Some((time, EventKind::decode(tag, x)))
     }

@@ -123,6 +123,12 @@ use crate::model::{Machine, MessageKind};
 use crate::queue::EventQueue;
 use crate::value::{EvalCx, MsgStatus, ReqRef, Value, eval};
 
+/// The largest capacity `ready_now` keeps once drained (4 KiB of ids): a
+/// larger buffer, left by a burst such as every rank starting at time 0,
+/// is freed (4 MiB at a million ranks, resident for the whole run
+/// otherwise).
+const READY_NOW_KEEP: usize = 1024;
+
 /// Blocks an LP may execute in one slice before it yields (so that a loop
 /// without communication still counts events and meets `max_events`).
 const SLICE_BLOCKS: u32 = 4096;

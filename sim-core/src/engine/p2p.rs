@@ -55,7 +55,7 @@ impl<'a> Engine<'a> {
                 let env = self.resolve(id, a, span, false)?;
                 self.count_call(id, op, &env, span);
                 let r = self.post_send(id, env, *mode, span)?;
-                self.lps[lpi].pending.push(r);
+                self.lps[lpi].pending.push(r.id);
                 self.free_waitsets.push(ws);
                 if let Some(d) = dst {
                     self.set_local(id, d, Value::Req(r));
@@ -66,7 +66,7 @@ impl<'a> Engine<'a> {
                 let env = self.resolve(id, a, span, true)?;
                 self.count_call(id, op, &env, span);
                 let r = self.post_recv(id, env, span)?;
-                self.lps[lpi].pending.push(r);
+                self.lps[lpi].pending.push(r.id);
                 self.free_waitsets.push(ws);
                 if let Some(d) = dst {
                     self.set_local(id, d, Value::Req(r));
@@ -106,10 +106,17 @@ impl<'a> Engine<'a> {
             }
             CommOp::Waitall(slots) => {
                 if slots.is_empty() {
-                    // Swapped, not taken: the rank keeps the wait set's
-                    // (empty) buffer for its next requests, so a steady
-                    // loop allocates no `pending` vector per iteration.
-                    std::mem::swap(&mut ws.reqs, &mut self.lps[lpi].pending);
+                    // Copied, and the list cleared but not freed: a steady
+                    // loop allocates no `pending` vector per iteration (the
+                    // wait set's buffer is recycled with it). Every id in
+                    // `pending` is a live request (`Lp::pending`).
+                    let reqs = &self.reqs;
+                    ws.reqs
+                        .extend(self.lps[lpi].pending.iter().map(|&id| ReqRef {
+                            id,
+                            generation: reqs[id as usize].generation,
+                        }));
+                    self.lps[lpi].pending.clear();
                 } else {
                     for slot in slots {
                         if let Some(r) = self.live_req_in(id, *slot, "waitall", span)? {
@@ -183,7 +190,7 @@ impl<'a> Engine<'a> {
                     let o = self.overhead_of(q);
                     self.release_req(r);
                     let lp = &mut self.lps[lpi];
-                    lp.pending.retain(|p| *p != r);
+                    lp.pending.retain(|p| *p != r.id);
                     lp.clock += o;
                     lp.stats.comm += o;
                     self.set_local(id, slot, Value::Null);
@@ -504,7 +511,7 @@ impl<'a> Engine<'a> {
             self.release_req(r);
             let (slot, index) = ws.any_slots[i];
             let lp = &mut self.lps[lpi];
-            lp.pending.retain(|p| *p != r);
+            lp.pending.retain(|p| *p != r.id);
             lp.clock = lp.clock.max(ready) + o;
             lp.stats.comm += o;
             let end = lp.clock;
@@ -534,7 +541,7 @@ impl<'a> Engine<'a> {
                 t = t.max(ready) + o;
                 comm += o;
                 if ws.result == WaitResult::StatusOf(i) {
-                    let mut st = q.status;
+                    let mut st = q.status();
                     st.source = self.comm_rank(q.comm(), st.source);
                     result = Value::status(st);
                 }
@@ -544,7 +551,7 @@ impl<'a> Engine<'a> {
             }
             let lp = &mut self.lps[lpi];
             if !ws.reqs.is_empty() && !lp.pending.is_empty() {
-                lp.pending.retain(|p| !ws.reqs.contains(p));
+                lp.pending.retain(|p| !ws.reqs.iter().any(|r| r.id == *p));
             }
             lp.clock = t;
             lp.stats.comm += comm;
@@ -586,24 +593,23 @@ impl<'a> Engine<'a> {
     /// few neighbouring cache lines. Which slot a request gets changes no
     /// prediction: ids are compared, never ordered (a printed request shows
     /// its id, `request#N`, an opaque handle).
-    fn new_req(&mut self, req: Request) -> ReqRef {
+    fn new_req(&mut self, mut req: Request) -> ReqRef {
         let owner = req.owner as usize;
         let head = self.lps[owner].free_req;
         if head != NO_REQ {
             let slot = &mut self.reqs[head as usize];
             self.lps[owner].free_req = slot.span;
-            let generation = slot.generation.wrapping_add(1);
-            *slot = Request { generation, ..req };
+            req.generation = slot.generation.wrapping_add(1);
+            let generation = req.generation;
+            *slot = req;
             ReqRef {
                 id: head,
                 generation,
             }
         } else {
             let id = self.reqs.len() as u32;
-            self.reqs.push(Request {
-                generation: 0,
-                ..req
-            });
+            req.generation = 0;
+            self.reqs.push(req);
             ReqRef { id, generation: 0 }
         }
     }
@@ -731,24 +737,7 @@ impl<'a> Engine<'a> {
     ) -> RunResult<ReqRef> {
         let to = env.peer;
         let now = self.lps[id as usize].clock;
-        let req = self.new_req(Request {
-            generation: 0,
-            owner: id,
-            wild_nth: u32::MAX,
-            is_send: true,
-            done: started.done,
-            ready_at: started.ready_at,
-            status: MsgStatus {
-                source: id,
-                tag: env.tag,
-                bytes: env.bytes,
-            },
-            peer: to,
-            tag: env.tag,
-            bytes: env.bytes,
-            ctx: env.ctx,
-            span,
-        });
+        let req = self.new_req(Request::send(id, env, started.done, started.ready_at, span));
         let m = self.new_msg(Msg {
             src: id,
             dst: to,
@@ -831,7 +820,7 @@ impl<'a> Engine<'a> {
         let Some((at, r)) = lp.find_posted(msg, &self.reqs) else {
             return Ok(false);
         };
-        if self.reqs[r as usize].peer == ANY_SOURCE {
+        if self.reqs[r as usize].filter_peer() == ANY_SOURCE {
             return Ok(false);
         }
         let msg = &self.msgs[m as usize];
@@ -882,11 +871,7 @@ impl<'a> Engine<'a> {
                 ),
             ));
         }
-        q.status = MsgStatus {
-            source: msg.src,
-            tag: msg.tag,
-            bytes: msg.bytes,
-        };
+        q.set_status(msg.src, msg.tag, msg.bytes);
         if self.obs.tracing() {
             let received = self.now.max(msg.arrival);
             self.obs.trace(|| TraceEvent::Message {
@@ -984,7 +969,7 @@ impl<'a> Engine<'a> {
             }
         }
         alternatives.sort_unstable();
-        let (ctx, tag) = (q.ctx, q.tag);
+        let (ctx, tag) = (q.ctx, q.filter_tag());
         self.obs.wildcard_matched(
             WildcardMatch {
                 rank: owner,
@@ -1027,12 +1012,12 @@ impl<'a> Engine<'a> {
     /// (`post_flag`). The status holds the message's world source and size
     /// from the match on, and the receiver is the owner.
     pub(super) fn overhead_of(&self, q: &Request) -> f64 {
-        let flag = q.status.tag == FLAG_TAG && !q.ctx.is_multiple_of(2);
+        let st = q.status();
+        let flag = st.tag == FLAG_TAG && !q.ctx.is_multiple_of(2);
         if q.is_send || flag {
             0.0
         } else {
-            self.machine
-                .recv_overhead(q.status.source, q.owner, q.status.bytes)
+            self.machine.recv_overhead(st.source, q.owner, st.bytes)
         }
     }
 
@@ -1107,8 +1092,9 @@ impl Msg {
 
 impl Request {
     pub(super) fn accepts(&self, m: &Msg) -> bool {
+        let (peer, tag) = (self.filter_peer(), self.filter_tag());
         self.ctx == m.ctx
-            && (self.peer == ANY_SOURCE || self.peer == m.src)
-            && (self.tag == ANY_TAG || self.tag == m.tag)
+            && (peer == ANY_SOURCE || peer == m.src)
+            && (tag == ANY_TAG || tag == m.tag)
     }
 }

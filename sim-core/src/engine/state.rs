@@ -58,13 +58,15 @@ pub(super) struct Msg {
     pub(super) sent: f64,
 }
 
-/// A request: 64 bytes, one cache line (it was 88, then 72). W2 keeps 8
-/// per rank live, so the request slab was a third of its peak memory (704
-/// B per rank at 65,536 ranks); the span became a [`SpanId`] (only error
+/// A request: 56 bytes (it was 88, then 72, then 64). W2 keeps 8 per
+/// rank live, so the request slab is half of its peak memory (512 B per
+/// rank at 64 bytes each); the span became a [`SpanId`] (only error
 /// reports read it), the communicator, always `ctx / 2`, is no longer
-/// stored, and the CPU time a completed receive charges at its wait (o_r)
-/// is computed at the wait from its status (`Engine::overhead_of`)
-/// instead of kept.
+/// stored, the CPU time a completed receive charges at its wait (o_r) is
+/// computed at the wait from its status (`Engine::overhead_of`), and a
+/// receive's status shares the filter's source and tag fields: a matched
+/// receive's filter is its status's source and tag except where the
+/// filter named none (`ANY_SOURCE`, `ANY_TAG`), which two flags keep.
 #[derive(Debug, Clone)]
 pub(super) struct Request {
     pub(super) generation: u32,
@@ -73,18 +75,27 @@ pub(super) struct Request {
     pub(super) wild_nth: u32,
     pub(super) is_send: bool,
     pub(super) done: bool,
-    /// When the operation's data is there (recv) or the buffer is free (send).
-    pub(super) ready_at: f64,
-    pub(super) status: MsgStatus,
-    /// Receive filters / send description (for matching and reports), in
-    /// world ranks.
-    pub(super) peer: u32,
-    pub(super) tag: i32,
-    pub(super) bytes: u64,
+    /// A receive whose filter names no source (`ANY_SOURCE`) / no tag
+    /// (`ANY_TAG`); false for a send.
+    any_source: bool,
+    any_tag: bool,
+    /// A send: its destination and tag. A receive: its filter's source and
+    /// tag until it is matched (`ANY_SOURCE`, `ANY_TAG` where the flags
+    /// say so), from then on the matched message's (its status's): world
+    /// ranks. Read them through [`Request::filter_peer`],
+    /// [`Request::filter_tag`] and [`Request::status`].
+    peer: u32,
+    tag: i32,
     pub(super) ctx: u32,
     /// While the slot is free (its generation is then no live handle's),
     /// the next free slot of its owner instead (`Lp::free_req`).
     pub(super) span: SpanId,
+    /// When the operation's data is there (recv) or the buffer is free (send).
+    pub(super) ready_at: f64,
+    /// A send: its size. A receive: its capacity (the filter's `bytes:`).
+    pub(super) bytes: u64,
+    /// A matched receive: the size of the message it received (0 before).
+    received: u64,
 }
 
 /// No request: the end of the free list. Request ids are indices in the
@@ -104,17 +115,82 @@ impl Request {
             wild_nth,
             is_send: false,
             done: false,
-            ready_at: f64::INFINITY,
-            status: MsgStatus {
-                source: 0,
-                tag: 0,
-                bytes: 0,
-            },
+            any_source: env.peer == ANY_SOURCE,
+            any_tag: env.tag == ANY_TAG,
             peer: env.peer,
             tag: env.tag,
-            bytes: env.bytes,
             ctx: env.ctx,
             span,
+            ready_at: f64::INFINITY,
+            bytes: env.bytes,
+            received: 0,
+        }
+    }
+
+    /// The request of a send from `owner` of `env` (to `env.peer`).
+    pub(super) fn send(
+        owner: u32,
+        env: &p2p::Envelope,
+        done: bool,
+        ready_at: f64,
+        span: SpanId,
+    ) -> Request {
+        Request {
+            generation: 0,
+            owner,
+            wild_nth: u32::MAX,
+            is_send: true,
+            done,
+            any_source: false,
+            any_tag: false,
+            peer: env.peer,
+            tag: env.tag,
+            ctx: env.ctx,
+            span,
+            ready_at,
+            bytes: env.bytes,
+            received: 0,
+        }
+    }
+
+    /// The source a receive accepts (`ANY_SOURCE`: any), or a send's
+    /// destination; a world rank.
+    pub(super) fn filter_peer(&self) -> u32 {
+        if self.any_source {
+            ANY_SOURCE
+        } else {
+            self.peer
+        }
+    }
+
+    /// The tag a receive accepts (`ANY_TAG`: any), or a send's tag.
+    pub(super) fn filter_tag(&self) -> i32 {
+        if self.any_tag { ANY_TAG } else { self.tag }
+    }
+
+    /// A receive matched message `msg`: its status from now on.
+    pub(super) fn set_status(&mut self, source: u32, tag: i32, bytes: u64) {
+        self.peer = source;
+        self.tag = tag;
+        self.received = bytes;
+    }
+
+    /// The status a wait returns, source in world ranks: a receive's
+    /// matched message (valid once it is done); a send's own source (its
+    /// owner), tag and size.
+    pub(super) fn status(&self) -> MsgStatus {
+        if self.is_send {
+            MsgStatus {
+                source: self.owner,
+                tag: self.tag,
+                bytes: self.bytes,
+            }
+        } else {
+            MsgStatus {
+                source: self.peer,
+                tag: self.tag,
+                bytes: self.received,
+            }
         }
     }
 
@@ -193,7 +269,8 @@ pub(super) enum LpState {
 /// What a blocked LP waits for, and where the result goes.
 #[derive(Debug, Clone, Default)]
 pub(super) struct WaitSet {
-    /// A [`ThinVec`] like [`Lp::pending`], with which it swaps buffers.
+    /// The requests waited for (`waitall()`: a copy of [`Lp::pending`]),
+    /// with their generations. A [`ThinVec`], recycled with the wait set.
     pub(super) reqs: ThinVec<ReqRef>,
     pub(super) result: WaitResult,
     /// Named variables (in the current frame) to set to null once done.
@@ -278,11 +355,13 @@ pub(super) struct Lp {
     pub(super) inflight: u32,
     /// ANY_SOURCE receives posted so far (user messages).
     pub(super) wildcards_posted: u32,
-    /// Requests started and not yet waited for (`waitall()`). A
-    /// [`ThinVec`] (its length and capacity beside the items on the heap):
-    /// 8 bytes in this record instead of a `Vec`'s 24, and empty without
-    /// an allocation.
-    pub(super) pending: ThinVec<ReqRef>,
+    /// Requests started and not yet waited for (`waitall()`), by id.
+    /// Invariant: every id is a live request (each wait, test or waitany
+    /// that releases a request removes it here), so no generation is kept
+    /// beside it. A [`ThinVec`] (its length and capacity beside the items
+    /// on the heap): 8 bytes in this record instead of a `Vec`'s 24, empty
+    /// without an allocation, and 48 bytes on the heap for W2's 8 requests.
+    pub(super) pending: ThinVec<u32>,
     /// Set while a blocking statement is between its post and wait phases.
     pub(super) wait: Option<Box<WaitSet>>,
     /// What few LPs need, and only for a while (a collective in progress,
@@ -406,7 +485,7 @@ impl PostedIndex {
         let e = (self.next, r);
         self.next += 1;
         self.len += 1;
-        if q.peer == ANY_SOURCE {
+        if q.filter_peer() == ANY_SOURCE {
             self.wild.push_back(e);
         } else {
             self.by_source
@@ -418,7 +497,7 @@ impl PostedIndex {
 
     fn find(&self, m: &Msg, reqs: &[Request]) -> Option<(PostedAt, u32)> {
         let tag_ok = |r: u32| {
-            let t = reqs[r as usize].tag;
+            let t = reqs[r as usize].filter_tag();
             t == ANY_TAG || t == m.tag
         };
         let own = self.by_source.get(&(m.ctx, m.src)).and_then(|q| {
@@ -821,7 +900,7 @@ mod size_tests {
     /// The sizes the layout comments above are written for.
     #[test]
     fn record_sizes() {
-        assert_eq!(std::mem::size_of::<Request>(), 64);
+        assert_eq!(std::mem::size_of::<Request>(), 56);
         assert_eq!(std::mem::size_of::<Msg>(), 56);
         assert_eq!(std::mem::size_of::<Frame>(), 88);
         assert_eq!(std::mem::size_of::<Lp>(), 216);
