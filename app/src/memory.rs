@@ -325,7 +325,7 @@ pub fn estimate(
 /// ranks peaked 28 MiB higher than without the probes (BENCHMARKS.md).
 /// Pinned, large blocks stay mmapped (grown in place by `mremap`, returned
 /// when freed), which is also what the heap count (`chunk`) assumes.
-pub fn pin_mmap_threshold() {
+fn pin_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(unsafe_code, reason = "a call into the C library")]
     // SAFETY: `mallopt` takes no pointer; it locks the allocator while it

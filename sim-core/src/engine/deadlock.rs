@@ -30,8 +30,8 @@ impl<'a> Engine<'a> {
                 out.push(Leftover {
                     kind: LeftoverKind::UnmatchedReceive,
                     rank: q.owner,
-                    peer: (q.filter_peer() != ANY_SOURCE).then_some(q.filter_peer()),
-                    tag: (q.filter_tag() != ANY_TAG).then_some(q.filter_tag()),
+                    peer: q.named_peer(),
+                    tag: q.named_tag(),
                     bytes: q.bytes,
                     span: self.spans.get(q.span),
                     comm: q.comm(),
@@ -45,8 +45,8 @@ impl<'a> Engine<'a> {
                 out.push(Leftover {
                     kind: LeftoverKind::UnwaitedRequest,
                     rank: q.owner,
-                    peer: (q.filter_peer() != ANY_SOURCE).then_some(q.filter_peer()),
-                    tag: (q.filter_tag() != ANY_TAG).then_some(q.filter_tag()),
+                    peer: q.named_peer(),
+                    tag: q.named_tag(),
                     bytes: q.bytes,
                     span: self.spans.get(q.span),
                     comm: q.comm(),
@@ -109,12 +109,13 @@ impl<'a> Engine<'a> {
                     } else {
                         PendingKind::Recv
                     },
-                    peer: (q.filter_peer() != ANY_SOURCE).then_some(q.filter_peer()),
-                    tag: (q.filter_tag() != ANY_TAG).then_some(q.filter_tag()),
+                    peer: q.named_peer(),
+                    tag: q.named_tag(),
                     bytes: q.bytes,
                     span: self.spans.get(q.span),
-                    peer_finished: q.filter_peer() != ANY_SOURCE
-                        && self.lps[q.filter_peer() as usize].state == LpState::Finished,
+                    peer_finished: q
+                        .named_peer()
+                        .is_some_and(|p| self.lps[p as usize].state == LpState::Finished),
                     comm: q.comm(),
                     in_collective: q.ctx % 2 == 1,
                 })

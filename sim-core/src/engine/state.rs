@@ -168,7 +168,19 @@ impl Request {
         if self.any_tag { ANY_TAG } else { self.tag }
     }
 
-    /// A receive matched message `msg`: its status from now on.
+    /// The source a receive names (`None` for `ANY_SOURCE`), or a send's
+    /// destination: what reports print.
+    pub(super) fn named_peer(&self) -> Option<u32> {
+        (!self.any_source).then_some(self.peer)
+    }
+
+    /// The tag a receive names (`None` for `ANY_TAG`), or a send's tag.
+    pub(super) fn named_tag(&self) -> Option<i32> {
+        (!self.any_tag).then_some(self.tag)
+    }
+
+    /// A receive matched a message from `source` (world rank) with `tag`
+    /// and `bytes`: its status from now on.
     pub(super) fn set_status(&mut self, source: u32, tag: i32, bytes: u64) {
         self.peer = source;
         self.tag = tag;
