@@ -67,6 +67,11 @@ pub struct ValidateArgs {
     /// Override a `param` of the program (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
+    /// Skip the steady repetitions of the benchmark's loops in each
+    /// simulation (see `run --fast-forward`); the notes say what was
+    /// skipped and the bound.
+    #[arg(long, conflicts_with = "run")]
+    fast_forward: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = crate::Format::Text)]
     format: crate::Format,
@@ -116,6 +121,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<u8> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
         ranks_from: "--ranks".to_owned(),
+        fast_forward: args.fast_forward,
     };
     let measured = app::validate::read_table(&query, table).map_err(crate::flagged)?;
     if let Some(refused) = ignored_flag(args, &measured) {

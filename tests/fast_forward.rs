@@ -48,8 +48,14 @@ fn a_steady_loop_is_skipped_within_the_bound_it_reports() {
         let (a, b) = (predicted(&full), predicted(&ff));
         let bound = f["bound_seconds"].as_f64().expect("bound");
         assert!((a - b).abs() <= bound, "{file}: {a} vs {b}, bound {bound}");
-        // Far inside the bound in fact, and the bound itself is small.
-        assert!((a - b).abs() <= 1e-6 * a, "{file}: {a} vs {b}");
+        // Far inside the bound in fact (a few parts in a million: the
+        // window means of heat's ranks vary as a phase defect travels along
+        // the chain), and the bound itself is small.
+        assert!((a - b).abs() <= 5e-6 * a, "{file}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= bound / 10.0,
+            "{file}: {a} vs {b}, bound {bound}"
+        );
         // At most one iteration's time beyond computing, plus the spread.
         assert!(bound <= 2e-3 * a, "{file}: bound {bound} of {a}");
         // The statistics of the skipped iterations are counted.
@@ -86,7 +92,7 @@ fn programs_it_cannot_skip_run_in_full_and_say_why() {
         ),
         (
             "tests/fast_forward/uneven.mpl",
-            "ranks reached the iteration",
+            "the ranks run different numbers of iterations (ranks 0 and 1 differ by 10)",
         ),
         (
             "tests/fast_forward/printing.mpl",
@@ -156,9 +162,136 @@ fn a_sweep_fast_forwards_every_simulation() {
     let (a, b) = (points(&full), points(&ff));
     assert_eq!(a.len(), 2);
     // heat's 16 ranks alternate between two periods; the mean of a
-    // window of them is within 1e-5 of the full run here (run's own test
+    // window of them is within 5e-5 of the full run here (run's own test
     // checks the reported bound).
     for (x, y) in a.iter().zip(&b) {
-        assert!((x - y).abs() <= 1e-5 * x, "{x} vs {y}");
+        assert!((x - y).abs() <= 5e-5 * x, "{x} vs {y}");
     }
+}
+
+/// The numbers of the lines rank 0 printed, as `run -q` shows them.
+fn printed_numbers(out: &str) -> Vec<Vec<f64>> {
+    out.lines()
+        .filter(|l| l.starts_with("[0]"))
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .filter_map(|w| w.parse::<f64>().ok())
+                .collect::<Vec<f64>>()
+        })
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_benchmark_loop_inside_a_printing_loop_is_skipped_each_time_it_runs() {
+    // osu_allreduce: per message size, iterations + skip timed calls
+    // (`if i >= skip { timer += t1 - t0 }`), then a row printed. The
+    // repetitions are skipped per size, the warm-up ones only up to the
+    // first timed one, and the timer is carried forward by its step.
+    let args = ["run", "examples/osu/allreduce.mpl", "-n", "2", "-q"];
+    let full = parsim(&args);
+    let mut ff_args = args.to_vec();
+    ff_args.push("--fast-forward");
+    let ff = parsim(&ff_args);
+    assert!(ff.status.success(), "{}", text(&ff.stderr));
+    let (a, b) = (stdout(&full), stdout(&ff));
+    let (x, y) = (printed_numbers(&a), printed_numbers(&b));
+    assert_eq!(x.len(), 19, "{a}");
+    assert_eq!(x.len(), y.len(), "{b}");
+    for (rx, ry) in x.iter().zip(&y) {
+        assert_eq!(rx.len(), ry.len());
+        for (u, v) in rx.iter().zip(ry) {
+            assert!((u - v).abs() <= 1e-9 * u.abs(), "{rx:?} vs {ry:?}");
+        }
+    }
+    let line = b
+        .lines()
+        .find(|l| l.starts_with("fast-forward: skipped"))
+        .unwrap_or_else(|| panic!("{b}"));
+    assert!(line.contains("of the loop at line 35"), "{line}");
+    let json = run_json(&["examples/osu/allreduce.mpl", "-n", "2", "--fast-forward"]);
+    let jumps = json["fast_forward"]["jumps"].as_array().expect("jumps");
+    // Two jumps per size at most (warm-up, timed), at least one for most.
+    assert!(jumps.len() >= 19 && jumps.len() <= 38, "{}", jumps.len());
+    let skipped = json["fast_forward"]["iterations_skipped"]
+        .as_u64()
+        .expect("skipped");
+    assert!(skipped > 10_000, "{skipped}");
+}
+
+#[test]
+fn a_branch_on_the_counter_stops_the_skip_before_it_changes_its_way() {
+    // 150 iterations of one period, then 250 of another: two jumps, the
+    // first ending before iteration 150, and the accumulated timer exact.
+    let full = run_json(&["tests/fast_forward/phases.mpl", "-n", "4"]);
+    let ff = run_json(&["tests/fast_forward/phases.mpl", "-n", "4", "--fast-forward"]);
+    let f = &ff["fast_forward"];
+    let jumps = f["jumps"].as_array().expect("jumps");
+    assert_eq!(jumps.len(), 2, "{f}");
+    let first = jumps[0]["iterations_skipped"].as_u64().expect("count");
+    assert!((100..150).contains(&first), "{f}");
+    let (a, b) = (predicted(&full), predicted(&ff));
+    assert!((a - b).abs() <= 1e-9 * a, "{a} vs {b}");
+    let printed = |v: &serde_json::Value| v["output"][0]["text"].clone();
+    assert_eq!(printed(&full), printed(&ff));
+}
+
+#[test]
+fn loops_it_cannot_follow_are_not_skipped() {
+    for (file, reason) in [
+        (
+            "tests/fast_forward/paces.mpl",
+            "the ranks repeat the loop at different paces",
+        ),
+        (
+            "tests/fast_forward/callee.mpl",
+            "passes its counter, the clock or a value it accumulates to a function (line 11)",
+        ),
+    ] {
+        let full = parsim(&["run", file, "-n", "4", "-q"]);
+        let ff = parsim(&["run", file, "-n", "4", "-q", "--fast-forward"]);
+        let (a, b) = (stdout(&full), stdout(&ff));
+        let extra = b
+            .strip_prefix(a.as_str())
+            .unwrap_or_else(|| panic!("{file}:\n{a}\n{b}"));
+        assert!(
+            extra.starts_with("fast-forward: not applied (") && extra.contains(reason),
+            "{file}: {extra}"
+        );
+    }
+}
+
+#[test]
+fn validate_fast_forwards_each_simulation_and_says_so() {
+    let table = "validation/dev-machine/osu-real/measured-allreduce.txt";
+    let args = |ff: bool| {
+        let mut a = vec![
+            "validate",
+            "examples/osu/allreduce.mpl",
+            "--table",
+            table,
+            "--ranks",
+            "2",
+        ];
+        if ff {
+            a.push("--fast-forward");
+        }
+        a
+    };
+    let (full, ff) = (parsim(&args(false)), parsim(&args(true)));
+    assert!(ff.status.success(), "{}", text(&ff.stderr));
+    let (a, b) = (stdout(&full), stdout(&ff));
+    let rows = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("| 2/2"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(rows(&a), rows(&b));
+    assert!(!rows(&a).is_empty(), "{a}");
+    assert!(
+        b.contains("fast-forward at 2 ranks: skipped") && !a.contains("fast-forward"),
+        "{b}"
+    );
 }

@@ -103,46 +103,87 @@ impl NoiseDraws {
     }
 }
 
-/// What `--fast-forward` did, as JSON.
+/// What `--fast-forward` did, as JSON: the totals, and each jump.
 fn fast_forward_json(f: &FastForward) -> serde_json::Value {
     match f {
-        FastForward::Applied {
-            line,
-            iterations,
-            period,
-            period_spread,
-            bound,
-        } => serde_json::json!({
-            "applied": true,
-            "line": line,
-            "iterations_skipped": iterations,
-            "period_seconds": period,
-            "period_spread_seconds": period_spread,
-            "bound_seconds": bound,
-        }),
+        FastForward::Applied { loops } => {
+            let jumps: Vec<serde_json::Value> = loops
+                .iter()
+                .map(|l| {
+                    serde_json::json!({
+                        "line": l.line,
+                        "iterations_skipped": l.iterations,
+                        "period_seconds": l.period,
+                        "period_spread_seconds": l.period_spread,
+                        "bound_seconds": l.bound,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "applied": true,
+                "iterations_skipped": f.iterations(),
+                "bound_seconds": f.bound(),
+                "jumps": jumps,
+            })
+        }
         FastForward::NotApplied { reason } => {
             serde_json::json!({"applied": false, "reason": reason})
         }
     }
 }
 
-/// What `--fast-forward` did, as a line of text.
+/// What `--fast-forward` did, as a line of text (a line per loop).
 pub fn fast_forward_text(f: &FastForward, predicted: f64) -> String {
+    let share = |b: f64| 100.0 * b / predicted.max(f64::MIN_POSITIVE);
     match f {
-        FastForward::Applied {
-            line,
-            iterations,
-            period,
-            bound,
-            ..
-        } => format!(
-            "fast-forward: skipped {iterations} iterations of the loop at line {line} on every \
-             rank (a steady period of {}); the result can differ from the full run's by at most \
-             {} ({:.3}%)\n",
-            fmt_time(*period),
-            fmt_time(*bound),
-            100.0 * bound / predicted.max(f64::MIN_POSITIVE)
-        ),
+        FastForward::Applied { loops } if loops.len() == 1 => {
+            let l = &loops[0];
+            format!(
+                "fast-forward: skipped {} iterations of the loop at line {} on every rank (a \
+                 steady period of {}); the result can differ from the full run's by at most {} \
+                 ({:.3}%)\n",
+                l.iterations,
+                l.line,
+                fmt_time(l.period),
+                fmt_time(l.bound),
+                share(l.bound)
+            )
+        }
+        FastForward::Applied { loops } => {
+            // Per loop, in the order of their first jump.
+            let mut lines: Vec<u32> = Vec::new();
+            for l in loops {
+                if !lines.contains(&l.line) {
+                    lines.push(l.line);
+                }
+            }
+            let mut text = String::new();
+            for line in lines {
+                let of: Vec<_> = loops.iter().filter(|l| l.line == line).collect();
+                let iterations: u64 = of.iter().map(|l| l.iterations).sum();
+                let lo = of.iter().map(|l| l.period).fold(f64::INFINITY, f64::min);
+                let hi = of.iter().map(|l| l.period).fold(0.0, f64::max);
+                let periods = if lo == hi {
+                    format!("a steady period of {}", fmt_time(lo))
+                } else {
+                    format!("steady periods of {} to {}", fmt_time(lo), fmt_time(hi))
+                };
+                let times = match of.len() {
+                    1 => "once".to_owned(),
+                    n => format!("in {n} of its runs"),
+                };
+                text.push_str(&format!(
+                    "fast-forward: skipped {iterations} iterations of the loop at line {line} on \
+                     every rank, {times} ({periods})\n"
+                ));
+            }
+            text.push_str(&format!(
+                "fast-forward: the result can differ from the full run's by at most {} ({:.3}%)\n",
+                fmt_time(f.bound()),
+                share(f.bound())
+            ));
+            text
+        }
         FastForward::NotApplied { reason } => {
             format!("fast-forward: not applied ({reason}); this is the full run\n")
         }

@@ -42,6 +42,9 @@ pub struct Query {
     /// Where `ranks` came from, in the caller's terms (on the command
     /// line, the flag), for the description of a table that does not say.
     pub ranks_from: String,
+    /// Skip the steady repetitions of the benchmark's loops
+    /// (`SimConfig::fast_forward`); what it did is a note per simulation.
+    pub fast_forward: bool,
 }
 
 /// A measured table: its points, whether they have message sizes, and what
@@ -209,6 +212,8 @@ pub fn compare(
     let mut rows = Vec::new();
     // The largest message per channel set over every simulation.
     let mut largest = [0u64; sim_core::model::CHANNEL_SETS];
+    // What the fast-forward did in each simulation (with `q.fast_forward`).
+    let mut fast_forwards: Vec<(u32, sim_core::engine::FastForward)> = Vec::new();
     for (k, (&(active, total), pts)) in groups.iter().enumerate() {
         let mut program = base.clone();
         if has_active_param {
@@ -222,7 +227,18 @@ pub fn compare(
                 "the table has {active} active of {total} processes but {file} has no `param active`"
             )));
         }
-        let (sim, sent) = simulate(&program, machine, total, file, source, limits)?;
+        let (sim, sent, ff) = simulate(
+            &program,
+            machine,
+            total,
+            file,
+            source,
+            limits,
+            q.fast_forward,
+        )?;
+        if let Some(f) = ff {
+            fast_forwards.push((total, f));
+        }
         for (l, s) in largest.iter_mut().zip(sent) {
             *l = (*l).max(s);
         }
@@ -298,6 +314,21 @@ pub fn compare(
         notes.push(format!(
             "not comparable ({ZERO_TIME_NOTE}): a 0-byte row measured as 0 (below the timer's resolution) has no relative error; these rows are left out of the statistics"
         ));
+    }
+    for (ranks, f) in &fast_forwards {
+        notes.push(match f {
+            sim_core::engine::FastForward::Applied { loops } => format!(
+                "fast-forward at {ranks} ranks: skipped {} iterations in {} jumps; the run's \
+                 predicted time can differ from the full run's by at most {:.3e} s, and a \
+                 printed time accumulated over a loop by about one iteration's time per jump",
+                f.iterations(),
+                loops.len(),
+                f.bound()
+            ),
+            sim_core::engine::FastForward::NotApplied { reason } => {
+                format!("fast-forward at {ranks} ranks: not applied ({reason}); the full run")
+            }
+        });
     }
     notes.extend(
         crate::scenario::channel_extrapolations(machine, &largest)
@@ -1123,8 +1154,17 @@ fn read_imb(q: &Query, table: &Path, text: &str) -> Result<Measured, Error> {
     })
 }
 
+/// What [`simulate`] gives: rank-0's rows of numbers, the run's largest
+/// message per channel set, and what the fast-forward did.
+type Simulated = (
+    Vec<Vec<f64>>,
+    [u64; sim_core::model::CHANNEL_SETS],
+    Option<sim_core::engine::FastForward>,
+);
+
 /// Runs the program and returns rank-0's (or the first printing rank's)
-/// rows of numbers, and the run's largest message per channel set.
+/// rows of numbers, the run's largest message per channel set, and what
+/// the fast-forward did (with `fast_forward`).
 fn simulate(
     program: &sim_core::ir::Program,
     machine: &AnyMachine,
@@ -1132,12 +1172,17 @@ fn simulate(
     file: &str,
     source: &str,
     limits: Limits,
-) -> Result<(Vec<Vec<f64>>, [u64; sim_core::model::CHANNEL_SETS]), Error> {
+    fast_forward: bool,
+) -> Result<Simulated, Error> {
     let mut lines: Vec<PrintLine> = Vec::new();
     let mut sink = |l: PrintLine| lines.push(l);
-    let cfg = limits.config(ranks);
-    let largest = match sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink) {
-        Ok(rep) => rep.largest_message,
+    let cfg = sim_core::engine::SimConfig {
+        fast_forward,
+        ..limits.config(ranks)
+    };
+    let (largest, ff) = match sim_core::simulate(program, &mut machine.start(ranks), cfg, &mut sink)
+    {
+        Ok(rep) => (rep.largest_message, rep.fast_forward),
         Err(e) => {
             return Err(Error::Input(format!(
                 "the simulation failed:\n{}",
@@ -1146,7 +1191,7 @@ fn simulate(
         }
     };
     let Some(first) = lines.iter().map(|l| l.rank).min() else {
-        return Ok((Vec::new(), largest));
+        return Ok((Vec::new(), largest, ff));
     };
     let rows = lines
         .iter()
@@ -1160,7 +1205,7 @@ fn simulate(
             nums.filter(|n| n.len() >= 4)
         })
         .collect();
-    Ok((rows, largest))
+    Ok((rows, largest, ff))
 }
 
 /// The median (sorts `v`); NaN when empty.
@@ -1413,6 +1458,7 @@ mod tests {
             column: "t_avg".into(),
             program_stem: "alltoall".into(),
             ranks_from: "the query".into(),
+            fast_forward: false,
         }
     }
 

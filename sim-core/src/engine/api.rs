@@ -254,21 +254,47 @@ pub struct SimReport {
 /// What `SimConfig::fast_forward` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FastForward {
-    /// `iterations` iterations of the loop at `line` were skipped on every
-    /// rank, each taken to last `period` seconds (the ranks' periods agreed
-    /// to `period_spread`). `bound` is what the skip can change in the
-    /// result at most: the periods' spread over the skipped iterations,
-    /// plus one period for the contention the first iteration after the
-    /// jump does not meet.
-    Applied {
-        line: u32,
-        iterations: u64,
-        period: f64,
-        period_spread: f64,
-        bound: f64,
-    },
+    /// Iterations were skipped on every rank: one entry per jump, in the
+    /// order made (a loop inside a loop that prints, such as a benchmark's
+    /// repetitions inside its loop over message sizes, is skipped each
+    /// time it runs). Never empty.
+    Applied { loops: Vec<SkippedLoop> },
     /// Nothing was skipped, and why (the run is then the full run).
     NotApplied { reason: String },
+}
+
+impl FastForward {
+    /// The iterations skipped in all.
+    pub fn iterations(&self) -> u64 {
+        match self {
+            FastForward::Applied { loops } => loops.iter().map(|l| l.iterations).sum(),
+            FastForward::NotApplied { .. } => 0,
+        }
+    }
+
+    /// What the skips can change in the result at most: the sum of each
+    /// jump's bound.
+    pub fn bound(&self) -> f64 {
+        match self {
+            FastForward::Applied { loops } => loops.iter().map(|l| l.bound).sum(),
+            FastForward::NotApplied { .. } => 0.0,
+        }
+    }
+}
+
+/// One jump of `SimConfig::fast_forward`: `iterations` iterations of the
+/// loop at `line` were skipped on every rank, each taken to last `period`
+/// seconds (the ranks' periods agreed to `period_spread`). `bound` is what
+/// the skip can change in the result at most: the periods' spread over the
+/// skipped iterations, plus one period for the contention the first
+/// iteration after the jump does not meet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedLoop {
+    pub line: u32,
+    pub iterations: u64,
+    pub period: f64,
+    pub period_spread: f64,
+    pub bound: f64,
 }
 
 /// How often one rank made one kind of communication call at one line

@@ -1,48 +1,68 @@
-//! Fast-forward of a steady loop (`SimConfig::fast_forward`, issue 15):
-//! once every rank repeats an outer loop of `main` with the same period,
-//! the same variables and the same traffic per iteration, the remaining
-//! iterations but a few are skipped by moving every rank's clock, loop
-//! counter and statistics forward by whole periods.
+//! Fast-forward of steady loops (`SimConfig::fast_forward`, issue 15):
+//! once every rank repeats a loop of `main` with the same period, the same
+//! variables and the same traffic per iteration, the remaining iterations
+//! but a few are skipped by moving every rank's clock, loop counter,
+//! accumulated floats and statistics forward by whole periods.
 //!
 //! How (ParJava's partial interpretation and SMPI's sampling skip repeated
 //! work the same way):
-//! 1. *Candidates.* The outermost loops of `main` (headers of back edges,
-//!    `petgraph` dominators) whose bodies print nothing, directly or in a
-//!    function they call.
+//! 1. *Candidates.* The outermost loops of `main` whose bodies print
+//!    nothing, directly or in a function they call (headers of back edges,
+//!    `petgraph` dominators): a time-step loop at the top of `main`, or a
+//!    benchmark's repetitions inside its loop over message sizes (which
+//!    prints a row per size).
 //! 2. *Observation.* Each time a rank reaches a candidate's header (its
 //!    branch), the iteration since its last pass is compared with the
 //!    first iteration of its current run: the same counter (the one
-//!    integer variable that changed) with the same step, the same messages
-//!    and bytes, and a period within [`REL_PERIOD`]; otherwise a new run
-//!    starts. A rank is steady when its run is [`WINDOW`] iterations long
-//!    or more and its variables (the counter aside; request handles by
-//!    kind) came back within [`MAX_CYCLE`] passes, by a hash of them: ranks
-//!    that wait for each other alternately vary the period every second
-//!    iteration. A rank keeps only the run's sums and extremes, the last
+//!    integer variable that changed) with the same step, the same floats
+//!    changed (*drifting*: `timer += t1 - t0`, `let t0 = wtime()`), the
+//!    same messages and bytes; otherwise a new run starts. A rank is
+//!    steady when its run is [`WINDOW`] iterations long or more, its
+//!    periods and each drifting float's steps are within [`REL_PERIOD`] of
+//!    their means, and its other variables (request handles by kind) came
+//!    back within [`MAX_CYCLE`] passes, by a hash of them: ranks that wait
+//!    for each other alternately vary the period every second iteration.
+//!    A rank keeps only the window's clocks and drifting floats, the last
 //!    variables and a few hashes: a few hundred bytes.
 //! 3. *Decision.* When every rank is steady on the same loop, every rank
-//!    stops (parks) at the header of the next pass that no rank has
-//!    reached yet.
+//!    will stop (park) at the header of the next pass that no rank has
+//!    reached yet, if from there at least one iteration can be skipped on
+//!    every rank: all ranks have as many iterations left, and the body's
+//!    branches that read the counter, a drifting float or the clock take
+//!    the same ways over the window and the skipped iterations (evaluated
+//!    with those stepped; `if i >= skip { timer += ... }` limits the skip
+//!    to the iterations before the timed ones). Otherwise observation
+//!    starts again. Between the decision and the stop a rank's window is
+//!    not updated: those iterations meet ranks that have stopped already.
 //! 4. *Release.* When every rank is parked and no event is left, nothing is
 //!    in flight: every message of the iterations before was received. The
 //!    iterations left are counted from the loop's condition (the same on
-//!    every rank); all but [`TAIL`] are skipped: every rank's clock moves
-//!    by the same time, the skipped count times the mean of the ranks'
-//!    mean periods (so the ranks' offsets stay as they were), its counter
-//!    by as many steps and its statistics by as many mean iterations.
+//!    every rank); all but [`TAIL`] are skipped (fewer if a branch changes
+//!    its way): every rank's clock moves by the same time, the skipped
+//!    count times the mean of the ranks' mean periods (so the ranks'
+//!    offsets stay as they were), its counter by as many steps, each
+//!    drifting float by as many of its mean steps and its statistics by as
+//!    many mean iterations. Observation then starts again: the same loop
+//!    is skipped again the next time it runs (the next message size), and
+//!    a later loop can be.
 //!
-//! What it can get wrong, reported with the result as a bound: the
-//! skipped periods may differ from the mean by the largest deviation seen
-//! in the runs, and the first iteration after the jump does not meet the
-//! traffic of the iteration before it (contention across the iteration
-//! boundary), which can change it by at most its time beyond computing.
+//! What it can get wrong, reported with the result as a bound per jump:
+//! the skipped periods may differ from the mean by the largest deviation
+//! seen in the windows, and the iteration before the stop and the first
+//! after the jump do not meet the traffic of their neighbours on other
+//! ranks (contention across the iteration boundary), which can change the
+//! run by at most one period beyond computing. A float accumulated over the
+//! loop (a benchmark's timer) can differ by about one iteration's value per
+//! jump for the same reason.
 //!
 //! When the release finds something in flight, ranks with different
 //! iteration counts, or too few iterations left, the run is abandoned and
 //! [`super::api::simulate`] runs the program again in full: the result is
-//! then exactly the full run's, with the reason reported.
+//! then exactly the full run's, with the reason reported. A loop that
+//! passes its counter, the clock or a drifting float to a function (whose
+//! branches are not followed) is never skipped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use petgraph::algo::dominators::simple_fast;
 use petgraph::visit::EdgeRef;
@@ -70,6 +90,10 @@ struct Iteration {
     period: f64,
     counter: Slot,
     step: i64,
+    /// The float variables that changed (bit i: slot i), extrapolated by
+    /// their mean step at the jump: an accumulated time (`timer += t1 -
+    /// t0`), a copy of the clock (`let t0 = wtime()`).
+    drift: u64,
     compute: f64,
     comm: f64,
     messages: u64,
@@ -92,6 +116,10 @@ pub(super) struct Pass {
     /// (clock, compute, comm) at the last `WINDOW + 1` passes of the
     /// current run, the latest last: the window's iterations.
     window: VecDeque<(f64, f64, f64)>,
+    /// The drifting floats of the run (`Iteration::drift`, slot order) at
+    /// the same passes as `window`, one group per pass; empty for a loop
+    /// without them (heat, W2), so most ranks pay nothing.
+    drift_window: VecDeque<f64>,
     /// The iterations since the counter or the traffic last changed.
     run: Option<Run>,
     /// The window is steady.
@@ -114,6 +142,7 @@ impl Run {
         let f = &self.first;
         if i.counter != f.counter
             || i.step != f.step
+            || i.drift != f.drift
             || i.messages != f.messages
             || i.bytes != f.bytes
         {
@@ -124,9 +153,10 @@ impl Run {
     }
 }
 
-/// A hash of the variables but `skip` (request and status handles count
-/// by their kind only, as in [`same_value`]).
-fn hash_locals(locals: &Locals, skip: usize) -> u64 {
+/// A hash of the variables but the counter `skip` and the drifting floats
+/// `drift` (request and status handles count by their kind only, as in
+/// [`same_value`]).
+fn hash_locals(locals: &Locals, skip: usize, drift: u64) -> u64 {
     use std::hash::{Hash, Hasher};
     fn value(v: &Value, h: &mut std::collections::hash_map::DefaultHasher) {
         std::mem::discriminant(v).hash(h);
@@ -141,7 +171,7 @@ fn hash_locals(locals: &Locals, skip: usize) -> u64 {
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for (i, v) in locals.iter().enumerate() {
-        if i != skip {
+        if i != skip && !is_drift(drift, i) {
             value(v, &mut h);
         }
     }
@@ -158,6 +188,7 @@ impl Pass {
             last: locals.clone(),
             hashes: VecDeque::new(),
             window: VecDeque::from([(clock, stats.compute, stats.comm)]),
+            drift_window: VecDeque::new(),
             run: None,
             steady: false,
             parked: false,
@@ -166,10 +197,11 @@ impl Pass {
 
     /// A pass with the variables `now`, the clock and the statistics.
     fn observe(&mut self, now: &Locals, clock: f64, stats: Counters) {
-        let iteration = counter_of(&self.last, now).map(|(counter, step)| Iteration {
+        let iteration = changes_of(&self.last, now).map(|(counter, step, drift)| Iteration {
             period: clock - self.clock,
             counter,
             step,
+            drift,
             compute: stats.compute - self.stats.compute,
             comm: stats.comm - self.stats.comm,
             messages: stats.messages_sent - self.stats.messages_sent,
@@ -183,19 +215,26 @@ impl Pass {
             self.run = iteration.map(|first| Run { first, count: 1 });
             self.hashes.clear();
             self.window.clear();
+            self.drift_window.clear();
             self.window
                 .push_back((self.clock, self.stats.compute, self.stats.comm));
+            let drift = self.drift_mask();
+            self.drift_window.extend(drift_values(&self.last, drift));
         }
+        let drift = self.drift_mask();
         if self.window.len() == WINDOW + 1 {
             self.window.pop_front();
+            self.drift_window.drain(..drift.count_ones() as usize);
         }
         self.window.push_back((clock, stats.compute, stats.comm));
+        self.drift_window.extend(drift_values(now, drift));
         self.steady = false;
         if let Some(r) = &self.run {
-            let h = hash_locals(now, r.first.counter as usize);
+            let h = hash_locals(now, r.first.counter as usize, drift);
             // The variables come back within MAX_CYCLE passes.
             let back = self.hashes.contains(&h);
-            self.steady = back && r.count as usize >= WINDOW && self.periods_agree();
+            self.steady =
+                back && r.count as usize >= WINDOW && self.periods_agree() && self.drifts_agree();
             if self.hashes.len() == MAX_CYCLE {
                 self.hashes.pop_front();
             }
@@ -205,6 +244,18 @@ impl Pass {
         self.passes += 1;
         self.clock = clock;
         self.stats = stats;
+    }
+
+    /// Observation starts again from this pass (the pass count goes on, so
+    /// that every rank's count stays the same iteration).
+    fn reset(&mut self) {
+        self.run = None;
+        self.hashes.clear();
+        self.window.clear();
+        self.window
+            .push_back((self.clock, self.stats.compute, self.stats.comm));
+        self.drift_window.clear();
+        self.steady = false;
     }
 
     /// The window's periods, oldest first.
@@ -222,6 +273,46 @@ impl Pass {
             .all(|p| (p - mean).abs() <= REL_PERIOD * mean)
     }
 
+    /// The run's drifting floats (0 without a run).
+    fn drift_mask(&self) -> u64 {
+        self.run.map_or(0, |r| r.first.drift)
+    }
+
+    /// The steps of drifting float `k` (0-based among the run's) over the
+    /// window, oldest first.
+    fn drift_steps(&self, k: usize) -> impl Iterator<Item = f64> + '_ {
+        let n = self.drift_mask().count_ones() as usize;
+        let at = move |j: usize| self.drift_window.get(j * n + k).copied().unwrap_or(0.0);
+        let passes = self.drift_window.len().checked_div(n).unwrap_or(0);
+        (1..passes).map(move |j| at(j) - at(j - 1))
+    }
+
+    /// The mean step of each drifting float over the window, in slot order.
+    fn drift_means(&self) -> Vec<f64> {
+        let n = self.drift_mask().count_ones() as usize;
+        (0..n)
+            .map(|k| {
+                let (sum, count) = self
+                    .drift_steps(k)
+                    .fold((0.0, 0u32), |(s, c), d| (s + d, c + 1));
+                sum / f64::from(count.max(1))
+            })
+            .collect()
+    }
+
+    /// Every step of every drifting float within [`REL_PERIOD`] of its mean
+    /// step (a float that changes unevenly, or back and forth, is not
+    /// extrapolated: the rank is not steady).
+    fn drifts_agree(&self) -> bool {
+        let means = self.drift_means();
+        means.iter().enumerate().all(|(k, &mean)| {
+            mean != 0.0
+                && self
+                    .drift_steps(k)
+                    .all(|d| (d - mean).abs() <= REL_PERIOD * mean.abs())
+        })
+    }
+
     /// The window's mean iteration, with the run's counter and traffic.
     fn mean(&self) -> Iteration {
         let (Some(a), Some(b), Some(r)) = (self.window.front(), self.window.back(), self.run)
@@ -230,6 +321,7 @@ impl Pass {
                 period: 0.0,
                 counter: 0,
                 step: 0,
+                drift: 0,
                 compute: 0.0,
                 comm: 0.0,
                 messages: 0,
@@ -259,20 +351,30 @@ pub(super) enum Phase {
     Parking {
         head: BlockId,
         pass: u32,
+        /// The most iterations that may be skipped from there: the loop's
+        /// branches take the same ways in all of them (`ff_decide`).
+        max_skip: i64,
     },
+    /// Nothing to observe: no candidate loop.
     Done,
 }
 
 #[derive(Debug)]
 pub(super) struct FastForward {
-    /// The candidate headers in `main`.
-    heads: HashSet<BlockId>,
+    /// The candidate headers in `main`, each with its body's other blocks.
+    heads: HashMap<BlockId, Vec<BlockId>>,
     pub(super) passes: Vec<Option<Pass>>,
-    steady: u32,
+    /// Per header, the ranks whose last pass was there and steady.
+    steady: HashMap<BlockId, u32>,
     pub(super) parked: u32,
     pub(super) phase: Phase,
-    /// What happened, for the report.
-    pub(super) outcome: Option<api::FastForward>,
+    /// The jumps made, in order (a loop inside a loop is skipped each time
+    /// it runs).
+    applied: Vec<api::SkippedLoop>,
+    /// Why nothing can be skipped, when that is known from the program.
+    not_applied: Option<String>,
+    /// Why the last loop found steady on every rank was not skipped.
+    declined: Option<String>,
 }
 
 /// Whether `f` or a function it calls prints.
@@ -314,33 +416,49 @@ impl FastForward {
                 None => loops.push((h, body)),
             }
         }
-        let outer: Vec<&(BlockId, HashSet<BlockId>)> = loops
-            .iter()
-            .filter(|(h, _)| !loops.iter().any(|(o, b)| o != h && b.contains(h)))
-            .collect();
-        let mut heads = HashSet::new();
-        let mut printing = None;
-        for (h, body) in outer {
+        let quiet = |body: &HashSet<BlockId>| {
             let mut seen = HashSet::new();
-            let quiet = body.iter().all(|&b| {
+            body.iter().all(|&b| {
                 g[b].stmts.iter().all(|s| match s {
                     Stmt::Print { .. } => false,
                     Stmt::Call { func, .. } => !prints(program, *func, &mut seen),
                     _ => true,
                 })
-            });
-            if quiet {
-                heads.insert(*h);
-            } else if printing.is_none() {
-                printing = Some(g[*h].span.line);
-            }
-        }
-        let outcome = match (heads.is_empty(), printing) {
-            (true, Some(line)) => Some(api::FastForward::NotApplied {
-                reason: format!(
-                    "the loop at line {line} prints, and the skipped iterations' output would be lost"
-                ),
-            }),
+            })
+        };
+        let is_quiet: Vec<bool> = loops.iter().map(|(_, b)| quiet(b)).collect();
+        // The candidates: the outermost quiet loops, whether at the top of
+        // `main` (heat's time steps) or inside a loop that prints (a
+        // benchmark's repetitions inside its loop over message sizes).
+        let heads: HashMap<BlockId, Vec<BlockId>> = loops
+            .iter()
+            .zip(&is_quiet)
+            .filter(|((h, _), q)| {
+                **q && !loops
+                    .iter()
+                    .zip(&is_quiet)
+                    .any(|((o, b), oq)| *oq && o != h && b.contains(h))
+            })
+            .map(|((h, body), _)| {
+                let mut rest: Vec<BlockId> = body.iter().copied().filter(|b| b != h).collect();
+                // A fixed order: the scan of the body's branches is
+                // deterministic.
+                rest.sort_unstable();
+                (*h, rest)
+            })
+            .collect();
+        // Without a candidate, the reason names the first outermost loop
+        // that prints.
+        let printing = loops
+            .iter()
+            .zip(&is_quiet)
+            .filter(|((h, _), q)| !**q && !loops.iter().any(|(o, b)| o != h && b.contains(h)))
+            .map(|((h, _), _)| g[*h].span.line)
+            .next();
+        let not_applied = match (heads.is_empty(), printing) {
+            (true, Some(line)) => Some(format!(
+                "the loop at line {line} prints, and the skipped iterations' output would be lost"
+            )),
             _ => None,
         };
         let phase = if heads.is_empty() {
@@ -351,10 +469,46 @@ impl FastForward {
         FastForward {
             heads,
             passes: vec![None; ranks as usize],
-            steady: 0,
+            steady: HashMap::new(),
             parked: 0,
             phase,
-            outcome,
+            applied: Vec::new(),
+            not_applied,
+            declined: None,
+        }
+    }
+
+    /// Observation starts again on every rank (after a jump, or after a
+    /// steady loop too near its end to skip anything).
+    fn restart(&mut self) {
+        self.passes.iter_mut().flatten().for_each(Pass::reset);
+        self.steady.clear();
+        self.parked = 0;
+        self.phase = if self.heads.is_empty() {
+            Phase::Done
+        } else {
+            Phase::Observing
+        };
+    }
+
+    /// Loop `head` is never skipped, for `reason`.
+    fn exclude(&mut self, head: BlockId, reason: String) {
+        self.heads.remove(&head);
+        self.not_applied.get_or_insert(reason);
+        self.restart();
+    }
+
+    /// What it did, for the report.
+    pub(super) fn outcome(self) -> api::FastForward {
+        if !self.applied.is_empty() {
+            return api::FastForward::Applied {
+                loops: self.applied,
+            };
+        }
+        api::FastForward::NotApplied {
+            reason: self.not_applied.or(self.declined).unwrap_or_else(|| {
+                "no quiet loop of main reached a steady state on every rank".into()
+            }),
         }
     }
 }
@@ -370,38 +524,96 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The one integer variable that changed, and by how much; `None` if none
-/// or several changed, or another kind of value did.
-fn counter_of(before: &Locals, after: &Locals) -> Option<(Slot, i64)> {
+/// Moves the drifting floats `mask` of `locals` on by `k` of their mean
+/// steps `steps` (slot order).
+fn step_drift(locals: &mut Locals, mask: u64, steps: &[f64], k: f64) {
+    let slots = locals
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| is_drift(mask, *i));
+    for ((_, v), d) in slots.zip(steps) {
+        if let Value::Float(x) = v {
+            *x += k * d;
+        }
+    }
+}
+
+/// Whether `e` or a part of it satisfies `hit`.
+fn reads(e: &Expr, hit: &dyn Fn(&Expr) -> bool) -> bool {
+    if hit(e) {
+        return true;
+    }
+    match e {
+        Expr::Const(_)
+        | Expr::Bool(_)
+        | Expr::Null
+        | Expr::Any
+        | Expr::World
+        | Expr::Local(_)
+        | Expr::Param(_)
+        | Expr::Rank
+        | Expr::Size
+        | Expr::Wtime => false,
+        Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => reads(a, hit),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+            reads(a, hit) || reads(b, hit)
+        }
+        Expr::Array(items) | Expr::Builtin(_, items) => items.iter().any(|a| reads(a, hit)),
+    }
+}
+
+/// Whether slot `i` is in the drift set `mask`.
+fn is_drift(mask: u64, i: usize) -> bool {
+    i < 64 && mask & (1 << i) != 0
+}
+
+/// The values of the drifting floats `mask` in `locals`, in slot order.
+fn drift_values(locals: &Locals, mask: u64) -> impl Iterator<Item = f64> + '_ {
+    locals
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| is_drift(mask, *i))
+        .map(|(_, v)| v.as_f64().unwrap_or(0.0))
+}
+
+/// What changed from one pass to the next: the one integer variable that
+/// changed (the counter) and by how much, and the float variables that
+/// changed (a mask of their slots, all below 64); `None` if no integer or
+/// several changed, or another kind of value did.
+fn changes_of(before: &Locals, after: &Locals) -> Option<(Slot, i64, u64)> {
     if before.len() != after.len() {
         return None;
     }
     let mut found = None;
+    let mut drift = 0u64;
     for (i, (a, b)) in before.iter().zip(after.iter()).enumerate() {
         if same_value(a, b) {
             continue;
         }
         match (a, b, found) {
             (Value::Int(x), Value::Int(y), None) => found = Some((i as Slot, y.checked_sub(*x)?)),
+            (Value::Float(_), Value::Float(_), _) if i < 64 => drift |= 1 << i,
             _ => return None,
         }
     }
-    found.filter(|&(_, step)| step != 0)
+    found
+        .filter(|&(_, step)| step != 0)
+        .map(|(slot, step)| (slot, step, drift))
 }
 
 impl Engine<'_> {
     /// At the branch of `block` in `main`, frame depth 1: observe the pass;
     /// true if the rank parks here.
-    pub(super) fn ff_pass(&mut self, id: u32, block: BlockId) -> bool {
+    pub(super) fn ff_pass(&mut self, id: u32, block: BlockId) -> RunResult<bool> {
         let Some(ff) = self.ff.as_deref_mut() else {
-            return false;
+            return Ok(false);
         };
-        if matches!(ff.phase, Phase::Done) || !ff.heads.contains(&block) {
-            return false;
+        if matches!(ff.phase, Phase::Done) || !ff.heads.contains_key(&block) {
+            return Ok(false);
         }
         let lp = &self.lps[id as usize];
         let Some(frame) = lp.frames.last() else {
-            return false;
+            return Ok(false);
         };
         let slot = &mut ff.passes[id as usize];
         if let Some(p) = slot.as_mut()
@@ -409,9 +621,22 @@ impl Engine<'_> {
         {
             // Resumed after the release: this is the pass that parked.
             p.parked = false;
-            return false;
+            return Ok(false);
         }
-        let was_steady = slot.as_ref().is_some_and(|p| p.steady);
+        if let Phase::Parking { head, .. } = ff.phase
+            && head == block
+            && ff.parked > 0
+            && let Some(p) = slot.as_mut()
+        {
+            // Once a rank has stopped, the window stays as it was: the
+            // iterations that end now meet ranks that have stopped already,
+            // whose next iteration's traffic they would meet in the full
+            // run.
+            p.passes += 1;
+            let passes = p.passes;
+            return Ok(self.ff_park_here(id, block, passes));
+        }
+        let was_steady = slot.as_ref().filter(|p| p.steady).map(|p| p.head);
         let next = match slot.take() {
             Some(mut p) if p.head == block => {
                 p.observe(&frame.locals, lp.clock, lp.stats);
@@ -419,34 +644,37 @@ impl Engine<'_> {
             }
             _ => Pass::first(block, lp.clock, lp.stats, &frame.locals),
         };
-        let is_steady = next.steady;
+        let is_steady = next.steady.then_some(block);
         let passes = next.passes;
         *slot = Some(next);
-        match (was_steady, is_steady) {
-            (false, true) => ff.steady += 1,
-            (true, false) => ff.steady -= 1,
-            _ => {}
+        if was_steady != is_steady {
+            if let Some(h) = was_steady
+                && let Some(n) = ff.steady.get_mut(&h)
+            {
+                *n -= 1;
+            }
+            if let Some(h) = is_steady {
+                *ff.steady.entry(h).or_insert(0) += 1;
+            }
         }
-        let decide = matches!(ff.phase, Phase::Observing) && ff.steady == self.cfg.ranks;
+        let decide = matches!(ff.phase, Phase::Observing)
+            && ff.steady.get(&block).copied() == Some(self.cfg.ranks);
         if decide {
-            self.ff_decide(block);
+            self.ff_decide(block)?;
         }
-        self.ff_park_here(id, block, passes)
+        Ok(self.ff_park_here(id, block, passes))
     }
 
-    /// Every rank is steady on the same loop: park at the first pass no
-    /// rank has reached.
-    fn ff_decide(&mut self, block: BlockId) {
-        let Some(ff) = self.ff.as_deref_mut() else {
-            return;
+    /// Every rank is steady on loop `block`: park at the first pass no rank
+    /// has reached, with the most iterations that can be skipped from there
+    /// (the loop's end, less the tail, and the first iteration on any rank
+    /// whose branches would take another way than the observed ones).
+    /// Without any, observation starts again, for the next loop or the next
+    /// time this one runs.
+    fn ff_decide(&mut self, block: BlockId) -> RunResult<()> {
+        let Some(ff) = self.ff.as_deref() else {
+            return Ok(());
         };
-        if ff
-            .passes
-            .iter()
-            .any(|p| p.as_ref().is_none_or(|p| p.head != block))
-        {
-            return;
-        }
         let pass = ff
             .passes
             .iter()
@@ -455,7 +683,211 @@ impl Engine<'_> {
             .max()
             .unwrap_or(0)
             + 1;
-        ff.phase = Phase::Parking { head: block, pass };
+        let main = self.program.function(self.program.main);
+        let Terminator::Branch { cond, span, .. } = &main.cfg[block].term else {
+            return Ok(());
+        };
+        let mut max_skip = i64::MAX;
+        // Why not, if not.
+        let mut declined: Option<String> = None;
+        // Iterations left at the parking pass, the same on every rank: the
+        // first rank's, with its id.
+        let mut at_park: Option<(u32, i64)> = None;
+        // The ranks' mean periods, lowest and highest (with the rank): one
+        // period must serve every rank.
+        let mut periods: Option<[(u32, f64); 2]> = None;
+        for id in 0..self.cfg.ranks {
+            let Some(p) = self
+                .ff
+                .as_deref()
+                .and_then(|f| f.passes[id as usize].as_ref())
+            else {
+                break;
+            };
+            let Some(run) = p.run else {
+                break;
+            };
+            let ahead = i64::from(pass - p.passes);
+            let (drift, period) = (p.drift_means(), p.mean().period);
+            let [lo, hi] = periods.get_or_insert([(id, period), (id, period)]);
+            if period < lo.1 {
+                *lo = (id, period);
+            }
+            if period > hi.1 {
+                *hi = (id, period);
+            }
+            if hi.1 - lo.1 > REL_PERIOD * hi.1 {
+                // Ranks that do not wait for each other (pairs streaming
+                // apart) each keep their own pace; moving them all by one
+                // period would be wrong.
+                declined = Some(format!(
+                    "the ranks repeat the loop at different paces (rank {}: {:.6e} s, rank {}: \
+                     {:.6e} s per iteration)",
+                    lo.0, lo.1, hi.0, hi.1
+                ));
+                break;
+            }
+            let back = i64::from(run.count).min(WINDOW as i64);
+            let it = run.first;
+            if self.lps[id as usize].state == LpState::Finished {
+                declined = Some(format!("rank {id} finished while others ran the loop"));
+                break;
+            }
+            let Some(left) = self.iterations_left(id, cond, *span, &it, &drift)? else {
+                declined = Some(
+                    "the loop's condition does not end after a counted number of iterations".into(),
+                );
+                break;
+            };
+            match at_park {
+                Some((first, n)) if n != left - ahead => {
+                    declined = Some(format!(
+                        "the ranks run different numbers of iterations (ranks {first} and {id} \
+                         differ by {})",
+                        (n - (left - ahead)).abs()
+                    ));
+                    break;
+                }
+                Some(_) => {}
+                None => at_park = Some((id, left - ahead)),
+            }
+            max_skip = max_skip.min(left - ahead - TAIL);
+            if max_skip < 1 {
+                // The other ranks' counts are still compared: a rank that
+                // has fewer iterations than the others is the better reason.
+                declined = Some("too few iterations left to skip any".into());
+                continue;
+            }
+            match self.ff_first_change(id, block, &it, &drift, period, back, left)? {
+                Err(reason) => {
+                    if let Some(ff) = self.ff.as_deref_mut() {
+                        ff.exclude(block, reason);
+                    }
+                    return Ok(());
+                }
+                // The iteration before the change is simulated too: a
+                // branch on a variable set earlier in the body sees it one
+                // iteration later than at the header.
+                Ok(Some(change)) => max_skip = max_skip.min(change - ahead - 1),
+                Ok(None) => {}
+            }
+        }
+        let Some(ff) = self.ff.as_deref_mut() else {
+            return Ok(());
+        };
+        if let Some(reason) = declined {
+            // The first reason is the one reported: later ones often follow
+            // from it (a rank that kept its own pace finishes first).
+            ff.declined.get_or_insert(reason);
+            ff.restart();
+        } else if max_skip >= 1 && at_park.is_some() {
+            ff.phase = Phase::Parking {
+                head: block,
+                pass,
+                max_skip,
+            };
+        } else {
+            ff.restart();
+        }
+        Ok(())
+    }
+
+    /// The first iteration `k` (counted from rank `id`'s next, 0; from
+    /// `-back`, the steady window's first, to `until`) at which a branch of
+    /// loop `head`'s body that reads the counter, a drifting float or the
+    /// clock would go another way than at `-back`, with those stepped `k`
+    /// iterations on (`step_drift`, the clock by the mean period); `None`
+    /// if none does. `Err` if the body passes one of them to a function,
+    /// whose branches are not followed.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the loop's observed run, unpacked"
+    )]
+    fn ff_first_change(
+        &self,
+        id: u32,
+        head: BlockId,
+        it: &Iteration,
+        drift_steps: &[f64],
+        period: f64,
+        back: i64,
+        until: i64,
+    ) -> RunResult<Result<Option<i64>, String>> {
+        let Some(body) = self.ff.as_deref().and_then(|f| f.heads.get(&head)) else {
+            return Ok(Ok(None));
+        };
+        let main = self.program.function(self.program.main);
+        let varies = |e: &Expr| match e {
+            Expr::Local(s) => *s == it.counter || is_drift(it.drift, *s as usize),
+            Expr::Wtime => true,
+            _ => false,
+        };
+        let mut conds: Vec<&Expr> = Vec::new();
+        for &b in body {
+            let block = &main.cfg[b];
+            for s in &block.stmts {
+                if let Stmt::Call { args, span, .. } = s
+                    && args.iter().any(|a| reads(a, &varies))
+                {
+                    return Ok(Err(format!(
+                        "the loop at line {} passes its counter, the clock or a value it \
+                         accumulates to a function (line {})",
+                        main.cfg[head].span.line, span.line
+                    )));
+                }
+            }
+            if let Terminator::Branch { cond, .. } = &block.term
+                && reads(cond, &varies)
+            {
+                conds.push(cond);
+            }
+        }
+        if conds.is_empty() {
+            return Ok(Ok(None));
+        }
+        let lp = &self.lps[id as usize];
+        let Some(frame) = lp.frames.last() else {
+            return Ok(Ok(None));
+        };
+        let Some(Value::Int(c0)) = frame.locals.get(it.counter as usize).cloned() else {
+            return Ok(Ok(None));
+        };
+        let mut locals = frame.locals.clone();
+        // Which way each branch goes at iteration k (None: an error or a
+        // value that is no condition, which counts as a way of its own).
+        let mut ways = |k: i64, out: &mut Vec<Option<bool>>| {
+            out.clear();
+            let Some(c) = k.checked_mul(it.step).and_then(|d| c0.checked_add(d)) else {
+                return false;
+            };
+            locals.clone_from(&frame.locals);
+            locals[it.counter as usize] = Value::Int(c);
+            step_drift(&mut locals, it.drift, drift_steps, k as f64);
+            let cx = EvalCx {
+                locals: &locals,
+                params: &self.params,
+                rank: id,
+                size: self.cfg.ranks,
+                clock: lp.clock + k as f64 * period,
+                comms: &self.comms,
+            };
+            out.extend(
+                conds
+                    .iter()
+                    .map(|e| eval(e, &cx).ok().and_then(|v| v.truthy().ok())),
+            );
+            true
+        };
+        let (mut first, mut now) = (Vec::new(), Vec::new());
+        if !ways(-back, &mut first) {
+            return Ok(Ok(Some(-back)));
+        }
+        for k in (1 - back)..=until {
+            if !ways(k, &mut now) || now != first {
+                return Ok(Ok(Some(k)));
+            }
+        }
+        Ok(Ok(None))
     }
 
     fn ff_park_here(&mut self, id: u32, block: BlockId, passes: u32) -> bool {
@@ -480,7 +912,7 @@ impl Engine<'_> {
         let Some(ff) = self.ff.as_deref() else {
             return Ok(Ok(false));
         };
-        let Phase::Parking { head, .. } = ff.phase else {
+        let Phase::Parking { head, max_skip, .. } = ff.phase else {
             return Ok(Ok(false));
         };
         if ff.parked != self.cfg.ranks {
@@ -509,6 +941,8 @@ impl Engine<'_> {
         // Iterations left, per rank, from the loop's condition.
         let mut left: Option<i64> = None;
         let mut sums = Vec::with_capacity(self.cfg.ranks as usize);
+        // Each rank's drifting floats' mean steps (empty for most loops).
+        let mut drifts: Vec<Vec<f64>> = Vec::with_capacity(self.cfg.ranks as usize);
         for id in 0..self.cfg.ranks {
             let Some(p) = self
                 .ff
@@ -521,8 +955,10 @@ impl Engine<'_> {
                 return Ok(Err(format!("rank {id} has no steady iteration")));
             };
             let it = run.first;
+            let drift = p.drift_means();
             sums.push((p.mean(), p.extremes()));
-            let n = self.iterations_left(id, cond, *span, it.counter, it.step)?;
+            let n = self.iterations_left(id, cond, *span, &it, &drift)?;
+            drifts.push(drift);
             match (n, left) {
                 (None, _) => {
                     return Ok(Err(
@@ -539,7 +975,7 @@ impl Engine<'_> {
                 _ => {}
             }
         }
-        let skip = left.unwrap_or(0) - TAIL;
+        let skip = (left.unwrap_or(0) - TAIL).min(max_skip);
         if skip < 1 {
             return Ok(Err("too few iterations left to skip any".into()));
         }
@@ -558,7 +994,7 @@ impl Engine<'_> {
         let shift = k * period;
         let mut messages = 0u64;
         let mut bytes = 0u64;
-        for (id, (mean, _)) in sums.iter().enumerate() {
+        for (id, ((mean, _), drift)) in sums.iter().zip(&drifts).enumerate() {
             let lp = &mut self.lps[id];
             let clock = lp.clock + shift;
             if clock < self.now {
@@ -573,10 +1009,11 @@ impl Engine<'_> {
             lp.stats.bytes_sent += skip as u64 * mean.bytes;
             messages += skip as u64 * mean.messages;
             bytes += skip as u64 * mean.bytes;
-            if let Some(f) = lp.frames.last_mut()
-                && let Some(Value::Int(v)) = f.locals.get_mut(mean.counter as usize)
-            {
-                *v += skip * mean.step;
+            if let Some(f) = lp.frames.last_mut() {
+                if let Some(Value::Int(v)) = f.locals.get_mut(mean.counter as usize) {
+                    *v += skip * mean.step;
+                }
+                step_drift(&mut f.locals, mean.drift, drift, k);
             }
             lp.state = LpState::Ready;
             lp.wake_at = f64::INFINITY;
@@ -589,8 +1026,7 @@ impl Engine<'_> {
             self.queue.push(t, tag, x);
         }
         if let Some(ff) = self.ff.as_deref_mut() {
-            ff.phase = Phase::Done;
-            ff.outcome = Some(api::FastForward::Applied {
+            ff.applied.push(api::SkippedLoop {
                 line: span.line,
                 iterations: skip as u64,
                 period,
@@ -601,6 +1037,21 @@ impl Engine<'_> {
                 // computing.
                 bound: k * deviation + (period - min_compute).max(0.0),
             });
+            // The loop may run again (inside a loop that prints), or
+            // another may follow: observation starts again from here, each
+            // rank's pass at its state after the jump (the pass it stopped
+            // at is not observed again when it resumes).
+            ff.restart();
+            for (p, lp) in ff.passes.iter_mut().zip(&self.lps) {
+                if let Some(p) = p.as_mut()
+                    && let Some(f) = lp.frames.last()
+                {
+                    p.last.clone_from(&f.locals);
+                    p.clock = lp.clock;
+                    p.stats = lp.stats;
+                    p.reset();
+                }
+            }
         }
         Ok(Ok(true))
     }
@@ -614,22 +1065,24 @@ impl Engine<'_> {
         id: u32,
         cond: &Expr,
         span: Span,
-        counter: Slot,
-        step: i64,
+        it: &Iteration,
+        drift_steps: &[f64],
     ) -> RunResult<Option<i64>> {
         let lp = &self.lps[id as usize];
         let Some(frame) = lp.frames.last() else {
             return Ok(None);
         };
-        let Some(Value::Int(c0)) = frame.locals.get(counter as usize).cloned() else {
+        let Some(Value::Int(c0)) = frame.locals.get(it.counter as usize).cloned() else {
             return Ok(None);
         };
         let mut locals = frame.locals.clone();
         let mut holds = |k: i64| -> RunResult<Option<bool>> {
-            let Some(c) = k.checked_mul(step).and_then(|d| c0.checked_add(d)) else {
+            let Some(c) = k.checked_mul(it.step).and_then(|d| c0.checked_add(d)) else {
                 return Ok(None);
             };
-            locals[counter as usize] = Value::Int(c);
+            locals.clone_from(&frame.locals);
+            locals[it.counter as usize] = Value::Int(c);
+            step_drift(&mut locals, it.drift, drift_steps, k as f64);
             let cx = EvalCx {
                 locals: &locals,
                 params: &self.params,

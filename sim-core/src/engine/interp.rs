@@ -53,7 +53,7 @@ impl<'a> Engine<'a> {
                 && func_id == program.main
                 && self.lps[lpi].frames.len() == 1
                 && matches!(block.term, Terminator::Branch { .. })
-                && self.ff_pass(id, block_id)
+                && self.ff_pass(id, block_id)?
             {
                 // Parked at the loop's head until every rank is (see
                 // `fastforward.rs`); the branch runs when it is released.
