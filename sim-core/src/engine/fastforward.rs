@@ -702,9 +702,11 @@ impl Engine<'_> {
                 .as_deref()
                 .and_then(|f| f.passes[id as usize].as_ref())
             else {
+                declined = Some(format!("rank {id} was not observed at the loop's head"));
                 break;
             };
             let Some(run) = p.run else {
+                declined = Some(format!("rank {id} has no steady iteration"));
                 break;
             };
             let ahead = i64::from(pass - p.passes);
