@@ -27,13 +27,16 @@
 //! 3. *Decision.* When every rank is steady on the same loop, every rank
 //!    will stop (park) at the header of the next pass that no rank has
 //!    reached yet, if from there at least one iteration can be skipped on
-//!    every rank: all ranks have as many iterations left, and the body's
+//!    every rank: the ranks' mean periods agree (pairs that never wait
+//!    for each other keep paces of their own, which one period cannot
+//!    move), all ranks have as many iterations left, and the body's
 //!    branches that read the counter, a drifting float or the clock take
 //!    the same ways over the window and the skipped iterations (evaluated
 //!    with those stepped; `if i >= skip { timer += ... }` limits the skip
 //!    to the iterations before the timed ones). Otherwise observation
-//!    starts again. Between the decision and the stop a rank's window is
-//!    not updated: those iterations meet ranks that have stopped already.
+//!    starts again. Once the first rank has stopped, the windows are not
+//!    updated: the iterations that end then meet ranks that have stopped
+//!    already, without the traffic of their next iteration.
 //! 4. *Release.* When every rank is parked and no event is left, nothing is
 //!    in flight: every message of the iterations before was received. The
 //!    iterations left are counted from the loop's condition (the same on
