@@ -99,20 +99,25 @@ fn programs_it_cannot_skip_run_in_full_and_say_why() {
             "the loop at line 3 prints",
         ),
     ] {
-        let full = parsim(&["run", file, "-n", "4", "-q"]);
-        let ff = parsim(&["run", file, "-n", "4", "-q", "--fast-forward"]);
-        assert!(ff.status.success(), "{file}: {}", text(&ff.stderr));
-        let (a, b) = (stdout(&full), stdout(&ff));
-        // The same report and output, plus the line that says why.
-        let extra = b
-            .strip_prefix(a.as_str())
-            .unwrap_or_else(|| panic!("{file}:\n{a}\n{b}"));
-        assert!(
-            extra.starts_with("fast-forward: not applied (") && extra.contains(reason),
-            "{file}: {extra}"
-        );
-        assert!(extra.contains("this is the full run"), "{file}: {extra}");
+        runs_in_full_saying(file, reason);
     }
+}
+
+/// `file` on 4 ranks with `--fast-forward` gives the full run's report
+/// and output, plus the line that says why nothing was skipped.
+fn runs_in_full_saying(file: &str, reason: &str) {
+    let full = parsim(&["run", file, "-n", "4", "-q"]);
+    let ff = parsim(&["run", file, "-n", "4", "-q", "--fast-forward"]);
+    assert!(ff.status.success(), "{file}: {}", text(&ff.stderr));
+    let (a, b) = (stdout(&full), stdout(&ff));
+    let extra = b
+        .strip_prefix(a.as_str())
+        .unwrap_or_else(|| panic!("{file}:\n{a}\n{b}"));
+    assert!(
+        extra.starts_with("fast-forward: not applied (") && extra.contains(reason),
+        "{file}: {extra}"
+    );
+    assert!(extra.contains("this is the full run"), "{file}: {extra}");
 }
 
 #[test]
@@ -249,16 +254,7 @@ fn loops_it_cannot_follow_are_not_skipped() {
             "passes its counter, the clock or a value it accumulates to a function (line 11)",
         ),
     ] {
-        let full = parsim(&["run", file, "-n", "4", "-q"]);
-        let ff = parsim(&["run", file, "-n", "4", "-q", "--fast-forward"]);
-        let (a, b) = (stdout(&full), stdout(&ff));
-        let extra = b
-            .strip_prefix(a.as_str())
-            .unwrap_or_else(|| panic!("{file}:\n{a}\n{b}"));
-        assert!(
-            extra.starts_with("fast-forward: not applied (") && extra.contains(reason),
-            "{file}: {extra}"
-        );
+        runs_in_full_saying(file, reason);
     }
 }
 

@@ -419,6 +419,34 @@ pub enum Expr {
     Field(Box<Expr>, StatusField),
 }
 
+impl Expr {
+    /// Whether this expression or a part of it satisfies `hit` (the walk
+    /// over every variant, for the questions the engine asks of an
+    /// expression: does it read the clock, a given variable).
+    pub fn any(&self, hit: &dyn Fn(&Expr) -> bool) -> bool {
+        if hit(self) {
+            return true;
+        }
+        match self {
+            Expr::Const(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Any
+            | Expr::World
+            | Expr::Local(_)
+            | Expr::Param(_)
+            | Expr::Rank
+            | Expr::Size
+            | Expr::Wtime => false,
+            Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => a.any(hit),
+            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+                a.any(hit) || b.any(hit)
+            }
+            Expr::Array(items) | Expr::Builtin(_, items) => items.iter().any(|a| a.any(hit)),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnOp {
     Neg,

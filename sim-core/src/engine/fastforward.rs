@@ -527,6 +527,26 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `base` with the counter `k` steps on from `c0` and the drifting floats
+/// `k` of their mean `steps` on, into `out`; false if the counter would
+/// overflow.
+fn stepped(
+    base: &Locals,
+    out: &mut Locals,
+    c0: i64,
+    it: &Iteration,
+    steps: &[f64],
+    k: i64,
+) -> bool {
+    let Some(c) = k.checked_mul(it.step).and_then(|d| c0.checked_add(d)) else {
+        return false;
+    };
+    out.clone_from(base);
+    out[it.counter as usize] = Value::Int(c);
+    step_drift(out, it.drift, steps, k as f64);
+    true
+}
+
 /// Moves the drifting floats `mask` of `locals` on by `k` of their mean
 /// steps `steps` (slot order).
 fn step_drift(locals: &mut Locals, mask: u64, steps: &[f64], k: f64) {
@@ -538,30 +558,6 @@ fn step_drift(locals: &mut Locals, mask: u64, steps: &[f64], k: f64) {
         if let Value::Float(x) = v {
             *x += k * d;
         }
-    }
-}
-
-/// Whether `e` or a part of it satisfies `hit`.
-fn reads(e: &Expr, hit: &dyn Fn(&Expr) -> bool) -> bool {
-    if hit(e) {
-        return true;
-    }
-    match e {
-        Expr::Const(_)
-        | Expr::Bool(_)
-        | Expr::Null
-        | Expr::Any
-        | Expr::World
-        | Expr::Local(_)
-        | Expr::Param(_)
-        | Expr::Rank
-        | Expr::Size
-        | Expr::Wtime => false,
-        Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => reads(a, hit),
-        Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
-            reads(a, hit) || reads(b, hit)
-        }
-        Expr::Array(items) | Expr::Builtin(_, items) => items.iter().any(|a| reads(a, hit)),
     }
 }
 
@@ -832,7 +828,7 @@ impl Engine<'_> {
             let block = &main.cfg[b];
             for s in &block.stmts {
                 if let Stmt::Call { args, span, .. } = s
-                    && args.iter().any(|a| reads(a, &varies))
+                    && args.iter().any(|a| a.any(&varies))
                 {
                     return Ok(Err(format!(
                         "the loop at line {} passes its counter, the clock or a value it \
@@ -842,7 +838,7 @@ impl Engine<'_> {
                 }
             }
             if let Terminator::Branch { cond, .. } = &block.term
-                && reads(cond, &varies)
+                && cond.any(&varies)
             {
                 conds.push(cond);
             }
@@ -862,20 +858,10 @@ impl Engine<'_> {
         // value that is no condition, which counts as a way of its own).
         let mut ways = |k: i64, out: &mut Vec<Option<bool>>| {
             out.clear();
-            let Some(c) = k.checked_mul(it.step).and_then(|d| c0.checked_add(d)) else {
+            if !stepped(&frame.locals, &mut locals, c0, it, drift_steps, k) {
                 return false;
-            };
-            locals.clone_from(&frame.locals);
-            locals[it.counter as usize] = Value::Int(c);
-            step_drift(&mut locals, it.drift, drift_steps, k as f64);
-            let cx = EvalCx {
-                locals: &locals,
-                params: &self.params,
-                rank: id,
-                size: self.cfg.ranks,
-                clock: lp.clock + k as f64 * period,
-                comms: &self.comms,
-            };
+            }
+            let cx = self.eval_cx(id, &locals, lp.clock + k as f64 * period);
             out.extend(
                 conds
                     .iter()
@@ -1061,6 +1047,19 @@ impl Engine<'_> {
         Ok(Ok(true))
     }
 
+    /// What an expression of rank `id` reads, with the variables `locals`
+    /// and the clock at `clock` (a stepped copy of its own).
+    fn eval_cx<'c>(&'c self, id: u32, locals: &'c [Value], clock: f64) -> EvalCx<'c> {
+        EvalCx {
+            locals,
+            params: &self.params,
+            rank: id,
+            size: self.cfg.ranks,
+            clock,
+            comms: &self.comms,
+        }
+    }
+
     /// How many more times rank `id`'s loop condition holds as its counter
     /// steps on: `Some(n)` when it holds for the next `n` values and not
     /// after (checked at both ends of a doubling search), `None` if that
@@ -1082,20 +1081,10 @@ impl Engine<'_> {
         };
         let mut locals = frame.locals.clone();
         let mut holds = |k: i64| -> RunResult<Option<bool>> {
-            let Some(c) = k.checked_mul(it.step).and_then(|d| c0.checked_add(d)) else {
+            if !stepped(&frame.locals, &mut locals, c0, it, drift_steps, k) {
                 return Ok(None);
-            };
-            locals.clone_from(&frame.locals);
-            locals[it.counter as usize] = Value::Int(c);
-            step_drift(&mut locals, it.drift, drift_steps, k as f64);
-            let cx = EvalCx {
-                locals: &locals,
-                params: &self.params,
-                rank: id,
-                size: self.cfg.ranks,
-                clock: lp.clock,
-                comms: &self.comms,
-            };
+            }
+            let cx = self.eval_cx(id, &locals, lp.clock);
             let v = eval(cond, &cx).map_err(|m| self.rt(id, span, m))?;
             Ok(v.truthy().ok())
         };
