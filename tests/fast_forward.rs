@@ -243,6 +243,106 @@ fn a_branch_on_the_counter_stops_the_skip_before_it_changes_its_way() {
 }
 
 #[test]
+fn a_loop_in_a_function_main_calls_is_skipped() {
+    // The timed loop of `steps` (its second call; the first runs one
+    // iteration), decided while other ranks are inside `step`: the frame
+    // the loop's counter is read from is the loop's own, not the rank's
+    // innermost one.
+    let full = run_json(&["tests/fast_forward/function.mpl", "-n", "8"]);
+    let ff = run_json(&[
+        "tests/fast_forward/function.mpl",
+        "-n",
+        "8",
+        "--fast-forward",
+    ]);
+    let f = &ff["fast_forward"];
+    assert_eq!(f["applied"], true, "{f}");
+    let jumps = f["jumps"].as_array().expect("jumps");
+    assert_eq!(jumps.len(), 1, "{f}");
+    assert_eq!(jumps[0]["line"], 14, "{f}");
+    let skipped = jumps[0]["iterations_skipped"].as_u64().expect("count");
+    assert!((250..=282).contains(&skipped), "{f}");
+    let (a, b) = (predicted(&full), predicted(&ff));
+    let bound = f["bound_seconds"].as_f64().expect("bound");
+    assert!((a - b).abs() <= bound, "{a} vs {b}, bound {bound}");
+    assert!((a - b).abs() <= 1e-9 * a, "{a} vs {b}");
+    // The timer that the function returns, accumulated over the skipped
+    // iterations, printed by rank 0.
+    let printed = |v: &serde_json::Value| -> f64 {
+        let t = v["output"][0]["text"].as_str().expect("text").to_owned();
+        t.trim_start_matches("time ")
+            .trim()
+            .parse()
+            .expect("a number")
+    };
+    let (x, y) = (printed(&full), printed(&ff));
+    assert!((x - y).abs() <= 1e-9 * x, "{x} vs {y}");
+    assert_eq!(ff["messages"], full["messages"]);
+}
+
+#[test]
+fn the_npb_skeletons_timed_loops_are_skipped() {
+    // CG's outer iterations (a call of the whole conjugate gradient each)
+    // and LU's SSOR steps (a loop in the function `ssor`): the reported
+    // time equal to the full run's.
+    for (file, class, ranks, at_least) in [
+        ("examples/npb/cg.mpl", "class=B", "16", 50),
+        ("examples/npb/lu.mpl", "class=S", "4", 25),
+    ] {
+        let args = ["run", file, "-n", ranks, "-p", class, "-q"];
+        let full = parsim(&args);
+        let mut with = args.to_vec();
+        with.push("--fast-forward");
+        let ff = parsim(&with);
+        assert!(ff.status.success(), "{file}: {}", text(&ff.stderr));
+        let (a, b) = (stdout(&full), stdout(&ff));
+        let skipped: u64 = b
+            .split("fast-forward: skipped ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{file}: {b}"));
+        assert!(skipped >= at_least, "{file}: {b}");
+        let time = |s: &str| -> f64 {
+            s.lines()
+                .find_map(|l| l.strip_prefix("[0] Time in seconds ="))
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{file}: {s}"))
+        };
+        let (x, y) = (time(&a), time(&b));
+        assert!((x - y).abs() <= 1e-7 * x, "{file}: {x} vs {y}");
+    }
+}
+
+#[test]
+fn ranks_that_alternate_long_and_short_iterations_are_skipped_by_whole_cycles() {
+    // OSU allgather on 16 ranks of EKSS-1: the ranks' periods alternate
+    // (a cycle of two iterations), the skip is a whole number of cycles
+    // and the table is the full run's.
+    let args = [
+        "run",
+        "examples/osu/allgather.mpl",
+        "-n",
+        "16",
+        "--machine",
+        "examples/machines/ekss1.toml",
+        "-q",
+    ];
+    let full = parsim(&args);
+    let mut with = args.to_vec();
+    with.push("--fast-forward");
+    let ff = parsim(&with);
+    assert!(ff.status.success(), "{}", text(&ff.stderr));
+    let (a, b) = (stdout(&full), stdout(&ff));
+    assert!(b.contains("fast-forward: skipped"), "{b}");
+    let (ta, tb) = (printed_numbers(&a), printed_numbers(&b));
+    assert_eq!(ta.len(), tb.len());
+    for (x, y) in ta.iter().flatten().zip(tb.iter().flatten()) {
+        assert!((x - y).abs() <= 1e-6 * x.abs().max(1e-12), "{x} vs {y}");
+    }
+}
+
+#[test]
 fn loops_it_cannot_follow_are_not_skipped() {
     for (file, reason) in [
         (

@@ -1,16 +1,21 @@
 //! Fast-forward of steady loops (`SimConfig::fast_forward`, issue 15):
-//! once every rank repeats a loop of `main` with the same period, the same
-//! variables and the same traffic per iteration, the remaining iterations
-//! but a few are skipped by moving every rank's clock, loop counter,
-//! accumulated floats and statistics forward by whole periods.
+//! once every rank repeats a loop with the same period (or the same cycle
+//! of periods), the same variables and the same traffic per iteration, the
+//! remaining iterations but a few are skipped by moving every rank's clock,
+//! loop counter, accumulated floats and statistics forward by whole
+//! cycles.
 //!
 //! How (ParJava's partial interpretation and SMPI's sampling skip repeated
 //! work the same way):
-//! 1. *Candidates.* The outermost loops of `main` whose bodies print
-//!    nothing, directly or in a function they call (headers of back edges,
-//!    `petgraph` dominators): a time-step loop at the top of `main`, or a
-//!    benchmark's repetitions inside its loop over message sizes (which
-//!    prints a row per size).
+//! 1. *Candidates.* The outermost loops whose bodies print nothing,
+//!    directly or in a function they call, store into no array element
+//!    (a table filled element by element never repeats its variables) and
+//!    communicate or compute (headers of back edges, `petgraph`
+//!    dominators): a time-step loop at the top of `main`, in a function
+//!    that main calls (NPB LU's `ssor`), or a benchmark's repetitions
+//!    inside its loop over message sizes (which prints a row per size).
+//!    "Outermost": a function called from inside a candidate loop (or from
+//!    such a function) has none of its own; a recursive function has none.
 //! 2. *Observation.* Each time a rank reaches a candidate's header (its
 //!    branch), the iteration since its last pass is compared with the
 //!    first iteration of its current run: the same counter (the one
@@ -18,10 +23,13 @@
 //!    changed (*drifting*: `timer += t1 - t0`, `let t0 = wtime()`), the
 //!    same messages and bytes; otherwise a new run starts. A rank is
 //!    steady when its run is [`WINDOW`] iterations long or more, its
-//!    periods and each drifting float's steps are within [`REL_PERIOD`] of
-//!    their means, and its other variables (request handles by kind) came
-//!    back within [`MAX_CYCLE`] passes, by a hash of them: ranks that wait
-//!    for each other alternately vary the period every second iteration.
+//!    periods and each drifting float's steps repeat with a cycle of 1 to
+//!    [`MAX_CYCLE`] iterations (each within [`REL_PERIOD`] of the one a
+//!    cycle before: ranks that wait for each other alternate long and
+//!    short iterations, CG on 256 ranks or an allgather on 16), and its
+//!    other variables (request handles by kind) came back within
+//!    [`MAX_CYCLE`] passes, by a hash of them. Means are taken over the
+//!    window's whole cycles, which makes them exact for a repeating cycle.
 //!    A rank keeps only the window's clocks and drifting floats, the last
 //!    variables and a few hashes: a few hundred bytes.
 //! 3. *Decision.* When every rank is steady on the same loop, every rank
@@ -41,7 +49,10 @@
 //!    in flight: every message of the iterations before was received. The
 //!    iterations left are counted from the loop's condition (the same on
 //!    every rank); all but [`TAIL`] are skipped (fewer if a branch changes
-//!    its way): every rank's clock moves by the same time, the skipped
+//!    its way), rounded down to whole cycles of every rank (the least
+//!    common multiple of their cycles), so that the ranks' offsets after
+//!    the jump are those of the full run: every rank's clock moves by the
+//!    same time, the skipped
 //!    count times the mean of the ranks' mean periods (so the ranks'
 //!    offsets stay as they were), its counter by as many steps, each
 //!    drifting float by as many of its mean steps and its statistics by as
@@ -50,13 +61,19 @@
 //!    a later loop can be.
 //!
 //! What it can get wrong, reported with the result as a bound per jump:
-//! the skipped periods may differ from the mean by the largest deviation
-//! seen in the windows, and the iteration before the stop and the first
+//! each skipped period may differ from the cycle by the largest change
+//! from one cycle to the next seen in the windows, and the iteration
+//! before the stop and the first
 //! after the jump do not meet the traffic of their neighbours on other
 //! ranks (contention across the iteration boundary), which can change the
 //! run by at most one period beyond computing. A float accumulated over the
 //! loop (a benchmark's timer) can differ by about one iteration's value per
-//! jump for the same reason.
+//! jump for the same reason. Not bounded: a later loop whose model has
+//! more than one steady state (ranks on a ring that settle into one of two
+//! alternations) can settle into another one after that perturbation of
+//! the ranks' offsets; its own figures then differ from the full run's by
+//! as much as its steady states differ (IMB Exchange on EKSS-1 at 16
+//! ranks: the 1 KiB and 64 KiB rows, 9-11%; BENCHMARKS.md).
 //!
 //! When the release finds something in flight, ranks with different
 //! iteration counts, or too few iterations left, the run is abandoned and
@@ -107,7 +124,7 @@ struct Iteration {
 /// hundred bytes, whatever the length of the run observed.
 #[derive(Debug, Clone)]
 pub(super) struct Pass {
-    head: BlockId,
+    head: Head,
     passes: u32,
     clock: f64,
     stats: Counters,
@@ -182,7 +199,7 @@ fn hash_locals(locals: &Locals, skip: usize, drift: u64) -> u64 {
 }
 
 impl Pass {
-    fn first(head: BlockId, clock: f64, stats: Counters, locals: &Locals) -> Pass {
+    fn first(head: Head, clock: f64, stats: Counters, locals: &Locals) -> Pass {
         Pass {
             head,
             passes: 1,
@@ -236,8 +253,7 @@ impl Pass {
             let h = hash_locals(now, r.first.counter as usize, drift);
             // The variables come back within MAX_CYCLE passes.
             let back = self.hashes.contains(&h);
-            self.steady =
-                back && r.count as usize >= WINDOW && self.periods_agree() && self.drifts_agree();
+            self.steady = back && r.count as usize >= WINDOW && self.cycle().is_some();
             if self.hashes.len() == MAX_CYCLE {
                 self.hashes.pop_front();
             }
@@ -269,11 +285,44 @@ impl Pass {
             .map(|(a, b)| b.0 - a.0)
     }
 
-    /// Every period of the window within [`REL_PERIOD`] of their mean.
-    fn periods_agree(&self) -> bool {
-        let mean = self.mean().period;
-        self.periods()
-            .all(|p| (p - mean).abs() <= REL_PERIOD * mean)
+    /// The shortest cycle, 1 ..= [`MAX_CYCLE`] iterations, with which the
+    /// window's periods and each drifting float's steps repeat: every
+    /// period within [`REL_PERIOD`] of the mean of the one `L` iterations
+    /// before (each step likewise, relative to the float's mean step, which
+    /// must not be 0). `None`: not periodic (yet). Ranks that wait for each
+    /// other alternately make a period-2 cycle (long, short, long, ...);
+    /// the cycle's mean is exact over whole cycles, which a mean over any
+    /// window is not.
+    fn cycle(&self) -> Option<usize> {
+        let periods: Vec<f64> = self.periods().collect();
+        let n = periods.len();
+        if n == 0 {
+            return None;
+        }
+        let scale = periods.iter().sum::<f64>() / n as f64;
+        let drifts = self.drift_mask().count_ones() as usize;
+        let steps: Vec<Vec<f64>> = (0..drifts).map(|k| self.drift_steps(k).collect()).collect();
+        (1..=MAX_CYCLE.min(n / 2)).find(|&l| {
+            let repeats = |xs: &[f64], scale: f64| {
+                scale != 0.0
+                    && xs
+                        .iter()
+                        .zip(&xs[l.min(xs.len())..])
+                        .all(|(a, b)| (b - a).abs() <= REL_PERIOD * scale.abs())
+            };
+            repeats(&periods, scale)
+                && steps
+                    .iter()
+                    .all(|d| repeats(d, d.iter().sum::<f64>() / d.len().max(1) as f64))
+        })
+    }
+
+    /// How many of the window's latest iterations the means are taken
+    /// over: whole cycles.
+    fn span(&self) -> usize {
+        let n = self.window.len().saturating_sub(1);
+        let l = self.cycle().unwrap_or(1);
+        (n / l * l).max(1).min(n)
     }
 
     /// The run's drifting floats (0 without a run).
@@ -290,36 +339,29 @@ impl Pass {
         (1..passes).map(move |j| at(j) - at(j - 1))
     }
 
-    /// The mean step of each drifting float over the window, in slot order.
+    /// The mean step of each drifting float over the window's whole cycles
+    /// ([`Pass::span`]), in slot order.
     fn drift_means(&self) -> Vec<f64> {
         let n = self.drift_mask().count_ones() as usize;
+        let span = self.span();
         (0..n)
             .map(|k| {
-                let (sum, count) = self
-                    .drift_steps(k)
-                    .fold((0.0, 0u32), |(s, c), d| (s + d, c + 1));
-                sum / f64::from(count.max(1))
+                let steps: Vec<f64> = self.drift_steps(k).collect();
+                let last = &steps[steps.len().saturating_sub(span)..];
+                last.iter().sum::<f64>() / last.len().max(1) as f64
             })
             .collect()
     }
 
-    /// Every step of every drifting float within [`REL_PERIOD`] of its mean
-    /// step (a float that changes unevenly, or back and forth, is not
-    /// extrapolated: the rank is not steady).
-    fn drifts_agree(&self) -> bool {
-        let means = self.drift_means();
-        means.iter().enumerate().all(|(k, &mean)| {
-            mean != 0.0
-                && self
-                    .drift_steps(k)
-                    .all(|d| (d - mean).abs() <= REL_PERIOD * mean.abs())
-        })
-    }
-
-    /// The window's mean iteration, with the run's counter and traffic.
+    /// The window's mean iteration over its whole cycles ([`Pass::span`]),
+    /// with the run's counter and traffic.
     fn mean(&self) -> Iteration {
-        let (Some(a), Some(b), Some(r)) = (self.window.front(), self.window.back(), self.run)
-        else {
+        let span = self.span();
+        let (Some(a), Some(b), Some(r)) = (
+            self.window.get(self.window.len().saturating_sub(span + 1)),
+            self.window.back(),
+            self.run,
+        ) else {
             return Iteration {
                 period: 0.0,
                 counter: 0,
@@ -331,7 +373,7 @@ impl Pass {
                 bytes: 0,
             };
         };
-        let n = (self.window.len().saturating_sub(1)).max(1) as f64;
+        let n = span as f64;
         Iteration {
             period: (b.0 - a.0) / n,
             compute: (b.1 - a.1) / n,
@@ -345,14 +387,29 @@ impl Pass {
         self.periods()
             .fold([f64::INFINITY, 0.0], |[lo, hi], p| [lo.min(p), hi.max(p)])
     }
+
+    /// The largest change of a period from the one a cycle before: what
+    /// the extrapolated cycle may be off by per iteration.
+    fn cycle_change(&self) -> f64 {
+        let l = self.cycle().unwrap_or(1);
+        let periods: Vec<f64> = self.periods().collect();
+        periods
+            .iter()
+            .zip(&periods[l.min(periods.len())..])
+            .map(|(a, b)| (b - a).abs())
+            .fold(0.0, f64::max)
+    }
 }
+
+/// A loop header: the function and its block.
+pub(super) type Head = (FuncId, BlockId);
 
 #[derive(Debug)]
 pub(super) enum Phase {
     Observing,
     /// Every rank parks at this pass of the header.
     Parking {
-        head: BlockId,
+        head: Head,
         pass: u32,
         /// The most iterations that may be skipped from there: the loop's
         /// branches take the same ways in all of them (`ff_decide`).
@@ -364,11 +421,14 @@ pub(super) enum Phase {
 
 #[derive(Debug)]
 pub(super) struct FastForward {
-    /// The candidate headers in `main`, each with its body's other blocks.
-    heads: HashMap<BlockId, Vec<BlockId>>,
+    /// The candidate headers, each with its body's other blocks.
+    heads: HashMap<Head, Vec<BlockId>>,
+    /// Per function: whether it holds a candidate header (the
+    /// interpreter's quick test at every branch).
+    pub(super) has_heads: Vec<bool>,
     pub(super) passes: Vec<Option<Pass>>,
     /// Per header, the ranks whose last pass was there and steady.
-    steady: HashMap<BlockId, u32>,
+    steady: HashMap<Head, u32>,
     pub(super) parked: u32,
     pub(super) phase: Phase,
     /// The jumps made, in order (a loop inside a loop is skipped each time
@@ -378,6 +438,27 @@ pub(super) struct FastForward {
     not_applied: Option<String>,
     /// Why the last loop found steady on every rank was not skipped.
     declined: Option<String>,
+}
+
+/// Whether `f` or a function it calls communicates, computes or copies:
+/// spends simulated time that a jump could skip.
+fn spends(program: &Program, f: FuncId, seen: &mut HashSet<FuncId>) -> bool {
+    if !seen.insert(f) {
+        return false;
+    }
+    program
+        .function(f)
+        .cfg
+        .node_weights()
+        .any(|b| b.stmts.iter().any(|s| spends_stmt(program, s, seen)))
+}
+
+fn spends_stmt(program: &Program, s: &Stmt, seen: &mut HashSet<FuncId>) -> bool {
+    match s {
+        Stmt::Comm { .. } | Stmt::Compute { .. } | Stmt::Copy { .. } => true,
+        Stmt::Call { func, .. } => spends(program, *func, seen),
+        _ => false,
+    }
 }
 
 /// Whether `f` or a function it calls prints.
@@ -396,68 +477,184 @@ fn prints(program: &Program, f: FuncId, seen: &mut HashSet<FuncId>) -> bool {
 
 impl FastForward {
     pub(super) fn new(program: &Program, ranks: u32) -> FastForward {
-        let main = program.function(program.main);
-        let g = &main.cfg;
-        let dom = simple_fast(g, main.entry);
-        // Loops: back edges u -> h where h dominates u; the body is what
-        // reaches u without passing h.
-        let mut loops: Vec<(BlockId, HashSet<BlockId>)> = Vec::new();
-        for e in g.edge_references() {
-            let (u, h) = (e.source(), e.target());
-            if !dom.dominators(u).is_some_and(|mut d| d.any(|x| x == h)) {
-                continue;
-            }
-            let mut body: HashSet<BlockId> = HashSet::from([h]);
-            let mut stack = vec![u];
-            while let Some(n) = stack.pop() {
-                if body.insert(n) {
-                    stack.extend(g.neighbors_directed(n, petgraph::Direction::Incoming));
-                }
-            }
-            match loops.iter_mut().find(|(x, _)| *x == h) {
-                Some((_, b)) => b.extend(body),
-                None => loops.push((h, body)),
-            }
-        }
-        let quiet = |body: &HashSet<BlockId>| {
-            let mut seen = HashSet::new();
-            body.iter().all(|&b| {
-                g[b].stmts.iter().all(|s| match s {
-                    Stmt::Print { .. } => false,
-                    Stmt::Call { func, .. } => !prints(program, *func, &mut seen),
-                    _ => true,
-                })
-            })
-        };
-        let is_quiet: Vec<bool> = loops.iter().map(|(_, b)| quiet(b)).collect();
-        // The candidates: the outermost quiet loops, whether at the top of
-        // `main` (heat's time steps) or inside a loop that prints (a
-        // benchmark's repetitions inside its loop over message sizes).
-        let heads: HashMap<BlockId, Vec<BlockId>> = loops
-            .iter()
-            .zip(&is_quiet)
-            .filter(|((h, _), q)| {
-                **q && !loops
-                    .iter()
-                    .zip(&is_quiet)
-                    .any(|((o, b), oq)| *oq && o != h && b.contains(h))
-            })
-            .map(|((h, body), _)| {
-                let mut rest: Vec<BlockId> = body.iter().copied().filter(|b| b != h).collect();
-                // A fixed order: the scan of the body's branches is
-                // deterministic.
-                rest.sort_unstable();
-                (*h, rest)
+        let nf = program.functions.len();
+        // The functions each one calls (`Stmt::Call`: the frontend hoists
+        // calls out of expressions).
+        let callees: Vec<Vec<FuncId>> = (0..nf as FuncId)
+            .map(|f| {
+                let g = &program.function(f).cfg;
+                g.node_weights()
+                    .flat_map(|b| b.stmts.iter())
+                    .filter_map(|s| match s {
+                        Stmt::Call { func, .. } => Some(*func),
+                        _ => None,
+                    })
+                    .collect()
             })
             .collect();
+        // A recursive function's loops are never candidates: one header
+        // would be passed at several depths.
+        let recursive: Vec<bool> = (0..nf as FuncId)
+            .map(|f| {
+                let mut seen = HashSet::new();
+                let mut stack = callees[f as usize].clone();
+                while let Some(c) = stack.pop() {
+                    if c == f {
+                        return true;
+                    }
+                    if seen.insert(c) {
+                        stack.extend(&callees[c as usize]);
+                    }
+                }
+                false
+            })
+            .collect();
+        // Each function's loops with their bodies, and whether each may be
+        // skipped (quiet, no element stores).
+        let mut loops_of: Vec<Vec<(BlockId, HashSet<BlockId>, bool)>> = Vec::with_capacity(nf);
+        for f in 0..nf as FuncId {
+            let func = program.function(f);
+            let g = &func.cfg;
+            let dom = simple_fast(g, func.entry);
+            // Loops: back edges u -> h where h dominates u; the body is
+            // what reaches u without passing h.
+            let mut loops: Vec<(BlockId, HashSet<BlockId>)> = Vec::new();
+            for e in g.edge_references() {
+                let (u, h) = (e.source(), e.target());
+                if !dom.dominators(u).is_some_and(|mut d| d.any(|x| x == h)) {
+                    continue;
+                }
+                let mut body: HashSet<BlockId> = HashSet::from([h]);
+                let mut stack = vec![u];
+                while let Some(n) = stack.pop() {
+                    if body.insert(n) {
+                        stack.extend(g.neighbors_directed(n, petgraph::Direction::Incoming));
+                    }
+                }
+                match loops.iter_mut().find(|(x, _)| *x == h) {
+                    Some((_, b)) => b.extend(body),
+                    None => loops.push((h, body)),
+                }
+            }
+            let quiet = |body: &HashSet<BlockId>| {
+                let mut seen = HashSet::new();
+                body.iter().all(|&b| {
+                    g[b].stmts.iter().all(|s| match s {
+                        Stmt::Print { .. } => false,
+                        Stmt::Call { func, .. } => !prints(program, *func, &mut seen),
+                        _ => true,
+                    })
+                })
+            };
+            // A loop that stores into an array element changes the array
+            // every iteration (it never repeats its variables: a setup loop
+            // filling a table), and observing it would cost the run dearly:
+            // each pass keeps a copy of the variables, so the next store
+            // copies the whole array (arrays are values). Such loops are
+            // not candidates; a quiet loop inside one can be.
+            let stores = |body: &HashSet<BlockId>| {
+                body.iter().any(|&b| {
+                    g[b].stmts
+                        .iter()
+                        .any(|s| matches!(s, Stmt::AssignIndex { .. }))
+                })
+            };
+            // A loop that neither communicates nor computes (a table's
+            // arithmetic) spends no simulated time: nothing to skip.
+            let spends_time = |body: &HashSet<BlockId>| {
+                let mut seen = HashSet::new();
+                body.iter().any(|&b| {
+                    g[b].stmts
+                        .iter()
+                        .any(|s| spends_stmt(program, s, &mut seen))
+                })
+            };
+            loops_of.push(
+                loops
+                    .into_iter()
+                    .map(|(h, body)| {
+                        let ok = !recursive[f as usize]
+                            && quiet(&body)
+                            && !stores(&body)
+                            && spends_time(&body);
+                        (h, body, ok)
+                    })
+                    .collect(),
+            );
+        }
+        // Covered functions: called from inside a loop that may be skipped,
+        // or from a covered function. Their loops are part of the outer
+        // loop's iterations, not candidates of their own.
+        let mut covered = vec![false; nf];
+        let mut stack: Vec<FuncId> = Vec::new();
+        for (f, loops) in loops_of.iter().enumerate() {
+            let g = &program.function(f as FuncId).cfg;
+            for (_, body, ok) in loops {
+                if *ok {
+                    for &b in body {
+                        for s in &g[b].stmts {
+                            if let Stmt::Call { func, .. } = s {
+                                stack.push(*func);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        while let Some(f) = stack.pop() {
+            if !std::mem::replace(&mut covered[f as usize], true) {
+                stack.extend(&callees[f as usize]);
+            }
+        }
+        // The candidates: the outermost loops that may be skipped, in
+        // functions that are not covered: a time-step loop at the top of
+        // `main` (heat), in a function `main` calls (LU's ssor), or a
+        // benchmark's repetitions inside its loop over message sizes
+        // (which prints a row per size).
+        let mut heads: HashMap<Head, Vec<BlockId>> = HashMap::new();
+        for (f, loops) in loops_of.iter().enumerate() {
+            if covered[f] {
+                continue;
+            }
+            for (h, body, ok) in loops {
+                if *ok
+                    && !loops
+                        .iter()
+                        .any(|(o, b, oo)| *oo && o != h && b.contains(h))
+                {
+                    let mut rest: Vec<BlockId> = body.iter().copied().filter(|b| b != h).collect();
+                    // A fixed order: the scan of the body's branches is
+                    // deterministic.
+                    rest.sort_unstable();
+                    heads.insert((f as FuncId, *h), rest);
+                }
+            }
+        }
+        let mut has_heads = vec![false; nf];
+        for (f, _) in heads.keys() {
+            has_heads[*f as usize] = true;
+        }
         // Without a candidate, the reason names the first outermost loop
-        // that prints.
-        let printing = loops
+        // of `main` that prints.
+        let main = program.function(program.main);
+        let printing = loops_of[program.main as usize]
             .iter()
-            .zip(&is_quiet)
-            .filter(|((h, _), q)| !**q && !loops.iter().any(|(o, b)| o != h && b.contains(h)))
-            .map(|((h, _), _)| g[*h].span.line)
-            .next();
+            .filter(|(h, b, _)| {
+                let mut seen = HashSet::new();
+                let prints_here = b.iter().any(|&x| {
+                    main.cfg[x].stmts.iter().any(|s| match s {
+                        Stmt::Print { .. } => true,
+                        Stmt::Call { func, .. } => prints(program, *func, &mut seen),
+                        _ => false,
+                    })
+                });
+                prints_here
+                    && !loops_of[program.main as usize]
+                        .iter()
+                        .any(|(o, ob, _)| o != h && ob.contains(h))
+            })
+            .map(|(h, _, _)| main.cfg[*h].span.line)
+            .min();
         let not_applied = match (heads.is_empty(), printing) {
             (true, Some(line)) => Some(format!(
                 "the loop at line {line} prints, and the skipped iterations' output would be lost"
@@ -471,6 +668,7 @@ impl FastForward {
         };
         FastForward {
             heads,
+            has_heads,
             passes: vec![None; ranks as usize],
             steady: HashMap::new(),
             parked: 0,
@@ -495,7 +693,7 @@ impl FastForward {
     }
 
     /// Loop `head` is never skipped, for `reason`.
-    fn exclude(&mut self, head: BlockId, reason: String) {
+    fn exclude(&mut self, head: Head, reason: String) {
         self.heads.remove(&head);
         self.not_applied.get_or_insert(reason);
         self.restart();
@@ -509,11 +707,29 @@ impl FastForward {
             };
         }
         api::FastForward::NotApplied {
-            reason: self.not_applied.or(self.declined).unwrap_or_else(|| {
-                "no quiet loop of main reached a steady state on every rank".into()
-            }),
+            reason: self
+                .not_applied
+                .or(self.declined)
+                .unwrap_or_else(|| "no quiet loop reached a steady state on every rank".into()),
         }
     }
+}
+
+/// The least common multiple of two cycle lengths (1 ..= MAX_CYCLE each).
+fn lcm(a: usize, b: usize) -> usize {
+    let gcd = |mut x: usize, mut y: usize| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    a / gcd(a, b).max(1) * b
+}
+
+/// `n` iterations rounded down to whole cycles of `cycle` (0 if fewer).
+fn whole(n: i64, cycle: usize) -> i64 {
+    let c = cycle.max(1) as i64;
+    n.div_euclid(c) * c
 }
 
 /// Variables equal but for request and status handles (a finished loop
@@ -601,9 +817,10 @@ fn changes_of(before: &Locals, after: &Locals) -> Option<(Slot, i64, u64)> {
 }
 
 impl Engine<'_> {
-    /// At the branch of `block` in `main`, frame depth 1: observe the pass;
-    /// true if the rank parks here.
-    pub(super) fn ff_pass(&mut self, id: u32, block: BlockId) -> RunResult<bool> {
+    /// At the branch of `block` of function `func` (the rank's innermost
+    /// frame): observe the pass; true if the rank parks here.
+    pub(super) fn ff_pass(&mut self, id: u32, func: FuncId, block: BlockId) -> RunResult<bool> {
+        let block: Head = (func, block);
         let Some(ff) = self.ff.as_deref_mut() else {
             return Ok(false);
         };
@@ -670,7 +887,7 @@ impl Engine<'_> {
     /// whose branches would take another way than the observed ones).
     /// Without any, observation starts again, for the next loop or the next
     /// time this one runs.
-    fn ff_decide(&mut self, block: BlockId) -> RunResult<()> {
+    fn ff_decide(&mut self, block: Head) -> RunResult<()> {
         let Some(ff) = self.ff.as_deref() else {
             return Ok(());
         };
@@ -682,8 +899,8 @@ impl Engine<'_> {
             .max()
             .unwrap_or(0)
             + 1;
-        let main = self.program.function(self.program.main);
-        let Terminator::Branch { cond, span, .. } = &main.cfg[block].term else {
+        let func = self.program.function(block.0);
+        let Terminator::Branch { cond, span, .. } = &func.cfg[block.1].term else {
             return Ok(());
         };
         let mut max_skip = i64::MAX;
@@ -695,6 +912,8 @@ impl Engine<'_> {
         // The ranks' mean periods, lowest and highest (with the rank): one
         // period must serve every rank.
         let mut periods: Option<[(u32, f64); 2]> = None;
+        // The ranks' cycles' least common multiple: whole cycles are skipped.
+        let mut cycle = 1;
         for id in 0..self.cfg.ranks {
             let Some(p) = self
                 .ff
@@ -710,6 +929,7 @@ impl Engine<'_> {
             };
             let ahead = i64::from(pass - p.passes);
             let (drift, period) = (p.drift_means(), p.mean().period);
+            cycle = lcm(cycle, p.cycle().unwrap_or(1));
             let [lo, hi] = periods.get_or_insert([(id, period), (id, period)]);
             if period < lo.1 {
                 *lo = (id, period);
@@ -734,7 +954,11 @@ impl Engine<'_> {
                 declined = Some(format!("rank {id} finished while others ran the loop"));
                 break;
             }
-            let Some(left) = self.iterations_left(id, cond, *span, &it, &drift)? else {
+            // From the rank's last pass of the header (`p.last`, not its
+            // live frame: the rank may be inside the body, or in a function
+            // the body calls).
+            let (at, clock) = (p.last.clone(), p.clock);
+            let Some(left) = self.iterations_left(id, &at, clock, cond, *span, &it, &drift)? else {
                 declined = Some(
                     "the loop's condition does not end after a counted number of iterations".into(),
                 );
@@ -759,7 +983,7 @@ impl Engine<'_> {
                 declined = Some("too few iterations left to skip any".into());
                 continue;
             }
-            match self.ff_first_change(id, block, &it, &drift, period, back, left)? {
+            match self.ff_first_change(id, &at, clock, block, &it, &drift, period, back, left)? {
                 Err(reason) => {
                     if let Some(ff) = self.ff.as_deref_mut() {
                         ff.exclude(block, reason);
@@ -781,7 +1005,7 @@ impl Engine<'_> {
             // from it (a rank that kept its own pace finishes first).
             ff.declined.get_or_insert(reason);
             ff.restart();
-        } else if max_skip >= 1 && at_park.is_some() {
+        } else if whole(max_skip, cycle) >= 1 && at_park.is_some() {
             ff.phase = Phase::Parking {
                 head: block,
                 pass,
@@ -807,7 +1031,9 @@ impl Engine<'_> {
     fn ff_first_change(
         &self,
         id: u32,
-        head: BlockId,
+        at: &Locals,
+        clock: f64,
+        head: Head,
         it: &Iteration,
         drift_steps: &[f64],
         period: f64,
@@ -817,7 +1043,7 @@ impl Engine<'_> {
         let Some(body) = self.ff.as_deref().and_then(|f| f.heads.get(&head)) else {
             return Ok(Ok(None));
         };
-        let main = self.program.function(self.program.main);
+        let func = self.program.function(head.0);
         let varies = |e: &Expr| match e {
             Expr::Local(s) => *s == it.counter || is_drift(it.drift, *s as usize),
             Expr::Wtime => true,
@@ -825,7 +1051,7 @@ impl Engine<'_> {
         };
         let mut conds: Vec<&Expr> = Vec::new();
         for &b in body {
-            let block = &main.cfg[b];
+            let block = &func.cfg[b];
             for s in &block.stmts {
                 if let Stmt::Call { args, span, .. } = s
                     && args.iter().any(|a| a.any(&varies))
@@ -833,7 +1059,7 @@ impl Engine<'_> {
                     return Ok(Err(format!(
                         "the loop at line {} passes its counter, the clock or a value it \
                          accumulates to a function (line {})",
-                        main.cfg[head].span.line, span.line
+                        func.cfg[head.1].span.line, span.line
                     )));
                 }
             }
@@ -846,22 +1072,18 @@ impl Engine<'_> {
         if conds.is_empty() {
             return Ok(Ok(None));
         }
-        let lp = &self.lps[id as usize];
-        let Some(frame) = lp.frames.last() else {
+        let Some(Value::Int(c0)) = at.get(it.counter as usize).cloned() else {
             return Ok(Ok(None));
         };
-        let Some(Value::Int(c0)) = frame.locals.get(it.counter as usize).cloned() else {
-            return Ok(Ok(None));
-        };
-        let mut locals = frame.locals.clone();
+        let mut locals = at.clone();
         // Which way each branch goes at iteration k (None: an error or a
         // value that is no condition, which counts as a way of its own).
         let mut ways = |k: i64, out: &mut Vec<Option<bool>>| {
             out.clear();
-            if !stepped(&frame.locals, &mut locals, c0, it, drift_steps, k) {
+            if !stepped(at, &mut locals, c0, it, drift_steps, k) {
                 return false;
             }
-            let cx = self.eval_cx(id, &locals, lp.clock + k as f64 * period);
+            let cx = self.eval_cx(id, &locals, clock + k as f64 * period);
             out.extend(
                 conds
                     .iter()
@@ -881,7 +1103,7 @@ impl Engine<'_> {
         Ok(Ok(None))
     }
 
-    fn ff_park_here(&mut self, id: u32, block: BlockId, passes: u32) -> bool {
+    fn ff_park_here(&mut self, id: u32, block: Head, passes: u32) -> bool {
         let Some(ff) = self.ff.as_deref_mut() else {
             return false;
         };
@@ -925,8 +1147,8 @@ impl Engine<'_> {
                  outstanding at the loop's head)"
             )));
         }
-        let main = self.program.function(self.program.main);
-        let Terminator::Branch { cond, span, .. } = &main.cfg[head].term else {
+        let func = self.program.function(head.0);
+        let Terminator::Branch { cond, span, .. } = &func.cfg[head.1].term else {
             return Ok(Err("the loop's head does not branch".into()));
         };
         // Iterations left, per rank, from the loop's condition.
@@ -934,6 +1156,9 @@ impl Engine<'_> {
         let mut sums = Vec::with_capacity(self.cfg.ranks as usize);
         // Each rank's drifting floats' mean steps (empty for most loops).
         let mut drifts: Vec<Vec<f64>> = Vec::with_capacity(self.cfg.ranks as usize);
+        // Whole cycles of every rank are skipped: the ranks' offsets after
+        // the jump are then those the full run has there.
+        let mut cycle = 1;
         for id in 0..self.cfg.ranks {
             let Some(p) = self
                 .ff
@@ -947,8 +1172,15 @@ impl Engine<'_> {
             };
             let it = run.first;
             let drift = p.drift_means();
-            sums.push((p.mean(), p.extremes()));
-            let n = self.iterations_left(id, cond, *span, &it, &drift)?;
+            cycle = lcm(cycle, p.cycle().unwrap_or(1));
+            sums.push((p.mean(), p.extremes(), p.cycle_change()));
+            // Parked at the loop's header: its frame is the innermost one
+            // (`p.last` stopped with the window).
+            let lp = &self.lps[id as usize];
+            let Some(frame) = lp.frames.last() else {
+                return Ok(Err(format!("rank {id} has no frame")));
+            };
+            let n = self.iterations_left(id, &frame.locals, lp.clock, cond, *span, &it, &drift)?;
             drifts.push(drift);
             match (n, left) {
                 (None, _) => {
@@ -966,26 +1198,27 @@ impl Engine<'_> {
                 _ => {}
             }
         }
-        let skip = (left.unwrap_or(0) - TAIL).min(max_skip);
+        let skip = whole((left.unwrap_or(0) - TAIL).min(max_skip), cycle);
         if skip < 1 {
             return Ok(Err("too few iterations left to skip any".into()));
         }
         // One period for all: the mean of the ranks' window means. The
         // ranks move by the same time, so their offsets stay as they were.
-        let period = sums.iter().map(|(m, _)| m.period).sum::<f64>() / sums.len().max(1) as f64;
+        let period = sums.iter().map(|(m, ..)| m.period).sum::<f64>() / sums.len().max(1) as f64;
         let deviation = (sums.iter())
-            .flat_map(|(_, ps)| ps.iter())
+            .flat_map(|(_, ps, _)| ps.iter())
             .map(|p| (p - period).abs())
             .fold(0.0, f64::max);
+        let change = sums.iter().map(|(.., c)| *c).fold(0.0, f64::max);
         let min_compute = sums
             .iter()
-            .map(|(m, _)| m.compute)
+            .map(|(m, ..)| m.compute)
             .fold(f64::INFINITY, f64::min);
         let k = skip as f64;
         let shift = k * period;
         let mut messages = 0u64;
         let mut bytes = 0u64;
-        for (id, ((mean, _), drift)) in sums.iter().zip(&drifts).enumerate() {
+        for (id, ((mean, ..), drift)) in sums.iter().zip(&drifts).enumerate() {
             let lp = &mut self.lps[id];
             let clock = lp.clock + shift;
             if clock < self.now {
@@ -1026,7 +1259,7 @@ impl Engine<'_> {
                 // iteration after the jump, which does not meet the
                 // traffic of the one before: at most its time beyond
                 // computing.
-                bound: k * deviation + (period - min_compute).max(0.0),
+                bound: k * change + (period - min_compute).max(0.0),
             });
             // The loop may run again (inside a loop that prints), or
             // another may follow: observation starts again from here, each
@@ -1064,27 +1297,29 @@ impl Engine<'_> {
     /// steps on: `Some(n)` when it holds for the next `n` values and not
     /// after (checked at both ends of a doubling search), `None` if that
     /// cannot be established.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the loop's observed run, unpacked"
+    )]
     fn iterations_left(
         &self,
         id: u32,
+        at: &Locals,
+        clock: f64,
         cond: &Expr,
         span: Span,
         it: &Iteration,
         drift_steps: &[f64],
     ) -> RunResult<Option<i64>> {
-        let lp = &self.lps[id as usize];
-        let Some(frame) = lp.frames.last() else {
+        let Some(Value::Int(c0)) = at.get(it.counter as usize).cloned() else {
             return Ok(None);
         };
-        let Some(Value::Int(c0)) = frame.locals.get(it.counter as usize).cloned() else {
-            return Ok(None);
-        };
-        let mut locals = frame.locals.clone();
+        let mut locals = at.clone();
         let mut holds = |k: i64| -> RunResult<Option<bool>> {
-            if !stepped(&frame.locals, &mut locals, c0, it, drift_steps, k) {
+            if !stepped(at, &mut locals, c0, it, drift_steps, k) {
                 return Ok(None);
             }
-            let cx = self.eval_cx(id, &locals, lp.clock);
+            let cx = self.eval_cx(id, &locals, clock);
             let v = eval(cond, &cx).map_err(|m| self.rt(id, span, m))?;
             Ok(v.truthy().ok())
         };

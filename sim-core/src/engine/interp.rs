@@ -49,11 +49,10 @@ impl<'a> Engine<'a> {
                 self.push(t, EventKind::Resume(id));
                 return Ok(());
             }
-            if self.ff.is_some()
-                && func_id == program.main
-                && self.lps[lpi].frames.len() == 1
+            if let Some(ff) = self.ff.as_deref()
+                && ff.has_heads[func_id as usize]
                 && matches!(block.term, Terminator::Branch { .. })
-                && self.ff_pass(id, block_id)?
+                && self.ff_pass(id, func_id, block_id)?
             {
                 // Parked at the loop's head until every rank is (see
                 // `fastforward.rs`); the branch runs when it is released.
