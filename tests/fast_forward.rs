@@ -343,6 +343,35 @@ fn ranks_that_alternate_long_and_short_iterations_are_skipped_by_whole_cycles() 
 }
 
 #[test]
+fn a_loop_that_varies_without_a_cycle_or_trend_is_skipped_by_its_mean() {
+    // IMB Barrier on 16 EKSS-1 ranks: the periods vary by a few tenths of
+    // a percent and repeat with no cycle of up to 4; after twice the
+    // window without a trend the mean is extrapolated, within the bound
+    // and close to the full run's table.
+    let args = [
+        "run",
+        "examples/imb/barrier.mpl",
+        "-n",
+        "16",
+        "--machine",
+        "examples/machines/ekss1.toml",
+        "-q",
+    ];
+    let full = parsim(&args);
+    let mut with = args.to_vec();
+    with.push("--fast-forward");
+    let ff = parsim(&with);
+    assert!(ff.status.success(), "{}", text(&ff.stderr));
+    let (a, b) = (stdout(&full), stdout(&ff));
+    assert!(b.contains("fast-forward: skipped"), "{b}");
+    let (ta, tb) = (printed_numbers(&a), printed_numbers(&b));
+    assert_eq!(ta.len(), tb.len());
+    for (x, y) in ta.iter().flatten().zip(tb.iter().flatten()) {
+        assert!((x - y).abs() <= 1e-3 * x.abs().max(1e-12), "{x} vs {y}");
+    }
+}
+
+#[test]
 fn loops_it_cannot_follow_are_not_skipped() {
     for (file, reason) in [
         (

@@ -30,6 +30,12 @@
 //!    other variables (request handles by kind) came back within
 //!    [`MAX_CYCLE`] passes, by a hash of them. Means are taken over the
 //!    window's whole cycles, which makes them exact for a repeating cycle.
+//!    A run of twice [`WINDOW`] without a cycle counts too if the window
+//!    does not trend (its halves' means within [`REL_PERIOD`], every
+//!    period within [`REL_SETTLED`] of the mean: CG on 1,024 ranks varies
+//!    by +-0.5% without repeating); its mean is extrapolated and the bound
+//!    grows with the window's largest change from one iteration to the
+//!    next.
 //!    A rank keeps only the window's clocks and drifting floats, the last
 //!    variables and a few hashes: a few hundred bytes.
 //! 3. *Decision.* When every rank is steady on the same loop, every rank
@@ -103,6 +109,9 @@ pub(super) const TAIL: i64 = 2;
 /// tenths of a microsecond while its mean stays put; the report's bound
 /// counts what the variation can add up to.
 const REL_PERIOD: f64 = 1e-3;
+/// How far a period of a window without a cycle may lie from the mean
+/// ([`Pass::settled`]).
+const REL_SETTLED: f64 = 2e-2;
 
 /// One iteration of a rank: from one pass of the header to the next.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -253,7 +262,11 @@ impl Pass {
             let h = hash_locals(now, r.first.counter as usize, drift);
             // The variables come back within MAX_CYCLE passes.
             let back = self.hashes.contains(&h);
-            self.steady = back && r.count as usize >= WINDOW && self.cycle().is_some();
+            // A window without a cycle counts only after twice as long a
+            // run: a cycle, whose mean is exact, has had its chance.
+            self.steady = back
+                && r.count as usize >= WINDOW
+                && (self.cycle().is_some() || (r.count as usize >= 2 * WINDOW && self.settled()));
             if self.hashes.len() == MAX_CYCLE {
                 self.hashes.pop_front();
             }
@@ -315,6 +328,33 @@ impl Pass {
                     .iter()
                     .all(|d| repeats(d, d.iter().sum::<f64>() / d.len().max(1) as f64))
         })
+    }
+
+    /// Without a cycle: the window's periods (and drifting steps) vary
+    /// but do not trend, the means of its two halves within
+    /// [`REL_PERIOD`] of each other and every period within
+    /// [`REL_SETTLED`] of the mean (CG on 1,024 ranks: +-0.5%, no cycle of
+    /// up to 4), after a run of twice [`WINDOW`]. The mean is then
+    /// extrapolated; the bound counts the largest change from one
+    /// iteration to the next per skipped one.
+    fn settled(&self) -> bool {
+        let even = |xs: &[f64]| {
+            let n = xs.len();
+            if n < 2 {
+                return false;
+            }
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let half = |h: &[f64]| h.iter().sum::<f64>() / h.len().max(1) as f64;
+            let (a, b) = xs.split_at(n / 2);
+            mean != 0.0
+                && (half(a) - half(b)).abs() <= REL_PERIOD * mean.abs()
+                && xs
+                    .iter()
+                    .all(|x| (x - mean).abs() <= REL_SETTLED * mean.abs())
+        };
+        let periods: Vec<f64> = self.periods().collect();
+        let drifts = self.drift_mask().count_ones() as usize;
+        even(&periods) && (0..drifts).all(|k| even(&self.drift_steps(k).collect::<Vec<f64>>()))
     }
 
     /// How many of the window's latest iterations the means are taken
