@@ -188,19 +188,35 @@ fn printed_numbers(out: &str) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// The standard output of `args` (a `run` command) in full and with
+/// `--fast-forward`, which must succeed.
+fn full_and_fast(args: &[&str]) -> (String, String) {
+    let full = parsim(args);
+    let mut with = args.to_vec();
+    with.push("--fast-forward");
+    let ff = parsim(&with);
+    assert!(ff.status.success(), "{args:?}: {}", text(&ff.stderr));
+    (stdout(&full), stdout(&ff))
+}
+
+/// `b` says that a loop was skipped and prints the numbers of `a` to
+/// `rel` of each.
+fn skipped_with_the_same_table(a: &str, b: &str, rel: f64) {
+    assert!(b.contains("fast-forward: skipped"), "{b}");
+    let (ta, tb) = (printed_numbers(a), printed_numbers(b));
+    assert_eq!(ta.len(), tb.len());
+    for (x, y) in ta.iter().flatten().zip(tb.iter().flatten()) {
+        assert!((x - y).abs() <= rel * x.abs().max(1e-12), "{x} vs {y}");
+    }
+}
+
 #[test]
 fn a_benchmark_loop_inside_a_printing_loop_is_skipped_each_time_it_runs() {
     // osu_allreduce: per message size, iterations + skip timed calls
     // (`if i >= skip { timer += t1 - t0 }`), then a row printed. The
     // repetitions are skipped per size, the warm-up ones only up to the
     // first timed one, and the timer is carried forward by its step.
-    let args = ["run", "examples/osu/allreduce.mpl", "-n", "2", "-q"];
-    let full = parsim(&args);
-    let mut ff_args = args.to_vec();
-    ff_args.push("--fast-forward");
-    let ff = parsim(&ff_args);
-    assert!(ff.status.success(), "{}", text(&ff.stderr));
-    let (a, b) = (stdout(&full), stdout(&ff));
+    let (a, b) = full_and_fast(&["run", "examples/osu/allreduce.mpl", "-n", "2", "-q"]);
     let (x, y) = (printed_numbers(&a), printed_numbers(&b));
     assert_eq!(x.len(), 19, "{a}");
     assert_eq!(x.len(), y.len(), "{b}");
@@ -289,13 +305,7 @@ fn the_npb_skeletons_timed_loops_are_skipped() {
         ("examples/npb/cg.mpl", "class=B", "16", 50),
         ("examples/npb/lu.mpl", "class=S", "4", 25),
     ] {
-        let args = ["run", file, "-n", ranks, "-p", class, "-q"];
-        let full = parsim(&args);
-        let mut with = args.to_vec();
-        with.push("--fast-forward");
-        let ff = parsim(&with);
-        assert!(ff.status.success(), "{file}: {}", text(&ff.stderr));
-        let (a, b) = (stdout(&full), stdout(&ff));
+        let (a, b) = full_and_fast(&["run", file, "-n", ranks, "-p", class, "-q"]);
         let skipped: u64 = b
             .split("fast-forward: skipped ")
             .nth(1)
@@ -319,7 +329,7 @@ fn ranks_that_alternate_long_and_short_iterations_are_skipped_by_whole_cycles() 
     // OSU allgather on 16 ranks of EKSS-1: the ranks' periods alternate
     // (a cycle of two iterations), the skip is a whole number of cycles
     // and the table is the full run's.
-    let args = [
+    let (a, b) = full_and_fast(&[
         "run",
         "examples/osu/allgather.mpl",
         "-n",
@@ -327,19 +337,8 @@ fn ranks_that_alternate_long_and_short_iterations_are_skipped_by_whole_cycles() 
         "--machine",
         "examples/machines/ekss1.toml",
         "-q",
-    ];
-    let full = parsim(&args);
-    let mut with = args.to_vec();
-    with.push("--fast-forward");
-    let ff = parsim(&with);
-    assert!(ff.status.success(), "{}", text(&ff.stderr));
-    let (a, b) = (stdout(&full), stdout(&ff));
-    assert!(b.contains("fast-forward: skipped"), "{b}");
-    let (ta, tb) = (printed_numbers(&a), printed_numbers(&b));
-    assert_eq!(ta.len(), tb.len());
-    for (x, y) in ta.iter().flatten().zip(tb.iter().flatten()) {
-        assert!((x - y).abs() <= 1e-6 * x.abs().max(1e-12), "{x} vs {y}");
-    }
+    ]);
+    skipped_with_the_same_table(&a, &b, 1e-6);
 }
 
 #[test]
@@ -348,7 +347,7 @@ fn a_loop_that_varies_without_a_cycle_or_trend_is_skipped_by_its_mean() {
     // a percent and repeat with no cycle of up to 4; after twice the
     // window without a trend the mean is extrapolated, within the bound
     // and close to the full run's table.
-    let args = [
+    let (a, b) = full_and_fast(&[
         "run",
         "examples/imb/barrier.mpl",
         "-n",
@@ -356,19 +355,8 @@ fn a_loop_that_varies_without_a_cycle_or_trend_is_skipped_by_its_mean() {
         "--machine",
         "examples/machines/ekss1.toml",
         "-q",
-    ];
-    let full = parsim(&args);
-    let mut with = args.to_vec();
-    with.push("--fast-forward");
-    let ff = parsim(&with);
-    assert!(ff.status.success(), "{}", text(&ff.stderr));
-    let (a, b) = (stdout(&full), stdout(&ff));
-    assert!(b.contains("fast-forward: skipped"), "{b}");
-    let (ta, tb) = (printed_numbers(&a), printed_numbers(&b));
-    assert_eq!(ta.len(), tb.len());
-    for (x, y) in ta.iter().flatten().zip(tb.iter().flatten()) {
-        assert!((x - y).abs() <= 1e-3 * x.abs().max(1e-12), "{x} vs {y}");
-    }
+    ]);
+    skipped_with_the_same_table(&a, &b, 1e-3);
 }
 
 #[test]

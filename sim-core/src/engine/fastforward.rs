@@ -480,39 +480,41 @@ pub(super) struct FastForward {
     declined: Option<String>,
 }
 
-/// Whether `f` or a function it calls communicates, computes or copies:
-/// spends simulated time that a jump could skip.
-fn spends(program: &Program, f: FuncId, seen: &mut HashSet<FuncId>) -> bool {
-    if !seen.insert(f) {
-        return false;
+/// Whether statement `s` is one that `hit` picks, or calls a function
+/// that holds one, directly or further down (`seen`: the functions already
+/// searched).
+fn reaches(
+    program: &Program,
+    s: &Stmt,
+    seen: &mut HashSet<FuncId>,
+    hit: &impl Fn(&Stmt) -> bool,
+) -> bool {
+    if hit(s) {
+        return true;
     }
-    program
-        .function(f)
-        .cfg
-        .node_weights()
-        .any(|b| b.stmts.iter().any(|s| spends_stmt(program, s, seen)))
+    let Stmt::Call { func, .. } = s else {
+        return false;
+    };
+    seen.insert(*func)
+        && program
+            .function(*func)
+            .cfg
+            .node_weights()
+            .any(|b| b.stmts.iter().any(|t| reaches(program, t, seen, hit)))
 }
 
-fn spends_stmt(program: &Program, s: &Stmt, seen: &mut HashSet<FuncId>) -> bool {
-    match s {
-        Stmt::Comm { .. } | Stmt::Compute { .. } | Stmt::Copy { .. } => true,
-        Stmt::Call { func, .. } => spends(program, *func, seen),
-        _ => false,
-    }
+/// A statement that prints.
+fn is_print(s: &Stmt) -> bool {
+    matches!(s, Stmt::Print { .. })
 }
 
-/// Whether `f` or a function it calls prints.
-fn prints(program: &Program, f: FuncId, seen: &mut HashSet<FuncId>) -> bool {
-    if !seen.insert(f) {
-        return false;
-    }
-    program.function(f).cfg.node_weights().any(|b| {
-        b.stmts.iter().any(|s| match s {
-            Stmt::Print { .. } => true,
-            Stmt::Call { func, .. } => prints(program, *func, seen),
-            _ => false,
-        })
-    })
+/// A statement that spends simulated time a jump could skip: it
+/// communicates, computes or copies.
+fn is_timed(s: &Stmt) -> bool {
+    matches!(
+        s,
+        Stmt::Comm { .. } | Stmt::Compute { .. } | Stmt::Copy { .. }
+    )
 }
 
 impl FastForward {
@@ -576,16 +578,16 @@ impl FastForward {
                     None => loops.push((h, body)),
                 }
             }
-            let quiet = |body: &HashSet<BlockId>| {
+            // Whether a statement of the body reaches one that `hit` picks.
+            let body_reaches = |body: &HashSet<BlockId>, hit: &dyn Fn(&Stmt) -> bool| {
                 let mut seen = HashSet::new();
-                body.iter().all(|&b| {
-                    g[b].stmts.iter().all(|s| match s {
-                        Stmt::Print { .. } => false,
-                        Stmt::Call { func, .. } => !prints(program, *func, &mut seen),
-                        _ => true,
-                    })
+                body.iter().any(|&b| {
+                    g[b].stmts
+                        .iter()
+                        .any(|s| reaches(program, s, &mut seen, &hit))
                 })
             };
+            let quiet = |body: &HashSet<BlockId>| !body_reaches(body, &is_print);
             // A loop that stores into an array element changes the array
             // every iteration (it never repeats its variables: a setup loop
             // filling a table), and observing it would cost the run dearly:
@@ -601,14 +603,7 @@ impl FastForward {
             };
             // A loop that neither communicates nor computes (a table's
             // arithmetic) spends no simulated time: nothing to skip.
-            let spends_time = |body: &HashSet<BlockId>| {
-                let mut seen = HashSet::new();
-                body.iter().any(|&b| {
-                    g[b].stmts
-                        .iter()
-                        .any(|s| spends_stmt(program, s, &mut seen))
-                })
-            };
+            let spends_time = |body: &HashSet<BlockId>| body_reaches(body, &is_timed);
             loops_of.push(
                 loops
                     .into_iter()
@@ -682,11 +677,10 @@ impl FastForward {
             .filter(|(h, b, _)| {
                 let mut seen = HashSet::new();
                 let prints_here = b.iter().any(|&x| {
-                    main.cfg[x].stmts.iter().any(|s| match s {
-                        Stmt::Print { .. } => true,
-                        Stmt::Call { func, .. } => prints(program, *func, &mut seen),
-                        _ => false,
-                    })
+                    main.cfg[x]
+                        .stmts
+                        .iter()
+                        .any(|s| reaches(program, s, &mut seen, &is_print))
                 });
                 prints_here
                     && !loops_of[program.main as usize]
@@ -955,11 +949,7 @@ impl Engine<'_> {
         // The ranks' cycles' least common multiple: whole cycles are skipped.
         let mut cycle = 1;
         for id in 0..self.cfg.ranks {
-            let Some(p) = self
-                .ff
-                .as_deref()
-                .and_then(|f| f.passes[id as usize].as_ref())
-            else {
+            let Some(p) = self.pass_of(id) else {
                 declined = Some(format!("rank {id} was not observed at the loop's head"));
                 break;
             };
@@ -1200,11 +1190,7 @@ impl Engine<'_> {
         // the jump are then those the full run has there.
         let mut cycle = 1;
         for id in 0..self.cfg.ranks {
-            let Some(p) = self
-                .ff
-                .as_deref()
-                .and_then(|f| f.passes[id as usize].as_ref())
-            else {
+            let Some(p) = self.pass_of(id) else {
                 return Ok(Err(format!("rank {id} was not observed")));
             };
             let Some(run) = p.run else {
@@ -1318,6 +1304,13 @@ impl Engine<'_> {
             }
         }
         Ok(Ok(true))
+    }
+
+    /// Rank `id`'s observation of the candidate loops, if it has one.
+    fn pass_of(&self, id: u32) -> Option<&Pass> {
+        self.ff
+            .as_deref()
+            .and_then(|f| f.passes[id as usize].as_ref())
     }
 
     /// What an expression of rank `id` reads, with the variables `locals`
