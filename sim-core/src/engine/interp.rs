@@ -10,13 +10,38 @@ impl<'a> Engine<'a> {
         let program = self.program;
         let mut blocks = 0u32;
         loop {
+            let lp = &mut self.lps[lpi];
+            let clock = lp.clock;
             // Invariant: a Ready LP that is not finished has at least one frame.
-            let Some(frame) = self.lps[lpi].frames.last() else {
+            let Some(frame) = lp.frames.last_mut() else {
                 return Ok(());
             };
             let (func_id, block_id) = (frame.func, frame.block);
             let func = program.function(func_id);
             let block = &func.cfg[block_id];
+            // The hot path: a run of assignments of numbers and bools, in
+            // place, without the general evaluator's `Value`s and errors.
+            // An assignment the fast evaluator cannot answer (another type,
+            // an error to report) falls through to `exec_stmt`, which
+            // evaluates it again: expressions are pure.
+            while let Some(Stmt::Assign { dst, value, .. }) = block.stmts.get(frame.stmt as usize) {
+                let cx = EvalCx {
+                    locals: &frame.locals,
+                    params: &self.params,
+                    rank: id,
+                    size: self.cfg.ranks,
+                    clock,
+                    comms: &self.comms,
+                };
+                // Invariant (ir.rs): slots are < num_locals. The
+                // destination is not borrowed by `cx` at the write: the
+                // value is computed first.
+                let Some(s) = crate::value::eval_fast_scalar(value, &cx) else {
+                    break;
+                };
+                s.store(&mut frame.locals[*dst as usize]);
+                frame.stmt += 1;
+            }
             let stmt_ix = frame.stmt as usize;
             if let Some(stmt) = block.stmts.get(stmt_ix) {
                 match self.exec_stmt(id, stmt)? {
@@ -68,8 +93,13 @@ impl<'a> Engine<'a> {
                     else_,
                     span,
                 } => {
-                    let v = self.eval_in(id, cond, *span)?;
-                    let taken = v.truthy().map_err(|m| self.rt(id, *span, m))?;
+                    let taken = match self.cond_fast(id, cond) {
+                        Some(t) => t,
+                        None => {
+                            let v = self.eval_in(id, cond, *span)?;
+                            v.truthy().map_err(|m| self.rt(id, *span, m))?
+                        }
+                    };
                     Some(if taken { *then_ } else { *else_ })
                 }
                 Terminator::Return { value, span } => {
@@ -140,6 +170,21 @@ impl<'a> Engine<'a> {
             comms: &self.comms,
         };
         eval(e, &cx).map_err(|m| self.rt(id, span, m))
+    }
+
+    /// A branch condition by the fast evaluator (`None`: ask `eval_in`).
+    #[inline]
+    fn cond_fast(&self, id: u32, cond: &Expr) -> Option<bool> {
+        let lp = &self.lps[id as usize];
+        let cx = EvalCx {
+            locals: lp.frames.last().map(|f| f.locals.as_slice())?,
+            params: &self.params,
+            rank: id,
+            size: self.cfg.ranks,
+            clock: lp.clock,
+            comms: &self.comms,
+        };
+        crate::value::cond_fast(cond, &cx)
     }
 
     pub(super) fn set_local(&mut self, id: u32, slot: Slot, v: Value) {
