@@ -50,13 +50,14 @@ fn a_steady_loop_is_skipped_within_the_bound_it_reports() {
         assert!((a - b).abs() <= bound, "{file}: {a} vs {b}, bound {bound}");
         // Far inside the bound in fact (a few parts in a million: the
         // window means of heat's ranks vary as a phase defect travels along
-        // the chain), and the bound itself is small.
+        // the chain; W2 repeats exactly and differs by the rounding of the
+        // shift), and the bound itself is small.
         assert!((a - b).abs() <= 5e-6 * a, "{file}: {a} vs {b}");
         assert!(
-            (a - b).abs() <= bound / 10.0,
+            (a - b).abs() <= bound / 10.0 || (a - b).abs() <= 1e-13 * a,
             "{file}: {a} vs {b}, bound {bound}"
         );
-        // At most one iteration's time beyond computing, plus the spread.
+        // The skipped periods' variation only: nothing is parked.
         assert!(bound <= 2e-3 * a, "{file}: bound {bound} of {a}");
         // The statistics of the skipped iterations are counted.
         assert_eq!(ff["messages"], full["messages"], "{file}");
@@ -87,10 +88,6 @@ fn a_steady_loop_is_skipped_within_the_bound_it_reports() {
 fn programs_it_cannot_skip_run_in_full_and_say_why() {
     for (file, reason) in [
         (
-            "tests/fast_forward/crossing.mpl",
-            "messages cross the loop's iterations",
-        ),
-        (
             "tests/fast_forward/uneven.mpl",
             "the ranks run different numbers of iterations (ranks 0 and 1 differ by 10)",
         ),
@@ -101,6 +98,44 @@ fn programs_it_cannot_skip_run_in_full_and_say_why() {
     ] {
         runs_in_full_saying(file, reason);
     }
+}
+
+#[test]
+fn messages_that_cross_iterations_are_shifted_with_everything_else() {
+    // Each rank's isend of iteration i is received in iteration i + 1: at
+    // any moment a message is in flight, which a jump that parks the ranks
+    // at the loop's head cannot allow. The exact shift moves the messages
+    // in flight, the requests and the queue with the clocks: the same
+    // report, to the last digit.
+    let (a, b) = full_and_fast(&["run", "tests/fast_forward/crossing.mpl", "-n", "4", "-q"]);
+    let extra = b
+        .strip_prefix(a.as_str())
+        .unwrap_or_else(|| panic!("\n{a}\n{b}"));
+    assert!(
+        extra.starts_with("fast-forward: skipped 181 iterations of the loop at line 8"),
+        "{extra}"
+    );
+}
+
+#[test]
+fn a_loop_with_two_steady_states_keeps_the_full_runs() {
+    // osu_gather on 16 EKSS-1 ranks: at 2 bytes the simulated ranks settle
+    // into one of two steady states (55.1 or 58.8 us per call) depending on
+    // their offsets when the size starts. Jumps that parked the ranks at
+    // the loop's head perturbed those offsets and landed in the other one
+    // (6.7% off); shifting the whole simulation keeps the full run's.
+    let (a, b) = full_and_fast(&[
+        "run",
+        "examples/osu/gather.mpl",
+        "-n",
+        "16",
+        "--machine",
+        "examples/machines/ekss1.toml",
+        "-p",
+        "max_bytes=16",
+        "-q",
+    ]);
+    skipped_with_the_same_table(&a, &b, 1e-6);
 }
 
 /// `file` on 4 ranks with `--fast-forward` gives the full run's report

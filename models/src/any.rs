@@ -304,6 +304,10 @@ impl Machine for AnyRun<'_> {
         self.inner().extrapolated_above()
     }
 
+    fn shift_time(&mut self, delta: f64) -> bool {
+        self.inner_mut().shift_time(delta)
+    }
+
     fn reset(&mut self, ranks: u32) {
         self.inner_mut().reset(ranks);
     }

@@ -24,6 +24,14 @@ pub(crate) struct Intervals {
 }
 
 impl Intervals {
+    /// Every interval `delta` later.
+    pub(crate) fn shift(&mut self, delta: f64) {
+        for (b, e) in &mut self.spans {
+            *b += delta;
+            *e += delta;
+        }
+    }
+
     /// How long `[begin, end)` overlaps the union of the reserved
     /// intervals.
     pub(crate) fn overlap(&self, begin: f64, end: f64) -> f64 {

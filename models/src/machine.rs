@@ -1180,6 +1180,36 @@ impl Machine for LogGpRun<'_> {
     /// memory, two timelines
     /// per rank (full duplex) or per node (half duplex, with byte
     /// intervals), each when `[shm]` or `[socket]` needs it.
+    fn shift_time(&mut self, delta: f64) -> bool {
+        // A timeline never used is -inf and stays so.
+        for t in [
+            &mut self.nic_tx,
+            &mut self.nic_rx,
+            &mut self.shm_tx,
+            &mut self.shm_rx,
+            &mut self.shm_node_tx,
+            &mut self.shm_node_rx,
+            &mut self.rank_tx,
+            &mut self.rank_rx,
+            &mut self.shm_mem,
+        ] {
+            t.iter_mut().for_each(|x| *x += delta);
+        }
+        self.overflow.values_mut().for_each(|x| *x += delta);
+        let c = &mut *self.busy;
+        for h in c
+            .nic
+            .iter_mut()
+            .chain(&mut c.shm)
+            .chain(&mut c.nic_shared)
+            .chain(c.overflow.values_mut())
+        {
+            h.tx.shift(delta);
+            h.rx.shift(delta);
+        }
+        true
+    }
+
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);

@@ -183,6 +183,17 @@ pub trait Machine {
         u64::MAX
     }
 
+    /// Moves every time the run state holds (busy-until times, reserved
+    /// intervals) `delta` seconds later, as if everything it has seen had
+    /// happened `delta` later; returns whether it could. The engine's exact
+    /// fast-forward shifts the whole simulation this way (`fastforward.rs`)
+    /// and parks the ranks instead where a model cannot. Default: false (a
+    /// model whose state the engine cannot see, such as a plugin).
+    fn shift_time(&mut self, delta: f64) -> bool {
+        let _ = delta;
+        false
+    }
+
     /// Clears all dynamic state (NIC busy times) for a new run of `ranks`
     /// ranks, as [`MachineDesc::start`] leaves it. The engine calls it
     /// before the first transfer of every run.

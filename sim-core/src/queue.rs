@@ -147,6 +147,21 @@ impl EventQueue {
         ))
     }
 
+    /// Every item `delta` later (`delta >= 0`), the current time too, in
+    /// the same order (equal times keep their push order): the queue is
+    /// emptied in order and filled again.
+    pub fn shift(&mut self, delta: f64) {
+        let last = f64::from_bits(self.last) + delta;
+        let mut items = Vec::with_capacity(self.len);
+        while let Some(x) = self.pop() {
+            items.push(x);
+        }
+        self.last = (last + 0.0).to_bits();
+        for (t, tag, payload) in items {
+            self.push(t + delta, tag, payload);
+        }
+    }
+
     /// Moves the items at the next time into `now`, in push order (the
     /// invariant of [`EventQueue`]). Called only with `now` empty.
     #[cold]
@@ -207,6 +222,32 @@ mod tests {
             assert_eq!((pt, p, tag), (t, i, (i % 4) as u8));
         }
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn a_shift_keeps_the_order_and_moves_every_time() {
+        let mut q = EventQueue::new();
+        for (t, p) in [(0.5, 1), (0.5, 2), (2.0, 3), (1.0, 4), (0.5, 5), (1.0, 6)] {
+            q.push(t, 0, p);
+        }
+        assert_eq!(q.pop(), Some((0.5, 0, 1)));
+        q.shift(10.0);
+        // The current time moved too: an item pushed now at 10.5 is at the
+        // current time, behind those already there.
+        q.push(10.5, 1, 7);
+        let order: Vec<(f64, u32)> =
+            std::iter::from_fn(|| q.pop().map(|(t, _, p)| (t, p))).collect();
+        assert_eq!(
+            order,
+            vec![
+                (10.5, 2),
+                (10.5, 5),
+                (10.5, 7),
+                (11.0, 4),
+                (11.0, 6),
+                (12.0, 3)
+            ]
+        );
     }
 
     #[test]

@@ -73,6 +73,16 @@ pub(super) struct CollExec {
     line: u32,
 }
 
+impl CollExec {
+    /// The fast-forward's exact shift (`Engine::ff_shift`): the call
+    /// started `delta` later, with `busy` more compute and communication
+    /// time before it.
+    pub(super) fn shift(&mut self, delta: f64, busy: f64) {
+        self.started += delta;
+        self.busy_before += busy;
+    }
+}
+
 /// A collective call under way on a communicator.
 #[derive(Debug)]
 pub(super) struct Instance {

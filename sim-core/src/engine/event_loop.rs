@@ -115,6 +115,7 @@ impl<'a> Engine<'a> {
             obs,
             finished: 0,
             ff,
+            ff_shift_due: false,
         })
     }
 
@@ -164,6 +165,10 @@ impl<'a> Engine<'a> {
             self.push(0.0, EventKind::Resume(r));
         }
         loop {
+            if self.ff_shift_due {
+                self.ff_shift_due = false;
+                self.ff_shift();
+            }
             let Some((time, ev_kind)) = self.next_event() else {
                 match self.ff_release()? {
                     Ok(true) => continue,

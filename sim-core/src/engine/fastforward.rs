@@ -38,7 +38,25 @@
 //!    next.
 //!    A rank keeps only the window's clocks and drifting floats, the last
 //!    variables and a few hashes: a few hundred bytes.
-//! 3. *Decision.* When every rank is steady on the same loop, every rank
+//! 3. *Decision.* When every rank is steady on the same loop, the state
+//!    of the whole simulation repeats every (cycle of) iteration(s),
+//!    shifted by its period, and it is shifted forward by whole cycles at
+//!    once, before the next event, wherever each rank stands in its
+//!    iteration (`ff_shift`, *the exact jump*): every time the engine
+//!    holds (clocks, wake-ups, queued events, messages in flight,
+//!    requests, wait sets, collectives under way) and the machine's busy
+//!    timelines ([`crate::model::Machine::shift_time`]) move by k times the
+//!    mean period, each rank's counter and drifting floats in the loop's
+//!    frame by k steps, its statistics by k mean iterations. For a state
+//!    that repeats exactly this is the full run's state k periods later:
+//!    nothing stops, nothing drains, messages may cross iterations. It
+//!    needs a machine that can shift its state (not a plugin), no
+//!    communication argument in the body or in a function the body passes
+//!    them to that reads the counter, a drifting float or the clock (a
+//!    message in flight keeps the tag of its own iteration: a tag that
+//!    counts iterations would no longer match) and no function called
+//!    from the body that reads the clock (its frame could hold a time the
+//!    shift does not move: `ff_exact`). Otherwise, every rank
 //!    will stop (park) at the header of the next pass that no rank has
 //!    reached yet, if from there at least one iteration can be skipped on
 //!    every rank: the ranks' mean periods agree (pairs that never wait
@@ -51,7 +69,7 @@
 //!    starts again. Once the first rank has stopped, the windows are not
 //!    updated: the iterations that end then meet ranks that have stopped
 //!    already, without the traffic of their next iteration.
-//! 4. *Release.* When every rank is parked and no event is left, nothing is
+//! 4. *Release* (parking only). When every rank is parked and no event is left, nothing is
 //!    in flight: every message of the iterations before was received. The
 //!    iterations left are counted from the loop's condition (the same on
 //!    every rank); all but [`TAIL`] are skipped (fewer if a branch changes
@@ -68,7 +86,9 @@
 //!
 //! What it can get wrong, reported with the result as a bound per jump:
 //! each skipped period may differ from the cycle by the largest change
-//! from one cycle to the next seen in the windows, and the iteration
+//! from one cycle to the next seen in the windows (zero for a state that
+//! repeats exactly: the exact jump then adds only the rounding of the
+//! clock), and, when the ranks were parked, the iteration
 //! before the stop and the first
 //! after the jump do not meet the traffic of their neighbours on other
 //! ranks (contention across the iteration boundary), which can change the
@@ -76,17 +96,21 @@
 //! loop (a benchmark's timer) can differ by about one iteration's value per
 //! jump for the same reason. Not bounded: a later loop whose model has
 //! more than one steady state (ranks on a ring that settle into one of two
-//! alternations) can settle into another one after that perturbation of
-//! the ranks' offsets; its own figures then differ from the full run's by
-//! as much as its steady states differ (IMB Exchange on EKSS-1 at 16
-//! ranks: the 1 KiB and 64 KiB rows, 9-11%; BENCHMARKS.md).
+//! alternations) can settle into another one after a perturbation of
+//! the ranks' offsets (a parked jump, or an exact jump over a window that
+//! was not exactly periodic); its own figures then differ from the full
+//! run's by as much as its steady states differ. Which one the full run
+//! reaches is itself fragile: IMB Allgather on 16 EKSS-1 ranks gives 1,310
+//! us per call at 2 KiB after the sizes before it and 992 us when the
+//! sizes stop at 2 KiB (BENCHMARKS.md).
 //!
 //! When the release finds something in flight, ranks with different
 //! iteration counts, or too few iterations left, the run is abandoned and
 //! [`super::api::simulate`] runs the program again in full: the result is
 //! then exactly the full run's, with the reason reported. A loop that
-//! passes its counter, the clock or a drifting float to a function (whose
-//! branches are not followed) is never skipped.
+//! passes its counter, the clock or a drifting float to a function that
+//! branches on it (followed through the function's assignments and the
+//! calls it passes it on to: `branches_on`) is never skipped.
 
 use std::collections::{HashMap, HashSet};
 
@@ -94,6 +118,7 @@ use petgraph::algo::dominators::simple_fast;
 use petgraph::visit::EdgeRef;
 
 use super::*;
+use crate::ir::Function;
 
 /// The longest lag at which a rank's variables (the counter aside) must
 /// come back: a loop may alternate a value every second or fourth
@@ -455,6 +480,13 @@ pub(super) enum Phase {
         /// branches take the same ways in all of them (`ff_decide`).
         max_skip: i64,
     },
+    /// Every rank is steady and the whole simulation is shifted at the
+    /// next event (`ff_shift`): exact for a periodic state.
+    Shift {
+        head: Head,
+        /// As in `Parking`.
+        max_skip: i64,
+    },
     /// Nothing to observe: no candidate loop.
     Done,
 }
@@ -501,6 +533,222 @@ fn reaches(
             .cfg
             .node_weights()
             .any(|b| b.stmts.iter().any(|t| reaches(program, t, seen, hit)))
+}
+
+/// Whether a call of `func` whose parameters marked in `params` receive a
+/// value that changes from one iteration to the next (the loop's counter,
+/// a drifting float, the clock) can take a branch on such a value: the
+/// line of the first such branch, in `func` or in a function it passes
+/// such a value to. The values are followed through the function's
+/// assignments (flow-insensitively: a variable assigned from one anywhere
+/// is one everywhere) and into the calls that receive them; a call's or a
+/// communication's result counts as one as soon as the function holds
+/// one, and `wtime()` is one everywhere. A branch that reads none of them
+/// goes the same way in every iteration that reaches it with the same
+/// other variables, which the steady window checks: so such a call needs
+/// no stepping of its own (`ff_first_change` steps only the body's
+/// branches). `seen` stops recursion (a function already followed with
+/// these parameters).
+fn branches_on(
+    program: &Program,
+    func: FuncId,
+    params: &[bool],
+    seen: &mut HashSet<(FuncId, Vec<bool>)>,
+) -> Option<u32> {
+    taint_walk(program, func, params, seen, &mut |f, tainted| {
+        f.cfg.node_weights().find_map(|b| match &b.term {
+            Terminator::Branch { cond, span, .. } if reads_taint(cond, tainted) => Some(span.line),
+            _ => None,
+        })
+    })
+}
+
+/// Whether `e` reads a marked variable or the clock.
+fn reads_taint(e: &Expr, tainted: &[bool]) -> bool {
+    e.any(&|x| match x {
+        Expr::Local(s) => tainted.get(*s as usize).copied().unwrap_or(true),
+        Expr::Wtime => true,
+        _ => false,
+    })
+}
+
+/// Marks, in `tainted` (one flag per variable of `f`, the ones given
+/// marked already), every variable of `f` that holds a value computed from
+/// a marked one or the clock, among the statements of `blocks` (every
+/// block of `f` if `None`), flow-insensitively: assignments, a call's
+/// result when it is passed a marked value, a communication's result as
+/// soon as any variable is marked. Calls passed a marked value are handed
+/// to `callee` (with the callee and which of its parameters are marked);
+/// its first `Some` is returned.
+fn propagate<'p>(
+    f: &'p Function,
+    blocks: Option<&[BlockId]>,
+    tainted: &mut [bool],
+    callee: &mut dyn FnMut(FuncId, &[bool]) -> Option<u32>,
+) -> Option<u32> {
+    let all: Vec<BlockId>;
+    let blocks = match blocks {
+        Some(b) => b,
+        None => {
+            all = f.cfg.node_indices().collect();
+            &all
+        }
+    };
+    let taint = |d: Slot, tainted: &mut [bool]| match tainted.get_mut(d as usize) {
+        Some(slot) if !*slot => {
+            *slot = true;
+            true
+        }
+        _ => false,
+    };
+    loop {
+        let mut changed = false;
+        for &b in blocks {
+            for st in &f.cfg[b].stmts {
+                match st {
+                    Stmt::Assign { dst, value, .. } => {
+                        if reads_taint(value, tainted) {
+                            changed |= taint(*dst, tainted);
+                        }
+                    }
+                    Stmt::AssignIndex {
+                        dst, index, value, ..
+                    } => {
+                        if reads_taint(index, tainted) || reads_taint(value, tainted) {
+                            changed |= taint(*dst, tainted);
+                        }
+                    }
+                    Stmt::Call {
+                        func: c, args, dst, ..
+                    } => {
+                        let inner: Vec<bool> =
+                            args.iter().map(|a| reads_taint(a, tainted)).collect();
+                        if inner.contains(&true) {
+                            if let Some(line) = callee(*c, &inner) {
+                                return Some(line);
+                            }
+                            if let Some(d) = dst {
+                                changed |= taint(*d, tainted);
+                            }
+                        }
+                    }
+                    Stmt::Comm { dst: Some(d), .. } => {
+                        if tainted.contains(&true) {
+                            changed |= taint(*d, tainted);
+                        }
+                    }
+                    Stmt::Comm { dst: None, .. }
+                    | Stmt::Compute { .. }
+                    | Stmt::Copy { .. }
+                    | Stmt::Print { .. } => {}
+                }
+            }
+        }
+        if !changed {
+            return None;
+        }
+    }
+}
+
+/// `propagate` over the whole of `func` with its `params` marked, then
+/// `check` on the function and its marks; the calls passed a marked value
+/// are walked the same way first (`seen`: a function already walked with
+/// these parameters).
+fn taint_walk(
+    program: &Program,
+    func: FuncId,
+    params: &[bool],
+    seen: &mut HashSet<(FuncId, Vec<bool>)>,
+    check: &mut dyn FnMut(&Function, &[bool]) -> Option<u32>,
+) -> Option<u32> {
+    if !seen.insert((func, params.to_vec())) {
+        return None;
+    }
+    let f = program.function(func);
+    let mut tainted = vec![false; f.num_locals as usize];
+    for (t, &p) in tainted.iter_mut().zip(params) {
+        *t = p;
+    }
+    let mut inner = |c: FuncId, ps: &[bool]| taint_walk(program, c, ps, seen, check);
+    if let Some(line) = propagate(f, None, &mut tainted, &mut inner) {
+        return Some(line);
+    }
+    check(f, &tainted)
+}
+
+/// The expressions a communication statement evaluates.
+fn comm_exprs(op: &CommOp) -> Vec<&Expr> {
+    fn msg(a: &MsgArgs) -> impl Iterator<Item = &Expr> {
+        [&a.peer, &a.tag, &a.bytes]
+            .into_iter()
+            .chain(a.comm.as_ref())
+    }
+    match op {
+        CommOp::Send(a, _)
+        | CommOp::Recv(a)
+        | CommOp::Isend(a, _)
+        | CommOp::Irecv(a)
+        | CommOp::Probe(a)
+        | CommOp::Iprobe(a) => msg(a).collect(),
+        CommOp::Sendrecv { send, recv } => msg(send).chain(msg(recv)).collect(),
+        CommOp::Wait(_) | CommOp::Waitall(_) | CommOp::Waitany(_) | CommOp::Test(_) => Vec::new(),
+        CommOp::Collective(c) => [&c.root, &c.bytes, &c.comm, &c.value]
+            .into_iter()
+            .flatten()
+            .collect(),
+        CommOp::CommSplit { comm, color, key } => {
+            [color, key].into_iter().chain(comm.as_ref()).collect()
+        }
+        CommOp::CommDup(c) => vec![c],
+    }
+}
+
+/// The line of the first communication statement of `blocks` of `f` (all
+/// blocks if `None`) whose arguments read a marked variable or the clock.
+fn comm_reads(f: &Function, blocks: Option<&[BlockId]>, tainted: &[bool]) -> Option<u32> {
+    let visit = |b: &Block| {
+        b.stmts.iter().find_map(|st| match st {
+            Stmt::Comm { op, span, .. }
+                if comm_exprs(op).iter().any(|e| reads_taint(e, tainted)) =>
+            {
+                Some(span.line)
+            }
+            _ => None,
+        })
+    };
+    match blocks {
+        Some(bs) => bs.iter().find_map(|&b| visit(&f.cfg[b])),
+        None => f.cfg.node_weights().find_map(visit),
+    }
+}
+
+/// Whether a function, or one it calls, reads the clock (`wtime()`): its
+/// frame may then hold a time when the simulation is shifted, which the
+/// shift would not move.
+fn reads_clock(program: &Program, func: FuncId, seen: &mut HashSet<FuncId>) -> bool {
+    if !seen.insert(func) {
+        return false;
+    }
+    let f = program.function(func);
+    let clock = |e: &Expr| e.any(&|x| matches!(x, Expr::Wtime));
+    f.cfg.node_weights().any(|b| {
+        let term = match &b.term {
+            Terminator::Branch { cond, .. } => clock(cond),
+            Terminator::Return { value: Some(v), .. } => clock(v),
+            _ => false,
+        };
+        term || b.stmts.iter().any(|st| match st {
+            Stmt::Assign { value, .. } => clock(value),
+            Stmt::AssignIndex { index, value, .. } => clock(index) || clock(value),
+            Stmt::Call { func: c, args, .. } => {
+                args.iter().any(clock) || reads_clock(program, *c, seen)
+            }
+            Stmt::Comm { op, .. } => comm_exprs(op).iter().any(|e| clock(e)),
+            Stmt::Compute { args, .. } => args.iter().any(clock),
+            Stmt::Copy { bytes, .. } => clock(bytes),
+            Stmt::Print { .. } => false,
+        })
+    })
 }
 
 /// A statement that prints.
@@ -1027,6 +1275,7 @@ impl Engine<'_> {
                 Ok(None) => {}
             }
         }
+        let exact = declined.is_none() && self.ff_exact(block);
         let Some(ff) = self.ff.as_deref_mut() else {
             return Ok(());
         };
@@ -1036,11 +1285,19 @@ impl Engine<'_> {
             ff.declined.get_or_insert(reason);
             ff.restart();
         } else if whole(max_skip, cycle) >= 1 && at_park.is_some() {
-            ff.phase = Phase::Parking {
-                head: block,
-                pass,
-                max_skip,
-            };
+            if exact {
+                ff.phase = Phase::Shift {
+                    head: block,
+                    max_skip,
+                };
+                self.ff_shift_due = true;
+            } else {
+                ff.phase = Phase::Parking {
+                    head: block,
+                    pass,
+                    max_skip,
+                };
+            }
         } else {
             ff.restart();
         }
@@ -1052,8 +1309,8 @@ impl Engine<'_> {
     /// loop `head`'s body that reads the counter, a drifting float or the
     /// clock would go another way than at `-back`, with those stepped `k`
     /// iterations on (`step_drift`, the clock by the mean period); `None`
-    /// if none does. `Err` if the body passes one of them to a function,
-    /// whose branches are not followed.
+    /// if none does. `Err` if the body passes one of them to a function
+    /// that branches on it (`branches_on`).
     #[expect(
         clippy::too_many_arguments,
         reason = "the loop's observed run, unpacked"
@@ -1083,14 +1340,28 @@ impl Engine<'_> {
         for &b in body {
             let block = &func.cfg[b];
             for s in &block.stmts {
-                if let Stmt::Call { args, span, .. } = s
-                    && args.iter().any(|a| a.any(&varies))
+                if let Stmt::Call {
+                    func: callee,
+                    args,
+                    span,
+                    ..
+                } = s
                 {
-                    return Ok(Err(format!(
-                        "the loop at line {} passes its counter, the clock or a value it \
-                         accumulates to a function (line {})",
-                        func.cfg[head.1].span.line, span.line
-                    )));
+                    let mut params = vec![false; args.len()];
+                    for (t, a) in params.iter_mut().zip(args) {
+                        *t = a.any(&varies);
+                    }
+                    if !params.contains(&true) {
+                        continue;
+                    }
+                    let mut seen = HashSet::new();
+                    if let Some(line) = branches_on(self.program, *callee, &params, &mut seen) {
+                        return Ok(Err(format!(
+                            "the loop at line {} passes its counter, the clock or a value it \
+                             accumulates to a function (line {}) that branches on it (line {line})",
+                            func.cfg[head.1].span.line, span.line
+                        )));
+                    }
                 }
             }
             if let Terminator::Branch { cond, .. } = &block.term
@@ -1304,6 +1575,207 @@ impl Engine<'_> {
             }
         }
         Ok(Ok(true))
+    }
+
+    /// Whether loop `head` can be skipped by shifting the whole simulation
+    /// at once (`ff_shift`) rather than by parking the ranks: the machine
+    /// can shift its state, no communication of the body (or of a function
+    /// it passes them to) takes an argument computed from the counter, a
+    /// drifting float or the clock (a message in flight would carry the
+    /// value of its own iteration, which the shift does not move: a tag
+    /// that counts iterations would no longer match), and no function the
+    /// body calls reads the clock (its frame could hold a time that the
+    /// shift does not move).
+    fn ff_exact(&mut self, head: Head) -> bool {
+        if !self.machine.shift_time(0.0) {
+            return false;
+        }
+        let program = self.program;
+        let Some(ff) = self.ff.as_deref() else {
+            return false;
+        };
+        let Some(body) = ff.heads.get(&head) else {
+            return false;
+        };
+        let f = program.function(head.0);
+        let mut tainted = vec![false; f.num_locals as usize];
+        for p in ff.passes.iter().flatten() {
+            let Some(run) = p.run else {
+                return false;
+            };
+            let it = run.first;
+            if let Some(t) = tainted.get_mut(it.counter as usize) {
+                *t = true;
+            }
+            for (i, t) in tainted.iter_mut().enumerate().take(64) {
+                *t |= is_drift(it.drift, i);
+            }
+        }
+        let blocks: Vec<BlockId> = std::iter::once(head.1)
+            .chain(body.iter().copied())
+            .collect();
+        let mut seen = HashSet::new();
+        let mut callee = |c: FuncId, ps: &[bool]| {
+            taint_walk(program, c, ps, &mut seen, &mut |cf, t| {
+                comm_reads(cf, None, t)
+            })
+        };
+        if propagate(f, Some(&blocks), &mut tainted, &mut callee).is_some()
+            || comm_reads(f, Some(&blocks), &tainted).is_some()
+        {
+            return false;
+        }
+        let mut seen = HashSet::new();
+        !blocks.iter().any(|&b| {
+            f.cfg[b].stmts.iter().any(|st| match st {
+                Stmt::Call { func, .. } => reads_clock(program, *func, &mut seen),
+                _ => false,
+            })
+        })
+    }
+
+    /// The exact jump (`Phase::Shift`): every rank is steady on one loop
+    /// with the same mean period, so the state of the whole simulation
+    /// repeats, shifted by a period, every iteration. It is moved forward
+    /// by `k` whole cycles at once, between two events, wherever each rank
+    /// stands in its iteration: every time the engine and the machine hold
+    /// (clocks, wake-ups, queued events, messages in flight, requests,
+    /// busy timelines) `k` periods later; each rank's counter, drifting
+    /// floats (in the loop function's frame) and statistics by `k` mean
+    /// iterations; nothing is parked and nothing has to drain. For a state
+    /// that repeats exactly this is the full run's state `k` periods on; the
+    /// bound counts the largest change from one cycle to the next per
+    /// skipped iteration.
+    pub(super) fn ff_shift(&mut self) {
+        let Some(ff) = self.ff.as_deref() else {
+            return;
+        };
+        let Phase::Shift { head, max_skip } = ff.phase else {
+            return;
+        };
+        let line = self.program.function(head.0).cfg[head.1].span.line;
+        let mut sums = Vec::with_capacity(self.cfg.ranks as usize);
+        let mut drifts: Vec<Vec<f64>> = Vec::with_capacity(self.cfg.ranks as usize);
+        let mut frames = Vec::with_capacity(self.cfg.ranks as usize);
+        let mut cycle = 1;
+        for id in 0..self.cfg.ranks {
+            let (Some(p), lp) = (self.pass_of(id), &self.lps[id as usize]) else {
+                return self.ff_restart();
+            };
+            // The loop's function's frame (not recursive: one at most).
+            let frame = lp.frames.iter().rposition(|f| f.func == head.0);
+            let (Some(_), Some(frame)) = (p.run, frame) else {
+                return self.ff_restart();
+            };
+            cycle = lcm(cycle, p.cycle().unwrap_or(1));
+            sums.push((p.mean(), p.extremes(), p.cycle_change()));
+            drifts.push(p.drift_means());
+            frames.push(frame);
+        }
+        // The iterations each rank has left now, from the loop's condition
+        // with its counter where it stands (a rank may have run on past
+        // the header since the decision).
+        let func = self.program.function(head.0);
+        let Terminator::Branch { cond, span, .. } = &func.cfg[head.1].term else {
+            return self.ff_restart();
+        };
+        let mut left = i64::MAX;
+        for (id, ((mean, ..), &frame)) in sums.iter().zip(&frames).enumerate() {
+            let lp = &self.lps[id];
+            let Some(f) = lp.frames.get(frame) else {
+                return self.ff_restart();
+            };
+            let it = Iteration { drift: 0, ..*mean };
+            match self.iterations_left(id as u32, &f.locals, lp.clock, cond, *span, &it, &[]) {
+                Ok(Some(n)) => left = left.min(n),
+                _ => return self.ff_restart(),
+            }
+        }
+        let skip = whole(max_skip.min(left - TAIL - 1), cycle);
+        if skip < 1 {
+            return self.ff_restart();
+        }
+        let period = sums.iter().map(|(m, ..)| m.period).sum::<f64>() / sums.len().max(1) as f64;
+        let deviation = (sums.iter())
+            .flat_map(|(_, ps, _)| ps.iter())
+            .map(|p| (p - period).abs())
+            .fold(0.0, f64::max);
+        let change = sums.iter().map(|(.., c)| *c).fold(0.0, f64::max);
+        let k = skip as f64;
+        let delta = k * period;
+        if !self.machine.shift_time(delta) {
+            // `ff_exact` asked; a model that answers otherwise now is
+            // not shifted, and neither is anything else.
+            return self.ff_restart();
+        }
+        let (mut messages, mut bytes) = (0u64, 0u64);
+        for (id, (((mean, ..), drift), &frame)) in sums.iter().zip(&drifts).zip(&frames).enumerate()
+        {
+            let lp = &mut self.lps[id];
+            lp.shift_times(delta, k * (mean.compute + mean.comm));
+            lp.stats.compute += k * mean.compute;
+            lp.stats.comm += k * mean.comm;
+            lp.stats.messages_sent += skip as u64 * mean.messages;
+            lp.stats.bytes_sent += skip as u64 * mean.bytes;
+            messages += skip as u64 * mean.messages;
+            bytes += skip as u64 * mean.bytes;
+            if let Some(f) = lp.frames.get_mut(frame) {
+                if let Some(Value::Int(v)) = f.locals.get_mut(mean.counter as usize) {
+                    *v += skip * mean.step;
+                }
+                step_drift(&mut f.locals, mean.drift, drift, k);
+            }
+        }
+        self.messages += messages;
+        self.bytes += bytes;
+        for m in &mut self.msgs {
+            m.arrival += delta;
+            m.sent += delta;
+        }
+        for r in &mut self.reqs {
+            if r.ready_at.is_finite() {
+                r.ready_at += delta;
+            }
+        }
+        self.now += delta;
+        self.queue.shift(delta);
+        let Some(ff) = self.ff.as_deref_mut() else {
+            return;
+        };
+        ff.applied.push(api::SkippedLoop {
+            line,
+            iterations: skip as u64,
+            period,
+            period_spread: deviation,
+            // Nothing is parked: only the skipped periods' own variation,
+            // and the rounding of one shift by k periods against k steps
+            // of the clock (an ulp of the clock per step).
+            bound: k * change + k * (self.now * f64::EPSILON),
+        });
+        // Observation starts again, each rank's last pass moved as its
+        // state was.
+        ff.restart();
+        for ((p, (mean, ..)), drift) in ff.passes.iter_mut().zip(&sums).zip(&drifts) {
+            if let Some(p) = p.as_mut() {
+                if let Some(Value::Int(v)) = p.last.get_mut(mean.counter as usize) {
+                    *v += skip * mean.step;
+                }
+                step_drift(&mut p.last, mean.drift, drift, k);
+                p.clock += delta;
+                p.stats.compute += k * mean.compute;
+                p.stats.comm += k * mean.comm;
+                p.stats.messages_sent += skip as u64 * mean.messages;
+                p.stats.bytes_sent += skip as u64 * mean.bytes;
+                p.reset();
+            }
+        }
+    }
+
+    /// Observation starts again (a shift that could not be made).
+    fn ff_restart(&mut self) {
+        if let Some(ff) = self.ff.as_deref_mut() {
+            ff.restart();
+        }
     }
 
     /// Rank `id`'s observation of the candidate loops, if it has one.

@@ -199,6 +199,9 @@ pub struct Engine<'a> {
     /// With `SimConfig::fast_forward`: the steady-loop detector
     /// (`fastforward.rs`).
     ff: Option<Box<fastforward::FastForward>>,
+    /// `ff_decide` chose an exact shift: `ff_shift` runs before the next
+    /// event.
+    ff_shift_due: bool,
 }
 
 /// The engine's internal result: the error boxed, so that the `Ok` path of

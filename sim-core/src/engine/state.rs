@@ -800,6 +800,24 @@ impl Lp {
         }
     }
 
+    /// The fast-forward's exact shift (`Engine::ff_shift`): this rank's
+    /// times `delta` later, with `busy` more compute and communication time
+    /// before its statement under way (its wait set's and collective's
+    /// start).
+    pub(super) fn shift_times(&mut self, delta: f64, busy: f64) {
+        self.clock += delta;
+        if self.wake_at.is_finite() {
+            self.wake_at += delta;
+        }
+        if let Some(w) = self.wait.as_deref_mut() {
+            w.started += delta;
+            w.busy_before += busy;
+        }
+        if let Some(c) = self.aside.as_deref_mut().and_then(|a| a.coll.as_mut()) {
+            c.shift(delta, busy);
+        }
+    }
+
     /// Whether a collective is in progress (its state may be taken out
     /// for a moment by [`Lp::take_coll`]).
     pub(super) fn in_collective(&self) -> bool {
