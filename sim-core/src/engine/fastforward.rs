@@ -1047,6 +1047,24 @@ fn stepped(
 
 /// Moves the drifting floats `mask` of `locals` on by `k` of their mean
 /// steps `steps` (slot order).
+/// `skip` mean iterations `mean` added to a rank's statistics.
+fn advance_stats(stats: &mut Counters, mean: &Iteration, skip: i64) {
+    let k = skip as f64;
+    stats.compute += k * mean.compute;
+    stats.comm += k * mean.comm;
+    stats.messages_sent += skip as u64 * mean.messages;
+    stats.bytes_sent += skip as u64 * mean.bytes;
+}
+
+/// `skip` iterations on: the loop's counter by as many steps, its
+/// drifting floats by as many of their mean `steps`.
+fn advance_locals(locals: &mut Locals, mean: &Iteration, steps: &[f64], skip: i64) {
+    if let Some(Value::Int(v)) = locals.get_mut(mean.counter as usize) {
+        *v += skip * mean.step;
+    }
+    step_drift(locals, mean.drift, steps, skip as f64);
+}
+
 fn step_drift(locals: &mut Locals, mask: u64, steps: &[f64], k: f64) {
     let slots = locals
         .iter_mut()
@@ -1524,17 +1542,11 @@ impl Engine<'_> {
                 )));
             }
             lp.clock = clock;
-            lp.stats.compute += k * mean.compute;
-            lp.stats.comm += k * mean.comm;
-            lp.stats.messages_sent += skip as u64 * mean.messages;
-            lp.stats.bytes_sent += skip as u64 * mean.bytes;
+            advance_stats(&mut lp.stats, mean, skip);
             messages += skip as u64 * mean.messages;
             bytes += skip as u64 * mean.bytes;
             if let Some(f) = lp.frames.last_mut() {
-                if let Some(Value::Int(v)) = f.locals.get_mut(mean.counter as usize) {
-                    *v += skip * mean.step;
-                }
-                step_drift(&mut f.locals, mean.drift, drift, k);
+                advance_locals(&mut f.locals, mean, drift, skip);
             }
             lp.state = LpState::Ready;
             lp.wake_at = f64::INFINITY;
@@ -1713,17 +1725,11 @@ impl Engine<'_> {
         {
             let lp = &mut self.lps[id];
             lp.shift_times(delta, k * (mean.compute + mean.comm));
-            lp.stats.compute += k * mean.compute;
-            lp.stats.comm += k * mean.comm;
-            lp.stats.messages_sent += skip as u64 * mean.messages;
-            lp.stats.bytes_sent += skip as u64 * mean.bytes;
+            advance_stats(&mut lp.stats, mean, skip);
             messages += skip as u64 * mean.messages;
             bytes += skip as u64 * mean.bytes;
             if let Some(f) = lp.frames.get_mut(frame) {
-                if let Some(Value::Int(v)) = f.locals.get_mut(mean.counter as usize) {
-                    *v += skip * mean.step;
-                }
-                step_drift(&mut f.locals, mean.drift, drift, k);
+                advance_locals(&mut f.locals, mean, drift, skip);
             }
         }
         self.messages += messages;
@@ -1757,15 +1763,9 @@ impl Engine<'_> {
         ff.restart();
         for ((p, (mean, ..)), drift) in ff.passes.iter_mut().zip(&sums).zip(&drifts) {
             if let Some(p) = p.as_mut() {
-                if let Some(Value::Int(v)) = p.last.get_mut(mean.counter as usize) {
-                    *v += skip * mean.step;
-                }
-                step_drift(&mut p.last, mean.drift, drift, k);
+                advance_locals(&mut p.last, mean, drift, skip);
                 p.clock += delta;
-                p.stats.compute += k * mean.compute;
-                p.stats.comm += k * mean.comm;
-                p.stats.messages_sent += skip as u64 * mean.messages;
-                p.stats.bytes_sent += skip as u64 * mean.bytes;
+                advance_stats(&mut p.stats, mean, skip);
                 p.reset();
             }
         }
