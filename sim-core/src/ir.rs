@@ -419,6 +419,57 @@ pub enum Expr {
     Field(Box<Expr>, StatusField),
 }
 
+impl CommOp {
+    /// The expressions the operation evaluates (arguments, not the
+    /// request variables it waits for).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        fn msg(a: &MsgArgs) -> impl Iterator<Item = &Expr> {
+            [&a.peer, &a.tag, &a.bytes].into_iter().chain(&a.comm)
+        }
+        match self {
+            CommOp::Send(a, _)
+            | CommOp::Recv(a)
+            | CommOp::Isend(a, _)
+            | CommOp::Irecv(a)
+            | CommOp::Probe(a)
+            | CommOp::Iprobe(a) => msg(a).collect(),
+            CommOp::Sendrecv { send, recv } => msg(send).chain(msg(recv)).collect(),
+            CommOp::Wait(_) | CommOp::Waitall(_) | CommOp::Waitany(_) | CommOp::Test(_) => {
+                Vec::new()
+            }
+            CommOp::Collective(c) => [&c.root, &c.bytes, &c.value, &c.comm]
+                .into_iter()
+                .flatten()
+                .collect(),
+            CommOp::CommSplit { comm, color, key } => {
+                [color, key].into_iter().chain(comm).collect()
+            }
+            CommOp::CommDup(c) => vec![c],
+        }
+    }
+}
+
+impl Stmt {
+    /// The expressions the statement evaluates (its own, not those of a
+    /// function it calls; a print's expression arguments).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Stmt::Assign { value, .. } => vec![value],
+            Stmt::AssignIndex { index, value, .. } => vec![index, value],
+            Stmt::Compute { args, .. } | Stmt::Call { args, .. } => args.iter().collect(),
+            Stmt::Copy { bytes, .. } => vec![bytes],
+            Stmt::Print { args, .. } => args
+                .iter()
+                .filter_map(|a| match a {
+                    PrintArg::Expr(e) => Some(e),
+                    PrintArg::Str(_) => None,
+                })
+                .collect(),
+            Stmt::Comm { op, .. } => op.exprs(),
+        }
+    }
+}
+
 impl Expr {
     /// Whether this expression or a part of it satisfies `hit` (the walk
     /// over every variant, for the questions the engine asks of an

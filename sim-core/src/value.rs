@@ -523,16 +523,7 @@ fn eval_slow(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
         Expr::Rank => Value::Int(i64::from(cx.rank)),
         Expr::Size => Value::Int(i64::from(cx.size)),
         Expr::Wtime => Value::Float(cx.clock),
-        Expr::Binary(op, a, b) => {
-            let (x, y) = (eval(a, cx)?, eval(b, cx)?);
-            // Fast path for the common int-int case; `binary` has the full rules.
-            if let (Value::Int(i), Value::Int(j)) = (&x, &y)
-                && let Some(v) = int_fast(*op, *i, *j)
-            {
-                return Ok(v);
-            }
-            binary(*op, x, y)?
-        }
+        Expr::Binary(op, a, b) => binary(*op, eval(a, cx)?, eval(b, cx)?)?,
         Expr::And(a, b) => Value::Bool(eval(a, cx)?.truthy()? && eval(b, cx)?.truthy()?),
         Expr::Or(a, b) => Value::Bool(eval(a, cx)?.truthy()? || eval(b, cx)?.truthy()?),
         _ => return eval_rare(e, cx),
@@ -619,24 +610,6 @@ fn eval_rare(e: &Expr, cx: &EvalCx<'_>) -> EvalResult {
     })
 }
 
-/// `i op j` for ints when it cannot fail (no overflow, no division);
-/// `None` sends the caller to `binary`, which reports errors.
-#[inline]
-fn int_fast(op: BinOp, i: i64, j: i64) -> Option<Value> {
-    Some(match op {
-        BinOp::Add => Value::Int(i.checked_add(j)?),
-        BinOp::Sub => Value::Int(i.checked_sub(j)?),
-        BinOp::Mul => Value::Int(i.checked_mul(j)?),
-        BinOp::Lt => Value::Bool(i < j),
-        BinOp::Le => Value::Bool(i <= j),
-        BinOp::Gt => Value::Bool(i > j),
-        BinOp::Ge => Value::Bool(i >= j),
-        BinOp::Eq => Value::Bool(i == j),
-        BinOp::Ne => Value::Bool(i != j),
-        BinOp::Div | BinOp::Rem => return None,
-    })
-}
-
 fn field_name(f: StatusField) -> &'static str {
     match f {
         StatusField::Source => "source",
@@ -676,44 +649,21 @@ fn op_symbol(op: BinOp) -> &'static str {
 pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult {
     use BinOp::*;
     match (&a, &b) {
-        (&Value::Int(x), &Value::Int(y)) => {
-            let overflow = || format!("integer overflow in {x} {} {y}", op_symbol(op));
-            Ok(match op {
-                Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
-                Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
-                Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
-                Div | Rem if y == 0 => {
-                    return Err(format!(
-                        "integer division by zero in {x} {} 0",
-                        op_symbol(op)
-                    ));
-                }
-                // Rust's `/` and `%` on integers truncate toward zero, as C does.
-                Div => Value::Int(x.checked_div(y).ok_or_else(overflow)?),
-                Rem => Value::Int(x.checked_rem(y).ok_or_else(overflow)?),
-                Eq => Value::Bool(x == y),
-                Ne => Value::Bool(x != y),
-                Lt => Value::Bool(x < y),
-                Le => Value::Bool(x <= y),
-                Gt => Value::Bool(x > y),
-                Ge => Value::Bool(x >= y),
-            })
-        }
+        // Numbers: `scalar_binary`'s arithmetic (C's truncating `/` and
+        // `%` on integers, a float operand makes the result float); where
+        // it has no answer for two numbers, the integer error to report.
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            // Invariant: both arms are numbers, checked by the pattern.
-            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-            Ok(match op {
-                Add => Value::Float(x + y),
-                Sub => Value::Float(x - y),
-                Mul => Value::Float(x * y),
-                Div => Value::Float(x / y),
-                Rem => Value::Float(x % y),
-                Eq => Value::Bool(x == y),
-                Ne => Value::Bool(x != y),
-                Lt => Value::Bool(x < y),
-                Le => Value::Bool(x <= y),
-                Gt => Value::Bool(x > y),
-                Ge => Value::Bool(x >= y),
+            // Invariant: both are numbers, checked by the pattern.
+            if let (Some(x), Some(y)) = (Scalar::of(&a), Scalar::of(&b))
+                && let Some(v) = scalar_binary(op, x, y)
+            {
+                return Ok(v.value());
+            }
+            Err(match (op, &b) {
+                (Div | Rem, Value::Int(0)) => {
+                    format!("integer division by zero in {a} {} 0", op_symbol(op))
+                }
+                _ => format!("integer overflow in {a} {} {b}", op_symbol(op)),
             })
         }
         (a, b) if matches!(op, Eq | Ne) => {

@@ -676,41 +676,12 @@ fn taint_walk(
     check(f, &tainted)
 }
 
-/// The expressions a communication statement evaluates.
-fn comm_exprs(op: &CommOp) -> Vec<&Expr> {
-    fn msg(a: &MsgArgs) -> impl Iterator<Item = &Expr> {
-        [&a.peer, &a.tag, &a.bytes]
-            .into_iter()
-            .chain(a.comm.as_ref())
-    }
-    match op {
-        CommOp::Send(a, _)
-        | CommOp::Recv(a)
-        | CommOp::Isend(a, _)
-        | CommOp::Irecv(a)
-        | CommOp::Probe(a)
-        | CommOp::Iprobe(a) => msg(a).collect(),
-        CommOp::Sendrecv { send, recv } => msg(send).chain(msg(recv)).collect(),
-        CommOp::Wait(_) | CommOp::Waitall(_) | CommOp::Waitany(_) | CommOp::Test(_) => Vec::new(),
-        CommOp::Collective(c) => [&c.root, &c.bytes, &c.comm, &c.value]
-            .into_iter()
-            .flatten()
-            .collect(),
-        CommOp::CommSplit { comm, color, key } => {
-            [color, key].into_iter().chain(comm.as_ref()).collect()
-        }
-        CommOp::CommDup(c) => vec![c],
-    }
-}
-
 /// The line of the first communication statement of `blocks` of `f` (all
 /// blocks if `None`) whose arguments read a marked variable or the clock.
 fn comm_reads(f: &Function, blocks: Option<&[BlockId]>, tainted: &[bool]) -> Option<u32> {
     let visit = |b: &Block| {
         b.stmts.iter().find_map(|st| match st {
-            Stmt::Comm { op, span, .. }
-                if comm_exprs(op).iter().any(|e| reads_taint(e, tainted)) =>
-            {
+            Stmt::Comm { op, span, .. } if op.exprs().iter().any(|e| reads_taint(e, tainted)) => {
                 Some(span.line)
             }
             _ => None,
@@ -725,28 +696,19 @@ fn comm_reads(f: &Function, blocks: Option<&[BlockId]>, tainted: &[bool]) -> Opt
 /// Whether a function, or one it calls, reads the clock (`wtime()`): its
 /// frame may then hold a time when the simulation is shifted, which the
 /// shift would not move.
-fn reads_clock(program: &Program, func: FuncId, seen: &mut HashSet<FuncId>) -> bool {
+fn function_reads_clock(program: &Program, func: FuncId, seen: &mut HashSet<FuncId>) -> bool {
     if !seen.insert(func) {
         return false;
     }
-    let f = program.function(func);
-    let clock = |e: &Expr| e.any(&|x| matches!(x, Expr::Wtime));
-    f.cfg.node_weights().any(|b| {
+    program.function(func).cfg.node_weights().any(|b| {
         let term = match &b.term {
-            Terminator::Branch { cond, .. } => clock(cond),
-            Terminator::Return { value: Some(v), .. } => clock(v),
+            Terminator::Branch { cond, .. } => reads_clock(cond),
+            Terminator::Return { value: Some(v), .. } => reads_clock(v),
             _ => false,
         };
-        term || b.stmts.iter().any(|st| match st {
-            Stmt::Assign { value, .. } => clock(value),
-            Stmt::AssignIndex { index, value, .. } => clock(index) || clock(value),
-            Stmt::Call { func: c, args, .. } => {
-                args.iter().any(clock) || reads_clock(program, *c, seen)
-            }
-            Stmt::Comm { op, .. } => comm_exprs(op).iter().any(|e| clock(e)),
-            Stmt::Compute { args, .. } => args.iter().any(clock),
-            Stmt::Copy { bytes, .. } => clock(bytes),
-            Stmt::Print { .. } => false,
+        term || b.stmts.iter().any(|st| {
+            st.exprs().into_iter().any(reads_clock)
+                || matches!(st, Stmt::Call { func: c, .. } if function_reads_clock(program, *c, seen))
         })
     })
 }
@@ -1047,6 +1009,24 @@ fn stepped(
 
 /// Moves the drifting floats `mask` of `locals` on by `k` of their mean
 /// steps `steps` (slot order).
+/// Each rank's window: its mean iteration, its extreme periods and the
+/// largest change from one cycle to the next (`Pass::mean`,
+/// `Pass::extremes`, `Pass::cycle_change`).
+type Window = (Iteration, [f64; 2], f64);
+
+/// The period every rank moves by in a jump, the mean of the ranks' window
+/// means; how far any rank's periods lie from it; the largest change from
+/// one cycle to the next of any rank.
+fn one_period(sums: &[Window]) -> (f64, f64, f64) {
+    let period = sums.iter().map(|(m, ..)| m.period).sum::<f64>() / sums.len().max(1) as f64;
+    let deviation = (sums.iter())
+        .flat_map(|(_, ps, _)| ps.iter())
+        .map(|p| (p - period).abs())
+        .fold(0.0, f64::max);
+    let change = sums.iter().map(|(.., c)| *c).fold(0.0, f64::max);
+    (period, deviation, change)
+}
+
 /// `skip` mean iterations `mean` added to a rank's statistics.
 fn advance_stats(stats: &mut Counters, mean: &Iteration, skip: i64) {
     let k = skip as f64;
@@ -1517,14 +1497,9 @@ impl Engine<'_> {
         if skip < 1 {
             return Ok(Err("too few iterations left to skip any".into()));
         }
-        // One period for all: the mean of the ranks' window means. The
-        // ranks move by the same time, so their offsets stay as they were.
-        let period = sums.iter().map(|(m, ..)| m.period).sum::<f64>() / sums.len().max(1) as f64;
-        let deviation = (sums.iter())
-            .flat_map(|(_, ps, _)| ps.iter())
-            .map(|p| (p - period).abs())
-            .fold(0.0, f64::max);
-        let change = sums.iter().map(|(.., c)| *c).fold(0.0, f64::max);
+        // One period for all: the ranks move by the same time, so their
+        // offsets stay as they were.
+        let (period, deviation, change) = one_period(&sums);
         let min_compute = sums
             .iter()
             .map(|(m, ..)| m.compute)
@@ -1640,7 +1615,7 @@ impl Engine<'_> {
         let mut seen = HashSet::new();
         !blocks.iter().any(|&b| {
             f.cfg[b].stmts.iter().any(|st| match st {
-                Stmt::Call { func, .. } => reads_clock(program, *func, &mut seen),
+                Stmt::Call { func, .. } => function_reads_clock(program, *func, &mut seen),
                 _ => false,
             })
         })
@@ -1707,12 +1682,7 @@ impl Engine<'_> {
         if skip < 1 {
             return self.ff_restart();
         }
-        let period = sums.iter().map(|(m, ..)| m.period).sum::<f64>() / sums.len().max(1) as f64;
-        let deviation = (sums.iter())
-            .flat_map(|(_, ps, _)| ps.iter())
-            .map(|p| (p - period).abs())
-            .fold(0.0, f64::max);
-        let change = sums.iter().map(|(.., c)| *c).fold(0.0, f64::max);
+        let (period, deviation, change) = one_period(&sums);
         let k = skip as f64;
         let delta = k * period;
         if !self.machine.shift_time(delta) {
