@@ -265,7 +265,7 @@ fn a_benchmark_loop_inside_a_printing_loop_is_skipped_each_time_it_runs() {
         .lines()
         .find(|l| l.starts_with("fast-forward: skipped"))
         .unwrap_or_else(|| panic!("{b}"));
-    assert!(line.contains("of the loop at line 35"), "{line}");
+    assert!(line.contains("of the loop at line 36"), "{line}");
     let json = run_json(&["examples/osu/allreduce.mpl", "-n", "2", "--fast-forward"]);
     let jumps = json["fast_forward"]["jumps"].as_array().expect("jumps");
     // Two jumps per size at most (warm-up, timed), at least one for most.

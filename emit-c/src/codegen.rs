@@ -865,8 +865,15 @@ impl<'p> Gen<'p> {
             None => "ps_null()".to_owned(),
             Some(e) => self.expr(e)?,
         };
+        let elem = match &a.elem {
+            None => "0".to_owned(),
+            Some(e) => {
+                let t = self.expr(e)?;
+                format!("ps_elem_arg({t})")
+            }
+        };
         self.w(&format!(
-            "PsVal {r} = ps_coll({}, {comm}, {root}, &{counts}, {}, {value}, {});",
+            "PsVal {r} = ps_coll({}, {comm}, {root}, &{counts}, {}, {value}, {}, {elem});",
             coll_kind(a.kind),
             u8::from(a.value.is_some()),
             reduce_op(a.op)

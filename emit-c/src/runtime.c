@@ -1224,6 +1224,15 @@ PS_FN int ps_root_arg(PsVal v, int comm) {
     ps_fail("`root: %s` is not a valid rank (the communicator has %d ranks)", s.s, size);
 }
 
+/* `elem:` of a collective: an integer from 1 to 2^20. */
+PS_FN int64_t ps_elem_arg(PsVal v) {
+    if (v.t == PS_T_INT && v.u.i >= 1 && v.u.i <= (1 << 20)) return v.u.i;
+    PsShow s = ps_show(v);
+    ps_drop(v);
+    ps_fail("`elem:` must be the size in bytes of one element, an integer from 1 to 1048576, "
+            "got %s", s.s);
+}
+
 /* Values carried by collectives travel as 16-byte records: a number, a
  * bool, null or `any` is one record; an array is a header record (its
  * length, and how many records the whole array takes) followed by its
@@ -1677,8 +1686,27 @@ PS_FN int *ps_displs(const int *counts, int n) {
     return d;
 }
 
+/* The MPI type of a reduction's `elem:` (bytes per element) and the count
+ * of `bytes`: the C types whose sum MPI defines, by size. */
+PS_FN MPI_Datatype ps_elem_type(int64_t elem, int64_t bytes, int *count) {
+    *count = ps_count(bytes / elem);
+    switch (elem) {
+    case 1: return MPI_SIGNED_CHAR;
+    case 2: return MPI_SHORT;
+    case 4: return MPI_FLOAT;
+    case 8: return MPI_DOUBLE;
+    case 16: return MPI_C_DOUBLE_COMPLEX;
+    default:
+        ps_fail("`elem: %lld` has no predefined MPI type to reduce (1, 2, 4, 8 or 16 bytes)",
+                (long long)elem);
+    }
+}
+
+/* `elem` is the call's `elem:` (0 without one: reductions then take
+ * doubles where the bytes allow, `ps_reduce_type`); the other collectives
+ * move MPI_BYTE. */
 PS_FN PsVal ps_coll(int kind, int comm, int root, PsCounts *cnt, int has_value, PsVal value,
-                    int op) {
+                    int op, int64_t elem) {
     const char *name = ps_coll_name[kind];
     MPI_Comm c = ps_comms[comm].comm;
     int me = ps_comms[comm].rank, n = ps_comms[comm].size;
@@ -1710,6 +1738,9 @@ PS_FN PsVal ps_coll(int kind, int comm, int root, PsCounts *cnt, int has_value, 
     }
     ps_drop(value);
     int64_t bytes = cnt->n;
+    if (elem > 0 && !cnt->is_array && bytes % elem != 0)
+        ps_fail("`bytes: %lld` is not a whole number of %lld-byte elements (`elem: %lld`)",
+                (long long)bytes, (long long)elem, (long long)elem);
     size_t sz = (size_t)bytes, all = (size_t)bytes * (size_t)n;
     int count = 0;
     MPI_Datatype t;
@@ -1721,25 +1752,25 @@ PS_FN PsVal ps_coll(int kind, int comm, int root, PsCounts *cnt, int has_value, 
         ps_check(MPI_Bcast(ps_scratch(PS_S_CSEND, sz), ps_count(bytes), MPI_BYTE, root, c), name);
         break;
     case PS_REDUCE:
-        t = ps_reduce_type(bytes, &count);
+        t = elem > 0 ? ps_elem_type(elem, bytes, &count) : ps_reduce_type(bytes, &count);
         ps_check(MPI_Reduce(ps_scratch(PS_S_CSEND, sz), ps_scratch(PS_S_CRECV, sz), count, t,
                             MPI_SUM, root, c),
                  name);
         break;
     case PS_ALLREDUCE:
-        t = ps_reduce_type(bytes, &count);
+        t = elem > 0 ? ps_elem_type(elem, bytes, &count) : ps_reduce_type(bytes, &count);
         ps_check(MPI_Allreduce(ps_scratch(PS_S_CSEND, sz), ps_scratch(PS_S_CRECV, sz), count, t,
                                MPI_SUM, c),
                  name);
         break;
     case PS_SCAN:
-        t = ps_reduce_type(bytes, &count);
+        t = elem > 0 ? ps_elem_type(elem, bytes, &count) : ps_reduce_type(bytes, &count);
         ps_check(MPI_Scan(ps_scratch(PS_S_CSEND, sz), ps_scratch(PS_S_CRECV, sz), count, t, MPI_SUM,
                           c),
                  name);
         break;
     case PS_EXSCAN:
-        t = ps_reduce_type(bytes, &count);
+        t = elem > 0 ? ps_elem_type(elem, bytes, &count) : ps_reduce_type(bytes, &count);
         ps_check(MPI_Exscan(ps_scratch(PS_S_CSEND, sz), ps_scratch(PS_S_CRECV, sz), count, t,
                             MPI_SUM, c),
                  name);

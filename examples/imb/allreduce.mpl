@@ -36,7 +36,7 @@ param warmup = 1            // timing 2002: 1 = PMB's 2 warm-up calls at the lar
 param timing = 2002         // 2002: PMB 2.2's loop timing; 2017: IMB 2017+'s per-call timing
 param sync = 1              // timing 2017: barriers after each call (IMB -sync)
 param secs = 10             // timing 2017: IMB -time, seconds per size
-param unit = 4              // timing 2017: the datatype's size (MPI_FLOAT)
+param unit = 4              // the datatype's size (MPI_FLOAT): `elem:` of the call, and the first size of timing 2017
 
 fn active_count() {
     if active <= 0 || active > size { return size }
@@ -48,9 +48,11 @@ fn in_group() {
     return -1
 }
 
-// The benchmarked call, the i-th of a size.
+// The benchmarked call, the i-th of a size: `bytes / unit` floats (IMB's
+// `s_num = size / s_size` of `red_data_type`, MPI_FLOAT), so a size below
+// one float reduces nothing.
 fn call(bytes, i, c) {
-    allreduce(bytes: bytes, comm: c)
+    allreduce(bytes: bytes / unit * unit, elem: unit, comm: c)
 }
 
 // IMB 2017+'s kernel (IMB_allreduce.c): N_BARR = 2 barriers, then `reps`

@@ -37,7 +37,7 @@ param timing = 2002         // 2002: PMB 2.2's loop timing; 2017: IMB 2017+'s pe
 param sync = 1              // timing 2017: barriers after each call (IMB -sync)
 param secs = 10             // timing 2017: IMB -time, seconds per size
 param root_shift = 0        // timing 2017: the root moves by this each call (IMB -root_shift; 0 since IMB 2017)
-param unit = 4              // timing 2017: the datatype's size (MPI_FLOAT)
+param unit = 4              // the datatype's size (MPI_FLOAT): `elem:` of the call, and the first size of timing 2017
 
 fn active_count() {
     if active <= 0 || active > size { return size }
@@ -58,7 +58,7 @@ fn root_of(i, c) {
 
 // The benchmarked call, the i-th of a size.
 fn call(bytes, i, c) {
-    reduce(root: root_of(i, c), bytes: bytes, comm: c)
+    reduce(root: root_of(i, c), bytes: bytes / unit * unit, elem: unit, comm: c)
 }
 
 // IMB 2017+'s kernel (IMB_reduce.c): N_BARR = 2 barriers, then `reps`

@@ -352,19 +352,19 @@ let t = wtime() - t0
 
 // verify.f: error_norm, copy_faces (+ compute_rhs), rhs_norm
 compute error_norm(allpts)
-allreduce(bytes: 8 * 5, comm: comm_setup)
+allreduce(bytes: 8 * 5, elem: 8, comm: comm_setup)
 copy_faces(single, fb, nb, r, comm_rhs)
 compute rhs_norm(pts)
-allreduce(bytes: 8 * 5, comm: comm_setup)
+allreduce(bytes: 8 * 5, elem: 8, comm: comm_setup)
 
-let tmax = reduce(bytes: 8, value: t, op: max, root: 0, comm: comm_setup)
+let tmax = reduce(bytes: 8, elem: 8, value: t, op: max, root: 0, comm: comm_setup)
 if rank == 0 {
     print("Time in seconds =", tmax)
 }
 if timeron {
     // t1, tsum / tming / tmaxg (t_last + 2 = 13 timers)
-    reduce(bytes: 8 * 13, root: 0, comm: comm_setup)
-    reduce(bytes: 8 * 13, root: 0, comm: comm_setup)
-    reduce(bytes: 8 * 13, root: 0, comm: comm_setup)
+    reduce(bytes: 8 * 13, elem: 8, root: 0, comm: comm_setup)
+    reduce(bytes: 8 * 13, elem: 8, root: 0, comm: comm_setup)
+    reduce(bytes: 8 * 13, elem: 8, root: 0, comm: comm_setup)
 }
 barrier()                                        // MPI_COMM_WORLD

@@ -356,7 +356,7 @@ for it in 1 .. niter + 1 {
 let t = wtime() - t0
 
 // the time reported is the largest over the ranks
-let tmax = reduce(bytes: 8, value: t, op: max, root: 0)
+let tmax = reduce(bytes: 8, elem: 8, value: t, op: max, root: 0)
 if rank == 0 {
     print("Time in seconds =", tmax)
 }

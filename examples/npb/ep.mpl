@@ -48,11 +48,11 @@ bcast(bytes: 4, root: 0)            // timers_enabled (a LOGICAL)
 barrier()                           // "Synchronize before placing time stamp"
 let t0 = wtime()
 compute pairs(np * nk)
-allreduce(bytes: 8)                 // sx
-allreduce(bytes: 8)                 // sy
-allreduce(bytes: 8 * nq)            // q(0:nq-1)
+allreduce(bytes: 8, elem: 8)                 // sx
+allreduce(bytes: 8, elem: 8)                 // sy
+allreduce(bytes: 8 * nq, elem: 8)            // q(0:nq-1)
 let tm = wtime() - t0
-let tmax = allreduce(bytes: 8, value: tm, op: max)
+let tmax = allreduce(bytes: 8, elem: 8, value: tm, op: max)
 if rank == 0 {
     print("Time in seconds =", tmax)
 }

@@ -257,7 +257,7 @@ for iter in 1 .. niter + 1 {
     compute evolve(points)
     fft(-1, layout, points, commslice1, commslice2, cnt1, xy_f, xz_f, xz_b, xy_b)
     compute checksum()
-    reduce(bytes: dc, root: 0)                // checksum's MPI_Reduce, ft.f:1753
+    reduce(bytes: dc, elem: dc, root: 0)                // checksum's MPI_Reduce, ft.f:1753
 }
 // verify: no communication
 let t = wtime() - t0                          // timer_stop(T_total), timer_read

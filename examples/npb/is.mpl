@@ -138,7 +138,7 @@ if last[rank] >= first[rank] {
 
 fn iteration(num_keys, send_bytes, received, range) {
     compute bucket_sort(num_keys, num_buckets)
-    allreduce(bytes: 4 * (num_buckets + test_array_size))   // bucket_size_totals
+    allreduce(bytes: 4 * (num_buckets + test_array_size), elem: 4)   // bucket_size_totals
     alltoall(bytes: 4)                                      // send_count -> recv_count
     alltoallv(bytes: send_bytes)                                    // the keys
     compute rank_keys(received, range)
@@ -152,7 +152,7 @@ for it in 1 .. max_iterations + 1 {
     iteration(num_keys, send_bytes, received, range)
 }
 let t = wtime() - t0
-let maxtime = reduce(bytes: 8, value: t, op: max, root: 0)
+let maxtime = reduce(bytes: 8, elem: 8, value: t, op: max, root: 0)
 // full_verify: the largest key goes to the next rank.
 let r = null
 if rank > 0 {
@@ -165,7 +165,7 @@ if rank > 0 {
     wait(r)
 }
 compute full_verify(received)
-reduce(bytes: 4, root: 0)             // passed_verification
+reduce(bytes: 4, elem: 4, root: 0)             // passed_verification
 if rank == 0 {
     print("Time in seconds =", maxtime)
 }

@@ -171,7 +171,7 @@ fn exchange_3(iex, north, south, west, east, nx, ny, nz) {
 // l2norm.f: local sum of squares, MPI_ALLREDUCE of 5 doubles
 fn l2norm(pts) {
     compute l2norm(pts)
-    allreduce(bytes: 8 * 5)
+    allreduce(bytes: 8 * 5, elem: 8)
 }
 
 // rhs.f: exchange_3 north-south, x-direction pass, exchange_3 east-west,
@@ -239,7 +239,7 @@ fn ssor(niter, g) {
         }
     }
     let t = wtime() - t0
-    return allreduce(bytes: 8, value: t, op: max)
+    return allreduce(bytes: 8, elem: 8, value: t, op: max)
 }
 
 // --- main (lu.f) ------------------------------------------------------------
@@ -351,7 +351,7 @@ let maxtime = ssor(itmax, g)
 
 // error.f
 compute error(pts)
-allreduce(bytes: 8 * 5)
+allreduce(bytes: 8 * 5, elem: 8)
 
 // pintgr.f: integration bounds, exactly as in the source
 let ibeg = nx + 1
@@ -394,7 +394,7 @@ if ifin1 == nx {                                  // receive from south
 if ibeg == 1 {                                    // send north
     send(to: north, bytes: 8 * 2 * (ny + 2), tag: from_s)
 }
-allreduce(bytes: 8)
+allreduce(bytes: 8, elem: 8)
 
 // second integral: faces j = ji1 (phi1) and j = ji2 (phi2); exchange_5 each
 let ind1 = jpt + jbeg == ji1
@@ -405,7 +405,7 @@ if ind2 { faces += 1 }
 compute pintgr(faces * di * dk)
 if ind1 { exchange_5(ibeg, ifin1, nx, nz, north, south) }
 if ind2 { exchange_5(ibeg, ifin1, nx, nz, north, south) }
-allreduce(bytes: 8)
+allreduce(bytes: 8, elem: 8)
 
 // third integral: faces i = ii1 (phi1) and i = ii2 (phi2); exchange_6 each
 ind1 = ipt + ibeg == ii1
@@ -416,7 +416,7 @@ if ind2 { faces += 1 }
 compute pintgr(faces * dj * dk)
 if ind1 { exchange_6(jbeg, jfin1, ny, nz, west, east) }
 if ind2 { exchange_6(jbeg, jfin1, ny, nz, west, east) }
-allreduce(bytes: 8)
+allreduce(bytes: 8, elem: 8)
 
 // verify.f runs on rank 0 without communication
 if rank == 0 {

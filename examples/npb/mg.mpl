@@ -238,8 +238,8 @@ fn comm3_ex(G, n1, n2, n3, k) {
 // norm2u3: local sums, then MPI_MAX of rnmu and MPI_SUM of s (one double each)
 fn norm2u3(n) {
     compute norm2u3(n[0], n[1], n[2])
-    allreduce(bytes: 8, op: max)
-    allreduce(bytes: 8, op: sum)
+    allreduce(bytes: 8, elem: 8, op: max)
+    allreduce(bytes: 8, elem: 8, op: sum)
 }
 
 // resid at the top level, with its comm3
@@ -256,10 +256,10 @@ fn zran3(G) {
     compute zran3(n[0], n[1], n[2])
     barrier()
     for i in 0 .. 10 {                         // mm = 10
-        allreduce(bytes: 8, op: max)           // best, MPI_MAX
-        allreduce(bytes: 16, op: max)          // jg(0:3, i, 1), 4 INTEGERs
-        allreduce(bytes: 8, op: min)           // best, MPI_MIN
-        allreduce(bytes: 16, op: max)          // jg(0:3, i, 0)
+        allreduce(bytes: 8, elem: 8, op: max)           // best, MPI_MAX
+        allreduce(bytes: 16, elem: 4, op: max)          // jg(0:3, i, 1), 4 INTEGERs
+        allreduce(bytes: 8, elem: 8, op: min)           // best, MPI_MIN
+        allreduce(bytes: 16, elem: 4, op: max)          // jg(0:3, i, 0)
     }
     barrier()
     comm3(G, n[0], n[1], n[2], lt)
@@ -342,13 +342,13 @@ for it in 1 .. nit + 1 {
 norm2u3(n)
 let t = wtime() - t0
 
-let tmax = reduce(bytes: 8, value: t, op: max, root: 0)   // mg.f:297
+let tmax = reduce(bytes: 8, elem: 8, value: t, op: max, root: 0)   // mg.f:297
 if rank == 0 {
     print("Time in seconds =", tmax)
 }
 if timeron != 0 {
     // t_last + 2 = 11 timers: MPI_SUM, MPI_MIN, MPI_MAX reduces to rank 0
-    reduce(bytes: 88, op: sum, root: 0)
-    reduce(bytes: 88, op: min, root: 0)
-    reduce(bytes: 88, op: max, root: 0)
+    reduce(bytes: 88, elem: 8, op: sum, root: 0)
+    reduce(bytes: 88, elem: 8, op: min, root: 0)
+    reduce(bytes: 88, elem: 8, op: max, root: 0)
 }

@@ -422,12 +422,12 @@ let t = wtime() - t0
 
 // verify.f: error_norm, copy_faces (with compute_rhs), rhs_norm
 compute error_norm(ic[0])
-allreduce(bytes: 8 * 5, comm: comm_setup)
+allreduce(bytes: 8 * 5, elem: 8, comm: comm_setup)
 copy_faces(g, comm_rhs)
 compute rhs_norm(g[9])
-allreduce(bytes: 8 * 5, comm: comm_setup)
+allreduce(bytes: 8 * 5, elem: 8, comm: comm_setup)
 
-let tmax = reduce(bytes: 8, value: t, op: max, root: 0, comm: comm_setup)
+let tmax = reduce(bytes: 8, elem: 8, value: t, op: max, root: 0, comm: comm_setup)
 if rank == 0 {
     print("Time in seconds =", tmax)
 }

@@ -20,6 +20,7 @@ param iters_small = 1000
 param skip_small = 100
 param iters_large = 100
 param skip_large = 10
+param elem = 4              // the datatype's size: OMB reduces MPI_FLOAT (size / sizeof(float) elements)
 
 if rank == 0 { print("#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]") }
 let iters = iters_small
@@ -34,15 +35,15 @@ while bytes <= max_bytes {
     let timer = 0.0
     for i in 0 .. iters + skip {
         let t0 = wtime()
-        reduce(root: 0, bytes: bytes)
+        reduce(root: 0, bytes: bytes, elem: elem)
         let t1 = wtime()
         if i >= skip { timer += t1 - t0 }
         barrier()
     }
     let latency = timer * 1e6 / iters
-    let tmin = reduce(root: 0, bytes: 8, value: latency, op: min)
-    let tmax = reduce(root: 0, bytes: 8, value: latency, op: max)
-    let tsum = reduce(root: 0, bytes: 8, value: latency, op: sum)
+    let tmin = reduce(root: 0, bytes: 8, elem: 8, value: latency, op: min)
+    let tmax = reduce(root: 0, bytes: 8, elem: 8, value: latency, op: max)
+    let tsum = reduce(root: 0, bytes: 8, elem: 8, value: latency, op: sum)
     if rank == 0 { print(bytes, iters, tmin, tmax, tsum / size) }
     barrier()
     bytes = bytes * 2

@@ -1943,6 +1943,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
         }
         if kind.has_bytes() {
             allowed.push("bytes");
+            allowed.push("elem");
         }
         if carries_value(kind) {
             allowed.push("value");
@@ -1992,6 +1993,7 @@ impl<'g, 'e> FnCx<'g, 'e> {
             comm: v.remove("comm"),
             value: v.remove("value"),
             op,
+            elem: v.remove("elem"),
         }))
     }
 

@@ -256,6 +256,7 @@ fn collective(out: &mut String, c: &CollArgs, names: &Names<'_>) {
     let mut parts: Vec<String> = Vec::new();
     parts.extend(c.root.as_ref().map(|e| arg("root", e)));
     parts.extend(c.bytes.as_ref().map(|e| arg("bytes", e)));
+    parts.extend(c.elem.as_ref().map(|e| arg("elem", e)));
     parts.extend(c.value.as_ref().map(|e| arg("value", e)));
     if c.op != ReduceOp::default() {
         parts.push(format!("op: {}", c.op.name()));

@@ -94,9 +94,15 @@ impl Folder<'_> {
                     self.msg(recv);
                 }
                 CommOp::Collective(c) => {
-                    for e in [&mut c.root, &mut c.bytes, &mut c.comm, &mut c.value]
-                        .into_iter()
-                        .flatten()
+                    for e in [
+                        &mut c.root,
+                        &mut c.bytes,
+                        &mut c.comm,
+                        &mut c.value,
+                        &mut c.elem,
+                    ]
+                    .into_iter()
+                    .flatten()
                     {
                         self.fold(e);
                     }

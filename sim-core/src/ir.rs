@@ -299,6 +299,10 @@ pub struct CollArgs {
     pub value: Option<Expr>,
     /// `op:` for reduce, allreduce, scan, exscan (default sum).
     pub op: ReduceOp,
+    /// `elem:`: bytes per element of the call's datatype (`MPI_Type_size`;
+    /// `None` is 1, `MPI_BYTE`). The libraries compare element counts in
+    /// some selection rules and split vectors by elements.
+    pub elem: Option<Expr>,
 }
 
 /// How values are combined (MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR).
@@ -437,7 +441,7 @@ impl CommOp {
             CommOp::Wait(_) | CommOp::Waitall(_) | CommOp::Waitany(_) | CommOp::Test(_) => {
                 Vec::new()
             }
-            CommOp::Collective(c) => [&c.root, &c.bytes, &c.value, &c.comm]
+            CommOp::Collective(c) => [&c.root, &c.bytes, &c.value, &c.comm, &c.elem]
                 .into_iter()
                 .flatten()
                 .collect(),
@@ -824,6 +828,7 @@ impl Checker<'_> {
                     .chain(&c.bytes)
                     .chain(&c.value)
                     .chain(&c.comm)
+                    .chain(&c.elem)
                     .try_for_each(|e| self.expr(e))
             }
             CommOp::CommSplit { comm, color, key } => [color, key]

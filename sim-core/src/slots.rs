@@ -127,9 +127,15 @@ fn stmt(s: &mut Stmt, f: &mut impl FnMut(&mut Slot, Role)) {
                     rs.iter_mut().for_each(|r| f(r, Role::UseDef));
                 }
                 CommOp::Collective(c) => {
-                    for e in [&mut c.root, &mut c.bytes, &mut c.comm, &mut c.value]
-                        .into_iter()
-                        .flatten()
+                    for e in [
+                        &mut c.root,
+                        &mut c.bytes,
+                        &mut c.comm,
+                        &mut c.value,
+                        &mut c.elem,
+                    ]
+                    .into_iter()
+                    .flatten()
                     {
                         expr(e, f);
                     }

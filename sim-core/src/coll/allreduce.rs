@@ -1,18 +1,26 @@
 //! Allreduce (commutative built-in operations).
 
 use super::reduce::{mpich_block_sum, ompi_fold, ompi_halving};
-use super::util::{Ctx, MAX_SEGMENTS, Sched, is_even, is_odd, pof2_floor, segment_count};
+use super::util::{Ctx, MAX_SEGMENTS, Sched, is_even, is_odd, pof2_floor, scaled, segment_count};
 use super::{Algorithm, Counts, Step, bcast, reduce};
 use crate::ir::CollKind;
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
     let n = c.bytes()?;
+    // The algorithms that split the vector do it by elements (MPICH's
+    // `cnts`, Open MPI's `COLL_BASE_COMPUTE_BLOCKCOUNT` and segment counts):
+    // they run on `count` units of `unit` bytes.
+    let (count, unit) = c.units(n);
     match alg {
         Algorithm::RecursiveDoubling => Ok(recursive_doubling(c, n)),
-        Algorithm::Rabenseifner => Ok(mpich_rabenseifner(c, n)),
-        Algorithm::OmpiRabenseifner => Ok(ompi_rabenseifner(c, n)),
-        Algorithm::Ring => Ok(ring(c, n)),
-        Algorithm::SegmentedRing(seg) => ring_segmented(c, n, seg),
+        Algorithm::Rabenseifner => Ok(scaled(mpich_rabenseifner(c, count), unit)),
+        // `ompi_coll_base_allreduce_intra_redscat_allgather`: recursive
+        // doubling when `count < nprocs_pof2` (coll_base_allreduce.c).
+        Algorithm::OmpiRabenseifner if count < pof2_floor(c.size) => Ok(recursive_doubling(c, n)),
+        Algorithm::OmpiRabenseifner => Ok(scaled(ompi_rabenseifner(c, count), unit)),
+        Algorithm::Ring => Ok(scaled(ring(c, count), unit)),
+        // `COLL_BASE_COMPUTED_SEGCOUNT`: `segsize / typelng` elements.
+        Algorithm::SegmentedRing(seg) => Ok(scaled(ring_segmented(c, count, seg / unit)?, unit)),
         Algorithm::NonOverlapping => nonoverlapping(c, n),
         Algorithm::Linear => {
             let r = c.sub(CollKind::Reduce, 0, Counts::Uniform(n));

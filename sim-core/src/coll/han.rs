@@ -111,16 +111,25 @@ fn tuned_fallback(ctx: &Ctx<'_>) -> Result<Vec<Step>, String> {
 
 /// `tuned`'s blocking `kind` on a sub-communicator (`group`, this rank's
 /// index `me`), with the algorithm of its fixed rules for the group's size.
-fn tuned(group: &[u32], me: u32, kind: CollKind, root: u32, n: u64) -> Result<Vec<Step>, String> {
+/// `elem` is the call's element size ([`CollCall::elem`]).
+fn tuned(
+    group: &[u32],
+    me: u32,
+    kind: CollKind,
+    root: u32,
+    n: u64,
+    elem: u64,
+) -> Result<Vec<Step>, String> {
     let call = CollCall {
         kind,
         rank: me,
         size: group.len() as u32,
         root,
         counts: Counts::Uniform(n),
+        elem,
         layout: None,
     };
-    on_group(group, me, kind, root, n, openmpi::select(&call))
+    on_group(group, me, kind, root, n, elem, openmpi::select(&call))
 }
 
 /// `group` with its members 0 and `root` swapped, and `me`'s index in it:
@@ -144,39 +153,40 @@ fn swapped(group: &[u32], me: u32, root: u32) -> (Vec<u32>, u32) {
 /// 278-301), else its binomial tree on virtual ranks (receive from the
 /// parent, then post the sends to all children, lines 238-275), which is
 /// Open MPI's bmtree rooted at virtual rank 0.
-fn nbc_ibcast(group: &[u32], me: u32, root: u32, n: u64) -> Result<Vec<Step>, String> {
+fn nbc_ibcast(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<Vec<Step>, String> {
     if group.len() as u64 <= NBC_BCAST_LINEAR_MAX {
-        return on_group(group, me, CollKind::Bcast, root, n, Algorithm::Linear);
+        return on_group(group, me, CollKind::Bcast, root, n, elem, Algorithm::Linear);
     }
     let (g, v) = swapped(group, me, root);
-    on_group(&g, v, CollKind::Bcast, 0, n, Algorithm::OmpiBinomial)
+    on_group(&g, v, CollKind::Bcast, 0, n, elem, Algorithm::OmpiBinomial)
 }
 
 /// libnbc's `ireduce` (`nbc_ireduce.c` lines 107-115), commutative:
 /// redscat_gather on more than 2 ranks when the count is at least the
-/// largest power of two `<= p` (the pattern of Open MPI's
+/// largest power of two `<= p` (an element count: `n / elem`; the pattern of Open MPI's
 /// `reduce_intra_redscat_gather`, lines 649-...); else binomial on virtual
 /// ranks (lines 356-458: receive and combine each child, smallest subtree
 /// first, then send to the parent) if `p > 4` or below 65536 bytes; else
 /// the chain in 8192-byte fragments (lines 461-535).
-fn nbc_ireduce(group: &[u32], me: u32, root: u32, n: u64) -> Result<Vec<Step>, String> {
+fn nbc_ireduce(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<Vec<Step>, String> {
     let p = group.len() as u64;
     if p < 2 {
         return Ok(Vec::new());
     }
-    if p > 2 && n >= pof2_floor(p) {
+    if p > 2 && n / elem.max(1) >= pof2_floor(p) {
         return on_group(
             group,
             me,
             CollKind::Reduce,
             root,
             n,
+            elem,
             Algorithm::OmpiRabenseifner,
         );
     }
     let (g, v) = swapped(group, me, root);
     if p > 4 || n < NBC_REDUCE_CHAIN_MIN {
-        return on_group(&g, v, CollKind::Reduce, 0, n, Algorithm::BinomialTree);
+        return on_group(&g, v, CollKind::Reduce, 0, n, elem, Algorithm::BinomialTree);
     }
     Ok(nbc_reduce_chain(&g, u64::from(v), n))
 }
@@ -213,6 +223,8 @@ struct Levels<'a> {
     /// The low communicator (this rank's node) and the rank in it.
     low: &'a [u32],
     low_rank: u32,
+    /// The call's element size ([`CollCall::elem`]).
+    elem: u64,
 }
 
 impl Levels<'_> {
@@ -242,6 +254,7 @@ pub(super) fn composition(segsize: u64, ctx: &Ctx<'_>) -> Result<Vec<Step>, Stri
         layout,
         low: layout.members(layout.node_of(me)),
         low_rank: layout.local_rank(me),
+        elem: ctx.elem,
     };
     let n = ctx.counts.single();
     match ctx.kind {
@@ -260,11 +273,18 @@ pub(super) fn composition(segsize: u64, ctx: &Ctx<'_>) -> Result<Vec<Step>, Stri
 /// 28-62): barrier on each node, barrier among the nodes' first ranks,
 /// barrier on each node.
 fn barrier(lv: &Levels<'_>, me: u32) -> Result<Vec<Step>, String> {
-    let mut out = tuned(lv.low, lv.low_rank, CollKind::Barrier, 0, 0)?;
+    let mut out = tuned(lv.low, lv.low_rank, CollKind::Barrier, 0, 0, lv.elem)?;
     if let (up, Some(at)) = lv.up(me, 0) {
-        out.extend(tuned(&up, at, CollKind::Barrier, 0, 0)?);
+        out.extend(tuned(&up, at, CollKind::Barrier, 0, 0, lv.elem)?);
     }
-    out.extend(tuned(lv.low, lv.low_rank, CollKind::Barrier, 0, 0)?);
+    out.extend(tuned(
+        lv.low,
+        lv.low_rank,
+        CollKind::Barrier,
+        0,
+        0,
+        lv.elem,
+    )?);
     Ok(out)
 }
 
@@ -308,14 +328,28 @@ fn bcast(lv: &Levels<'_>, me: u32, root: u32, n: u64, segsize: u64) -> Result<Ve
     let segs = segments(n, segsize)?;
     let mut out = Vec::new();
     if let Some(at) = r.at {
-        out.extend(tuned(&r.up, at, CollKind::Bcast, r.root_up, segs[0])?);
+        out.extend(tuned(
+            &r.up,
+            at,
+            CollKind::Bcast,
+            r.root_up,
+            segs[0],
+            lv.elem,
+        )?);
     }
     for k in 0..segs.len() {
         let mut up = Vec::new();
         if let (Some(at), Some(&next)) = (r.at, segs.get(k + 1)) {
-            up = nbc_ibcast(&r.up, at, r.root_up, next)?;
+            up = nbc_ibcast(&r.up, at, r.root_up, next, lv.elem)?;
         }
-        let low = tuned(lv.low, lv.low_rank, CollKind::Bcast, r.root_low, segs[k])?;
+        let low = tuned(
+            lv.low,
+            lv.low_rank,
+            CollKind::Bcast,
+            r.root_low,
+            segs[k],
+            lv.elem,
+        )?;
         out.extend(merge(vec![up, low]));
     }
     Ok(out)
@@ -329,12 +363,21 @@ fn bcast(lv: &Levels<'_>, me: u32, root: u32, n: u64, segsize: u64) -> Result<Ve
 fn reduce(lv: &Levels<'_>, me: u32, root: u32, n: u64, segsize: u64) -> Result<Vec<Step>, String> {
     let r = rooted(lv, me, root)?;
     let segs = segments(n, segsize)?;
-    let low = |bytes: u64| tuned(lv.low, lv.low_rank, CollKind::Reduce, r.root_low, bytes);
+    let low = |bytes: u64| {
+        tuned(
+            lv.low,
+            lv.low_rank,
+            CollKind::Reduce,
+            r.root_low,
+            bytes,
+            lv.elem,
+        )
+    };
     let mut out = low(segs[0])?;
     for k in 0..segs.len() {
         let mut up = Vec::new();
         if let Some(at) = r.at {
-            up = nbc_ireduce(&r.up, at, r.root_up, segs[k])?;
+            up = nbc_ireduce(&r.up, at, r.root_up, segs[k], lv.elem)?;
         }
         let next = match segs.get(k + 1) {
             Some(&b) => low(b)?,
@@ -358,19 +401,19 @@ fn allreduce(lv: &Levels<'_>, me: u32, n: u64, segsize: u64) -> Result<Vec<Step>
     let seg = |k: usize| segs.get(k).copied();
     let lr = |k: usize| -> Result<Vec<Step>, String> {
         match seg(k) {
-            Some(b) => tuned(lv.low, lv.low_rank, CollKind::Reduce, 0, b),
+            Some(b) => tuned(lv.low, lv.low_rank, CollKind::Reduce, 0, b, lv.elem),
             None => Ok(Vec::new()),
         }
     };
     let ur = |k: usize| -> Result<Vec<Step>, String> {
         match (at, seg(k)) {
-            (Some(a), Some(b)) => nbc_ireduce(&up, a, 0, b),
+            (Some(a), Some(b)) => nbc_ireduce(&up, a, 0, b, lv.elem),
             _ => Ok(Vec::new()),
         }
     };
     let ub = |k: usize| -> Result<Vec<Step>, String> {
         match (at, seg(k)) {
-            (Some(a), Some(b)) => nbc_ibcast(&up, a, 0, b),
+            (Some(a), Some(b)) => nbc_ibcast(&up, a, 0, b, lv.elem),
             _ => Ok(Vec::new()),
         }
     };
@@ -387,7 +430,14 @@ fn allreduce(lv: &Levels<'_>, me: u32, n: u64, segsize: u64) -> Result<Vec<Step>
         let mut up3 = ub(k + 1)?;
         up3.extend(ur(k + 2)?);
         let mut low = lr(k + 3)?;
-        low.extend(tuned(lv.low, lv.low_rank, CollKind::Bcast, 0, bytes)?);
+        low.extend(tuned(
+            lv.low,
+            lv.low_rank,
+            CollKind::Bcast,
+            0,
+            bytes,
+            lv.elem,
+        )?);
         out.extend(merge(vec![up3, low]));
     }
     Ok(out)
@@ -400,10 +450,24 @@ fn allreduce(lv: &Levels<'_>, me: u32, n: u64, segsize: u64) -> Result<Vec<Step>
 /// locally when the nodes' ranks are not consecutive).
 fn gather(lv: &Levels<'_>, me: u32, root: u32, n: u64) -> Result<Vec<Step>, String> {
     let r = rooted(lv, me, root)?;
-    let mut out = tuned(lv.low, lv.low_rank, CollKind::Gather, r.root_low, n)?;
+    let mut out = tuned(
+        lv.low,
+        lv.low_rank,
+        CollKind::Gather,
+        r.root_low,
+        n,
+        lv.elem,
+    )?;
     if let Some(at) = r.at {
         let per_node = n.saturating_mul(lv.low.len() as u64);
-        out.extend(tuned(&r.up, at, CollKind::Gather, r.root_up, per_node)?);
+        out.extend(tuned(
+            &r.up,
+            at,
+            CollKind::Gather,
+            r.root_up,
+            per_node,
+            lv.elem,
+        )?);
     }
     Ok(out)
 }
@@ -417,7 +481,14 @@ fn scatter(lv: &Levels<'_>, me: u32, root: u32, n: u64) -> Result<Vec<Step>, Str
     let mut out = Vec::new();
     if let Some(at) = r.at {
         let per_node = n.saturating_mul(lv.low.len() as u64);
-        out.extend(tuned(&r.up, at, CollKind::Scatter, r.root_up, per_node)?);
+        out.extend(tuned(
+            &r.up,
+            at,
+            CollKind::Scatter,
+            r.root_up,
+            per_node,
+            lv.elem,
+        )?);
     }
     out.extend(tuned(
         lv.low,
@@ -425,6 +496,7 @@ fn scatter(lv: &Levels<'_>, me: u32, root: u32, n: u64) -> Result<Vec<Step>, Str
         CollKind::Scatter,
         r.root_low,
         n,
+        lv.elem,
     )?);
     Ok(out)
 }
@@ -435,12 +507,19 @@ fn scatter(lv: &Levels<'_>, me: u32, root: u32, n: u64) -> Result<Vec<Step>, Str
 /// ranks (task uag), and a `tuned` bcast of all `n * p` bytes on each node
 /// (task lb).
 fn allgather(lv: &Levels<'_>, me: u32, n: u64) -> Result<Vec<Step>, String> {
-    let mut out = tuned(lv.low, lv.low_rank, CollKind::Gather, 0, n)?;
+    let mut out = tuned(lv.low, lv.low_rank, CollKind::Gather, 0, n, lv.elem)?;
     if let (up, Some(at)) = lv.up(me, 0) {
         let per_node = n.saturating_mul(lv.low.len() as u64);
-        out.extend(tuned(&up, at, CollKind::Allgather, 0, per_node)?);
+        out.extend(tuned(&up, at, CollKind::Allgather, 0, per_node, lv.elem)?);
     }
     let all = n.saturating_mul(u64::from(lv.layout.size()));
-    out.extend(tuned(lv.low, lv.low_rank, CollKind::Bcast, 0, all)?);
+    out.extend(tuned(
+        lv.low,
+        lv.low_rank,
+        CollKind::Bcast,
+        0,
+        all,
+        lv.elem,
+    )?);
     Ok(out)
 }

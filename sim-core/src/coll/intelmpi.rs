@@ -129,7 +129,7 @@ fn find(rows: &[Ppn], ppn: u32, p: u32, n: u64) -> Option<Pick> {
 pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let ppn = call.layout.map_or(1, |l| l.max_per_node().max(1));
     let n = call.counts.single();
-    let mpir = || mpich4::mpir_select(call.kind, u64::from(call.size), call.counts);
+    let mpir = || mpich4::mpir_select(call.kind, u64::from(call.size), call.counts, call.elem);
     let pick = match lookup(call.kind, ppn, call.size, n) {
         Some(Pick::Netmod) => lookup_netmod(call.kind, ppn, call.size, n),
         other => other,

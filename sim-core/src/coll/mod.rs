@@ -27,9 +27,10 @@
 //! - [`algorithms_for`], [`Algorithm::name`], [`Algorithm::from_name`],
 //!   [`Algorithm::resolve`] and [`Library::from_name`] for machine files.
 //!
-//! Sizes are in bytes and the algorithms split them with byte granularity:
-//! the IR has no datatypes, so where a library compares an element count
-//! (`count < pof2`, `count < comm_size`) the byte count stands in for it.
+//! Sizes are in bytes and the algorithms split them with byte granularity.
+//! Where a library compares an element count (`count < pof2`, `count >
+//! comm_size`) the rules use [`CollCall::count`]: the bytes divided by the
+//! call's element size (`elem:` in the language, 1 by default).
 
 use crate::ir::CollKind;
 
@@ -190,11 +191,24 @@ pub struct CollCall<'a> {
     /// The root (0 for operations without one).
     pub root: u32,
     pub counts: Counts<'a>,
+    /// The size in bytes of one element of the call's datatype
+    /// (`MPI_Type_size`; 1 for `MPI_BYTE`, 4 for `MPI_FLOAT` or `MPI_INT`, 8
+    /// for `MPI_DOUBLE`), >= 1: the libraries compare element counts in some
+    /// rules (MPICH's `count < pof2`, Open MPI's `count > comm_size`), which
+    /// are `bytes / elem` ([`CollCall::count`]).
+    pub elem: u64,
     /// Which ranks of the communicator share a node; `None` where the
     /// caller does not know (node-aware algorithms then take every rank to
     /// be on a node of its own). Only node-aware libraries read it
     /// ([`Library::node_aware`]).
     pub layout: Option<&'a NodeLayout>,
+}
+
+impl CollCall<'_> {
+    /// The element count of `bytes` of this call's datatype.
+    pub fn count(&self, bytes: u64) -> u64 {
+        bytes / self.elem.max(1)
+    }
 }
 
 /// Whose selection rules pick the algorithms: a library and the version

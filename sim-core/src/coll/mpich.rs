@@ -58,7 +58,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // else binomial.
         CollKind::Reduce => {
             let n = call.counts.single();
-            if n > REDUCE_SHORT_MSG_SIZE && n >= pof2_floor(p) {
+            if n > REDUCE_SHORT_MSG_SIZE && call.count(n) >= pof2_floor(p) {
                 Algorithm::Rabenseifner
             } else {
                 Algorithm::BinomialTree
@@ -72,7 +72,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
         // later releases is used here.)
         CollKind::Allreduce => {
             let n = call.counts.single();
-            if n <= ALLREDUCE_SHORT_MSG_SIZE || n < pof2_floor(p) {
+            if n <= ALLREDUCE_SHORT_MSG_SIZE || call.count(n) < pof2_floor(p) {
                 Algorithm::RecursiveDoubling
             } else {
                 Algorithm::Rabenseifner

@@ -61,11 +61,11 @@ const ALLTOALL_MEDIUM: u64 = 32768;
 const REDUCE_SCATTER_LONG: u64 = 524288;
 
 /// The algorithm MJ picks on a communicator that is not a parent (a node
-/// communicator, the node roots, or a flat communicator). The byte count
-/// stands in for MPICH's element count in `count<pow2`
-/// (`docs/collectives.md`).
-pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>) -> Algorithm {
+/// communicator, the node roots, or a flat communicator). `count<pow2`
+/// compares MPICH's element count, `n / elem` (`elem` bytes per element).
+pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>, elem: u64) -> Algorithm {
     let n = counts.single();
+    let count = n / elem.max(1);
     match kind {
         CollKind::Barrier => Algorithm::Dissemination,
         CollKind::Bcast => {
@@ -78,14 +78,14 @@ pub(super) fn mpir_select(kind: CollKind, p: u64, counts: Counts<'_>) -> Algorit
             }
         }
         CollKind::Allreduce => {
-            if n <= ALLREDUCE_SHORT || n < pof2_floor(p) {
+            if n <= ALLREDUCE_SHORT || count < pof2_floor(p) {
                 Algorithm::RecursiveDoubling
             } else {
                 Algorithm::Rabenseifner
             }
         }
         CollKind::Reduce => {
-            if n <= REDUCE_SHORT || n < pof2_floor(p) {
+            if n <= REDUCE_SHORT || count < pof2_floor(p) {
                 Algorithm::BinomialTree
             } else {
                 Algorithm::Rabenseifner
@@ -144,7 +144,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let parent = call.size > 1 && call.layout.is_some_and(|l| !l.one_per_node());
     let one_node = call.layout.is_some_and(NodeLayout::one_node);
     let consecutive = call.layout.is_some_and(NodeLayout::consecutive);
-    let flat = || mpir_select(call.kind, p, call.counts);
+    let flat = || mpir_select(call.kind, p, call.counts, call.elem);
     if !parent {
         return flat();
     }
@@ -198,9 +198,10 @@ fn phase(
     kind: CollKind,
     root: u32,
     n: u64,
+    elem: u64,
 ) -> Result<(), String> {
-    let alg = mpir_select(kind, group.len() as u64, Counts::Uniform(n));
-    out.extend(util::on_group(group, me, kind, root, n, alg)?);
+    let alg = mpir_select(kind, group.len() as u64, Counts::Uniform(n), elem);
+    out.extend(util::on_group(group, me, kind, root, n, elem, alg)?);
     Ok(())
 }
 
@@ -208,6 +209,7 @@ fn phase(
 /// composition's node parts run there and `kind` has a shared-memory
 /// algorithm (`posix_coll.h`: bcast, reduce, allreduce, barrier), else as
 /// [`phase`].
+#[expect(clippy::too_many_arguments, reason = "one sub-call's whole signature")]
 fn node_phase(
     out: &mut Vec<Step>,
     local: &[u32],
@@ -215,6 +217,7 @@ fn node_phase(
     kind: CollKind,
     root: u32,
     n: u64,
+    elem: u64,
     shm: Option<ShmTrees>,
 ) -> Result<(), String> {
     match shm {
@@ -236,7 +239,7 @@ fn node_phase(
             out.extend(steps);
             Ok(())
         }
-        _ => phase(out, local, me, kind, root, n),
+        _ => phase(out, local, me, kind, root, n, elem),
     }
 }
 
@@ -289,11 +292,11 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // Barrier alpha (lines 11-54): barrier on each node, barrier among
         // the node roots, then a 1-byte bcast from each node's root.
         (CollKind::Barrier, Algorithm::Ch4Alpha) => {
-            node_phase(&mut out, local, my_local, CollKind::Barrier, 0, 0, shm)?;
+            node_phase(&mut out, local, my_local, CollKind::Barrier, 0, 0, 1, shm)?;
             if leader {
-                phase(&mut out, leaders, node, CollKind::Barrier, 0, 0)?;
+                phase(&mut out, leaders, node, CollKind::Barrier, 0, 0, 1)?;
             }
-            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 1, shm)?;
+            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 1, 1, shm)?;
         }
         // Bcast alpha (lines 70-154): a root that is not its node's root
         // first sends the buffer to it; bcast among the node roots; then a
@@ -307,9 +310,26 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                 }
             }
             if leader {
-                phase(&mut out, leaders, node, CollKind::Bcast, root_node, n)?;
+                phase(
+                    &mut out,
+                    leaders,
+                    node,
+                    CollKind::Bcast,
+                    root_node,
+                    n,
+                    ctx.elem,
+                )?;
             }
-            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
+            node_phase(
+                &mut out,
+                local,
+                my_local,
+                CollKind::Bcast,
+                0,
+                n,
+                ctx.elem,
+                shm,
+            )?;
         }
         // Bcast beta (lines 156-199): on the root's node first when the
         // root is not its node's root, then among the node roots, then on
@@ -323,32 +343,77 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                     CollKind::Bcast,
                     root_local,
                     n,
+                    ctx.elem,
                     shm,
                 )?;
             }
             if leader {
-                phase(&mut out, leaders, node, CollKind::Bcast, root_node, n)?;
+                phase(
+                    &mut out,
+                    leaders,
+                    node,
+                    CollKind::Bcast,
+                    root_node,
+                    n,
+                    ctx.elem,
+                )?;
             }
             if node != root_node || root_local == 0 {
-                node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
+                node_phase(
+                    &mut out,
+                    local,
+                    my_local,
+                    CollKind::Bcast,
+                    0,
+                    n,
+                    ctx.elem,
+                    shm,
+                )?;
             }
         }
         // Allreduce alpha (lines 217-286): reduce on each node to its root,
         // allreduce among the node roots, bcast on each node.
         (CollKind::Allreduce, Algorithm::Ch4Alpha) => {
-            node_phase(&mut out, local, my_local, CollKind::Reduce, 0, n, shm)?;
+            node_phase(
+                &mut out,
+                local,
+                my_local,
+                CollKind::Reduce,
+                0,
+                n,
+                ctx.elem,
+                shm,
+            )?;
             if leader {
-                phase(&mut out, leaders, node, CollKind::Allreduce, 0, n)?;
+                phase(&mut out, leaders, node, CollKind::Allreduce, 0, n, ctx.elem)?;
             }
-            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
+            node_phase(
+                &mut out,
+                local,
+                my_local,
+                CollKind::Bcast,
+                0,
+                n,
+                ctx.elem,
+                shm,
+            )?;
         }
         // Reduce alpha (lines 328-413): reduce on each node to its root,
         // reduce among the node roots to rank 0, which sends the result to
         // the root if that is another rank.
         (CollKind::Reduce, Algorithm::Ch4Alpha) => {
-            node_phase(&mut out, local, my_local, CollKind::Reduce, 0, n, shm)?;
+            node_phase(
+                &mut out,
+                local,
+                my_local,
+                CollKind::Reduce,
+                0,
+                n,
+                ctx.elem,
+                shm,
+            )?;
             if leader {
-                phase(&mut out, leaders, node, CollKind::Reduce, 0, n)?;
+                phase(&mut out, leaders, node, CollKind::Reduce, 0, n, ctx.elem)?;
             }
             if root != 0 {
                 if me == 0 {
@@ -363,10 +428,27 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // node, then on the root's node to the root.
         (CollKind::Reduce, Algorithm::Ch4Beta) => {
             if node != root_node {
-                node_phase(&mut out, local, my_local, CollKind::Reduce, 0, n, shm)?;
+                node_phase(
+                    &mut out,
+                    local,
+                    my_local,
+                    CollKind::Reduce,
+                    0,
+                    n,
+                    ctx.elem,
+                    shm,
+                )?;
             }
             if leader {
-                phase(&mut out, leaders, node, CollKind::Reduce, root_node, n)?;
+                phase(
+                    &mut out,
+                    leaders,
+                    node,
+                    CollKind::Reduce,
+                    root_node,
+                    n,
+                    ctx.elem,
+                )?;
             }
             if node == root_node {
                 node_phase(
@@ -376,6 +458,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                     CollKind::Reduce,
                     root_local,
                     n,
+                    ctx.elem,
                     shm,
                 )?;
             }
@@ -386,7 +469,16 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // each node says whether a prefix came, and if one did, it is
         // broadcast on the node and combined.
         (CollKind::Scan, Algorithm::Ch4Alpha) => {
-            node_phase(&mut out, local, my_local, CollKind::Scan, 0, n, shm)?;
+            node_phase(
+                &mut out,
+                local,
+                my_local,
+                CollKind::Scan,
+                0,
+                n,
+                ctx.elem,
+                shm,
+            )?;
             let last = local.len() as u32 - 1;
             if local.len() > 1 {
                 if leader {
@@ -396,7 +488,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                 }
             }
             if leader {
-                phase(&mut out, leaders, node, CollKind::Scan, 0, n)?;
+                phase(&mut out, leaders, node, CollKind::Scan, 0, n, ctx.elem)?;
                 if (node as usize) + 1 < leaders.len() {
                     send(&mut out, leaders[node as usize + 1], n);
                 }
@@ -404,9 +496,18 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                     recv(&mut out, leaders[node as usize - 1], n);
                 }
             }
-            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 4, shm)?;
+            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 4, 4, shm)?;
             if node > 0 {
-                node_phase(&mut out, local, my_local, CollKind::Bcast, 0, n, shm)?;
+                node_phase(
+                    &mut out,
+                    local,
+                    my_local,
+                    CollKind::Bcast,
+                    0,
+                    n,
+                    ctx.elem,
+                    shm,
+                )?;
                 out.push(Step {
                     ops: Vec::new(),
                     reduce_bytes: n,

@@ -468,9 +468,9 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
             7 => A::Knomial,
             // scatter_allgather(_ring) switch to basic_linear when
             // count < comm_size.
-            8 if n < p => A::Linear,
+            8 if call.count(n) < p => A::Linear,
             8 => A::ScatterRecursiveDoublingAllgather,
-            _ if n < p => A::Linear,
+            _ if call.count(n) < p => A::Linear,
             _ => A::ScatterRingAllgather,
         },
         CollKind::Reduce => match reduce_id(p, n) {

@@ -12,11 +12,11 @@
 //! below cites its function in that file. The `a * x + b` comparisons are
 //! evaluated in `f64` as the C code does in `double`.
 //!
-//! Bytes stand for element counts (see `docs/collectives.md`). The rules
-//! compare byte sizes (`dsize * count`) except in two places: allreduce's
-//! ring needs `count > comm_size`, and bcast and reduce send a single element
-//! (`count <= 1`) by binomial tree; with bytes as elements the latter is
-//! already covered by the small-message rule, the former is tested on bytes.
+//! The rules compare byte sizes (`dsize * count`) except in two places:
+//! allreduce's ring needs `count > comm_size` (the call's elements,
+//! [`CollCall::count`]), and bcast and reduce send a single element
+//! (`count <= 1`) by binomial tree, which the small-message rules already
+//! cover (a single element is at most 16 bytes).
 //!
 //! Collectives without a fixed rule (`coll_tuned_module.c` sets gatherv,
 //! scatterv, scan, exscan to NULL) run `coll/basic`.
@@ -37,14 +37,12 @@ const ALLREDUCE_RING_SEGMENT: u64 = 1 << 20;
 /// 10000 bytes; else, for a commutative operation with `count > comm_size`,
 /// the ring while `comm_size * 1 MiB >= bytes` and the ring segmented in
 /// 1 MiB pieces above; else (count <= comm_size) nonoverlapping (reduce +
-/// bcast). Bytes stand in for `count`: with 8-byte elements a call of
-/// `p < n <= 8p` bytes (n >= 10000, so p > 1250) runs the ring here but
-/// nonoverlapping in the library.
-pub(super) fn allreduce(p: u64, n: u64) -> Algorithm {
+/// bcast). `n` is the call's bytes, `count` its elements.
+pub(super) fn allreduce(p: u64, n: u64, count: u64) -> Algorithm {
     if n < ALLREDUCE_INTERMEDIATE {
         return A::RecursiveDoubling;
     }
-    if n > p {
+    if count > p {
         if p.saturating_mul(ALLREDUCE_RING_SEGMENT) >= n {
             return A::Ring;
         }
@@ -277,7 +275,7 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
     let p = u64::from(call.size);
     let n = call.counts.single();
     match call.kind {
-        CollKind::Allreduce => allreduce(p, n),
+        CollKind::Allreduce => allreduce(p, n, call.count(n)),
         CollKind::Alltoall => alltoall(p, n),
         CollKind::Alltoallv => alltoallv(),
         CollKind::Barrier => barrier(p),

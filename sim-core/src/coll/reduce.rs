@@ -3,7 +3,7 @@
 
 use super::bcast::CHAIN_FANOUT;
 use super::topo::{self, Tree};
-use super::util::{Ctx, Sched, is_odd, log2, pof2_floor, recv, segments, send};
+use super::util::{Ctx, Sched, is_odd, log2, pof2_floor, recv, scaled, segments, send};
 use super::{Algorithm, Step};
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
@@ -17,8 +17,16 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
         Algorithm::Chain(seg) => generic(n, &topo::chain(c, CHAIN_FANOUT), seg),
         Algorithm::BinaryTree(seg) => generic(n, &topo::kary(c, 2), seg),
         Algorithm::InOrderBinary => in_order_binary(c, n),
-        Algorithm::Rabenseifner => Ok(mpich_rabenseifner(c, n)),
-        Algorithm::OmpiRabenseifner => Ok(ompi_rabenseifner(c, n)),
+        // Rabenseifner's blocks are element counts (MPICH's `cnts`, Open
+        // MPI's window halving): run on elements, then scaled to bytes.
+        Algorithm::Rabenseifner => {
+            let (count, unit) = c.units(n);
+            Ok(scaled(mpich_rabenseifner(c, count), unit))
+        }
+        Algorithm::OmpiRabenseifner => {
+            let (count, unit) = c.units(n);
+            Ok(scaled(ompi_rabenseifner(c, count), unit))
+        }
         other => Err(format!("reduce has no algorithm \"{}\"", other.name())),
     }
 }

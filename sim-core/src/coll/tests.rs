@@ -255,6 +255,7 @@ fn schedules_in<'a>(
                     size: p,
                     root,
                     counts: counts(rank),
+                    elem: 1,
                     layout: None,
                 },
             )
@@ -311,6 +312,7 @@ fn compact_schedules_are_one_run_per_ring_and_exchange() {
         size: 9216,
         root: 0,
         counts: Counts::Uniform(16),
+        elem: 1,
         layout: None,
     };
     for (kind, alg, runs) in [
@@ -832,6 +834,7 @@ fn the_libraries_choices_run_on_every_size() {
                         size: p,
                         root: 0,
                         counts: Counts::Uniform(n),
+                        elem: 1,
                         layout: None,
                     };
                     let alg = select(&cfg, &call);
@@ -1101,6 +1104,7 @@ fn call(kind: CollKind, rank: u32, size: u32, root: u32, counts: Counts<'_>) -> 
         size,
         root,
         counts,
+        elem: 1,
         layout: None,
     }
 }
@@ -1637,6 +1641,7 @@ fn schedules_on(
                     size: p,
                     root,
                     counts: Counts::Uniform(n),
+                    elem: 1,
                     layout: Some(&layout),
                 },
             )
@@ -1708,6 +1713,7 @@ fn mpich4_selection_follows_the_json_trees() {
                 size: nodes.len() as u32,
                 root: 0,
                 counts: Counts::Uniform(n),
+                elem: 1,
                 layout: Some(&layout),
             },
         )
@@ -2380,6 +2386,7 @@ fn open_mpi_5_picks_han_where_its_defaults_do() {
                 size: p,
                 root: 0,
                 counts: Counts::Uniform(n),
+                elem: 1,
                 layout: layout.as_ref(),
             },
         )
@@ -2446,6 +2453,7 @@ fn open_mpi_4_1_is_tuned_over_a_flat_communicator() {
                 size: 8,
                 root: 0,
                 counts: Counts::Uniform(n),
+                elem: 1,
                 layout: Some(&layout),
             };
             let flat = super::openmpi::select(&call(kind, 0, 8, 0, Counts::Uniform(n)));
@@ -2499,6 +2507,7 @@ fn impi(kind: CollKind, ppn: u32, p: u32, n: u64) -> Algorithm {
             size: p,
             root: 0,
             counts: Counts::Uniform(n),
+            elem: 1,
             layout: Some(&layout),
         },
     )
@@ -2720,6 +2729,7 @@ fn intelmpi_choices_run_on_their_layouts() {
                             size: p,
                             root,
                             counts: Counts::Uniform(n),
+                            elem: 1,
                             layout: Some(&layout),
                         };
                         let alg = select(&cfg, &c);
@@ -2744,4 +2754,217 @@ fn intelmpi_choices_run_on_their_layouts() {
         }
     }
     assert!(runs > 500, "only {runs} runs");
+}
+
+// ---------------------------------------------------------------------------
+// Element counts: `elem:` (the datatype's size) where the libraries compare
+// or split counts, not bytes.
+
+/// The algorithm `library` picks for `kind` on `p` ranks, `n` bytes of
+/// `elem`-byte elements.
+fn pick_elem(library: Library, kind: CollKind, p: u32, n: u64, elem: u64) -> Algorithm {
+    let c = CollCall {
+        elem,
+        ..call(kind, 0, p, 0, Counts::Uniform(n))
+    };
+    select(&CollConfig::new(library), &c)
+}
+
+#[test]
+fn selection_compares_element_counts_where_the_source_does() {
+    use Algorithm as A;
+    use CollKind as K;
+    let rows: &[(Library, CollKind, u32, u64, u64, Algorithm)] = &[
+        // MPICH 3 MPIR_Allreduce_intra_auto: above 2048 bytes, `count <
+        // pof2` (pof2 = 2048 on 3,072 ranks): 4 KiB of bytes is 4096
+        // elements, of floats 1024.
+        (
+            Library::Mpich3,
+            K::Allreduce,
+            3072,
+            4096,
+            1,
+            A::Rabenseifner,
+        ),
+        (
+            Library::Mpich3,
+            K::Allreduce,
+            3072,
+            4096,
+            4,
+            A::RecursiveDoubling,
+        ),
+        (
+            Library::Mpich3,
+            K::Allreduce,
+            3072,
+            8192,
+            4,
+            A::Rabenseifner,
+        ),
+        (
+            Library::Mpich3,
+            K::Allreduce,
+            3072,
+            8188,
+            4,
+            A::RecursiveDoubling,
+        ),
+        // MPIR_Reduce_intra_auto: `count >= pof2` for Rabenseifner.
+        (Library::Mpich3, K::Reduce, 3072, 4096, 1, A::Rabenseifner),
+        (Library::Mpich3, K::Reduce, 3072, 4096, 4, A::BinomialTree),
+        (Library::Mpich3, K::Reduce, 3072, 16384, 8, A::Rabenseifner),
+        (Library::Mpich3, K::Reduce, 3072, 16376, 8, A::BinomialTree),
+        // MPICH 4's MPIR tree on a flat communicator: the same `count<pow2`.
+        (
+            Library::Mpich4,
+            K::Allreduce,
+            3072,
+            2048,
+            4,
+            A::RecursiveDoubling,
+        ),
+        (
+            Library::Mpich4,
+            K::Allreduce,
+            3072,
+            8192,
+            4,
+            A::Rabenseifner,
+        ),
+        (Library::Mpich4, K::Reduce, 3072, 16376, 8, A::BinomialTree),
+        // Open MPI 4.0 ompi_coll_tuned_allreduce_intra_dec_fixed: the ring
+        // needs `count > comm_size`: 16 KiB of doubles on 3,072 ranks is
+        // 2,048 elements (reduce + bcast); one element more than p rings.
+        (Library::OpenMpi4, K::Allreduce, 3072, 16384, 1, A::Ring),
+        (
+            Library::OpenMpi4,
+            K::Allreduce,
+            3072,
+            16384,
+            8,
+            A::NonOverlapping,
+        ),
+        (
+            Library::OpenMpi4,
+            K::Allreduce,
+            3072,
+            3072 * 4,
+            4,
+            A::NonOverlapping,
+        ),
+        (Library::OpenMpi4, K::Allreduce, 3072, 3073 * 4, 4, A::Ring),
+        // Open MPI 5's tuned bcast on 24 ranks above 1 MiB: scatter_allgather,
+        // which leaves for basic_linear when `count < comm_size` (2 MiB of a
+        // derived datatype of 64 KiB: 32 elements; of 128 KiB: 16).
+        (
+            Library::OpenMpi41,
+            K::Bcast,
+            24,
+            1 << 21,
+            1,
+            A::ScatterRecursiveDoublingAllgather,
+        ),
+        (
+            Library::OpenMpi41,
+            K::Bcast,
+            24,
+            1 << 21,
+            1 << 16,
+            A::ScatterRecursiveDoublingAllgather,
+        ),
+        (
+            Library::OpenMpi41,
+            K::Bcast,
+            24,
+            1 << 21,
+            1 << 17,
+            A::Linear,
+        ),
+    ];
+    for &(lib, kind, p, n, elem, expect) in rows {
+        assert_eq!(
+            pick_elem(lib, kind, p, n, elem),
+            expect,
+            "{lib:?} {kind:?} p={p} n={n} elem={elem}"
+        );
+    }
+}
+
+/// Every message of `steps` in bytes (sends and receives).
+fn message_bytes(steps: &[Step]) -> Vec<u64> {
+    steps
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter_map(|op| match *op {
+            Op::Send { bytes, .. } | Op::Recv { bytes, .. } => Some(bytes),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn vectors_split_by_elements() {
+    // Open MPI's ring allreduce on 4 ranks: 40 bytes of doubles are 5
+    // elements, COLL_BASE_COMPUTE_BLOCKCOUNT(5, 4) = blocks of 2, 1, 1, 1
+    // elements: 16, 8, 8, 8 bytes; of bytes, 10 each.
+    let ring = |elem: u64, rank: u32| {
+        let c = CollCall {
+            elem,
+            ..call(CollKind::Allreduce, rank, 4, 0, Counts::Uniform(40))
+        };
+        schedule(Algorithm::Ring, &c).expect("a valid call")
+    };
+    for rank in 0..4 {
+        let bytes = message_bytes(&ring(8, rank));
+        assert!(bytes.iter().all(|b| b % 8 == 0), "rank {rank}: {bytes:?}");
+        assert!(bytes.contains(&16) && bytes.contains(&8), "{bytes:?}");
+        assert!(message_bytes(&ring(1, rank)).iter().all(|&b| b == 10));
+        let sent: u64 = ring(8, rank)
+            .iter()
+            .flat_map(|s| &s.ops)
+            .filter_map(|op| match *op {
+                Op::Send { bytes, .. } => Some(bytes),
+                _ => None,
+            })
+            .sum();
+        // Sent: in the reduce-scatter the blocks rank, rank-1, rank-2
+        // (all but rank+1's), in the allgather rank+1, rank, rank-1 (all but
+        // rank+2's): 2 * 40 - block(rank + 1) - block(rank + 2).
+        let block = |b: u32| if b.is_multiple_of(4) { 16 } else { 8 };
+        assert_eq!(sent, 80 - block(rank + 1) - block(rank + 2), "rank {rank}");
+    }
+    // MPICH's Rabenseifner allreduce and reduce on 4 ranks: `cnts` of 5
+    // elements over pof2 = 4 blocks, the first one larger; the combined
+    // bytes are whole elements too.
+    for (kind, alg) in [
+        (CollKind::Allreduce, Algorithm::Rabenseifner),
+        (CollKind::Allreduce, Algorithm::OmpiRabenseifner),
+        (CollKind::Reduce, Algorithm::Rabenseifner),
+        (CollKind::Reduce, Algorithm::OmpiRabenseifner),
+    ] {
+        for rank in 0..4 {
+            let c = CollCall {
+                elem: 8,
+                ..call(kind, rank, 4, 0, Counts::Uniform(40))
+            };
+            let steps = schedule(alg, &c).expect("a valid call");
+            let bytes = message_bytes(&steps);
+            assert!(
+                bytes.iter().all(|b| b % 8 == 0),
+                "{alg:?} rank {rank}: {bytes:?}"
+            );
+            assert!(steps.iter().all(|s| s.reduce_bytes % 8 == 0), "{alg:?}");
+        }
+    }
+    // Open MPI's Rabenseifner falls back to recursive doubling below
+    // `nprocs_pof2` elements: 24 bytes of doubles on 4 ranks are 3.
+    let c = CollCall {
+        elem: 8,
+        ..call(CollKind::Allreduce, 0, 4, 0, Counts::Uniform(24))
+    };
+    assert_eq!(
+        schedule(Algorithm::OmpiRabenseifner, &c),
+        schedule(Algorithm::RecursiveDoubling, &c)
+    );
 }

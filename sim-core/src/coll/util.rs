@@ -25,6 +25,8 @@ pub(super) struct Ctx<'a> {
     /// The root (0 for operations without one).
     pub root: u64,
     pub counts: Counts<'a>,
+    /// Bytes per element of the call's datatype ([`CollCall::elem`]).
+    pub elem: u64,
     /// The communicator's node structure, where the caller knows it.
     pub layout: Option<&'a NodeLayout>,
     /// Whose Open MPI rules pick the inner collectives of composite
@@ -67,6 +69,7 @@ impl<'a> Ctx<'a> {
             size,
             root,
             counts: call.counts,
+            elem: call.elem.max(1),
             layout: call.layout,
             library: Library::OpenMpi5,
         })
@@ -126,8 +129,22 @@ impl<'a> Ctx<'a> {
             size: self.size,
             root,
             counts,
+            elem: self.elem,
             layout: self.layout,
             library: self.library,
+        }
+    }
+
+    /// `bytes` as (units, bytes per unit) for the algorithms that split a
+    /// vector by elements (Rabenseifner's blocks, the ring's, Open MPI's
+    /// segments): the element count and the element size, or bytes and 1
+    /// when `bytes` is not a whole number of elements (a sub-call of one).
+    /// Such an algorithm runs on the units and its steps are [`scaled`].
+    pub fn units(&self, bytes: u64) -> (u64, u64) {
+        if self.elem > 1 && bytes.is_multiple_of(self.elem) {
+            (bytes / self.elem, self.elem)
+        } else {
+            (bytes, 1)
         }
     }
 
@@ -139,6 +156,7 @@ impl<'a> Ctx<'a> {
             size: peer(self.size),
             root: peer(self.root),
             counts: self.counts,
+            elem: self.elem,
             layout: self.layout,
         }
     }
@@ -301,6 +319,7 @@ pub(super) fn on_group(
     kind: CollKind,
     root: u32,
     n: u64,
+    elem: u64,
     alg: Algorithm,
 ) -> Result<Vec<Step>, String> {
     if group.len() < 2 {
@@ -312,11 +331,34 @@ pub(super) fn on_group(
         size: peer(group.len() as u64),
         root,
         counts: Counts::Uniform(n),
+        elem,
         layout: None,
     };
     let mut steps = super::schedule(alg, &sub)?;
     map_peers(&mut steps, group);
     Ok(steps)
+}
+
+/// `steps` built on units of `unit` bytes ([`Ctx::units`]) as bytes: every
+/// message, copy and reduction times `unit`.
+pub(super) fn scaled(mut steps: Vec<Step>, unit: u64) -> Vec<Step> {
+    if unit == 1 {
+        return steps;
+    }
+    for step in &mut steps {
+        step.reduce_bytes *= unit;
+        for op in &mut step.ops {
+            match op {
+                Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes }
+                    if *bytes != super::ANY_SIZE =>
+                {
+                    *bytes *= unit;
+                }
+                _ => {}
+            }
+        }
+    }
+    steps
 }
 
 /// Replaces every peer `i` of `steps` by `group[i]` (a sub-communicator's

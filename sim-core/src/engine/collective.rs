@@ -89,6 +89,8 @@ pub(super) struct Instance {
     op: CollOp,
     root: u32,
     size_arg: Option<SizeArg>,
+    /// `elem:` of the first rank (bytes per element).
+    elem: u64,
     first_rank: u32,
     first_span: Span,
     arrived: u32,
@@ -245,8 +247,9 @@ impl<'a> Engine<'a> {
     fn start_collective(&mut self, id: u32, op: &'a CommOp, span: Span) -> RunResult<CollExec> {
         let started = self.lps[id as usize].clock;
         let busy_before = self.lps[id as usize].stats.busy();
-        let (cop, comm_expr, root_expr, bytes_expr): (
+        let (cop, comm_expr, root_expr, bytes_expr, elem_expr): (
             CollOp,
+            Option<&Expr>,
             Option<&Expr>,
             Option<&Expr>,
             Option<&Expr>,
@@ -256,15 +259,17 @@ impl<'a> Engine<'a> {
                 root,
                 bytes,
                 comm,
+                elem,
                 ..
             }) => (
                 CollOp::Coll(*kind),
                 comm.as_ref(),
                 root.as_ref(),
                 bytes.as_ref(),
+                elem.as_ref(),
             ),
-            CommOp::CommSplit { comm, .. } => (CollOp::Split, comm.as_ref(), None, None),
-            CommOp::CommDup(c) => (CollOp::Dup, Some(c), None, None),
+            CommOp::CommSplit { comm, .. } => (CollOp::Split, comm.as_ref(), None, None, None),
+            CommOp::CommDup(c) => (CollOp::Dup, Some(c), None, None, None),
             _ => return Err(self.rt(id, span, "internal error: not a collective".to_owned())),
         };
         let comm = self.eval_comm(id, comm_expr, span)?;
@@ -275,6 +280,7 @@ impl<'a> Engine<'a> {
         };
         let root = self.eval_root(id, root_expr, size, span)?;
         let size_arg = self.eval_sizes(id, bytes_expr, span)?;
+        let elem = self.eval_elem(id, elem_expr, size_arg.as_ref(), span)?;
         let value = match op {
             CommOp::Collective(CollArgs { value: Some(e), .. }) => Some(self.eval_in(id, e, span)?),
             _ => None,
@@ -323,7 +329,7 @@ impl<'a> Engine<'a> {
             key_,
             cop,
             root,
-            size_arg.clone(),
+            (size_arg.clone(), elem),
             span,
             size,
             (color, key),
@@ -334,8 +340,16 @@ impl<'a> Engine<'a> {
         if self.coll_cfg.library.node_aware() {
             self.ensure_layout(comm);
         }
-        let (steps, copy) =
-            self.schedule(id, cop, size_arg.as_ref(), comm, me, size, root, span)?;
+        let (steps, copy) = self.schedule(
+            id,
+            cop,
+            (size_arg.as_ref(), elem),
+            comm,
+            me,
+            size,
+            root,
+            span,
+        )?;
         if !steps.is_empty() && self.coll_cfg.call_overhead > 0.0 {
             // The library's own work on entering a call that communicates
             // (`CollConfig::call_overhead`), on the rank's CPU before its
@@ -427,6 +441,49 @@ impl<'a> Engine<'a> {
         })
     }
 
+    /// `elem:` of a collective (1 without one): an integer from 1 to 2^20
+    /// that divides every byte count of the call (a call moves whole
+    /// elements of its datatype).
+    fn eval_elem(
+        &self,
+        id: u32,
+        elem_expr: Option<&Expr>,
+        sizes: Option<&SizeArg>,
+        span: Span,
+    ) -> RunResult<u64> {
+        let Some(e) = elem_expr else {
+            return Ok(1);
+        };
+        let elem = match self.eval_in(id, e, span)? {
+            Value::Int(n) if (1..=1 << 20).contains(&n) => n as u64,
+            v => {
+                return Err(self.rt(
+                    id,
+                    span,
+                    format!(
+                        "`elem:` must be the size in bytes of one element, an integer from 1 to \
+                         1048576, got {v}"
+                    ),
+                ));
+            }
+        };
+        let counts: &[u64] = match sizes {
+            Some(SizeArg::Int(n)) => std::slice::from_ref(n),
+            Some(SizeArg::Array(v)) => v,
+            None => &[],
+        };
+        if let Some(n) = counts.iter().find(|n| !n.is_multiple_of(elem)) {
+            return Err(self.rt(
+                id,
+                span,
+                format!(
+                    "`bytes: {n}` is not a whole number of {elem}-byte elements (`elem: {elem}`)"
+                ),
+            ));
+        }
+        Ok(elem)
+    }
+
     /// `comm_split`'s `color:` and `key:` (other operations: 0 and the
     /// rank's own rank `me`).
     fn eval_color_key(&self, id: u32, op: &CommOp, me: u32, span: Span) -> RunResult<(i64, i64)> {
@@ -482,7 +539,7 @@ impl<'a> Engine<'a> {
         &self,
         id: u32,
         cop: CollOp,
-        size_arg: Option<&SizeArg>,
+        (size_arg, elem): (Option<&SizeArg>, u64),
         comm: u32,
         me: u32,
         size: u32,
@@ -491,8 +548,11 @@ impl<'a> Engine<'a> {
     ) -> RunResult<(Vec<Step>, u64)> {
         // The schedule.
         let kind;
+        // The datatype: the call's, or the ints of a split and a dup.
+        let mut elem = elem;
         let counts: Counts<'_> = match (cop, &size_arg) {
             (CollOp::Split, _) => {
+                elem = 4;
                 // MPICH's comm_split exchanges (color, key) with an allgather
                 // of two ints per rank: src/mpi/comm/comm_split_impl.c,
                 // `struct splittype { int color, key; }` and
@@ -501,6 +561,7 @@ impl<'a> Engine<'a> {
                 Counts::Uniform(8)
             }
             (CollOp::Dup, _) => {
+                elem = 4;
                 // A new context id is agreed with an allreduce (MPICH).
                 kind = CollKind::Allreduce;
                 Counts::Uniform(8)
@@ -550,6 +611,7 @@ impl<'a> Engine<'a> {
             size,
             root,
             counts,
+            elem,
             layout: self.comms.get(comm).and_then(|c| c.layout.as_ref()),
         };
         let alg = coll::select(&self.coll_cfg, &call);
@@ -618,7 +680,7 @@ impl<'a> Engine<'a> {
         key: (u32, u64),
         op: CollOp,
         root: u32,
-        size_arg: Option<SizeArg>,
+        (size_arg, elem): (Option<SizeArg>, u64),
         span: Span,
         size: u32,
         split: (i64, i64),
@@ -637,6 +699,7 @@ impl<'a> Engine<'a> {
             op,
             root,
             size_arg: size_arg.clone(),
+            elem,
             first_rank: id,
             first_span: span,
             arrived: 0,
@@ -668,6 +731,13 @@ impl<'a> Engine<'a> {
                 op_kind.name(),
                 inst.first_rank,
                 inst.reduce_op.name()
+            ))
+        } else if inst.elem != elem {
+            Some(format!(
+                "{}(elem: {elem}) here, but rank {} gave elem: {}",
+                op.name(),
+                inst.first_rank,
+                inst.elem
             ))
         } else if checked && inst.size_arg != size_arg {
             Some(format!(
