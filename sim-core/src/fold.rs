@@ -94,16 +94,7 @@ impl Folder<'_> {
                     self.msg(recv);
                 }
                 CommOp::Collective(c) => {
-                    for e in [
-                        &mut c.root,
-                        &mut c.bytes,
-                        &mut c.comm,
-                        &mut c.value,
-                        &mut c.elem,
-                    ]
-                    .into_iter()
-                    .flatten()
-                    {
+                    for e in c.exprs_mut() {
                         self.fold(e);
                     }
                 }

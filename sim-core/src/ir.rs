@@ -305,6 +305,29 @@ pub struct CollArgs {
     pub elem: Option<Expr>,
 }
 
+impl CollArgs {
+    /// The expressions of the arguments given (`root:`, `bytes:`, `comm:`,
+    /// `value:`, `elem:`), in one order for every walk of them.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        [&self.root, &self.bytes, &self.comm, &self.value, &self.elem]
+            .into_iter()
+            .flatten()
+    }
+
+    /// [`CollArgs::exprs`], to rewrite them.
+    pub fn exprs_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
+        [
+            &mut self.root,
+            &mut self.bytes,
+            &mut self.comm,
+            &mut self.value,
+            &mut self.elem,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
 /// How values are combined (MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReduceOp {
@@ -441,10 +464,7 @@ impl CommOp {
             CommOp::Wait(_) | CommOp::Waitall(_) | CommOp::Waitany(_) | CommOp::Test(_) => {
                 Vec::new()
             }
-            CommOp::Collective(c) => [&c.root, &c.bytes, &c.value, &c.comm, &c.elem]
-                .into_iter()
-                .flatten()
-                .collect(),
+            CommOp::Collective(c) => c.exprs().collect(),
             CommOp::CommSplit { comm, color, key } => {
                 [color, key].into_iter().chain(comm).collect()
             }
@@ -823,13 +843,7 @@ impl Checker<'_> {
                     "has a byte count but moves no bytes"
                 };
                 self.operands(c.bytes.is_some() == c.kind.has_bytes(), name, bytes)?;
-                c.root
-                    .iter()
-                    .chain(&c.bytes)
-                    .chain(&c.value)
-                    .chain(&c.comm)
-                    .chain(&c.elem)
-                    .try_for_each(|e| self.expr(e))
+                c.exprs().try_for_each(|e| self.expr(e))
             }
             CommOp::CommSplit { comm, color, key } => [color, key]
                 .into_iter()

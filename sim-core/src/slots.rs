@@ -127,16 +127,7 @@ fn stmt(s: &mut Stmt, f: &mut impl FnMut(&mut Slot, Role)) {
                     rs.iter_mut().for_each(|r| f(r, Role::UseDef));
                 }
                 CommOp::Collective(c) => {
-                    for e in [
-                        &mut c.root,
-                        &mut c.bytes,
-                        &mut c.comm,
-                        &mut c.value,
-                        &mut c.elem,
-                    ]
-                    .into_iter()
-                    .flatten()
-                    {
+                    for e in c.exprs_mut() {
                         expr(e, f);
                     }
                 }

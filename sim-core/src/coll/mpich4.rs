@@ -205,41 +205,78 @@ fn phase(
     Ok(())
 }
 
-/// A phase on this rank's node: through shared memory (`shm.rs`) when the
-/// composition's node parts run there and `kind` has a shared-memory
-/// algorithm (`posix_coll.h`: bcast, reduce, allreduce, barrier), else as
-/// [`phase`].
-#[expect(clippy::too_many_arguments, reason = "one sub-call's whole signature")]
-fn node_phase(
-    out: &mut Vec<Step>,
-    local: &[u32],
-    me: u32,
-    kind: CollKind,
-    root: u32,
-    n: u64,
-    elem: u64,
+/// This rank's two levels in a composition: its node (`local`, its index
+/// there `my_local`, and `shm` when the node parts run through shared
+/// memory) and the node roots (`leaders`, its node's index `node`), with
+/// the call's element size.
+struct Levels<'a> {
+    local: &'a [u32],
+    my_local: u32,
     shm: Option<ShmTrees>,
-) -> Result<(), String> {
-    match shm {
-        Some(trees)
-            if matches!(
-                kind,
-                CollKind::Barrier | CollKind::Bcast | CollKind::Reduce | CollKind::Allreduce
-            ) =>
-        {
-            let mut steps = super::shm::schedule(
-                kind,
-                u64::from(me),
-                local.len() as u64,
-                u64::from(root),
-                n,
-                trees,
-            )?;
-            util::map_peers(&mut steps, local);
-            out.extend(steps);
-            Ok(())
+    leaders: &'a [u32],
+    node: u32,
+    elem: u64,
+}
+
+impl Levels<'_> {
+    /// `kind` of `n` bytes of the call's elements on this rank's node, from
+    /// node rank `root`.
+    fn on_node(
+        &self,
+        out: &mut Vec<Step>,
+        kind: CollKind,
+        root: u32,
+        n: u64,
+    ) -> Result<(), String> {
+        self.on_node_of(out, kind, root, n, self.elem)
+    }
+
+    /// [`Levels::on_node`] of `elem`-byte elements (a composition's own
+    /// messages: the barrier's byte, scan's int): through shared memory
+    /// (`shm.rs`) when the node parts run there and `kind` has a
+    /// shared-memory algorithm (`posix_coll.h`: bcast, reduce, allreduce,
+    /// barrier), else as [`phase`].
+    fn on_node_of(
+        &self,
+        out: &mut Vec<Step>,
+        kind: CollKind,
+        root: u32,
+        n: u64,
+        elem: u64,
+    ) -> Result<(), String> {
+        match self.shm {
+            Some(trees)
+                if matches!(
+                    kind,
+                    CollKind::Barrier | CollKind::Bcast | CollKind::Reduce | CollKind::Allreduce
+                ) =>
+            {
+                let mut steps = super::shm::schedule(
+                    kind,
+                    u64::from(self.my_local),
+                    self.local.len() as u64,
+                    u64::from(root),
+                    n,
+                    trees,
+                )?;
+                util::map_peers(&mut steps, self.local);
+                out.extend(steps);
+                Ok(())
+            }
+            _ => phase(out, self.local, self.my_local, kind, root, n, elem),
         }
-        _ => phase(out, local, me, kind, root, n, elem),
+    }
+
+    /// `kind` of `n` bytes of the call's elements among the node roots,
+    /// from the roots' rank `root` (this rank is its node's root).
+    fn among_leaders(
+        &self,
+        out: &mut Vec<Step>,
+        kind: CollKind,
+        root: u32,
+        n: u64,
+    ) -> Result<(), String> {
+        phase(out, self.leaders, self.node, kind, root, n, self.elem)
     }
 }
 
@@ -288,15 +325,23 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         Algorithm::ShmBeta(t) => (Algorithm::Ch4Beta, Some(t)),
         a => (a, None),
     };
+    let lv = Levels {
+        local,
+        my_local,
+        shm,
+        leaders,
+        node,
+        elem: ctx.elem,
+    };
     match (ctx.kind, alg) {
         // Barrier alpha (lines 11-54): barrier on each node, barrier among
         // the node roots, then a 1-byte bcast from each node's root.
         (CollKind::Barrier, Algorithm::Ch4Alpha) => {
-            node_phase(&mut out, local, my_local, CollKind::Barrier, 0, 0, 1, shm)?;
+            lv.on_node_of(&mut out, CollKind::Barrier, 0, 0, 1)?;
             if leader {
-                phase(&mut out, leaders, node, CollKind::Barrier, 0, 0, 1)?;
+                lv.among_leaders(&mut out, CollKind::Barrier, 0, 0)?;
             }
-            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 1, 1, shm)?;
+            lv.on_node_of(&mut out, CollKind::Bcast, 0, 1, 1)?;
         }
         // Bcast alpha (lines 70-154): a root that is not its node's root
         // first sends the buffer to it; bcast among the node roots; then a
@@ -310,110 +355,40 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                 }
             }
             if leader {
-                phase(
-                    &mut out,
-                    leaders,
-                    node,
-                    CollKind::Bcast,
-                    root_node,
-                    n,
-                    ctx.elem,
-                )?;
+                lv.among_leaders(&mut out, CollKind::Bcast, root_node, n)?;
             }
-            node_phase(
-                &mut out,
-                local,
-                my_local,
-                CollKind::Bcast,
-                0,
-                n,
-                ctx.elem,
-                shm,
-            )?;
+            lv.on_node(&mut out, CollKind::Bcast, 0, n)?;
         }
         // Bcast beta (lines 156-199): on the root's node first when the
         // root is not its node's root, then among the node roots, then on
         // the other nodes.
         (CollKind::Bcast, Algorithm::Ch4Beta) => {
             if node == root_node && root_local > 0 {
-                node_phase(
-                    &mut out,
-                    local,
-                    my_local,
-                    CollKind::Bcast,
-                    root_local,
-                    n,
-                    ctx.elem,
-                    shm,
-                )?;
+                lv.on_node(&mut out, CollKind::Bcast, root_local, n)?;
             }
             if leader {
-                phase(
-                    &mut out,
-                    leaders,
-                    node,
-                    CollKind::Bcast,
-                    root_node,
-                    n,
-                    ctx.elem,
-                )?;
+                lv.among_leaders(&mut out, CollKind::Bcast, root_node, n)?;
             }
             if node != root_node || root_local == 0 {
-                node_phase(
-                    &mut out,
-                    local,
-                    my_local,
-                    CollKind::Bcast,
-                    0,
-                    n,
-                    ctx.elem,
-                    shm,
-                )?;
+                lv.on_node(&mut out, CollKind::Bcast, 0, n)?;
             }
         }
         // Allreduce alpha (lines 217-286): reduce on each node to its root,
         // allreduce among the node roots, bcast on each node.
         (CollKind::Allreduce, Algorithm::Ch4Alpha) => {
-            node_phase(
-                &mut out,
-                local,
-                my_local,
-                CollKind::Reduce,
-                0,
-                n,
-                ctx.elem,
-                shm,
-            )?;
+            lv.on_node(&mut out, CollKind::Reduce, 0, n)?;
             if leader {
-                phase(&mut out, leaders, node, CollKind::Allreduce, 0, n, ctx.elem)?;
+                lv.among_leaders(&mut out, CollKind::Allreduce, 0, n)?;
             }
-            node_phase(
-                &mut out,
-                local,
-                my_local,
-                CollKind::Bcast,
-                0,
-                n,
-                ctx.elem,
-                shm,
-            )?;
+            lv.on_node(&mut out, CollKind::Bcast, 0, n)?;
         }
         // Reduce alpha (lines 328-413): reduce on each node to its root,
         // reduce among the node roots to rank 0, which sends the result to
         // the root if that is another rank.
         (CollKind::Reduce, Algorithm::Ch4Alpha) => {
-            node_phase(
-                &mut out,
-                local,
-                my_local,
-                CollKind::Reduce,
-                0,
-                n,
-                ctx.elem,
-                shm,
-            )?;
+            lv.on_node(&mut out, CollKind::Reduce, 0, n)?;
             if leader {
-                phase(&mut out, leaders, node, CollKind::Reduce, 0, n, ctx.elem)?;
+                lv.among_leaders(&mut out, CollKind::Reduce, 0, n)?;
             }
             if root != 0 {
                 if me == 0 {
@@ -428,39 +403,13 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // node, then on the root's node to the root.
         (CollKind::Reduce, Algorithm::Ch4Beta) => {
             if node != root_node {
-                node_phase(
-                    &mut out,
-                    local,
-                    my_local,
-                    CollKind::Reduce,
-                    0,
-                    n,
-                    ctx.elem,
-                    shm,
-                )?;
+                lv.on_node(&mut out, CollKind::Reduce, 0, n)?;
             }
             if leader {
-                phase(
-                    &mut out,
-                    leaders,
-                    node,
-                    CollKind::Reduce,
-                    root_node,
-                    n,
-                    ctx.elem,
-                )?;
+                lv.among_leaders(&mut out, CollKind::Reduce, root_node, n)?;
             }
             if node == root_node {
-                node_phase(
-                    &mut out,
-                    local,
-                    my_local,
-                    CollKind::Reduce,
-                    root_local,
-                    n,
-                    ctx.elem,
-                    shm,
-                )?;
+                lv.on_node(&mut out, CollKind::Reduce, root_local, n)?;
             }
         }
         // Scan alpha (lines 825-979): scan on each node; the node's last
@@ -469,16 +418,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         // each node says whether a prefix came, and if one did, it is
         // broadcast on the node and combined.
         (CollKind::Scan, Algorithm::Ch4Alpha) => {
-            node_phase(
-                &mut out,
-                local,
-                my_local,
-                CollKind::Scan,
-                0,
-                n,
-                ctx.elem,
-                shm,
-            )?;
+            lv.on_node(&mut out, CollKind::Scan, 0, n)?;
             let last = local.len() as u32 - 1;
             if local.len() > 1 {
                 if leader {
@@ -488,7 +428,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                 }
             }
             if leader {
-                phase(&mut out, leaders, node, CollKind::Scan, 0, n, ctx.elem)?;
+                lv.among_leaders(&mut out, CollKind::Scan, 0, n)?;
                 if (node as usize) + 1 < leaders.len() {
                     send(&mut out, leaders[node as usize + 1], n);
                 }
@@ -496,18 +436,9 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                     recv(&mut out, leaders[node as usize - 1], n);
                 }
             }
-            node_phase(&mut out, local, my_local, CollKind::Bcast, 0, 4, 4, shm)?;
+            lv.on_node_of(&mut out, CollKind::Bcast, 0, 4, 4)?;
             if node > 0 {
-                node_phase(
-                    &mut out,
-                    local,
-                    my_local,
-                    CollKind::Bcast,
-                    0,
-                    n,
-                    ctx.elem,
-                    shm,
-                )?;
+                lv.on_node(&mut out, CollKind::Bcast, 0, n)?;
                 out.push(Step {
                     ops: Vec::new(),
                     reduce_bytes: n,

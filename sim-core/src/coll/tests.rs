@@ -2891,13 +2891,29 @@ fn selection_compares_element_counts_where_the_source_does() {
     }
 }
 
-/// Every message of `steps` in bytes (sends and receives).
-fn message_bytes(steps: &[Step]) -> Vec<u64> {
+/// Every rank of `alg` on `p` ranks for `n` bytes of `elem`-byte elements,
+/// run by [`simulate`] (the schedules match and finish).
+fn run_elem(alg: Algorithm, kind: CollKind, p: u32, n: u64, elem: u64) -> Outcome {
+    let steps = (0..p)
+        .map(|rank| {
+            let c = CollCall {
+                elem,
+                ..call(kind, rank, p, 0, Counts::Uniform(n))
+            };
+            schedule(alg, &c).unwrap_or_else(|e| panic!("{alg} elem={elem}: {e}"))
+        })
+        .collect();
+    simulate(steps).unwrap_or_else(|e| panic!("{alg} elem={elem}: {e}"))
+}
+
+/// The bytes of every message of `steps` (`sends_only`: of its sends).
+fn message_bytes(steps: &[Step], sends_only: bool) -> Vec<u64> {
     steps
         .iter()
         .flat_map(|s| &s.ops)
         .filter_map(|op| match *op {
-            Op::Send { bytes, .. } | Op::Recv { bytes, .. } => Some(bytes),
+            Op::Send { bytes, .. } => Some(bytes),
+            Op::Recv { bytes, .. } if !sends_only => Some(bytes),
             _ => None,
         })
         .collect()
@@ -2908,31 +2924,31 @@ fn vectors_split_by_elements() {
     // Open MPI's ring allreduce on 4 ranks: 40 bytes of doubles are 5
     // elements, COLL_BASE_COMPUTE_BLOCKCOUNT(5, 4) = blocks of 2, 1, 1, 1
     // elements: 16, 8, 8, 8 bytes; of bytes, 10 each.
-    let ring = |elem: u64, rank: u32| {
-        let c = CollCall {
-            elem,
-            ..call(CollKind::Allreduce, rank, 4, 0, Counts::Uniform(40))
-        };
-        schedule(Algorithm::Ring, &c).expect("a valid call")
-    };
-    for rank in 0..4 {
-        let bytes = message_bytes(&ring(8, rank));
-        assert!(bytes.iter().all(|b| b % 8 == 0), "rank {rank}: {bytes:?}");
-        assert!(bytes.contains(&16) && bytes.contains(&8), "{bytes:?}");
-        assert!(message_bytes(&ring(1, rank)).iter().all(|&b| b == 10));
-        let sent: u64 = ring(8, rank)
-            .iter()
-            .flat_map(|s| &s.ops)
-            .filter_map(|op| match *op {
-                Op::Send { bytes, .. } => Some(bytes),
-                _ => None,
-            })
-            .sum();
+    let doubles = run_elem(Algorithm::Ring, CollKind::Allreduce, 4, 40, 8);
+    let bytes = run_elem(Algorithm::Ring, CollKind::Allreduce, 4, 40, 1);
+    let block = |b: u32| if b.is_multiple_of(4) { 16 } else { 8 };
+    for rank in 0..4u32 {
+        let steps = &doubles.steps[rank as usize];
+        let all = message_bytes(steps, false);
+        assert!(all.iter().all(|b| b % 8 == 0), "rank {rank}: {all:?}");
+        assert!(all.contains(&16) && all.contains(&8), "{all:?}");
+        assert!(
+            message_bytes(&bytes.steps[rank as usize], false)
+                .iter()
+                .all(|&b| b == 10)
+        );
         // Sent: in the reduce-scatter the blocks rank, rank-1, rank-2
         // (all but rank+1's), in the allgather rank+1, rank, rank-1 (all but
         // rank+2's): 2 * 40 - block(rank + 1) - block(rank + 2).
-        let block = |b: u32| if b.is_multiple_of(4) { 16 } else { 8 };
+        let sent: u64 = message_bytes(steps, true).iter().sum();
         assert_eq!(sent, 80 - block(rank + 1) - block(rank + 2), "rank {rank}");
+        // Received: all but block(rank) in the reduce-scatter, all but
+        // block(rank + 1) in the allgather.
+        assert_eq!(
+            doubles.received[rank as usize],
+            80 - block(rank) - block(rank + 1),
+            "rank {rank}"
+        );
     }
     // MPICH's Rabenseifner allreduce and reduce on 4 ranks: `cnts` of 5
     // elements over pof2 = 4 blocks, the first one larger; the combined
@@ -2943,13 +2959,9 @@ fn vectors_split_by_elements() {
         (CollKind::Reduce, Algorithm::Rabenseifner),
         (CollKind::Reduce, Algorithm::OmpiRabenseifner),
     ] {
-        for rank in 0..4 {
-            let c = CollCall {
-                elem: 8,
-                ..call(kind, rank, 4, 0, Counts::Uniform(40))
-            };
-            let steps = schedule(alg, &c).expect("a valid call");
-            let bytes = message_bytes(&steps);
+        let o = run_elem(alg, kind, 4, 40, 8);
+        for (rank, steps) in o.steps.iter().enumerate() {
+            let bytes = message_bytes(steps, false);
             assert!(
                 bytes.iter().all(|b| b % 8 == 0),
                 "{alg:?} rank {rank}: {bytes:?}"
