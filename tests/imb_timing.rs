@@ -226,3 +226,42 @@ fn imb2017_with_inactive_ranks_runs_to_the_end() {
         .collect();
     assert_eq!(sizes, ["0", "4", "8", "16", "32", "64"]);
 }
+
+#[test]
+fn imb2018_reduce_scatter_splits_the_vector_in_whole_floats() {
+    // IMB 2018+ (IMB_reduce_scatter.c, IMB_get_rank_portion): a vector of
+    // n bytes is ceil(n / 4) floats, rank i's block the i-th contiguous
+    // piece, the first (floats mod 2) one float longer. MPICH's recursive
+    // halving on 2 ranks: one exchange of the blocks (empty ones are not
+    // sent), then the received block combined (c = 1 ns/B).
+    let rows = table(
+        "examples/imb/reduce_scatter.mpl",
+        "100 MB/s",
+        &["timing=2017", "max_bytes=4096"],
+    );
+    let sizes: Vec<u64> = rows.iter().map(|r| r.bytes.expect("bytes")).collect();
+    assert_eq!(
+        sizes,
+        [0, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    );
+    // One float: blocks [4, 0]. Rank 1 only sends (o_s); rank 0, out of the
+    // barrier L earlier, waits L more for the float, then o_r and the
+    // combination.
+    assert_relative_eq!(rows[1].min, OS, max_relative = 1e-9);
+    assert_relative_eq!(
+        rows[1].max,
+        L + OS + L + 4.0 * 0.01 + OR + 4.0 * 0.001,
+        max_relative = 1e-9
+    );
+    // From two floats on, n / 2 bytes each way: T(n / 2) + o_r + (n / 2) c on
+    // average, the ranks 2 L apart as in the allreduce.
+    for r in &rows[2..] {
+        let half = r.bytes.expect("bytes") as f64 / 2.0;
+        assert_relative_eq!(
+            r.avg,
+            OS + L + half * 0.01 + OR + half * 0.001,
+            max_relative = 1e-9
+        );
+        assert_relative_eq!(r.max - r.min, 2.0 * L, max_relative = 1e-6);
+    }
+}

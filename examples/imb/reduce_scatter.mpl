@@ -1,20 +1,42 @@
 // examples/imb/reduce_scatter.mpl: Pallas PMB 2.2 / Intel IMB-MPI1 "Reduce_scatter" as a parsim skeleton.
 //
-// The PMB/IMB method: message sizes 0, 1, 2, 4, ... up to max_bytes (4 MiB);
-// repetitions max(1, min(1000, 40 MiB / bytes)); before the first size 2 warm-up calls at the largest size; a barrier before
-// timing each size; t = (wtime() after the repetitions - before) / repetitions,
-// in microseconds; t_min, t_max and t_avg over the active ranks. "k active of
-// N": with --param active=K the benchmark runs in a communicator of the first
-// K ranks while the others only take part in the communicator's creation.
+// Two ways of timing, chosen by `--param timing=`:
+//
+// timing = 2002 (the default): PMB 2.2's loop timing. Message sizes 0, 1, 2,
+// 4, ... up to max_bytes (4 MiB); repetitions max(1, min(1000, 40 MiB /
+// bytes)); before the first size 2 warm-up calls at the largest size; a
+// barrier before timing each size; t = (wtime() after the repetitions -
+// before) / repetitions.
+//
+// timing = 2017: IMB-MPI1 2017 and later (intel/mpi-benchmarks src_c,
+// IMB 2021.x): each call is timed alone and followed by `sync` barriers
+// (IMB_reduce_scatter.c, `-sync`, default 1 since IMB 2017); sizes 0, then
+// 1 << 0 rounded up to the datatype (MPI_FLOAT: 4, 8, 16, ...) up to
+// max_bytes (IMB_2018.c); the number of repetitions per size by the
+// "dynamic" policy (IMB_mem_manager.c IMB_init_buffers_iter: one call,
+// then enough for about a second, at most min(1000, 40 MiB / bytes), at
+// most 1 + secs / t, never more than the previous size); a warm-up of
+// n / 10 calls, at least min(10, n) (IMB_warm_up.c); a size that starts
+// after (max_log - 1) * secs seconds is not run (the time limit).
+//
+// In both, the time is in microseconds; t_min, t_max and t_avg over the
+// active ranks. "k active of N": with --param active=K the benchmark runs
+// in a communicator of the first K ranks while the others only take part
+// in the communicator's creation (and, with timing = 2017, in IMB's
+// MPI_COMM_WORLD barrier after each size).
 // Output (from the first active rank): IMB's table,
 //   #bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]
 // which `parsim validate` compares with a measured table.
 //
-// MPI_Reduce_scatter of `bytes` in all, each rank's block bytes / n.
+// MPI_Allreduce of `bytes`.
 param active = 0            // active ranks; 0 = all
 param max_bytes = 4194304   // the largest message (4 MiB)
 param max_reps = 1000
-param warmup = 1            // 1: PMB's 2 warm-up calls at the largest size
+param warmup = 1            // timing 2002: 1 = PMB's 2 warm-up calls at the largest size
+param timing = 2002         // 2002: PMB 2.2's loop timing; 2017: IMB 2017+'s per-call timing
+param sync = 1              // timing 2017: barriers after each call (IMB -sync)
+param secs = 10             // timing 2017: IMB -time, seconds per size
+param unit = 4              // timing 2017: the datatype's size (MPI_FLOAT): `elem:` of the call, the blocks' unit and the first size
 
 fn active_count() {
     if active <= 0 || active > size { return size }
@@ -26,30 +48,132 @@ fn in_group() {
     return -1
 }
 
+// IMB_get_rank_portion(i, n, bytes, unit): rank i's block of a vector of
+// `bytes`, in bytes (whole floats).
+fn portion(i, n, bytes) {
+    let ne = (bytes + unit - 1) / unit
+    let baslen = ne / n
+    let m = ne % n
+    let pos1 = (i * baslen + m) * unit
+    let pos2 = pos1 - 1 + baslen * unit
+    if i < m {
+        pos1 = i * (baslen + 1) * unit
+        pos2 = pos1 - 1 + (baslen + 1) * unit
+    }
+    pos2 = min(pos2, bytes - 1)
+    return (pos2 - pos1 + 1) / unit * unit
+}
+
+// Every rank's block (IMB's `reccnt`, in bytes): zero for a size of 0.
+fn blocks(bytes, n) {
+    let cs = array(n, 0)
+    if bytes > 0 {
+        for i in 0 .. n { cs[i] = portion(i, n, bytes) }
+    }
+    return cs
+}
+
+// The benchmarked call of timing 2002.
+fn call(bytes, i, c) {
+    reduce_scatter(bytes: bytes / size_in(c), comm: c)
+}
+
+// IMB 2017+'s kernel (IMB_reduce_scatter.c): N_BARR = 2 barriers, then `reps`
+// calls, each timed alone and followed by `sync` barriers; the mean time
+// per call in seconds.
+fn sample(bytes, reps, c) {
+    let cs = blocks(bytes, size_in(c))
+    barrier(comm: c)
+    barrier(comm: c)
+    let t = 0.0
+    for i in 0 .. reps {
+        let t1 = wtime()
+        reduce_scatter(bytes: cs, elem: unit, comm: c)
+        t += wtime() - t1
+        for k in 0 .. sync { barrier(comm: c) }
+    }
+    return t / reps
+}
+
+// IMB 2017+'s "dynamic" repetitions (IMB_mem_manager.c): `selected` is
+// min(1000, 40 MiB / bytes), `prev` the previous size's count.
+fn dynamic_reps(bytes, selected, prev, c) {
+    let t = allreduce(bytes: 8, value: sample(bytes, 1, c), op: max, comm: c)
+    let rep_test = 1
+    if t < 1.0 / max_reps {
+        rep_test = max_reps
+    } else if t < 1.0 {
+        rep_test = floor(1.0 / t + 0.5)
+    }
+    rep_test = allreduce(bytes: 4, value: rep_test, op: max, comm: c)
+    let n = min(selected, rep_test)
+    if n > 1 { t = allreduce(bytes: 8, value: sample(bytes, n, c), op: max, comm: c) }
+    let t_sample = selected
+    if t > 1e-8 && 1 + secs / t <= 2147483647 { t_sample = floor(1 + secs / t) }
+    n = min(selected, prev, t_sample)
+    bcast(root: 0, bytes: 4, comm: c)
+    return n
+}
+
+fn report(t, reps, bytes, me, n, c) {
+    let tmin = allreduce(bytes: 8, value: t, op: min, comm: c)
+    let tmax = allreduce(bytes: 8, value: t, op: max, comm: c)
+    let tsum = allreduce(bytes: 8, value: t, op: sum, comm: c)
+    if me == 0 { print(bytes, reps, tmin, tmax, tsum / n) }
+}
+
 let c = comm_split(color: in_group(), key: rank)
-if c != null {
+if timing == 2017 {
+    let me = -1
+    let n = 0
+    if c != null {
+        me = rank_in(c)
+        n = size_in(c)
+    }
+    if me == 0 { print("#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]") }
+    let start = wtime()
+    let limit = max(floor(log2(max_bytes)) - 1, 1) * secs
+    let prev = max_reps
+    let bytes = 0
+    let iter = 0
+    while iter == 0 || bytes < max_bytes {
+        if iter == 1 { bytes = unit } else if iter > 1 { bytes = min(max_bytes, 2 * bytes) }
+        let over = 0
+        if c != null {
+            let selected = max_reps
+            if bytes > 0 { selected = max(1, min(41943040 / bytes, max_reps)) }
+            let reps = dynamic_reps(bytes, selected, prev, c)
+            prev = reps
+            if wtime() - start >= limit { over = 1 }
+            over = allreduce(bytes: 4, value: over, op: max)
+            if over == 0 {
+                sample(bytes, max(floor(reps / 10), min(10, reps)), c)
+                let t = sample(bytes, reps, c) * 1e6
+                barrier()
+                report(t, reps, bytes, me, n, c)
+            }
+        } else {
+            over = allreduce(bytes: 4, value: over, op: max)
+            if over == 0 { barrier() }
+        }
+        if over != 0 { break }
+        iter += 1
+    }
+} else if c != null {
     let me = rank_in(c)
     let n = size_in(c)
     if me == 0 { print("#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]") }
     if warmup == 1 {
-        let bytes = max_bytes
-        for i in 0 .. 2 {
-            reduce_scatter(bytes: bytes / n, comm: c)
-        }
+        for i in 0 .. 2 { call(max_bytes, 0, c) }
     }
     let bytes = 0
     while bytes <= max_bytes {
         let reps = max(1, min(max_reps, 41943040 / max(bytes, 1)))
         barrier(comm: c)
         let t0 = wtime()
-        for i in 0 .. reps {
-            reduce_scatter(bytes: bytes / n, comm: c)
-        }
+        for i in 0 .. reps { call(bytes, i, c) }
         let t = (wtime() - t0) / (reps) * 1e6
-        let tmin = allreduce(bytes: 8, value: t, op: min, comm: c)
-        let tmax = allreduce(bytes: 8, value: t, op: max, comm: c)
-        let tsum = allreduce(bytes: 8, value: t, op: sum, comm: c)
-        if me == 0 { print(bytes, reps, tmin, tmax, tsum / n) }
+        report(t, reps, bytes, me, n, c)
         if bytes == 0 { bytes = 1 } else { bytes = bytes * 2 }
     }
 }
