@@ -881,7 +881,7 @@ fn the_memory_a_large_run_needs_is_measured_and_checked() {
         .filter(|p| p.extension().is_some_and(|x| x == "mpl"))
         .collect();
     imb.sort();
-    assert_eq!(imb.len(), 14, "{imb:?}");
+    assert_eq!(imb.len(), 19, "{imb:?}");
     for p in imb {
         let args = [
             "-n",

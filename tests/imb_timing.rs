@@ -265,3 +265,80 @@ fn imb2018_reduce_scatter_splits_the_vector_in_whole_floats() {
         assert_relative_eq!(r.max - r.min, 2.0 * L, max_relative = 1e-6);
     }
 }
+
+#[test]
+fn imb2018_rooted_and_v_collectives_time_each_call_from_root_0() {
+    // IMB 2017+'s Gather, Gatherv, Scatter, Scatterv (root 0 every call)
+    // and Alltoallv, on 2 ranks of the test machine: the ranks leave the
+    // barrier L apart (see the bcast test), so the later one finds its
+    // peer's message in flight since L. Gather(v): the non-root only sends
+    // (o_s); the root waits L more than the message's T(n), then o_r (its
+    // own block's copy, n c with c = 1 ns/B, overlaps the wait). Scatter(v):
+    // the root copies its own block before it sends, both ranks n c later.
+    // Alltoallv: both copy, send and receive.
+    for (skeleton, min_of, max_of) in [
+        (
+            "examples/imb/gather.mpl",
+            (|_| OS) as fn(f64) -> f64,
+            (|n| 2.0 * L + OS + n * 0.01 + OR) as fn(f64) -> f64,
+        ),
+        (
+            "examples/imb/gatherv.mpl",
+            |_| OS,
+            |n| 2.0 * L + OS + n * 0.01 + OR,
+        ),
+        (
+            "examples/imb/scatter.mpl",
+            |n| OS + n * 0.001,
+            |n| 2.0 * L + OS + n * (0.01 + 0.001) + OR,
+        ),
+        (
+            "examples/imb/scatterv.mpl",
+            |n| OS + n * 0.001,
+            |n| 2.0 * L + OS + n * (0.01 + 0.001) + OR,
+        ),
+        (
+            "examples/imb/alltoallv.mpl",
+            |n| OS + OR + n * (0.01 + 0.001),
+            |n| 2.0 * L + OS + OR + n * (0.01 + 0.001),
+        ),
+    ] {
+        let rows = table(skeleton, "100 MB/s", &["max_bytes=4096"]);
+        let sizes: Vec<u64> = rows.iter().map(|r| r.bytes.expect("bytes")).collect();
+        assert_eq!(
+            sizes,
+            [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+            "{skeleton}"
+        );
+        for r in &rows[1..] {
+            let n = r.bytes.expect("bytes") as f64;
+            assert_eq!(r.reps, 1000, "{skeleton}");
+            assert_relative_eq!(r.min, min_of(n), max_relative = 1e-9);
+            assert_relative_eq!(r.max, max_of(n), max_relative = 1e-9);
+            assert_relative_eq!(r.avg, (r.min + r.max) / 2.0, max_relative = 1e-9);
+        }
+    }
+}
+
+#[test]
+fn imb2018_only_skeletons_refuse_the_loop_timing() {
+    let dir = support::temp_dir();
+    let m = machine(&dir, "100 MB/s");
+    let o = support::parsim(&[
+        "run",
+        "examples/imb/gather.mpl",
+        "--ranks",
+        "2",
+        "--quiet",
+        "--machine",
+        m.to_str().expect("utf-8"),
+        "--param",
+        "timing=2002",
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{}", support::stderr(&o));
+    assert!(
+        support::stderr(&o).contains("Gather has IMB 2017+'s timing only"),
+        "{}",
+        support::stderr(&o)
+    );
+}
