@@ -4,8 +4,10 @@
 // message sizes min_bytes, 2 min_bytes, ... up to max_bytes (1 MiB); per
 // size a barrier, then iterations + skip calls, each timed alone (wtime()
 // just before and after the call) and followed by a barrier; the first
-// `skip` calls are not counted. Up to 8192 bytes 1000 iterations and 100
-// skipped, above 100 and 10 (COLL_LOOP_SMALL/LARGE, COLL_SKIP_SMALL/LARGE;
+// `skip` calls are not counted. Up to 8192 floats (32 KiB: OMB compares the
+// element count, `size > LARGE_MESSAGE_SIZE`, in osu_allreduce.c of OMB
+// 5.4.1 to 6.1) 1000 iterations and 100 skipped, above 100 and 10
+// (COLL_LOOP_SMALL/LARGE, COLL_SKIP_SMALL/LARGE;
 // later OMB versions skip 200 small: --param skip_small=200). Latency =
 // the counted calls' time / iterations, in microseconds; its minimum,
 // maximum and average over the ranks go to rank 0 (MPI_Reduce). OSU prints
@@ -27,7 +29,7 @@ let iters = iters_small
 let skip = skip_small
 let bytes = min_bytes
 while bytes <= max_bytes {
-    if bytes > 8192 {
+    if bytes / elem > 8192 {
         iters = iters_large
         skip = skip_large
     }
