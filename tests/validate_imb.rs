@@ -361,6 +361,19 @@ fn osu_output_round_trips_through_validate() {
         ("examples/osu/allreduce.mpl", "Allreduce", true, "t_max"),
         ("examples/osu/bcast.mpl", "Broadcast", false, "t_avg"),
         ("examples/osu/barrier.mpl", "Barrier", false, "t_avg"),
+        ("examples/osu/gatherv.mpl", "Gatherv", false, "t_avg"),
+        (
+            "examples/osu/reduce_scatter.mpl",
+            "Reduce_scatter",
+            true,
+            "t_min",
+        ),
+        (
+            "examples/osu/alltoallv.mpl",
+            "All-to-Allv Personalized Exchange",
+            true,
+            "t_avg",
+        ),
     ] {
         let extra: &[&str] = if program.ends_with("barrier.mpl") {
             &["--machine", m]
