@@ -25,11 +25,15 @@
 # spinning ranks on two cores make any other load count several times).
 # Usage, from the workspace root on a quiet machine:
 #   bash validation/dev-machine/osu-real.sh OMB_DIR [path/to/parsim]
+# BENCHES="latency gatherv ..." runs other benchmarks (osu_latency first:
+# the `lat-*` machines come from it), OUT=DIR writes elsewhere (section
+# 4.6: OMB 6.1's v-collectives and reduce_scatter, built the same way from
+# paklui/osu-micro-benchmarks at 5dfa372, whose osu_latency stops at 4 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OMB=$1
 P=${2:-target/release/parsim}
-D=validation/dev-machine/osu-real
+D=${OUT:-validation/dev-machine/osu-real}
 mkdir -p $D/runs
 "$P" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
     --name dev-machine-coll \
@@ -45,7 +49,7 @@ nocost $D/machine-mpich-4.toml $D/machine-mpich-4-nocost.toml
     --stream-format imb --shm $SHM --shm-format imb --ranks-per-node 2 \
     --shm-barrier $SHM --reduce-local $NET --memcpy "$MEMCPY" --collective library=mpich-3 \
     --name dev-machine-coll-mpich-3 -o $D/machine-mpich-3.toml > $D/calibrate-net-mpich-3.txt
-B="latency allreduce reduce bcast alltoall allgather gather scatter barrier"
+B=${BENCHES:-"latency allreduce reduce bcast alltoall allgather gather scatter barrier"}
 for r in 1 2 3 4 5; do
     for b in $B; do mpirun -np 2 "$OMB/osu_$b" > $D/runs/$b.$r.txt; done
 done
