@@ -874,14 +874,17 @@ fn the_memory_a_large_run_needs_is_measured_and_checked() {
     .collect();
     // The IMB suite at 4,096 ranks, 36 per node (the smallest probed
     // count): their communicators, windows of requests and collective
-    // schedules; two repetitions of the sizes up to 8 bytes.
+    // schedules; two repetitions of the sizes up to 8 bytes. Alltoallv
+    // is left out: MPICH's scattered algorithm makes p^2 = 16.8 M messages
+    // per call there, about 30 calls: minutes even in a release build.
     let mut imb: Vec<_> = std::fs::read_dir("examples/imb")
         .expect("examples/imb")
         .map(|e| e.expect("an entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "mpl"))
+        .filter(|p| !p.ends_with("alltoallv.mpl"))
         .collect();
     imb.sort();
-    assert_eq!(imb.len(), 19, "{imb:?}");
+    assert_eq!(imb.len(), 18, "{imb:?}");
     for p in imb {
         let args = [
             "-n",
