@@ -53,15 +53,9 @@ fn table(skeleton: &str, bandwidth: &str, params: &[&str]) -> Vec<Row> {
     }
     let o = cmd.output().expect("runs");
     assert!(o.status.success(), "{}", support::stderr(&o));
-    support::stdout(&o)
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] "))
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let v: Vec<f64> = l
-                .split_whitespace()
-                .map(|x| x.parse().expect("a number"))
-                .collect();
+    support::rank0_table(&support::stdout(&o))
+        .into_iter()
+        .map(|v| {
             let (bytes, rest) = if v.len() == 5 {
                 (Some(v[0] as u64), &v[1..])
             } else {
@@ -78,6 +72,11 @@ fn table(skeleton: &str, bandwidth: &str, params: &[&str]) -> Vec<Row> {
         .collect()
 }
 
+/// The message sizes of a table's rows.
+fn sizes(rows: &[Row]) -> Vec<u64> {
+    rows.iter().map(|r| r.bytes.expect("bytes")).collect()
+}
+
 #[test]
 fn imb2017_bcast_times_each_call_alone_from_a_fixed_root() {
     // Root 0 every call (root_shift 0): its eager send costs it o_s. The
@@ -90,9 +89,8 @@ fn imb2017_bcast_times_each_call_alone_from_a_fixed_root() {
         "100 MB/s",
         &["timing=2017", "max_bytes=4096"],
     );
-    let sizes: Vec<u64> = rows.iter().map(|r| r.bytes.expect("bytes")).collect();
     assert_eq!(
-        sizes,
+        sizes(&rows),
         [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
     );
     for r in &rows[1..] {
@@ -120,9 +118,8 @@ fn imb2017_allreduce_rows_step_by_the_float_and_average_the_closed_form() {
         "100 MB/s",
         &["timing=2017", "max_bytes=4096"],
     );
-    let sizes: Vec<u64> = rows.iter().map(|r| r.bytes.expect("bytes")).collect();
     assert_eq!(
-        sizes,
+        sizes(&rows),
         [0, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
     );
     assert_eq!(
@@ -239,9 +236,8 @@ fn imb2018_reduce_scatter_splits_the_vector_in_whole_floats() {
         "100 MB/s",
         &["timing=2017", "max_bytes=4096"],
     );
-    let sizes: Vec<u64> = rows.iter().map(|r| r.bytes.expect("bytes")).collect();
     assert_eq!(
-        sizes,
+        sizes(&rows),
         [0, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
     );
     // One float: blocks [4, 0]. Rank 1 only sends (o_s); rank 0, out of the
@@ -304,9 +300,8 @@ fn imb2018_rooted_and_v_collectives_time_each_call_from_root_0() {
         ),
     ] {
         let rows = table(skeleton, "100 MB/s", &["max_bytes=4096"]);
-        let sizes: Vec<u64> = rows.iter().map(|r| r.bytes.expect("bytes")).collect();
         assert_eq!(
-            sizes,
+            sizes(&rows),
             [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
             "{skeleton}"
         );

@@ -60,22 +60,14 @@ fn table(skeleton: &str, max_bytes: u64) -> Vec<Row> {
         &max,
     ]);
     assert!(o.status.success(), "{}", support::stderr(&o));
-    support::stdout(&o)
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] "))
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let v: Vec<f64> = l
-                .split_whitespace()
-                .map(|x| x.parse().expect("a number"))
-                .collect();
-            Row {
-                bytes: v[0] as u64,
-                reps: v[1] as u64,
-                min: v[2],
-                max: v[3],
-                avg: v[4],
-            }
+    support::rank0_table(&support::stdout(&o))
+        .into_iter()
+        .map(|v| Row {
+            bytes: v[0] as u64,
+            reps: v[1] as u64,
+            min: v[2],
+            max: v[3],
+            avg: v[4],
         })
         .collect()
 }

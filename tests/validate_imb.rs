@@ -199,16 +199,7 @@ eager_limit = "64 MiB"
 fn table_rows(args: &[&str]) -> Vec<Vec<f64>> {
     let o = parsim(args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] "))
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            l.split_whitespace()
-                .map(|w| w.parse().expect("number"))
-                .collect()
-        })
-        .collect()
+    support::rank0_table(&String::from_utf8_lossy(&o.stdout))
 }
 
 #[test]

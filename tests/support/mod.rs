@@ -71,6 +71,21 @@ pub fn stdout(o: &Output) -> String {
     text(&o.stdout)
 }
 
+/// The table a benchmark skeleton prints from rank 0 (`[0] ` lines that
+/// are not `#` headers), each row as its numbers; a word that is not a
+/// number fails the test.
+pub fn rank0_table(out: &str) -> Vec<Vec<f64>> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("[0] "))
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|x| x.parse().expect("a number"))
+                .collect()
+        })
+        .collect()
+}
+
 /// A run's standard error as text.
 pub fn stderr(o: &Output) -> String {
     text(&o.stderr)
