@@ -174,6 +174,13 @@ pub(crate) struct NetArgs {
     /// MPICH 4.0.2's on the development machine.
     #[arg(long, value_name = "TABLE")]
     datatype: Option<PathBuf>,
+    /// parsim's PageFault table (what --run saves: fresh memory mapped,
+    /// written whole and unmapped, per 4 KiB page): sets [node]
+    /// page_fault, what a collective's temporary buffer costs each call
+    /// when glibc's heap gives it back (MPICH's reduce and reduce_scatter).
+    /// Without it temporaries cost nothing.
+    #[arg(long, value_name = "TABLE")]
+    page_fault: Option<PathBuf>,
     /// A `[collectives]` entry to write, KEY=VALUE (repeatable):
     /// `library=mpich-4`, `alltoall=pairwise`, ... Default: --run writes the
     /// library it measured (MPICH 3 and 4, Open MPI 3 to 5, Intel MPI 2019 and 2021), else none
@@ -424,6 +431,11 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
             && app::coll_fit::has_tables(&m.table, &["TypeCreate", "TypePack"])?
         {
             args.datatype = Some(m.table.clone());
+        }
+        if args.page_fault.is_none()
+            && app::coll_fit::has_tables(&m.table, &[app::coll_fit::PAGE_FAULT])?
+        {
+            args.page_fault = Some(m.table.clone());
         }
         if args.pingping.is_none() {
             args.pingping = Some(m.table.clone());
@@ -873,6 +885,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             reduce_local: args.reduce_local.clone(),
             flag: args.flag_latency.clone(),
             datatype: args.datatype.clone(),
+            page_fault: args.page_fault.clone(),
         },
         &info,
     );

@@ -365,6 +365,8 @@ pub struct CollTables {
     pub flag: Option<PathBuf>,
     /// TypeCreate and TypePack tables (`--datatype`).
     pub datatype: Option<PathBuf>,
+    /// A PageFault table (`--page-fault`).
+    pub page_fault: Option<PathBuf>,
 }
 
 /// What the collective tables gave, for the machine file and the report.
@@ -376,6 +378,8 @@ pub struct CollFitted {
     pub flag: Option<(PathBuf, f64)>,
     /// `node.type_*`, from TypeCreate and TypePack tables.
     pub datatype: Option<(PathBuf, models::DatatypeCosts)>,
+    /// `node.page_fault`, seconds per page, from a PageFault table.
+    pub page_fault: Option<(PathBuf, f64)>,
 }
 
 /// The derived datatype's costs from the TypeCreate and TypePack tables of
@@ -408,6 +412,33 @@ pub fn read_datatype(path: &Path) -> Result<models::DatatypeCosts, Error> {
         pack: Some(pack),
         pack_per_block: Some(pack_per_block),
     })
+}
+
+/// The PageFault table's name in parsim's benchmark output.
+pub const PAGE_FAULT: &str = "PageFault";
+
+/// Seconds per page of fresh memory written whole and given back: the
+/// median of the t[usec] column of the PageFault table of the file at
+/// `path` (one row per mapping size, `netbench.c`).
+pub fn read_page_fault(path: &Path) -> Result<f64, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let table = crate::netfit::imb_block(&text, path, PAGE_FAULT)?;
+    let mut per_page: Vec<f64> = table.points.iter().map(|p| p.seconds).collect();
+    per_page.sort_by(f64::total_cmp);
+    // `imb_block` keeps at least two rows (`parse_table`).
+    let n = per_page.len();
+    let median = if n % 2 == 1 {
+        per_page[n / 2]
+    } else {
+        (per_page[n / 2 - 1] + per_page[n / 2]) / 2.0
+    };
+    if !(median.is_finite() && median >= 0.0) {
+        return Err(Error::Input(format!(
+            "{}: the {PAGE_FAULT} table's median is not a time ({median})",
+            path.display()
+        )));
+    }
+    Ok(median)
 }
 
 /// The FlagLatency table's name in parsim's benchmark output.
@@ -460,6 +491,13 @@ impl CollFitted {
                 ns(d.create_per_block),
                 us(d.pack.unwrap_or(0.0)),
                 ns(d.pack_per_block),
+                path.display()
+            ));
+        }
+        if let Some((path, t)) = &self.page_fault {
+            lines.push(format!(
+                "page fault: {} per 4 KiB page of fresh memory written and given back (node.page_fault), the median of the PageFault table in {}",
+                us(*t),
                 path.display()
             ));
         }

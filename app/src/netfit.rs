@@ -794,6 +794,7 @@ fn fit_machine(
         reduce_overhead: 0.0,
         flag_latency: None,
         datatype: models::DatatypeCosts::default(),
+        page_fault: None,
     })
     .map_err(Error::MachineFile)?;
     models::LogGpMachine::from_toml_str(&text, &format!("<{what} fit>"))
@@ -930,6 +931,9 @@ impl Fitted {
         if let Some(path) = &tables.datatype {
             self.collectives.datatype = Some((path.clone(), coll_fit::read_datatype(path)?));
         }
+        if let Some(path) = &tables.page_fault {
+            self.collectives.page_fault = Some((path.clone(), coll_fit::read_page_fault(path)?));
+        }
         if let Some(path) = &tables.reduce_local {
             let table = coll_fit::read_reduce_local(path)?;
             self.collectives.reduce = Some((path.clone(), coll_fit::fit_reduce(&table)?));
@@ -1064,6 +1068,7 @@ impl Fitted {
                 .as_ref()
                 .map(|(_, d)| *d)
                 .unwrap_or_default(),
+            page_fault: self.collectives.page_fault.as_ref().map(|(_, t)| *t),
         })
         .map_err(Error::MachineFile)
     }

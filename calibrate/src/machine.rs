@@ -56,6 +56,9 @@ pub struct MachineDescription<'a> {
     pub flag_latency: Option<f64>,
     /// `node.type_*` (each `None` left out: assumed).
     pub datatype: models::DatatypeCosts,
+    /// `node.page_fault`, seconds per page of fresh memory written
+    /// (`None` leaves it out: temporaries not modelled).
+    pub page_fault: Option<f64>,
 }
 
 /// Why a machine file cannot be written.
@@ -347,6 +350,10 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
             flag_latency: machine.flag_latency,
             datatype: machine.datatype,
+            heap: models::HeapParams {
+                page_fault: machine.page_fault,
+                ..Default::default()
+            },
         },
         network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
             node_gap: machine.node_gap,

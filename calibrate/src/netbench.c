@@ -46,6 +46,11 @@
  *   - TypeCreate and TypePack (Bruck's alltoall's per-step datatype):
  *     rank 0 alone, an indexed type of k blocks created, committed and
  *     freed, and packed, k in the #bytes column (datatype_tables);
+ *   - PageFault (what a collective's temporary buffer costs when the
+ *     allocator hands out fresh memory): rank 0 alone, an anonymous
+ *     mapping of 256 KiB .. 4 MiB written whole and unmapped, less the
+ *     same writes to memory already resident, per 4 KiB page
+ *     (page_fault_table);
  *   - Reduce_local (the reduction's fixed cost and rate): rank 0 alone,
  *     MPI_Reduce_local of bytes/4 MPI_FLOATs with MPI_SUM (the datatype
  *     and operation of osu_allreduce and IMB's Allreduce), sizes 4 B to
@@ -68,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 /* IMB's default ladder ends at 4 MiB: the eager probe, SendOverhead,
  * Reduce_local, the datatypes and memcpy stay on it. */
@@ -471,6 +477,48 @@ static void datatype_tables(char *sbuf, char *rbuf, int rank) {
     fflush(stdout);
 }
 
+/* PageFault: rank 0 alone, what one page of fresh memory costs a process
+ * that writes it whole and later gives it back (the kernel's fault and
+ * zeroing, the release, and the write of a line not in the caches): an
+ * anonymous private mapping of `bytes` (mmap), memset whole, munmap, less
+ * a memset of `bytes` already resident, divided by the 4 KiB pages; the
+ * median of TRIALS runs of reps mappings. This is what glibc's heap
+ * costs an MPI library that frees its temporaries past the trim threshold
+ * and allocates them again (models/src/heap.rs). #bytes is the mapping's
+ * size, t[usec] the time per page. */
+static void page_fault_table(char *rbuf, int rank) {
+    if (rank != 0) return;
+    header("PageFault", 1);
+    const long page = 4096;
+    for (long bytes = 256L << 10; bytes <= MAX_BYTES; bytes *= 2) {
+        int reps = (int)((16L << 20) / bytes);
+        if (reps < 4) reps = 4;
+        double t[TRIALS];
+        for (int k = 0; k < TRIALS; k++) {
+            double fresh = 0.0, resident = 0.0;
+            for (int i = 0; i < reps; i++) {
+                double t0 = MPI_Wtime();
+                char *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (p == MAP_FAILED) {
+                    fprintf(stderr, "netbench: mmap of %ld bytes failed\n", bytes);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                memset(p, i + 1, (size_t)bytes);
+                munmap(p, (size_t)bytes);
+                double t1 = MPI_Wtime();
+                memset(rbuf, i + 1, (size_t)bytes);
+                resident += MPI_Wtime() - t1;
+                fresh += t1 - t0;
+            }
+            double per = (fresh - resident) / reps / (double)(bytes / page);
+            t[k] = per > 0.0 ? per : 0.0;
+        }
+        printf("%13ld %12d %12.4f %12.2f\n", bytes, reps, median(t, TRIALS) * 1e6, 0.0);
+    }
+    fflush(stdout);
+}
+
 /* MPI_Reduce_local of floats with MPI_SUM on rank 0: t per call. */
 static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
     if (rank != 0) return;
@@ -641,6 +689,7 @@ int main(int argc, char **argv) {
     memset(rbuf, 0, MAX_BYTES);
     reduce_local_table(sbuf, rbuf, rank);
     datatype_tables(sbuf, rbuf, rank);
+    page_fault_table(rbuf, rank);
 
     /* memcpy bandwidth of rank 0 on 4 MiB buffers (beyond most L2 caches),
      * the median of TRIALS runs of 20 copies. */

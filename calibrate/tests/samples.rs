@@ -95,6 +95,7 @@ fn samples_fit_within_tolerance() {
             reduce_overhead: 0.0,
             flag_latency: None,
             datatype: models::DatatypeCosts::default(),
+            page_fault: None,
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");

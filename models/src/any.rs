@@ -292,6 +292,14 @@ impl Machine for AnyRun<'_> {
         self.inner().pack_seconds(rank, blocks)
     }
 
+    fn heap_alloc(&mut self, rank: u32, bytes: u64, touched: std::ops::Range<u64>) -> f64 {
+        self.inner_mut().heap_alloc(rank, bytes, touched)
+    }
+
+    fn heap_free(&mut self, rank: u32, bytes: u64) {
+        self.inner_mut().heap_free(rank, bytes);
+    }
+
     fn node_of(&self, rank: u32) -> u32 {
         self.inner().node_of(rank)
     }

@@ -69,6 +69,9 @@ const NODE_KEYS: &[&str] = &[
     "type_create_per_block",
     "type_pack",
     "type_pack_per_block",
+    "page_fault",
+    "page_size",
+    "allocator",
 ];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
@@ -492,6 +495,32 @@ impl<'f> Walker<'f> {
                 *slot = Some(self.time(&join("node", key), value)?);
             }
         }
+        let mut heap = crate::params::HeapParams::default();
+        if let Some(value) = table.get("page_fault") {
+            heap.page_fault = Some(self.time("node.page_fault", value)?);
+        }
+        if let Some(value) = table.get("page_size") {
+            let bytes = self.size("node.page_size", value, "a page size such as \"4 KiB\"")?;
+            if bytes == 0 {
+                return Err(
+                    self.out_of_range("node.page_size", format!("must be positive, got {value}"))
+                );
+            }
+            heap.page_size = bytes;
+        }
+        if let Some(value) = table.get("allocator") {
+            heap.allocator = match value.as_str().and_then(crate::heap::Allocator::from_name) {
+                Some(a) => a,
+                None => {
+                    return Err(self.bad_value(
+                        "node.allocator",
+                        "\"glibc\" (malloc's default, dynamic thresholds) or \"retain\" (an allocator that keeps what it got)",
+                        value,
+                        None,
+                    ));
+                }
+            };
+        }
         Ok(NodeParams {
             cpu_rate,
             memcpy_bandwidth,
@@ -504,6 +533,7 @@ impl<'f> Walker<'f> {
             progress_in_calls,
             flag_latency,
             datatype,
+            heap,
         })
     }
 

@@ -38,6 +38,7 @@ mod any;
 mod busy;
 pub mod config;
 mod error;
+pub mod heap;
 mod machine;
 mod params;
 mod plugin;
@@ -49,6 +50,6 @@ pub use error::MachineError;
 pub use machine::{IN_MEMORY_FILE, Level, LogGpMachine, LogGpRun};
 pub use params::{
     ChannelParams, CommModel, DEFAULT_FLAG_LATENCY, DEFAULT_PROGRESS_IN_CALLS, DatatypeCosts,
-    Duplex, LogGpParams, NodeParams, Packets, Placement, Segment,
+    Duplex, HeapParams, LogGpParams, NodeParams, Packets, Placement, Segment,
 };
 pub use plugin::{PLUGIN_ABI_VERSION, PluginMachine, PluginRun, PluginSpec, PluginViolation};

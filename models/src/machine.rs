@@ -9,6 +9,7 @@ use strength_reduce::StrengthReducedU32;
 use crate::busy::Intervals;
 use crate::config::{self, MachineSpec};
 use crate::error::MachineError;
+use crate::heap::GlibcHeap;
 use crate::params::{ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement};
 use crate::units::{format_bandwidth, format_size, format_time};
 
@@ -160,6 +161,18 @@ pub struct LogGpRun<'a> {
     /// The byte intervals of half-duplex channels (boxed: most machines
     /// are full duplex).
     busy: Box<Calendars>,
+    /// Per rank that has allocated a collective's temporary buffer, its
+    /// process's heap (`[node] page_fault` given only): kept in a map so
+    /// that runs without such buffers, and ranks that never allocate, pay
+    /// nothing (boxed: the run state stays small).
+    heaps: Box<Heaps>,
+}
+
+/// The heaps of a run's ranks that have allocated a collective's
+/// temporary buffer (`LogGpRun::heaps`).
+#[derive(Debug, Clone, Default)]
+struct Heaps {
+    by_rank: HashMap<u32, GlibcHeap>,
 }
 
 /// The file name errors carry for a spec built in code ([`LogGpMachine::new`]).
@@ -300,6 +313,7 @@ impl LogGpMachine {
                 reduce_overhead: 0.0,
                 flag_latency: None,
                 datatype: crate::params::DatatypeCosts::default(),
+                heap: crate::params::HeapParams::default(),
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
             },
             network: ChannelParams {
@@ -482,6 +496,14 @@ impl LogGpMachine {
                 }
             ));
         }
+        if let Some(t) = node.heap.page_fault {
+            node_line.push_str(&format!(
+                ", a collective's temporary buffers fault in at {} per {} page of fresh memory ({} allocator)",
+                crate::config::write::time_us(t),
+                format_size(node.heap.page_size),
+                node.heap.allocator.name()
+            ));
+        }
         node_line.push_str(if node.progress_in_calls {
             ", rendezvous progress only inside MPI calls"
         } else {
@@ -539,6 +561,7 @@ impl MachineDesc for LogGpMachine {
             shm_mem: Vec::new(),
             overflow: HashMap::new(),
             busy: Box::default(),
+            heaps: Box::default(),
         };
         run.reset(ranks);
         run
@@ -893,6 +916,29 @@ impl Machine for LogGpRun<'_> {
         self.machine.spec.node.datatype.pack_seconds(blocks)
     }
 
+    /// `page_fault` times the pages of fresh memory the rank's allocator
+    /// hands out for the buffer ([`GlibcHeap::alloc`]); 0 without
+    /// `page_fault`.
+    fn heap_alloc(&mut self, rank: u32, bytes: u64, touched: std::ops::Range<u64>) -> f64 {
+        let heap = self.machine.spec.node.heap;
+        let Some(per_page) = heap.page_fault else {
+            return 0.0;
+        };
+        let pages = self
+            .heaps
+            .by_rank
+            .entry(rank)
+            .or_insert_with(|| GlibcHeap::new(heap.allocator, heap.page_size))
+            .alloc(bytes, touched);
+        pages as f64 * per_page
+    }
+
+    fn heap_free(&mut self, rank: u32, bytes: u64) {
+        if let Some(h) = self.heaps.by_rank.get_mut(&rank) {
+            h.free(bytes);
+        }
+    }
+
     fn flag_latency(&self, _src: u32, _dst: u32) -> f64 {
         self.machine
             .spec
@@ -1212,6 +1258,7 @@ impl Machine for LogGpRun<'_> {
 
     fn reset(&mut self, ranks: u32) {
         self.ranks = ranks;
+        self.heaps.by_rank.clear();
         self.nodes = ranks.div_ceil(self.machine.ranks_per_node()).max(1);
         self.per_cycle = StrengthReducedU32::new(self.nodes);
         let nodes = self.nodes as usize;

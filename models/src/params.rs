@@ -503,6 +503,35 @@ pub struct NodeParams {
     /// What the library's derived datatypes cost the rank's core (`type_*`
     /// keys); each `None` takes [`DatatypeCosts::ASSUMED`]'s value.
     pub datatype: DatatypeCosts,
+    /// What the library's temporary buffers cost (`page_fault`,
+    /// `page_size`, `allocator`).
+    pub heap: HeapParams,
+}
+
+/// The page faults of a collective's temporary buffers
+/// (`sim_core::coll::Op::Alloc`): `page_fault` seconds per page of fresh
+/// memory written (fault, zeroing, and the release when the allocator gives
+/// it back), the pages being `page_size` bytes and the allocator's policy
+/// `allocator` deciding which memory is fresh (`crate::heap`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeapParams {
+    /// `None`: not modelled (temporaries cost nothing). Invariant: finite,
+    /// >= 0.
+    pub page_fault: Option<f64>,
+    /// Invariant: > 0.
+    pub page_size: u64,
+    pub allocator: crate::heap::Allocator,
+}
+
+impl Default for HeapParams {
+    /// Not modelled; 4 KiB pages (x86-64 and most Linux systems); glibc.
+    fn default() -> Self {
+        HeapParams {
+            page_fault: None,
+            page_size: 4096,
+            allocator: crate::heap::Allocator::Glibc,
+        }
+    }
 }
 
 /// The cost of a derived datatype of `k` blocks: `create + create_per_block

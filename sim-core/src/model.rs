@@ -122,6 +122,26 @@ pub trait Machine {
         0.0
     }
 
+    /// Seconds `rank` spends when its MPI library allocates a temporary
+    /// buffer of `bytes` for a collective call (`coll::Op::Alloc`) and
+    /// writes its bytes `touched` (offsets into the buffer): the page faults
+    /// of the written memory that the process's allocator hands out fresh.
+    /// The run remembers the allocator's state per rank (what it keeps, its
+    /// thresholds), so the answer depends on the rank's earlier calls.
+    /// Default 0 (not modelled: memory the library reuses costs nothing
+    /// more).
+    fn heap_alloc(&mut self, rank: u32, bytes: u64, touched: std::ops::Range<u64>) -> f64 {
+        let _ = (rank, bytes, touched);
+        0.0
+    }
+
+    /// `rank`'s library frees the temporary buffer of `bytes` it allocated
+    /// last (`coll::Op::Free`). Takes no time; it changes what the
+    /// allocator keeps for the next call. Default: nothing.
+    fn heap_free(&mut self, rank: u32, bytes: u64) {
+        let _ = (rank, bytes);
+    }
+
     /// A transfer of `bytes` from `src` to `dst` that the sender starts at
     /// `ready`. Updates the model's NIC state.
     fn transfer(

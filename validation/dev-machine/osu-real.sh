@@ -7,7 +7,10 @@
 # library it ran on (MPICH 4.0.2: `mpich-4`). Compared:
 #   mpich-4         the machine as calibrated;
 #   mpich-4-nocost  the same without the call costs (no call_overhead,
-#                   reduce_overhead, reduce_op): the model before 4.2;
+#                   reduce_overhead, reduce_op, page_fault): the model
+#                   before 4.2;
+#   mpich-4-nopf    the same without the temporaries' page faults
+#                   (page_fault, section 4.7): the model before 4.7;
 #   mpich-3         refitted from the same saved tables under MPICH 3's
 #                   rules (the call overhead is what its barrier leaves);
 # and the same three on a machine whose point-to-point channels come from
@@ -42,12 +45,13 @@ mkdir -p $D/runs
 NET=$D/dev-machine-coll.network.netbench.txt
 SHM=$D/dev-machine-coll.shm.netbench.txt
 MEMCPY=$(sed -n 's/^memcpy = "\(.*\)"$/\1/p' $D/machine-mpich-4.toml)
-nocost() { sed -e '/^call_overhead = /d' -e '/^reduce_overhead = /d' -e '/^reduce_op = /d' "$1" > "$2"; }
+nocost() { sed -e '/^call_overhead = /d' -e '/^reduce_overhead = /d' -e '/^reduce_op = /d' -e '/^page_fault = /d' "$1" > "$2"; }
 nocost $D/machine-mpich-4.toml $D/machine-mpich-4-nocost.toml
+sed -e '/^page_fault = /d' $D/machine-mpich-4.toml > $D/machine-mpich-4-nopf.toml
 # The same saved tables under MPICH 3's rules.
 "$P" calibrate net $NET --format imb --pingping $NET --stream $NET --bistream $NET \
     --stream-format imb --shm $SHM --shm-format imb --ranks-per-node 2 \
-    --shm-barrier $SHM --reduce-local $NET --memcpy "$MEMCPY" --collective library=mpich-3 \
+    --shm-barrier $SHM --reduce-local $NET --page-fault $NET --memcpy "$MEMCPY" --collective library=mpich-3 \
     --name dev-machine-coll-mpich-3 -o $D/machine-mpich-3.toml > $D/calibrate-net-mpich-3.txt
 B=${BENCHES:-"latency allreduce reduce bcast alltoall allgather gather scatter barrier"}
 for r in 1 2 3 4 5; do
@@ -77,7 +81,7 @@ PY
 # costs from netbench as above.
 for lib in mpich-4 mpich-3; do
     "$P" calibrate net $D/measured-latency.txt --ranks-per-node 2 --shm $D/measured-latency.txt \
-        --shm-barrier $SHM --reduce-local $NET --memcpy "$MEMCPY" --collective library=$lib \
+        --shm-barrier $SHM --reduce-local $NET --page-fault $NET --memcpy "$MEMCPY" --collective library=$lib \
         --name dev-machine-osu-latency-$lib -o $D/machine-lat-$lib.toml > $D/calibrate-lat-$lib.txt
 done
 nocost $D/machine-lat-mpich-4.toml $D/machine-lat-mpich-4-nocost.toml
@@ -87,7 +91,7 @@ for b in $B; do
     size=(-p max_bytes=1048576)
     if [ $b = latency ]; then size=(-p max_bytes=134217728); fi
     if [ $b = barrier ]; then size=(); fi
-    for m in mpich-4 mpich-4-nocost mpich-3 lat-mpich-4 lat-mpich-4-nocost lat-mpich-3; do
+    for m in mpich-4 mpich-4-nocost mpich-4-nopf mpich-3 lat-mpich-4 lat-mpich-4-nocost lat-mpich-3; do
         "$P" validate examples/osu/$b.mpl --table $D/measured-$b.txt --ranks 2 \
             "${size[@]}" --machine $D/machine-$m.toml > $D/validate-$b-$m.txt
         echo "$b $m $(grep '^all:' $D/validate-$b-$m.txt)"

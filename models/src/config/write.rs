@@ -311,6 +311,15 @@ pub fn machine_file(file: &MachineFile) -> String {
             let _ = writeln!(out, "{key} = \"{}\"", time_us(t));
         }
     }
+    if let Some(t) = node.heap.page_fault {
+        let _ = writeln!(out, "page_fault = \"{}\"", time_us(t));
+    }
+    if node.heap.page_size != crate::params::HeapParams::default().page_size {
+        let _ = writeln!(out, "page_size = \"{} B\"", node.heap.page_size);
+    }
+    if node.heap.allocator != crate::heap::Allocator::Glibc {
+        let _ = writeln!(out, "allocator = \"{}\"", node.heap.allocator.name());
+    }
     if node.progress_in_calls != crate::params::DEFAULT_PROGRESS_IN_CALLS {
         let _ = writeln!(
             out,
@@ -392,6 +401,11 @@ mod tests {
                     create: Some(0.5e-6),
                     pack_per_block: Some(2e-9),
                     ..Default::default()
+                },
+                heap: crate::params::HeapParams {
+                    page_fault: Some(1.9e-6),
+                    page_size: 65536,
+                    allocator: crate::heap::Allocator::Retain,
                 },
             },
             network: Some(ChannelFile {
@@ -533,6 +547,7 @@ mod tests {
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 flag_latency: None,
                 datatype: crate::params::DatatypeCosts::default(),
+                heap: crate::params::HeapParams::default(),
             },
             network: Some(channel(5e-6, 65_536)),
             shm: Some(channel(0.5e-6, 16_384)),

@@ -67,7 +67,9 @@ fn same_shape(a: &Op, b: &Op) -> bool {
     match (*a, *b) {
         (Op::Send { bytes: x, .. }, Op::Send { bytes: y, .. })
         | (Op::Recv { bytes: x, .. }, Op::Recv { bytes: y, .. })
-        | (Op::Copy { bytes: x }, Op::Copy { bytes: y }) => x == y,
+        | (Op::Copy { bytes: x }, Op::Copy { bytes: y })
+        | (Op::Free { bytes: x }, Op::Free { bytes: y }) => x == y,
+        (Op::Alloc { bytes: x, touch: s }, Op::Alloc { bytes: y, touch: t }) => x == y && s == t,
         (Op::Datatype { blocks: x }, Op::Datatype { blocks: y })
         | (Op::Pack { blocks: x }, Op::Pack { blocks: y }) => x == y,
         (Op::Flag { .. }, Op::Flag { .. }) | (Op::Await { .. }, Op::Await { .. }) => true,

@@ -129,7 +129,16 @@ fn tuned(
         elem,
         layout: None,
     };
-    on_group(group, me, kind, root, n, elem, openmpi::select(&call))
+    on_group(
+        Library::OpenMpi5,
+        group,
+        me,
+        kind,
+        root,
+        n,
+        elem,
+        openmpi::select(&call),
+    )
 }
 
 /// `group` with its members 0 and `root` swapped, and `me`'s index in it:
@@ -155,10 +164,28 @@ fn swapped(group: &[u32], me: u32, root: u32) -> (Vec<u32>, u32) {
 /// Open MPI's bmtree rooted at virtual rank 0.
 fn nbc_ibcast(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<Vec<Step>, String> {
     if group.len() as u64 <= NBC_BCAST_LINEAR_MAX {
-        return on_group(group, me, CollKind::Bcast, root, n, elem, Algorithm::Linear);
+        return on_group(
+            Library::OpenMpi5,
+            group,
+            me,
+            CollKind::Bcast,
+            root,
+            n,
+            elem,
+            Algorithm::Linear,
+        );
     }
     let (g, v) = swapped(group, me, root);
-    on_group(&g, v, CollKind::Bcast, 0, n, elem, Algorithm::OmpiBinomial)
+    on_group(
+        Library::OpenMpi5,
+        &g,
+        v,
+        CollKind::Bcast,
+        0,
+        n,
+        elem,
+        Algorithm::OmpiBinomial,
+    )
 }
 
 /// libnbc's `ireduce` (`nbc_ireduce.c` lines 107-115), commutative:
@@ -175,6 +202,7 @@ fn nbc_ireduce(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<V
     }
     if p > 2 && n / elem.max(1) >= pof2_floor(p) {
         return on_group(
+            Library::OpenMpi5,
             group,
             me,
             CollKind::Reduce,
@@ -186,7 +214,16 @@ fn nbc_ireduce(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<V
     }
     let (g, v) = swapped(group, me, root);
     if p > 4 || n < NBC_REDUCE_CHAIN_MIN {
-        return on_group(&g, v, CollKind::Reduce, 0, n, elem, Algorithm::BinomialTree);
+        return on_group(
+            Library::OpenMpi5,
+            &g,
+            v,
+            CollKind::Reduce,
+            0,
+            n,
+            elem,
+            Algorithm::BinomialTree,
+        );
     }
     Ok(nbc_reduce_chain(&g, u64::from(v), n))
 }

@@ -106,6 +106,51 @@ pub enum Op {
     Pack {
         blocks: u32,
     },
+    /// The library allocates a temporary buffer of `bytes` for the call
+    /// (MPICH's `MPIR_CHKLMEM_MALLOC`: a `malloc` at the algorithm's start),
+    /// of which the algorithm writes the part `touch`; charged
+    /// `Machine::heap_alloc`: the page faults of the written memory that the
+    /// process's allocator hands out fresh (see `mpich_temporaries`).
+    /// Placed first in a schedule's first step.
+    Alloc {
+        bytes: u64,
+        touch: Touch,
+    },
+    /// The temporary buffer of `bytes` allocated last and not yet freed is
+    /// freed (`MPIR_CHKLMEM_FREEALL`, in reverse order of allocation):
+    /// `Machine::heap_free`, no time. Placed last in a schedule's last
+    /// step.
+    Free {
+        bytes: u64,
+    },
+}
+
+/// Which part of a temporary buffer its algorithm writes during the call:
+/// the pages that fault in if the allocator hands them out fresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// The whole buffer (a copy of the send buffer, a whole vector
+    /// received).
+    All,
+    /// The first half of the bytes (the half a recursive-halving rank keeps
+    /// after its first exchange; later exchanges receive inside it).
+    FirstHalf,
+    /// The second half.
+    SecondHalf,
+    /// Nothing (a rank that only sends, or a tree's leaf).
+    Nothing,
+}
+
+impl Touch {
+    /// The written bytes of a buffer of `bytes`.
+    pub fn range(self, bytes: u64) -> std::ops::Range<u64> {
+        match self {
+            Touch::All => 0..bytes,
+            Touch::FirstHalf => 0..bytes / 2,
+            Touch::SecondHalf => bytes / 2..bytes,
+            Touch::Nothing => 0..0,
+        }
+    }
 }
 
 impl Op {
@@ -116,7 +161,11 @@ impl Op {
             | Op::Recv { peer, .. }
             | Op::Flag { peer }
             | Op::Await { peer } => Some(peer),
-            Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => None,
+            Op::Copy { .. }
+            | Op::Datatype { .. }
+            | Op::Pack { .. }
+            | Op::Alloc { .. }
+            | Op::Free { .. } => None,
         }
     }
 
@@ -127,7 +176,11 @@ impl Op {
             Op::Recv { bytes, .. } => Op::Recv { peer, bytes },
             Op::Flag { .. } => Op::Flag { peer },
             Op::Await { .. } => Op::Await { peer },
-            op @ (Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. }) => op,
+            op @ (Op::Copy { .. }
+            | Op::Datatype { .. }
+            | Op::Pack { .. }
+            | Op::Alloc { .. }
+            | Op::Free { .. }) => op,
         }
     }
 }
@@ -1123,7 +1176,7 @@ pub fn schedule_in(
     if let Algorithm::Han(segsize) = alg {
         return han::composition(segsize, &ctx);
     }
-    match call.kind {
+    let mut steps = match call.kind {
         CollKind::Barrier => barrier::schedule(alg, &ctx),
         CollKind::Bcast => bcast::schedule(alg, &ctx),
         CollKind::Reduce => reduce::schedule(alg, &ctx),
@@ -1135,6 +1188,165 @@ pub fn schedule_in(
         CollKind::Alltoall | CollKind::Alltoallv => alltoall::schedule(alg, &ctx),
         CollKind::ReduceScatter => reduce_scatter::schedule(alg, &ctx),
         CollKind::Scan | CollKind::Exscan => scan::schedule(alg, &ctx),
+    }?;
+    if matches!(library, Library::Mpich3 | Library::Mpich4) {
+        with_temporaries(&mut steps, &mpich_temporaries(alg, &ctx));
+    }
+    Ok(steps)
+}
+
+/// The temporary buffers (bytes each, in the order allocated) that MPICH's
+/// algorithm `alg` allocates on this rank for the call and frees at its end,
+/// with a contiguous predefined datatype, a commutative operation and no
+/// `MPI_IN_PLACE` (tag v4.0.2, `src/mpi/coll/`; the same buffers since
+/// MPICH 3.3, whose `MPIR_CHKLMEM_MALLOC`s these are):
+/// - reduce, binomial (`reduce_intra_binomial.c` lines 37-46) and
+///   Rabenseifner (`reduce_intra_reduce_scatter_gather.c` lines 62-71):
+///   `tmp_buf` of the vector, and at a rank other than the root a
+///   `recvbuf` of the vector ("my recvbuf may not be valid");
+/// - allreduce, recursive doubling (`allreduce_intra_recursive_doubling.c`
+///   line 44) and Rabenseifner (`allreduce_intra_reduce_scatter_allgather.c`
+///   line 64): `tmp_buf` of the vector;
+/// - reduce_scatter, recursive halving
+///   (`reduce_scatter_intra_recursive_halving.c` lines 83-91): `tmp_recvbuf`
+///   and `tmp_results` of the whole vector; pairwise
+///   (`reduce_scatter_intra_pairwise.c` line 67): `tmp_recvbuf` of this
+///   rank's block plus one byte.
+///
+/// The arrays of counts and displacements some of them allocate too (a few
+/// ints per rank) are left out, and so are the algorithms that allocate
+/// nothing of the vector for such a call (bcast, gather and scatter at the
+/// root 0's tree leaves, allgather, alltoall). Not listed yet: binomial
+/// gather and scatter at inner tree ranks, Bruck's allgather and alltoall
+/// (one buffer each).
+fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
+    let (rank, size) = (ctx.rank, ctx.size);
+    let pof2 = util::pof2_floor(size);
+    let rem = size - pof2;
+    // The half of the vector a recursive-halving rank keeps after its first
+    // exchange (with `newrank ^ first_mask`), or all of it for a rank that
+    // also takes an excluded rank's whole vector first (`received_all`), or
+    // nothing for an excluded rank (`newrank == -1`).
+    let halving = |excluded: bool, received_all: bool, lower: bool| {
+        if excluded {
+            Touch::Nothing
+        } else if received_all {
+            Touch::All
+        } else if lower {
+            Touch::FirstHalf
+        } else {
+            Touch::SecondHalf
+        }
+    };
+    match (ctx.kind, alg) {
+        // MPIR_Reduce_intra_binomial: a rank receives children's whole
+        // vectors into `tmp_buf` when its relative rank is even and has a
+        // successor (mask 1: `source = relrank | 1 < size`).
+        (CollKind::Reduce, Algorithm::BinomialTree) => {
+            let rel = ctx.rel();
+            let tmp = if rel.is_multiple_of(2) && rel + 1 < size {
+                Touch::All
+            } else {
+                Touch::Nothing
+            };
+            let mut t = vec![(ctx.counts.single(), tmp)];
+            if rank != ctx.root {
+                t.push((ctx.counts.single(), Touch::All));
+            }
+            t
+        }
+        // MPIR_Reduce_intra_reduce_scatter_gather: ranks below 2 rem, odd
+        // ones send their vector to the even one below (lines 104-130);
+        // then recursive halving from mask 1, the lower rank of each pair
+        // keeping the first half (`newrank < newdst`), received into
+        // `tmp_buf`; `recvbuf` (off the root) is a copy of the send buffer.
+        (CollKind::Reduce, Algorithm::Rabenseifner) => {
+            let (excluded, all, newrank) = if rank < 2 * rem {
+                (rank % 2 == 1, rank % 2 == 0, rank / 2)
+            } else {
+                (false, false, rank - rem)
+            };
+            let mut t = vec![(
+                ctx.counts.single(),
+                halving(excluded, all, newrank % 2 == 0),
+            )];
+            if rank != ctx.root {
+                t.push((ctx.counts.single(), Touch::All));
+            }
+            t
+        }
+        // MPIR_Allreduce_intra_recursive_doubling: below 2 rem the even
+        // ranks send and wait, the odd ones receive a whole vector into
+        // `tmp_buf`; every exchange receives a whole vector into it.
+        (CollKind::Allreduce, Algorithm::RecursiveDoubling) => {
+            let excluded = rank < 2 * rem && rank % 2 == 0;
+            vec![(
+                ctx.counts.single(),
+                if excluded { Touch::Nothing } else { Touch::All },
+            )]
+        }
+        // MPIR_Allreduce_intra_reduce_scatter_allgather: the same pairing
+        // below 2 rem, then recursive halving from mask 1 into `tmp_buf`.
+        (CollKind::Allreduce, Algorithm::Rabenseifner) => {
+            let (excluded, all, newrank) = if rank < 2 * rem {
+                (rank % 2 == 0, rank % 2 == 1, rank / 2)
+            } else {
+                (false, false, rank - rem)
+            };
+            vec![(
+                ctx.counts.single(),
+                halving(excluded, all, newrank % 2 == 0),
+            )]
+        }
+        (CollKind::ReduceScatter, Algorithm::RecursiveHalving | Algorithm::Pairwise) => {
+            let Ok(blocks) = ctx.blocks() else {
+                return Vec::new();
+            };
+            if alg == Algorithm::Pairwise {
+                // `tmp_recvbuf` receives this rank's block in every step.
+                return vec![(blocks.get(rank) + 1, Touch::All)];
+            }
+            // `tmp_recvbuf`: the even ranks below 2 rem send, the odd ones
+            // receive a whole vector; then halving from mask pof2/2, the
+            // ranks below it keeping the first half (by bytes here; MPICH
+            // halves the blocks of the new ranks). `tmp_results`: a copy of
+            // the send buffer.
+            let total = blocks.range(0, size);
+            let (excluded, all, newrank) = if rank < 2 * rem {
+                (rank % 2 == 0, rank % 2 == 1, rank / 2)
+            } else {
+                (false, false, rank - rem)
+            };
+            vec![
+                (total, halving(excluded, all, newrank < pof2 / 2)),
+                (total, Touch::All),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `temps` allocated (`Op::Alloc`, first in the first step) and freed in
+/// reverse order (`Op::Free`, last in the last step) around `steps`, as
+/// MPICH's `MPIR_CHKLMEM_MALLOC` at an algorithm's start and
+/// `MPIR_CHKLMEM_FREEALL` at its end. Nothing for an empty schedule (a
+/// rank with no part in the call) or a zero-byte buffer.
+pub(crate) fn with_temporaries(steps: &mut [Step], temps: &[(u64, Touch)]) {
+    let temps: Vec<(u64, Touch)> = temps.iter().copied().filter(|&(b, _)| b > 0).collect();
+    if temps.is_empty() || steps.is_empty() {
+        return;
+    }
+    if let Some(first) = steps.first_mut() {
+        first.ops.splice(
+            0..0,
+            temps
+                .iter()
+                .map(|&(bytes, touch)| Op::Alloc { bytes, touch }),
+        );
+    }
+    if let Some(last) = steps.last_mut() {
+        last.ops
+            .extend(temps.iter().rev().map(|&(bytes, _)| Op::Free { bytes }));
     }
 }
 
@@ -1188,6 +1400,13 @@ fn with_shared_memory(
 /// run under `library` (see [`schedule_in`]), and its steps.
 fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
     let alg = inner_select(library, call);
+    // Under MPICH these composites (forced: MPICH has none) are Open MPI's
+    // code through and through, inner collectives included: not MPICH's
+    // temporary buffers.
+    let library = match library {
+        Library::Mpich3 | Library::Mpich4 => Library::OpenMpi5,
+        other => other,
+    };
     schedule_in(library, alg, call)
 }
 

@@ -201,7 +201,16 @@ fn phase(
     elem: u64,
 ) -> Result<(), String> {
     let alg = mpir_select(kind, group.len() as u64, Counts::Uniform(n), elem);
-    out.extend(util::on_group(group, me, kind, root, n, elem, alg)?);
+    out.extend(util::on_group(
+        super::Library::Mpich4,
+        group,
+        me,
+        kind,
+        root,
+        n,
+        elem,
+        alg,
+    )?);
     Ok(())
 }
 
@@ -397,6 +406,12 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                     recv(&mut out, 0, n);
                 }
             }
+            // Lines 345-357: a temporary `recvbuf` on every node root
+            // (the ranks with a `node_roots_comm`, which a flat
+            // communicator does not make) but the root.
+            if leader && me != root && !layout.one_per_node() {
+                super::with_temporaries(&mut out, &[(n, super::Touch::All)]);
+            }
         }
         // Reduce beta (lines 415-551, MPICH's smp reduce): reduce on the
         // other nodes to their roots, among the node roots to the root's
@@ -410,6 +425,10 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
             }
             if node == root_node {
                 lv.on_node(&mut out, CollKind::Reduce, root_local, n)?;
+            }
+            // Lines 430-442: a `tmp_buf` on every node root.
+            if leader && !layout.one_per_node() {
+                super::with_temporaries(&mut out, &[(n, super::Touch::All)]);
             }
         }
         // Scan alpha (lines 825-979): scan on each node; the node's last

@@ -49,7 +49,11 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                     Op::Recv { peer, bytes } => (peer as usize, bytes, &mut recvs),
                     Op::Flag { peer } => (peer as usize, 0, &mut fsends),
                     Op::Await { peer } => (peer as usize, 0, &mut frecvs),
-                    Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => continue,
+                    Op::Copy { .. }
+                    | Op::Datatype { .. }
+                    | Op::Pack { .. }
+                    | Op::Alloc { .. }
+                    | Op::Free { .. } => continue,
                 };
                 if q >= p || q == r {
                     return Err(format!("rank {r} step {si}: {op:?}"));
@@ -138,7 +142,12 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                     let (q, qs, _) = partner[r][si][oi];
                     matches!(
                         op,
-                        Op::Flag { .. } | Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. }
+                        Op::Flag { .. }
+                            | Op::Copy { .. }
+                            | Op::Datatype { .. }
+                            | Op::Pack { .. }
+                            | Op::Alloc { .. }
+                            | Op::Free { .. }
                     ) || pc[q] >= qs
                 });
                 if !ready {
@@ -159,7 +168,11 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
                         // counts as received (the flow itself goes with
                         // the flags).
                         Op::Copy { bytes } => received[r] += bytes,
-                        Op::Flag { .. } | Op::Datatype { .. } | Op::Pack { .. } => {}
+                        Op::Flag { .. }
+                        | Op::Datatype { .. }
+                        | Op::Pack { .. }
+                        | Op::Alloc { .. }
+                        | Op::Free { .. } => {}
                     }
                 }
                 reduced[r] += step.reduce_bytes;
@@ -211,7 +224,11 @@ fn op_index(
             Op::Recv { peer: q, .. } => !flag && !is_send && q as usize == peer,
             Op::Flag { peer: q } => flag && is_send && q as usize == peer,
             Op::Await { peer: q } => flag && !is_send && q as usize == peer,
-            Op::Copy { .. } | Op::Datatype { .. } | Op::Pack { .. } => false,
+            Op::Copy { .. }
+            | Op::Datatype { .. }
+            | Op::Pack { .. }
+            | Op::Alloc { .. }
+            | Op::Free { .. } => false,
         };
         if hit {
             if seen == before {
@@ -668,7 +685,12 @@ fn segmented_ring_allreduce_runs_in_phases() {
                 .flat_map(|s| &s.ops)
                 .map(|op| match op {
                     Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes } => *bytes,
-                    Op::Flag { .. } | Op::Await { .. } | Op::Datatype { .. } | Op::Pack { .. } => 0,
+                    Op::Flag { .. }
+                    | Op::Await { .. }
+                    | Op::Datatype { .. }
+                    | Op::Pack { .. }
+                    | Op::Alloc { .. }
+                    | Op::Free { .. } => 0,
                 })
                 .max()
                 .unwrap();
@@ -2979,4 +3001,167 @@ fn vectors_split_by_elements() {
         schedule(Algorithm::OmpiRabenseifner, &c),
         schedule(Algorithm::RecursiveDoubling, &c)
     );
+}
+
+/// The temporaries of each op-kind of `steps`: (allocated, freed), in the
+/// order they appear.
+fn temporaries(steps: &[Step]) -> (Vec<u64>, Vec<u64>) {
+    let mut alloc = Vec::new();
+    let mut free = Vec::new();
+    for op in steps.iter().flat_map(|s| &s.ops) {
+        match *op {
+            Op::Alloc { bytes, .. } => alloc.push(bytes),
+            Op::Free { bytes } => free.push(bytes),
+            _ => {}
+        }
+    }
+    (alloc, free)
+}
+
+/// MPICH's `MPIR_CHKLMEM_MALLOC`s of the vector (tag v4.0.2): reduce's
+/// `tmp_buf` everywhere and `recvbuf` off the root, allreduce's `tmp_buf`,
+/// reduce_scatter's two whole-vector buffers (recursive halving) or the own
+/// block plus one byte (pairwise); allocated first in the first step, freed
+/// in reverse order last in the last; none under Open MPI.
+#[test]
+fn mpich_algorithms_allocate_their_temporaries() {
+    let n = 1 << 20;
+    for alg in [Algorithm::BinomialTree, Algorithm::Rabenseifner] {
+        for (rank, temps) in [(0, vec![n]), (1, vec![n, n]), (3, vec![n, n])] {
+            let c = call(CollKind::Reduce, rank, 4, 0, Counts::Uniform(n));
+            let steps = schedule_in(Library::Mpich4, alg, &c).expect("schedule");
+            let (alloc, free) = temporaries(&steps);
+            assert_eq!(alloc, temps, "{alg:?} rank {rank}");
+            assert_eq!(free, temps, "{alg:?} rank {rank}");
+            let first = &steps[0].ops;
+            assert!(
+                first[..temps.len()]
+                    .iter()
+                    .all(|o| matches!(o, Op::Alloc { .. }))
+            );
+            let last = &steps[steps.len() - 1].ops;
+            assert!(
+                last[last.len() - temps.len()..]
+                    .iter()
+                    .all(|o| matches!(o, Op::Free { .. }))
+            );
+            let ompi = schedule_in(Library::OpenMpi5, alg, &c).expect("schedule");
+            assert_eq!(temporaries(&ompi), (vec![], vec![]));
+        }
+    }
+    for alg in [Algorithm::RecursiveDoubling, Algorithm::Rabenseifner] {
+        let c = call(CollKind::Allreduce, 1, 4, 0, Counts::Uniform(n));
+        let steps = schedule_in(Library::Mpich3, alg, &c).expect("schedule");
+        assert_eq!(temporaries(&steps), (vec![n], vec![n]), "{alg:?}");
+    }
+    // What each writes: 2 ranks, root 0. Binomial: the root receives its
+    // child's vector, the leaf writes only its `recvbuf`. Rabenseifner: the
+    // root keeps the first half, rank 1 the second.
+    let touches = |alg, rank| {
+        let c = call(CollKind::Reduce, rank, 2, 0, Counts::Uniform(n));
+        let steps = schedule_in(Library::Mpich4, alg, &c).expect("schedule");
+        steps[0]
+            .ops
+            .iter()
+            .filter_map(|o| match *o {
+                Op::Alloc { touch, .. } => Some(touch),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(touches(Algorithm::BinomialTree, 0), [Touch::All]);
+    assert_eq!(
+        touches(Algorithm::BinomialTree, 1),
+        [Touch::Nothing, Touch::All]
+    );
+    assert_eq!(touches(Algorithm::Rabenseifner, 0), [Touch::FirstHalf]);
+    assert_eq!(
+        touches(Algorithm::Rabenseifner, 1),
+        [Touch::SecondHalf, Touch::All]
+    );
+    // 3 ranks (pof2 2, rem 1): rank 1 sends its vector to rank 0 and waits
+    // (nothing received), rank 0 receives it whole.
+    let c = call(CollKind::Reduce, 1, 3, 2, Counts::Uniform(n));
+    let steps = schedule_in(Library::Mpich4, Algorithm::Rabenseifner, &c).expect("schedule");
+    assert_eq!(
+        steps[0].ops[0],
+        Op::Alloc {
+            bytes: n,
+            touch: Touch::Nothing
+        }
+    );
+    let c = call(CollKind::Reduce, 0, 3, 2, Counts::Uniform(n));
+    let steps = schedule_in(Library::Mpich4, Algorithm::Rabenseifner, &c).expect("schedule");
+    assert_eq!(
+        steps[0].ops[0],
+        Op::Alloc {
+            bytes: n,
+            touch: Touch::All
+        }
+    );
+    let blocks = [1000, 3000, 5000, 7000];
+    let c = call(CollKind::ReduceScatter, 2, 4, 0, Counts::PerRank(&blocks));
+    let halving = schedule_in(Library::Mpich4, Algorithm::RecursiveHalving, &c).expect("schedule");
+    assert_eq!(
+        temporaries(&halving),
+        (vec![16000, 16000], vec![16000, 16000])
+    );
+    let pairwise = schedule_in(Library::Mpich4, Algorithm::Pairwise, &c).expect("schedule");
+    assert_eq!(temporaries(&pairwise), (vec![5001], vec![5001]));
+    // Bcast allocates nothing of a contiguous vector.
+    let c = call(CollKind::Bcast, 1, 4, 0, Counts::Uniform(n));
+    let bcast = schedule_in(Library::Mpich4, Algorithm::BinomialTree, &c).expect("schedule");
+    assert_eq!(temporaries(&bcast), (vec![], vec![]));
+}
+
+/// MPICH 4's node-aware reduce compositions allocate at the node roots on
+/// top of what the reduces inside them allocate (`ch4_coll_impl.h` lines
+/// 345-357 and 430-442): alpha a `recvbuf` at node roots but the root, beta
+/// a `tmp_buf` at every node root.
+#[test]
+fn mpich4_reduce_compositions_allocate_at_node_roots() {
+    let n = 1 << 20;
+    // 4 ranks on 2 nodes of 2: node roots 0 and 2.
+    let layout = NodeLayout::new(&[0, 0, 1, 1]);
+    for (alg, rank, outer) in [
+        (Algorithm::Ch4Alpha, 2, 1),
+        (Algorithm::Ch4Alpha, 0, 0),
+        (Algorithm::Ch4Beta, 0, 1),
+        (Algorithm::Ch4Beta, 2, 1),
+        (Algorithm::Ch4Beta, 1, 0),
+    ] {
+        let c = CollCall {
+            layout: Some(&layout),
+            ..call(CollKind::Reduce, rank, 4, 0, Counts::Uniform(n))
+        };
+        let steps = schedule_in(Library::Mpich4, alg, &c).expect("schedule");
+        let (alloc, free) = temporaries(&steps);
+        // Inside: the node reduce (root 0 of the node: 1 buffer at the node
+        // root, 2 at the other) and, at node roots, the roots' reduce (1 at
+        // its root, 2 at the other).
+        let node_reduce = if rank % 2 == 0 { 1 } else { 2 };
+        let roots_reduce = match rank {
+            0 => 1,
+            2 => 2,
+            _ => 0,
+        };
+        assert_eq!(
+            alloc.len(),
+            outer + node_reduce + roots_reduce,
+            "{alg:?} rank {rank}: {alloc:?}"
+        );
+        assert_eq!(free.len(), alloc.len());
+        assert!(alloc.iter().chain(&free).all(|&b| b == n));
+        if outer == 1 {
+            assert_eq!(
+                steps[0].ops[0],
+                Op::Alloc {
+                    bytes: n,
+                    touch: Touch::All
+                }
+            );
+            let last = &steps[steps.len() - 1].ops;
+            assert_eq!(last[last.len() - 1], Op::Free { bytes: n });
+        }
+    }
 }

@@ -313,7 +313,9 @@ impl Sched {
 /// sub-communicator sees them, and its peers are mapped back to ranks of the
 /// calling communicator. A group of fewer than two ranks has no steps.
 /// (Node-aware compositions: MPICH 4's CH4 ones, Open MPI 5's `coll/han`.)
+#[expect(clippy::too_many_arguments, reason = "one sub-call's whole signature")]
 pub(super) fn on_group(
+    library: super::Library,
     group: &[u32],
     me: u32,
     kind: CollKind,
@@ -334,7 +336,7 @@ pub(super) fn on_group(
         elem,
         layout: None,
     };
-    let mut steps = super::schedule(alg, &sub)?;
+    let mut steps = super::schedule_in(library, alg, &sub)?;
     map_peers(&mut steps, group);
     Ok(steps)
 }

@@ -203,6 +203,17 @@ impl<'a> Engine<'a> {
                         self.in_call_work(lpi, self.machine.pack_seconds(id, u64::from(blocks)));
                         continue;
                     }
+                    // The library's temporary buffers: the page faults of
+                    // fresh memory, and the allocator's state for the next.
+                    Op::Alloc { bytes, touch } => {
+                        let t = self.machine.heap_alloc(id, bytes, touch.range(bytes));
+                        self.in_call_work(lpi, t);
+                        continue;
+                    }
+                    Op::Free { bytes } => {
+                        self.machine.heap_free(id, bytes);
+                        continue;
+                    }
                 };
                 let Some(world) = self
                     .comms
@@ -643,9 +654,11 @@ impl<'a> Engine<'a> {
                 st.reduce_bytes = 0;
                 for op in &mut st.ops {
                     match op {
-                        Op::Send { bytes, .. } | Op::Recv { bytes, .. } | Op::Copy { bytes } => {
-                            *bytes = 0
-                        }
+                        Op::Send { bytes, .. }
+                        | Op::Recv { bytes, .. }
+                        | Op::Copy { bytes }
+                        | Op::Alloc { bytes, .. }
+                        | Op::Free { bytes } => *bytes = 0,
                         Op::Flag { .. }
                         | Op::Await { .. }
                         | Op::Datatype { .. }
