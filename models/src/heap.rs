@@ -171,38 +171,26 @@ impl GlibcHeap {
     }
 
     /// Pages of `[start, end)` (page-aligned) not resident; marks them
-    /// resident.
+    /// resident (in place: the ranges that touch or overlap it become one).
     fn touch(&mut self, start: u64, end: u64) -> u64 {
         if end <= start {
             return 0;
         }
-        let covered: u64 = self
-            .resident
-            .iter()
-            .map(|&(a, b)| b.min(end).saturating_sub(a.max(start)))
-            .sum();
-        // Merge [start, end) into the sorted ranges.
-        let mut merged = Vec::with_capacity(self.resident.len() + 1);
-        let (mut s, mut e) = (start, end);
-        let mut placed = false;
-        for &(a, b) in &self.resident {
-            if b < s {
-                merged.push((a, b));
-            } else if a > e {
-                if !placed {
-                    merged.push((s, e));
-                    placed = true;
-                }
-                merged.push((a, b));
-            } else {
-                s = s.min(a);
-                e = e.max(b);
+        // The first range that ends at or after `start`, and past the last
+        // that starts at or before `end`.
+        let i = self.resident.partition_point(|&(_, b)| b < start);
+        let mut j = i;
+        let (mut s, mut e, mut covered) = (start, end, 0);
+        while let Some(&(a, b)) = self.resident.get(j) {
+            if a > end {
+                break;
             }
+            covered += b.min(end).saturating_sub(a.max(start));
+            s = s.min(a);
+            e = e.max(b);
+            j += 1;
         }
-        if !placed {
-            merged.push((s, e));
-        }
-        self.resident = merged;
+        self.resident.splice(i..j, std::iter::once((s, e)));
         (end - start - covered) / self.page
     }
 

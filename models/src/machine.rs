@@ -900,8 +900,12 @@ impl Machine for LogGpRun<'_> {
             .unwrap_or(u64::MAX)
     }
 
+    /// The machine file's `[collectives]`, with the library's temporary
+    /// buffers in the schedules when `[node] page_fault` prices them.
     fn collectives(&self) -> sim_core::coll::CollConfig {
-        self.machine.spec.collectives.clone()
+        let mut cfg = self.machine.spec.collectives.clone();
+        cfg.temporaries = self.machine.spec.node.heap.page_fault.is_some();
+        cfg
     }
 
     fn progress_in_calls(&self) -> bool {

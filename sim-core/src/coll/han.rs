@@ -130,7 +130,7 @@ fn tuned(
         layout: None,
     };
     on_group(
-        Library::OpenMpi5,
+        (Library::OpenMpi5, false),
         group,
         me,
         kind,
@@ -165,7 +165,7 @@ fn swapped(group: &[u32], me: u32, root: u32) -> (Vec<u32>, u32) {
 fn nbc_ibcast(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<Vec<Step>, String> {
     if group.len() as u64 <= NBC_BCAST_LINEAR_MAX {
         return on_group(
-            Library::OpenMpi5,
+            (Library::OpenMpi5, false),
             group,
             me,
             CollKind::Bcast,
@@ -177,7 +177,7 @@ fn nbc_ibcast(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<Ve
     }
     let (g, v) = swapped(group, me, root);
     on_group(
-        Library::OpenMpi5,
+        (Library::OpenMpi5, false),
         &g,
         v,
         CollKind::Bcast,
@@ -202,7 +202,7 @@ fn nbc_ireduce(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<V
     }
     if p > 2 && n / elem.max(1) >= pof2_floor(p) {
         return on_group(
-            Library::OpenMpi5,
+            (Library::OpenMpi5, false),
             group,
             me,
             CollKind::Reduce,
@@ -215,7 +215,7 @@ fn nbc_ireduce(group: &[u32], me: u32, root: u32, n: u64, elem: u64) -> Result<V
     let (g, v) = swapped(group, me, root);
     if p > 4 || n < NBC_REDUCE_CHAIN_MIN {
         return on_group(
-            Library::OpenMpi5,
+            (Library::OpenMpi5, false),
             &g,
             v,
             CollKind::Reduce,

@@ -913,6 +913,11 @@ pub struct CollConfig {
     /// algorithms: `shm.rs`) where its rules say so; `None`: the
     /// library's default ([`Library::shared_memory`]).
     pub shared_memory: Option<bool>,
+    /// Whether the schedules carry the library's temporary buffers
+    /// (`Op::Alloc`, `Op::Free`): set by a machine that prices them
+    /// (`Machine::heap_alloc`), so that the others build and run no such
+    /// operations. Default false.
+    pub temporaries: bool,
 }
 
 /// What a collective call that moves no data does.
@@ -963,6 +968,7 @@ impl CollConfig {
             zero_count: None,
             call_overhead: 0.0,
             shared_memory: None,
+            temporaries: false,
         }
     }
 
@@ -1144,8 +1150,21 @@ pub fn schedule_in(
     alg: Algorithm,
     call: &CollCall<'_>,
 ) -> Result<Vec<Step>, String> {
+    schedule_opts(library, true, alg, call)
+}
+
+/// [`schedule_in`], with the library's temporary buffers in the schedule
+/// (`Op::Alloc`, `Op::Free`) only when `temporaries` (a machine that
+/// prices them: [`CollConfig::temporaries`]).
+pub fn schedule_opts(
+    library: Library,
+    temporaries: bool,
+    alg: Algorithm,
+    call: &CollCall<'_>,
+) -> Result<Vec<Step>, String> {
     let mut ctx = util::Ctx::new(call)?;
     ctx.library = library;
+    ctx.temporaries = temporaries;
     if !supports(call.kind, alg) {
         return Err(format!(
             "{} has no algorithm \"{}\" (known: {})",
@@ -1189,8 +1208,8 @@ pub fn schedule_in(
         CollKind::ReduceScatter => reduce_scatter::schedule(alg, &ctx),
         CollKind::Scan | CollKind::Exscan => scan::schedule(alg, &ctx),
     }?;
-    if matches!(library, Library::Mpich3 | Library::Mpich4) {
-        with_temporaries(&mut steps, &mpich_temporaries(alg, &ctx));
+    if temporaries && matches!(library, Library::Mpich3 | Library::Mpich4) {
+        with_temporaries(&mut steps, mpich_temporaries(alg, &ctx).as_slice());
     }
     Ok(steps)
 }
@@ -1219,7 +1238,7 @@ pub fn schedule_in(
 /// root 0's tree leaves, allgather, alltoall). Not listed yet: binomial
 /// gather and scatter at inner tree ranks, Bruck's allgather and alltoall
 /// (one buffer each).
-fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
+fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Temps {
     let (rank, size) = (ctx.rank, ctx.size);
     let pof2 = util::pof2_floor(size);
     let rem = size - pof2;
@@ -1249,11 +1268,8 @@ fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
             } else {
                 Touch::Nothing
             };
-            let mut t = vec![(ctx.counts.single(), tmp)];
-            if rank != ctx.root {
-                t.push((ctx.counts.single(), Touch::All));
-            }
-            t
+            let recvbuf = (rank != ctx.root).then(|| (ctx.counts.single(), Touch::All));
+            Temps::of((ctx.counts.single(), tmp), recvbuf)
         }
         // MPIR_Reduce_intra_reduce_scatter_gather: ranks below 2 rem, odd
         // ones send their vector to the even one below (lines 104-130);
@@ -1266,24 +1282,27 @@ fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
             } else {
                 (false, false, rank - rem)
             };
-            let mut t = vec![(
-                ctx.counts.single(),
-                halving(excluded, all, newrank % 2 == 0),
-            )];
-            if rank != ctx.root {
-                t.push((ctx.counts.single(), Touch::All));
-            }
-            t
+            let recvbuf = (rank != ctx.root).then(|| (ctx.counts.single(), Touch::All));
+            Temps::of(
+                (
+                    ctx.counts.single(),
+                    halving(excluded, all, newrank % 2 == 0),
+                ),
+                recvbuf,
+            )
         }
         // MPIR_Allreduce_intra_recursive_doubling: below 2 rem the even
         // ranks send and wait, the odd ones receive a whole vector into
         // `tmp_buf`; every exchange receives a whole vector into it.
         (CollKind::Allreduce, Algorithm::RecursiveDoubling) => {
             let excluded = rank < 2 * rem && rank % 2 == 0;
-            vec![(
-                ctx.counts.single(),
-                if excluded { Touch::Nothing } else { Touch::All },
-            )]
+            Temps::of(
+                (
+                    ctx.counts.single(),
+                    if excluded { Touch::Nothing } else { Touch::All },
+                ),
+                None,
+            )
         }
         // MPIR_Allreduce_intra_reduce_scatter_allgather: the same pairing
         // below 2 rem, then recursive halving from mask 1 into `tmp_buf`.
@@ -1293,18 +1312,21 @@ fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
             } else {
                 (false, false, rank - rem)
             };
-            vec![(
-                ctx.counts.single(),
-                halving(excluded, all, newrank % 2 == 0),
-            )]
+            Temps::of(
+                (
+                    ctx.counts.single(),
+                    halving(excluded, all, newrank % 2 == 0),
+                ),
+                None,
+            )
         }
         (CollKind::ReduceScatter, Algorithm::RecursiveHalving | Algorithm::Pairwise) => {
             let Ok(blocks) = ctx.blocks() else {
-                return Vec::new();
+                return Temps::NONE;
             };
             if alg == Algorithm::Pairwise {
                 // `tmp_recvbuf` receives this rank's block in every step.
-                return vec![(blocks.get(rank) + 1, Touch::All)];
+                return Temps::of((blocks.get(rank) + 1, Touch::All), None);
             }
             // `tmp_recvbuf`: the even ranks below 2 rem send, the odd ones
             // receive a whole vector; then halving from mask pof2/2, the
@@ -1317,12 +1339,44 @@ fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
             } else {
                 (false, false, rank - rem)
             };
-            vec![
+            Temps::of(
                 (total, halving(excluded, all, newrank < pof2 / 2)),
-                (total, Touch::All),
-            ]
+                Some((total, Touch::All)),
+            )
         }
-        _ => Vec::new(),
+        _ => Temps::NONE,
+    }
+}
+
+/// At most two temporary buffers of one algorithm (bytes, written part),
+/// without an allocation: schedules are built per rank and call.
+#[derive(Debug, Clone, Copy)]
+struct Temps {
+    list: [(u64, Touch); 2],
+    len: usize,
+}
+
+impl Temps {
+    const NONE: Temps = Temps {
+        list: [(0, Touch::Nothing); 2],
+        len: 0,
+    };
+
+    fn of(first: (u64, Touch), second: Option<(u64, Touch)>) -> Temps {
+        match second {
+            Some(s) => Temps {
+                list: [first, s],
+                len: 2,
+            },
+            None => Temps {
+                list: [first, (0, Touch::Nothing)],
+                len: 1,
+            },
+        }
+    }
+
+    fn as_slice(&self) -> &[(u64, Touch)] {
+        &self.list[..self.len]
     }
 }
 
@@ -1332,21 +1386,20 @@ fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Vec<(u64, Touch)> {
 /// `MPIR_CHKLMEM_FREEALL` at its end. Nothing for an empty schedule (a
 /// rank with no part in the call) or a zero-byte buffer.
 pub(crate) fn with_temporaries(steps: &mut [Step], temps: &[(u64, Touch)]) {
-    let temps: Vec<(u64, Touch)> = temps.iter().copied().filter(|&(b, _)| b > 0).collect();
-    if temps.is_empty() || steps.is_empty() {
+    let count = temps.iter().filter(|&&(b, _)| b > 0).count();
+    if count == 0 {
         return;
     }
+    let live = || temps.iter().filter(|&&(b, _)| b > 0);
     if let Some(first) = steps.first_mut() {
-        first.ops.splice(
-            0..0,
-            temps
-                .iter()
-                .map(|&(bytes, touch)| Op::Alloc { bytes, touch }),
-        );
+        let mut ops = Vec::with_capacity(count + first.ops.len());
+        ops.extend(live().map(|&(bytes, touch)| Op::Alloc { bytes, touch }));
+        ops.append(&mut first.ops);
+        first.ops = ops;
     }
     if let Some(last) = steps.last_mut() {
         last.ops
-            .extend(temps.iter().rev().map(|&(bytes, _)| Op::Free { bytes }));
+            .extend(live().rev().map(|&(bytes, _)| Op::Free { bytes }));
     }
 }
 
@@ -1399,6 +1452,7 @@ fn with_shared_memory(
 /// The algorithm of an inner collective of an Open MPI composite algorithm
 /// run under `library` (see [`schedule_in`]), and its steps.
 fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
+    // (No temporaries for these: see below.)
     let alg = inner_select(library, call);
     // Under MPICH these composites (forced: MPICH has none) are Open MPI's
     // code through and through, inner collectives included: not MPICH's

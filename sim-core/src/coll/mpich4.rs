@@ -191,6 +191,9 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
 /// (communicator ranks, in the sub-communicator's order) with MJ's
 /// algorithm for it; `me` is this rank's index in `group`. Peers are mapped
 /// back to communicator ranks.
+/// `temporaries`: whether the phase's schedule carries MPICH's temporary
+/// buffers (`coll::schedule_opts`).
+#[expect(clippy::too_many_arguments, reason = "one sub-call's whole signature")]
 fn phase(
     out: &mut Vec<Step>,
     group: &[u32],
@@ -199,10 +202,11 @@ fn phase(
     root: u32,
     n: u64,
     elem: u64,
+    temporaries: bool,
 ) -> Result<(), String> {
     let alg = mpir_select(kind, group.len() as u64, Counts::Uniform(n), elem);
     out.extend(util::on_group(
-        super::Library::Mpich4,
+        (super::Library::Mpich4, temporaries),
         group,
         me,
         kind,
@@ -225,6 +229,8 @@ struct Levels<'a> {
     leaders: &'a [u32],
     node: u32,
     elem: u64,
+    /// Whether the phases carry MPICH's temporary buffers.
+    temporaries: bool,
 }
 
 impl Levels<'_> {
@@ -272,7 +278,16 @@ impl Levels<'_> {
                 out.extend(steps);
                 Ok(())
             }
-            _ => phase(out, self.local, self.my_local, kind, root, n, elem),
+            _ => phase(
+                out,
+                self.local,
+                self.my_local,
+                kind,
+                root,
+                n,
+                elem,
+                self.temporaries,
+            ),
         }
     }
 
@@ -285,7 +300,16 @@ impl Levels<'_> {
         root: u32,
         n: u64,
     ) -> Result<(), String> {
-        phase(out, self.leaders, self.node, kind, root, n, self.elem)
+        phase(
+            out,
+            self.leaders,
+            self.node,
+            kind,
+            root,
+            n,
+            self.elem,
+            self.temporaries,
+        )
     }
 }
 
@@ -341,6 +365,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         leaders,
         node,
         elem: ctx.elem,
+        temporaries: ctx.temporaries,
     };
     match (ctx.kind, alg) {
         // Barrier alpha (lines 11-54): barrier on each node, barrier among
@@ -409,7 +434,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
             // Lines 345-357: a temporary `recvbuf` on every node root
             // (the ranks with a `node_roots_comm`, which a flat
             // communicator does not make) but the root.
-            if leader && me != root && !layout.one_per_node() {
+            if ctx.temporaries && leader && me != root && !layout.one_per_node() {
                 super::with_temporaries(&mut out, &[(n, super::Touch::All)]);
             }
         }
@@ -427,7 +452,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
                 lv.on_node(&mut out, CollKind::Reduce, root_local, n)?;
             }
             // Lines 430-442: a `tmp_buf` on every node root.
-            if leader && !layout.one_per_node() {
+            if ctx.temporaries && leader && !layout.one_per_node() {
                 super::with_temporaries(&mut out, &[(n, super::Touch::All)]);
             }
         }

@@ -32,6 +32,9 @@ pub(super) struct Ctx<'a> {
     /// Whose Open MPI rules pick the inner collectives of composite
     /// algorithms (see `coll::schedule_in`).
     pub library: Library,
+    /// Whether the schedule carries the library's temporary buffers
+    /// (`coll::schedule_opts`).
+    pub temporaries: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -72,6 +75,7 @@ impl<'a> Ctx<'a> {
             elem: call.elem.max(1),
             layout: call.layout,
             library: Library::OpenMpi5,
+            temporaries: false,
         })
     }
 
@@ -132,6 +136,7 @@ impl<'a> Ctx<'a> {
             elem: self.elem,
             layout: self.layout,
             library: self.library,
+            temporaries: self.temporaries,
         }
     }
 
@@ -315,7 +320,7 @@ impl Sched {
 /// (Node-aware compositions: MPICH 4's CH4 ones, Open MPI 5's `coll/han`.)
 #[expect(clippy::too_many_arguments, reason = "one sub-call's whole signature")]
 pub(super) fn on_group(
-    library: super::Library,
+    (library, temporaries): (super::Library, bool),
     group: &[u32],
     me: u32,
     kind: CollKind,
@@ -336,7 +341,7 @@ pub(super) fn on_group(
         elem,
         layout: None,
     };
-    let mut steps = super::schedule_in(library, alg, &sub)?;
+    let mut steps = super::schedule_opts(library, temporaries, alg, &sub)?;
     map_peers(&mut steps, group);
     Ok(steps)
 }

@@ -626,8 +626,9 @@ impl<'a> Engine<'a> {
             layout: self.comms.get(comm).and_then(|c| c.layout.as_ref()),
         };
         let alg = coll::select(&self.coll_cfg, &call);
-        let mut steps = coll::schedule_in(self.coll_cfg.library, alg, &call)
-            .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
+        let mut steps =
+            coll::schedule_opts(self.coll_cfg.library, self.coll_cfg.temporaries, alg, &call)
+                .map_err(|m| self.rt(id, span, format!("{} ({}): {m}", cop.name(), alg.name())))?;
         let zero_count = self.coll_cfg.zero_count_for(kind);
         if steps.is_empty() && size > 1 && zero_count != ZeroCount::Return {
             // A library that communicates on zero-count calls: the
@@ -649,7 +650,8 @@ impl<'a> Engine<'a> {
                     },
                 ),
             };
-            steps = coll::schedule_in(self.coll_cfg.library, a, &one).unwrap_or_default();
+            steps = coll::schedule_opts(self.coll_cfg.library, self.coll_cfg.temporaries, a, &one)
+                .unwrap_or_default();
             for st in &mut steps {
                 st.reduce_bytes = 0;
                 for op in &mut st.ops {
