@@ -418,7 +418,7 @@ pub fn read_datatype(path: &Path) -> Result<models::DatatypeCosts, Error> {
 pub const PAGE_FAULT: &str = "PageFault";
 
 /// Seconds per page of fresh memory written whole and given back: the
-/// median of the t[usec] column of the PageFault table of the file at
+/// median of the `t[usec]` column of the PageFault table of the file at
 /// `path` (one row per mapping size, `netbench.c`).
 pub fn read_page_fault(path: &Path) -> Result<f64, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
