@@ -347,6 +347,10 @@ const TOML_TOKENS: &[&str] = &[
     "node_bandwidth",
     "duplex",
     "mtu",
+    "page_fault",
+    "page_size",
+    "allocator",
+    "\"retain\"",
 ];
 
 #[test]
@@ -370,6 +374,13 @@ fn machine_files() {
                     let mut run = m.start(4);
                     let t = run.transfer(0, 3, 1000, MessageKind::Eager, 0.0);
                     prop_assert!(t.arrival >= 0.0 && !t.arrival.is_nan(), "{t:?}");
+                    // And a collective's temporary buffer, allocated and
+                    // freed twice (the heap's thresholds move in between).
+                    for _ in 0..2 {
+                        let f = run.heap_alloc(1, 1 << 20, 0..1 << 20);
+                        prop_assert!(f >= 0.0 && f.is_finite(), "{f}");
+                        run.heap_free(1, 1 << 20);
+                    }
                 }
                 Err(e) => {
                     prop_assert!(!e.to_string().is_empty());
