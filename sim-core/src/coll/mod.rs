@@ -1230,14 +1230,17 @@ pub fn schedule_opts(
 ///   (`reduce_scatter_intra_recursive_halving.c` lines 83-91): `tmp_recvbuf`
 ///   and `tmp_results` of the whole vector; pairwise
 ///   (`reduce_scatter_intra_pairwise.c` line 67): `tmp_recvbuf` of this
-///   rank's block plus one byte.
+///   rank's block plus one byte;
+/// - allgatherv by recursive doubling, allgather(v) and alltoall by Bruck:
+///   one `tmp_buf` of the whole result.
 ///
-/// The arrays of counts and displacements some of them allocate too (a few
-/// ints per rank) are left out, and so are the algorithms that allocate
-/// nothing of the vector for such a call (bcast, gather and scatter at the
-/// root 0's tree leaves, allgather, alltoall). Not listed yet: binomial
-/// gather and scatter at inner tree ranks, Bruck's allgather and alltoall
-/// (one buffer each).
+/// Which part of each the algorithm writes is [`Touch`]'s. The arrays of
+/// counts and displacements some of them allocate too (a few ints per rank)
+/// are left out, and so are the algorithms that allocate nothing of the
+/// vector for such a call (bcast; allgather by recursive doubling or ring;
+/// alltoall scattered or pairwise; the v-variants' linear algorithms). Not
+/// listed yet: binomial gather and scatter at inner tree ranks (a buffer of
+/// the subtree's blocks, of which a rank writes what its subtree sends).
 fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Temps {
     let (rank, size) = (ctx.rank, ctx.size);
     let pof2 = util::pof2_floor(size);
@@ -1319,6 +1322,16 @@ fn mpich_temporaries(alg: Algorithm, ctx: &util::Ctx<'_>) -> Temps {
                 ),
                 None,
             )
+        }
+        // Allgatherv by recursive doubling (`allgatherv_intra_recursive_doubling.c`
+        // line 60), allgather and allgatherv by Bruck (`allgather_intra_brucks.c`
+        // line 45, `allgatherv_intra_brucks.c` line 54), alltoall by Bruck
+        // (`alltoall_intra_brucks.c` lines 54-55): one `tmp_buf` of the whole
+        // result, into which the own block is copied (or the send buffer
+        // packed) and every other block received.
+        (CollKind::Allgatherv, Algorithm::RecursiveDoubling)
+        | (CollKind::Allgather | CollKind::Allgatherv | CollKind::Alltoall, Algorithm::Bruck) => {
+            Temps::of((ctx.counts.total(size), Touch::All), None)
         }
         (CollKind::ReduceScatter, Algorithm::RecursiveHalving | Algorithm::Pairwise) => {
             let Ok(blocks) = ctx.blocks() else {

@@ -3108,6 +3108,18 @@ fn mpich_algorithms_allocate_their_temporaries() {
     );
     let pairwise = schedule_in(Library::Mpich4, Algorithm::Pairwise, &c).expect("schedule");
     assert_eq!(temporaries(&pairwise), (vec![5001], vec![5001]));
+    // One buffer of the whole result: allgatherv by recursive doubling,
+    // allgather and alltoall by Bruck; none for the ring or pairwise.
+    let c = call(CollKind::Allgatherv, 1, 4, 0, Counts::PerRank(&blocks));
+    let rd = schedule_in(Library::Mpich4, Algorithm::RecursiveDoubling, &c).expect("schedule");
+    assert_eq!(temporaries(&rd), (vec![16000], vec![16000]));
+    let ring = schedule_in(Library::Mpich4, Algorithm::Ring, &c).expect("schedule");
+    assert_eq!(temporaries(&ring), (vec![], vec![]));
+    for kind in [CollKind::Allgather, CollKind::Alltoall] {
+        let c = call(kind, 3, 4, 0, Counts::Uniform(100));
+        let bruck = schedule_in(Library::Mpich3, Algorithm::Bruck, &c).expect("schedule");
+        assert_eq!(temporaries(&bruck), (vec![400], vec![400]), "{kind:?}");
+    }
     // Bcast allocates nothing of a contiguous vector.
     let c = call(CollKind::Bcast, 1, 4, 0, Counts::Uniform(n));
     let bcast = schedule_in(Library::Mpich4, Algorithm::BinomialTree, &c).expect("schedule");
