@@ -1022,6 +1022,26 @@ impl Fitted {
             m.cpu_rate, m.memcpy_origin
         ));
         header.extend(self.collectives.describe());
+        // MPICH's rules (named, or the default when none is) with no page
+        // fault cost: say what that leaves out.
+        let mpich = m
+            .collectives
+            .iter()
+            .find(|(k, _)| k == "library")
+            .is_none_or(|(_, v)| {
+                sim_core::coll::Library::from_name(v).is_some_and(|l| {
+                    matches!(
+                        l,
+                        sim_core::coll::Library::Mpich3 | sim_core::coll::Library::Mpich4
+                    )
+                })
+            });
+        if mpich && self.collectives.page_fault.is_none() {
+            header.push(
+                "page fault: not measured, so the per-call temporary buffers of MPICH's reduce, allreduce and reduce_scatter cost nothing here (glibc gives two of them back every call from 128 KiB: VALIDATION.md 4.7); --run measures node.page_fault, --page-fault TABLE reads a saved PageFault table"
+                    .to_owned(),
+            );
+        }
         let mut collectives = m.collectives.clone();
         if let Some((_, call)) = &self.collectives.call {
             collectives.push((
