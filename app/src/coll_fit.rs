@@ -424,14 +424,7 @@ pub fn read_page_fault(path: &Path) -> Result<f64, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
     let table = crate::netfit::imb_block(&text, path, PAGE_FAULT)?;
     let mut per_page: Vec<f64> = table.points.iter().map(|p| p.seconds).collect();
-    per_page.sort_by(f64::total_cmp);
-    // `imb_block` keeps at least two rows (`parse_table`).
-    let n = per_page.len();
-    let median = if n % 2 == 1 {
-        per_page[n / 2]
-    } else {
-        (per_page[n / 2 - 1] + per_page[n / 2]) / 2.0
-    };
+    let median = crate::validate::median(&mut per_page);
     if !(median.is_finite() && median >= 0.0) {
         return Err(Error::Input(format!(
             "{}: the {PAGE_FAULT} table's median is not a time ({median})",

@@ -62,25 +62,7 @@ for b in $B; do
     rm -f $D/runs/$b.try.txt
     echo "$b: $kept runs kept in the $CAL state"
 done
-python3 - "$D" $B <<'PY'
-import collections, glob, statistics, sys
-d = sys.argv[1]
-for b in sys.argv[2:]:
-    rows, head = collections.OrderedDict(), []
-    for f in sorted(glob.glob(f"{d}/runs/{b}.*.txt")):
-        for line in open(f):
-            if line.startswith("#"):
-                if f.endswith(".1.txt"):
-                    head.append(line)
-            elif line.strip():
-                parts = line.split()
-                rows.setdefault(parts[0] if len(parts) == 2 else "-", []).append(float(parts[-1]))
-    with open(f"{d}/measured-{b}.txt", "w") as o:
-        o.write("".join(head))
-        for k, v in rows.items():
-            m = statistics.median(v)
-            o.write(f"{m:>20.2f}\n" if k == "-" else f"{k:<10} {m:>12.2f}\n")
-PY
+python3 validation/dev-machine/omb_median.py "$D" $B
 for b in $B; do
     size=(-p max_bytes=1048576)
     if [ $b = latency ]; then size=(-p max_bytes=4194304); fi

@@ -58,25 +58,7 @@ for r in 1 2 3 4 5; do
     for b in $B; do mpirun -np 2 "$OMB/osu_$b" > $D/runs/$b.$r.txt; done
 done
 # Per size, the median of the five runs, in OMB's own format.
-python3 - "$D" $B <<'PY'
-import collections, glob, statistics, sys
-d = sys.argv[1]
-for b in sys.argv[2:]:
-    rows, head = collections.OrderedDict(), []
-    for f in sorted(glob.glob(f"{d}/runs/{b}.*.txt")):
-        for line in open(f):
-            if line.startswith("#"):
-                if f.endswith(".1.txt"):
-                    head.append(line)
-            elif line.strip():
-                parts = line.split()
-                rows.setdefault(parts[0] if len(parts) == 2 else "-", []).append(float(parts[-1]))
-    with open(f"{d}/measured-{b}.txt", "w") as o:
-        o.write("".join(head))
-        for k, v in rows.items():
-            m = statistics.median(v)
-            o.write(f"{m:>20.2f}\n" if k == "-" else f"{k:<10} {m:>12.2f}\n")
-PY
+python3 validation/dev-machine/omb_median.py "$D" $B
 # The point-to-point channels from the real osu_latency medians, the call
 # costs from netbench as above.
 for lib in mpich-4 mpich-3; do

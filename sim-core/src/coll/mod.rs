@@ -1465,16 +1465,11 @@ fn with_shared_memory(
 /// The algorithm of an inner collective of an Open MPI composite algorithm
 /// run under `library` (see [`schedule_in`]), and its steps.
 fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, String> {
-    // (No temporaries for these: see below.)
     let alg = inner_select(library, call);
-    // Under MPICH these composites (forced: MPICH has none) are Open MPI's
-    // code through and through, inner collectives included: not MPICH's
+    // These composites are Open MPI's and Intel MPI's code (forced under
+    // MPICH, which has none), inner collectives included: no MPICH
     // temporary buffers.
-    let library = match library {
-        Library::Mpich3 | Library::Mpich4 => Library::OpenMpi5,
-        other => other,
-    };
-    schedule_in(library, alg, call)
+    schedule_opts(library, false, alg, call)
 }
 
 /// The rules that pick the inner collectives of composite algorithms under

@@ -3081,24 +3081,15 @@ fn mpich_algorithms_allocate_their_temporaries() {
     );
     // 3 ranks (pof2 2, rem 1): rank 1 sends its vector to rank 0 and waits
     // (nothing received), rank 0 receives it whole.
-    let c = call(CollKind::Reduce, 1, 3, 2, Counts::Uniform(n));
-    let steps = schedule_in(Library::Mpich4, Algorithm::Rabenseifner, &c).expect("schedule");
-    assert_eq!(
-        steps[0].ops[0],
-        Op::Alloc {
-            bytes: n,
-            touch: Touch::Nothing
-        }
-    );
-    let c = call(CollKind::Reduce, 0, 3, 2, Counts::Uniform(n));
-    let steps = schedule_in(Library::Mpich4, Algorithm::Rabenseifner, &c).expect("schedule");
-    assert_eq!(
-        steps[0].ops[0],
-        Op::Alloc {
-            bytes: n,
-            touch: Touch::All
-        }
-    );
+    for (rank, touch) in [(1, Touch::Nothing), (0, Touch::All)] {
+        let c = call(CollKind::Reduce, rank, 3, 2, Counts::Uniform(n));
+        let steps = schedule_in(Library::Mpich4, Algorithm::Rabenseifner, &c).expect("schedule");
+        assert_eq!(
+            steps[0].ops[0],
+            Op::Alloc { bytes: n, touch },
+            "rank {rank}"
+        );
+    }
     let blocks = [1000, 3000, 5000, 7000];
     let c = call(CollKind::ReduceScatter, 2, 4, 0, Counts::PerRank(&blocks));
     let halving = schedule_in(Library::Mpich4, Algorithm::RecursiveHalving, &c).expect("schedule");
