@@ -351,6 +351,9 @@ const TOML_TOKENS: &[&str] = &[
     "page_size",
     "allocator",
     "\"retain\"",
+    "[network.written]",
+    "[shm.written]",
+    "[[shm.written.segments]]",
 ];
 
 #[test]
@@ -374,6 +377,10 @@ fn machine_files() {
                     let mut run = m.start(4);
                     let t = run.transfer(0, 3, 1000, MessageKind::Eager, 0.0);
                     prop_assert!(t.arrival >= 0.0 && !t.arrival.is_nan(), "{t:?}");
+                    // The rendezvous data of library data the sender just
+                    // wrote (its channel's `written` parameters, if any).
+                    let w = run.transfer_written(0, 3, 1 << 20, MessageKind::RendezvousData, 1.0);
+                    prop_assert!(w.arrival >= 1.0 && w.arrival.is_finite(), "{w:?}");
                     // And a collective's temporary buffer, allocated and
                     // freed twice (the heap's thresholds move in between).
                     for _ in 0..2 {

@@ -101,6 +101,73 @@ pub struct Fitted {
     pub send: Vec<(FitChannel, Result<calibrate::SendFit, String>)>,
     /// Why a channel's `SendOverhead` table could not set its overheads.
     pub overhead_notes: Vec<String>,
+    /// Per channel whose table is parsim's benchmark output with a
+    /// `PingPongWritten` table (and fitted from its `PingPong`): the
+    /// written ping-pong's fit, the channel's `[section.written]`
+    /// ([`fit_written`]).
+    pub written: WrittenFits,
+}
+
+/// The written ping-pong's fit of each channel ([`Fitted::written`]).
+#[derive(Debug, Clone, Default)]
+pub struct WrittenFits {
+    /// `[network.written]`.
+    pub network: Option<ChannelFit>,
+    /// `[shm.written]`.
+    pub shm: Option<ChannelFit>,
+    /// `[socket.written]`.
+    pub socket: Option<ChannelFit>,
+}
+
+/// parsim's benchmark's ping-pong of data each side writes just before
+/// each send.
+const PING_PONG_WRITTEN: &str = "PingPongWritten";
+
+/// The fit of the `PingPongWritten` table of the file at `path`, when the
+/// channel `clean` was fitted from its `PingPong` (`input`) and the file
+/// has one: the channel as it moves data its sender just wrote
+/// ([`models::ChannelParams::written`]). The same eager limit, control
+/// messages and overheads as `clean` (the same calls; only the data's
+/// place in the caches differs) and its `g`; the segments are the written
+/// table's own. `None` for any other table (a real IMB or OSU output, a
+/// channel already fitted from the written ping-pong).
+pub fn fit_written(
+    path: &Path,
+    input: &InputOptions,
+    options: &ChannelOptions,
+    clean: &ChannelFit,
+    channel: FitChannel,
+) -> Result<Option<ChannelFit>, Error> {
+    if input.benchmark.as_deref() != Some("PingPong") {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    if !text.contains(&format!("# Benchmarking {PING_PONG_WRITTEN}")) {
+        return Ok(None);
+    }
+    let Some(base) = clean.segments.first() else {
+        return Ok(None);
+    };
+    let table = imb_block(&text, path, PING_PONG_WRITTEN)?;
+    let options = ChannelOptions {
+        overhead: calibrate::Overhead::Fixed(base.send_overhead),
+        eager_limit: calibrate::EagerLimit::Fixed(clean.eager_limit),
+        control_bytes: clean.control_bytes,
+        ..options.clone()
+    };
+    let mut fit = calibrate::calibrate_channel(&table, &options).map_err(|err| Error::Fit {
+        path: path.to_owned(),
+        channel,
+        err,
+    })?;
+    for segment in &mut fit.segments {
+        segment.gap = base.gap;
+    }
+    fit.overhead_origin = format!(
+        "the channel's (o_s = o_r = {:.4} us), the same calls",
+        base.send_overhead * 1e6
+    );
+    Ok(Some(fit))
 }
 
 /// The `SendOverhead` table's name in parsim's benchmark output.
@@ -598,7 +665,29 @@ pub fn fit(
             Some((tables, fit))
         }
     };
+    let written = WrittenFits {
+        network: fit_written(
+            input,
+            input_options,
+            network_options,
+            &network,
+            FitChannel::Network,
+        )?,
+        shm: match (&shm, others.shm) {
+            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => {
+                fit_written(path, &local.input, &local.channel, fit, FitChannel::Shm)?
+            }
+            _ => None,
+        },
+        socket: match (&socket, others.socket) {
+            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => {
+                fit_written(path, &local.input, &local.channel, fit, FitChannel::Socket)?
+            }
+            _ => None,
+        },
+    };
     Ok(Fitted {
+        written,
         input: input.to_owned(),
         table,
         network,
@@ -795,6 +884,7 @@ fn fit_machine(
         flag_latency: None,
         datatype: models::DatatypeCosts::default(),
         page_fault: None,
+        written: calibrate::Written::default(),
     })
     .map_err(Error::MachineFile)?;
     models::LogGpMachine::from_toml_str(&text, &format!("<{what} fit>"))
@@ -1068,6 +1158,11 @@ impl Fitted {
             shm: self.shm.as_ref().map(|s| &s.2),
             socket: self.socket.as_ref().map(|s| &s.2),
             sockets: m.sockets,
+            written: calibrate::Written {
+                network: self.written.network.as_ref(),
+                shm: self.written.shm.as_ref(),
+                socket: self.written.socket.as_ref(),
+            },
             header,
             network_duplex: m
                 .duplex

@@ -38,5 +38,5 @@ pub use input::{
     Column, CsvTable, Format, ImbBlock, InputError, InputOptions, Measure, OsuTable, Point,
     SkippedRow, Table, csv_table, imb_blocks, osu_table, parse_table,
 };
-pub use machine::{MachineDescription, WriteError, write_machine};
+pub use machine::{MachineDescription, WriteError, Written, write_machine};
 pub use send::{SendFit, SendFitError, fit_send_overhead};

@@ -3,7 +3,7 @@
 //! `[[network.segments]]` table), with a header that records the command
 //! and the fit; the `models` crate, which owns the format, writes it.
 
-use models::config::write::{self, ChannelFile, MachineFile, SegmentFile};
+use models::config::write::{self, ChannelFile, MachineFile, SegmentFile, WrittenFile};
 use models::units::format_size;
 use models::{CommModel, Duplex, LogGpParams, NodeParams, Placement};
 use thiserror::Error;
@@ -34,6 +34,10 @@ pub struct MachineDescription<'a> {
     pub socket: Option<&'a ChannelFit>,
     /// `node.sockets`: sockets per node (1 leaves the key out).
     pub sockets: u32,
+    /// The fits of the written ping-pong (`PingPongWritten`) of the
+    /// network, shared-memory and between-sockets channels, each its
+    /// channel's `[section.written]` (`None` leaves it out).
+    pub written: Written<'a>,
     /// Comment lines for the header (provenance: command, inputs, date),
     /// without the leading `#`.
     pub header: Vec<String>,
@@ -59,6 +63,17 @@ pub struct MachineDescription<'a> {
     /// `node.page_fault`, seconds per page of fresh memory written
     /// (`None` leaves it out: temporaries not modelled).
     pub page_fault: Option<f64>,
+}
+
+/// The written ping-pong's fit of each channel ([`MachineDescription::written`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Written<'a> {
+    /// `[network.written]`.
+    pub network: Option<&'a ChannelFit>,
+    /// `[shm.written]`.
+    pub shm: Option<&'a ChannelFit>,
+    /// `[socket.written]`.
+    pub socket: Option<&'a ChannelFit>,
 }
 
 /// Why a machine file cannot be written.
@@ -89,27 +104,23 @@ pub enum WriteError {
     BadValue(String),
 }
 
-/// The channel section of a fit: its first segment is the base, the
-/// others are `[[section.segments]]`; `None` without segments.
-fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile> {
-    let base = fit.segments.first()?;
-    let params = |segment: &ChannelSegment| LogGpParams {
+/// The LogGP parameters of a fitted segment.
+fn params(segment: &ChannelSegment) -> LogGpParams {
+    LogGpParams {
         latency: segment.latency,
         send_overhead: segment.send_overhead,
         recv_overhead: segment.recv_overhead,
         gap: segment.gap,
         gap_per_byte: segment.gap_per_byte,
         latency_per_byte: segment.latency_per_byte,
-    };
-    let comment = format!(
-        "sizes below {}: points {} .. {}",
-        fit.segments
-            .get(1)
-            .map_or("any size".to_owned(), |s| format_size(s.from)),
-        format_size(fit.points[base.first].bytes),
-        format_size(fit.points[base.last].bytes)
-    );
-    let segments = fit.segments[1..]
+    }
+}
+
+/// The `[[section.segments]]` tables of a fit's segments after its first
+/// (the base), each with the points it was fitted to; with their own
+/// duplex where `duplex`.
+fn segment_files(fit: &ChannelFit, duplex: bool) -> Vec<SegmentFile> {
+    fit.segments[1..]
         .iter()
         .map(|segment| SegmentFile {
             comment: Some(format!(
@@ -124,9 +135,43 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
             )),
             from: segment.from,
             params: params(segment),
-            duplex: segment.duplex,
+            duplex: if duplex { segment.duplex } else { None },
         })
-        .collect();
+        .collect()
+}
+
+/// The channel section of a fit: its first segment is the base, the
+/// others are `[[section.segments]]`; `None` without segments. `written`:
+/// the fit of the written ping-pong, its `[section.written]`.
+fn channel_file(
+    fit: &ChannelFit,
+    duplex: Option<Duplex>,
+    written: Option<&ChannelFit>,
+) -> Option<ChannelFile> {
+    let base = fit.segments.first()?;
+    let comment = format!(
+        "sizes below {}: points {} .. {}",
+        fit.segments
+            .get(1)
+            .map_or("any size".to_owned(), |s| format_size(s.from)),
+        format_size(fit.points[base.first].bytes),
+        format_size(fit.points[base.last].bytes)
+    );
+    let written = written.and_then(|w| {
+        let base = w.segments.first()?;
+        Some(WrittenFile {
+            comment: Some(format!(
+                "data its sender just wrote (PingPongWritten), rendezvous messages of a collective's library data; sizes below {}: points {} .. {}",
+                w.segments
+                    .get(1)
+                    .map_or("any size".to_owned(), |s| format_size(s.from)),
+                format_size(w.points[base.first].bytes),
+                format_size(w.points[base.last].bytes)
+            )),
+            base: params(base),
+            segments: segment_files(w, false),
+        })
+    });
     Some(ChannelFile {
         comment: Some(comment),
         base: params(base),
@@ -134,11 +179,12 @@ fn channel_file(fit: &ChannelFit, duplex: Option<Duplex>) -> Option<ChannelFile>
         duplex,
         eager_limit: fit.eager_limit,
         control_bytes: fit.control_bytes,
-        segments,
+        segments: segment_files(fit, true),
         node_gap: 0.0,
         node_bandwidth: None,
         send_overhead_per_byte: fit.send_overhead_per_byte,
         measured_to: fit.points.last().map(|p| p.bytes),
+        written,
     })
 }
 
@@ -328,6 +374,15 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
     if let Some(socket) = machine.socket {
         header.extend(describe_channel("socket", socket));
     }
+    for (label, fit) in [
+        ("network.written", machine.written.network),
+        ("shm.written", machine.written.shm),
+        ("socket.written", machine.written.socket),
+    ] {
+        if let Some(fit) = fit {
+            header.extend(describe_channel(label, fit));
+        }
+    }
     let model = if machine.ranks_per_node > 1 {
         CommModel::Smp
     } else {
@@ -355,18 +410,25 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
                 ..Default::default()
             },
         },
-        network: channel_file(machine.network, machine.network_duplex).map(|c| ChannelFile {
+        network: channel_file(
+            machine.network,
+            machine.network_duplex,
+            machine.written.network,
+        )
+        .map(|c| ChannelFile {
             node_gap: machine.node_gap,
             ..c
         }),
         shm: machine
             .shm
-            .and_then(|shm| channel_file(shm, None))
+            .and_then(|shm| channel_file(shm, None, machine.written.shm))
             .map(|c| ChannelFile {
                 node_bandwidth: machine.shm_node_bandwidth,
                 ..c
             }),
-        socket: machine.socket.and_then(|socket| channel_file(socket, None)),
+        socket: machine
+            .socket
+            .and_then(|socket| channel_file(socket, None, machine.written.socket)),
         collectives: machine.collectives.clone(),
     }))
 }

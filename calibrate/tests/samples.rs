@@ -96,6 +96,11 @@ fn samples_fit_within_tolerance() {
             flag_latency: None,
             datatype: models::DatatypeCosts::default(),
             page_fault: None,
+            // The same fit as the written one: the section round-trips.
+            written: calibrate::Written {
+                network: Some(&fit),
+                ..Default::default()
+            },
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");
@@ -106,8 +111,14 @@ fn samples_fit_within_tolerance() {
             "{toml}"
         );
         // The models crate reads what the writer writes, segments included.
-        models::LogGpMachine::from_toml_str(&toml, name)
+        let read = models::LogGpMachine::from_toml_str(&toml, name)
             .unwrap_or_else(|e| panic!("{name}: {e}\n{toml}"));
+        assert!(toml.contains("[network.written]"), "{toml}");
+        let network = &read.spec().network;
+        let written = network.written.as_deref().expect("a written channel");
+        assert_eq!(written.segments.len(), fit.segments.len() - 1, "{name}");
+        assert_eq!(written.params_for(1 << 20), network.params_for(1 << 20));
+        assert_eq!(written.eager_limit, network.eager_limit);
     }
     let bw = parse_table(&data("osu7_bw.txt"), &InputOptions::default()).expect("parses");
     let options = ChannelOptions {

@@ -268,6 +268,18 @@ impl Machine for AnyRun<'_> {
         self.inner_mut().transfer(src, dst, bytes, kind, ready)
     }
 
+    fn transfer_written(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer {
+        self.inner_mut()
+            .transfer_written(src, dst, bytes, kind, ready)
+    }
+
     fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
         self.inner().reduce_seconds(rank, bytes)
     }

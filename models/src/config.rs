@@ -90,6 +90,19 @@ const CHANNEL_KEYS: &[&str] = &[
     "node_gap",
     "node_bandwidth",
     "measured_to",
+    "written",
+];
+/// The keys of a channel's `[section.written]` table: what a ping-pong of
+/// data written just before each send fits (the rest is the channel's).
+const WRITTEN_KEYS: &[&str] = &[
+    "latency",
+    "bandwidth",
+    "gap_per_byte",
+    "send_overhead",
+    "recv_overhead",
+    "gap",
+    "latency_per_byte",
+    "segments",
 ];
 /// The keys of one `[[network.segments]]` table: `from` and the LogGP
 /// parameters that may change with the message size.
@@ -704,7 +717,7 @@ impl<'f> Walker<'f> {
             None => Vec::new(),
             Some(value) => self.segments(&key("segments"), value, &base, section == "network")?,
         };
-        Ok(ChannelParams {
+        let mut channel = ChannelParams {
             latency,
             send_overhead,
             recv_overhead,
@@ -720,6 +733,61 @@ impl<'f> Walker<'f> {
             node_gap,
             node_bandwidth,
             measured_to,
+            written: None,
+        };
+        if let Some(written) = self.section(table, "written")? {
+            channel.written = Some(Box::new(self.written(
+                &key("written"),
+                written,
+                &channel,
+            )?));
+        }
+        Ok(channel)
+    }
+
+    /// `[section.written]`: the channel for data its sender has just
+    /// written ([`ChannelParams::written`]): the LogGP parameters a written
+    /// ping-pong fits, each inherited from the channel where not given,
+    /// and its own `[[section.written.segments]]` (which inherit its base);
+    /// the rest is the channel's.
+    fn written(
+        &self,
+        section: &str,
+        table: &Table,
+        channel: &ChannelParams,
+    ) -> Result<ChannelParams, MachineError> {
+        self.check_keys(section, table, WRITTEN_KEYS)?;
+        let key = |name: &str| join(section, name);
+        let time_or = |name: &str, inherited: f64| match table.get(name) {
+            Some(value) => self.time(&key(name), value),
+            None => Ok(inherited),
+        };
+        let base = LogGpParams {
+            latency: time_or("latency", channel.latency)?,
+            send_overhead: time_or("send_overhead", channel.send_overhead)?,
+            recv_overhead: time_or("recv_overhead", channel.recv_overhead)?,
+            gap: time_or("gap", channel.gap)?,
+            gap_per_byte: self
+                .gap_per_byte(section, table)?
+                .unwrap_or(channel.gap_per_byte),
+            latency_per_byte: time_or("latency_per_byte", channel.latency_per_byte)?,
+        };
+        // A written segment has the channel's duplex: how the two
+        // directions share the adapter is the mechanism's, not the data's.
+        let segments = match table.get("segments") {
+            None => Vec::new(),
+            Some(value) => self.segments(&key("segments"), value, &base, false)?,
+        };
+        Ok(ChannelParams {
+            latency: base.latency,
+            send_overhead: base.send_overhead,
+            recv_overhead: base.recv_overhead,
+            gap: base.gap,
+            gap_per_byte: base.gap_per_byte,
+            latency_per_byte: base.latency_per_byte,
+            segments,
+            written: None,
+            ..channel.clone()
         })
     }
 
@@ -1223,6 +1291,16 @@ fn validate_channel(
     file: &str,
 ) -> Result<(), MachineError> {
     validate_times(&channel.base(), section, file)?;
+    if let Some(written) = &channel.written {
+        if written.written.is_some() {
+            return Err(MachineError::OutOfRange {
+                file: file.into(),
+                key: join(section, "written.written"),
+                reason: "a written channel has no written channel of its own".into(),
+            });
+        }
+        validate_channel(written, &join(section, "written"), file)?;
+    }
     for (index, segment) in channel.segments.iter().enumerate() {
         let section = format!("{section}.segments[{index}]");
         validate_times(&segment.params, &section, file)?;

@@ -807,6 +807,21 @@ fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
         head.push_str(&format!(", measured up to {}", format_size(bytes)));
     }
     let mut lines = vec![head];
+    segment_lines(&mut lines, channel);
+    if let Some(written) = &channel.written {
+        lines.push(
+            "  data the sender just wrote (a collective's library data, by rendezvous; [written]):"
+                .to_owned(),
+        );
+        let mut inner = Vec::new();
+        segment_lines(&mut inner, written);
+        lines.extend(inner.into_iter().map(|line| format!("  {line}")));
+    }
+    lines
+}
+
+/// The lines of a channel's base values and segments.
+fn segment_lines(lines: &mut Vec<String>, channel: &ChannelParams) {
     match channel.segments.first() {
         None => lines.push(format!("  all sizes: {}", describe_loggp(&channel.base()))),
         Some(first) => {
@@ -827,7 +842,6 @@ fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
             }
         }
     }
-    lines
 }
 
 fn describe_loggp(params: &LogGpParams) -> String {
@@ -856,131 +870,7 @@ fn describe_loggp(params: &LogGpParams) -> String {
     text
 }
 
-impl Machine for LogGpRun<'_> {
-    /// `nominal / cpu_rate` (ParJava section 3: `//CPURate`, the ratio of the
-    /// modelled processor's performance to the reference one).
-    fn compute_seconds(&self, _rank: u32, nominal: f64) -> f64 {
-        nominal / self.machine.spec.node.cpu_rate
-    }
-
-    /// `bytes / memcpy_bandwidth` (ParJava table 1: `//memcpy`, the time to
-    /// copy one byte in a node's memory).
-    fn copy_seconds(&self, _rank: u32, bytes: u64) -> f64 {
-        bytes as f64 / self.machine.spec.node.memcpy_bandwidth
-    }
-
-    /// `reduce_overhead + bytes / reduce_op` if the machine file gives the
-    /// reduction's rate, else the overhead and a memory copy's time.
-    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
-        let node = &self.machine.spec.node;
-        node.reduce_overhead
-            + match node.reduce_bandwidth {
-                Some(rate) => bytes as f64 / rate,
-                None => self.copy_seconds(rank, bytes),
-            }
-    }
-
-    fn node_of(&self, rank: u32) -> u32 {
-        LogGpRun::node_of(self, rank)
-    }
-
-    /// 0 `[network]`, 1 `[shm]`, 2 `[socket]`: the numbering of
-    /// [`LogGpMachine::channel_sets`].
-    fn channel_of(&self, src: u32, dst: u32) -> usize {
-        self.channel_set(src, dst).0
-    }
-
-    /// The smallest `measured_to` of the machine's channels.
-    fn extrapolated_above(&self) -> u64 {
-        self.machine
-            .channel_sets()
-            .iter()
-            .filter_map(|(_, c)| c.and_then(|c| c.measured_to))
-            .min()
-            .unwrap_or(u64::MAX)
-    }
-
-    /// The machine file's `[collectives]`, with the library's temporary
-    /// buffers in the schedules when `[node] page_fault` prices them.
-    fn collectives(&self) -> sim_core::coll::CollConfig {
-        let mut cfg = self.machine.spec.collectives.clone();
-        cfg.temporaries = self.machine.spec.node.heap.page_fault.is_some();
-        cfg
-    }
-
-    fn progress_in_calls(&self) -> bool {
-        self.machine.spec.node.progress_in_calls
-    }
-
-    fn datatype_seconds(&self, _rank: u32, blocks: u64) -> f64 {
-        self.machine.spec.node.datatype.create_seconds(blocks)
-    }
-
-    fn pack_seconds(&self, _rank: u32, blocks: u64) -> f64 {
-        self.machine.spec.node.datatype.pack_seconds(blocks)
-    }
-
-    /// `page_fault` times the pages of fresh memory the rank's allocator
-    /// hands out for the buffer ([`GlibcHeap::alloc`]); 0 without
-    /// `page_fault`.
-    fn heap_alloc(&mut self, rank: u32, bytes: u64, touched: std::ops::Range<u64>) -> f64 {
-        let heap = self.machine.spec.node.heap;
-        let Some(per_page) = heap.page_fault else {
-            return 0.0;
-        };
-        let pages = self
-            .heaps
-            .by_rank
-            .entry(rank)
-            .or_insert_with(|| GlibcHeap::new(heap.allocator, heap.page_size))
-            .alloc(bytes, touched);
-        pages as f64 * per_page
-    }
-
-    fn heap_free(&mut self, rank: u32, bytes: u64) {
-        if let Some(h) = self.heaps.by_rank.get_mut(&rank) {
-            h.free(bytes);
-        }
-    }
-
-    fn flag_latency(&self, _src: u32, _dst: u32) -> f64 {
-        self.machine
-            .spec
-            .node
-            .flag_latency
-            .unwrap_or(crate::params::DEFAULT_FLAG_LATENCY)
-    }
-
-    fn eager_limit(&self, src: u32, dst: u32) -> u64 {
-        self.channel_params(src, dst).eager_limit
-    }
-
-    /// The pair's channel set's control-message size.
-    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
-        self.control_bytes_between(src, dst)
-    }
-
-    /// `o_s` of the pair's channel set (LogGP), from the segment of the
-    /// message's size.
-    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.channel_params(src, dst)
-            .params_for(bytes)
-            .send_overhead
-    }
-
-    /// `o_r` of the pair's channel set (LogGP), from the segment of the
-    /// message's size.
-    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.channel_params(src, dst)
-            .params_for(bytes)
-            .recv_overhead
-    }
-
-    /// `O·n` of the pair's channel set (`send_overhead_per_byte`, LogGOPS).
-    fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
-        self.channel_params(src, dst).send_overhead_per_byte * bytes as f64
-    }
-
+impl LogGpRun<'_> {
     /// With `P = post(n)` of the pair's channel set and `L`, `g`, `o_s` of
     /// the segment of `n` (see [`ChannelParams::post_time`]), and
     /// `W = Σ m·G = n·G` over the packets ([`ChannelParams::wire_time`]):
@@ -1074,16 +964,22 @@ impl Machine for LogGpRun<'_> {
     /// arrival` (the duplex slowdown only moves `arrival'` later). This
     /// holds across segments too, where the sender-side argument alone
     /// would not: a small message after a large one can have a smaller `L`.
-    fn transfer(
+    ///
+    /// `written`: the data was written by the sender just before (a
+    /// collective's library data), priced by the channel's written
+    /// parameters where it has them ([`ChannelParams::for_data`]); every
+    /// timeline is the same.
+    fn transfer_data(
         &mut self,
         src: u32,
         dst: u32,
         bytes: u64,
         kind: MessageKind,
         ready: f64,
+        written: bool,
     ) -> Transfer {
         let shm = self.uses_shm(src, dst);
-        let params = self.channel_params(src, dst);
+        let params = self.channel_params(src, dst).for_data(written);
         let (segment, duplex) = params.params_and_duplex(bytes);
         let (latency, gap, send_overhead) = (segment.latency, segment.gap, segment.send_overhead);
         let (before_last, last) = params.post_split(bytes);
@@ -1221,6 +1117,156 @@ impl Machine for LogGpRun<'_> {
             MessageKind::RendezvousData => (arrival - latency).max(start),
         };
         Transfer { cpu_free, arrival }
+    }
+}
+
+impl Machine for LogGpRun<'_> {
+    /// `nominal / cpu_rate` (ParJava section 3: `//CPURate`, the ratio of the
+    /// modelled processor's performance to the reference one).
+    fn compute_seconds(&self, _rank: u32, nominal: f64) -> f64 {
+        nominal / self.machine.spec.node.cpu_rate
+    }
+
+    /// `bytes / memcpy_bandwidth` (ParJava table 1: `//memcpy`, the time to
+    /// copy one byte in a node's memory).
+    fn copy_seconds(&self, _rank: u32, bytes: u64) -> f64 {
+        bytes as f64 / self.machine.spec.node.memcpy_bandwidth
+    }
+
+    /// `reduce_overhead + bytes / reduce_op` if the machine file gives the
+    /// reduction's rate, else the overhead and a memory copy's time.
+    fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        let node = &self.machine.spec.node;
+        node.reduce_overhead
+            + match node.reduce_bandwidth {
+                Some(rate) => bytes as f64 / rate,
+                None => self.copy_seconds(rank, bytes),
+            }
+    }
+
+    fn node_of(&self, rank: u32) -> u32 {
+        LogGpRun::node_of(self, rank)
+    }
+
+    /// 0 `[network]`, 1 `[shm]`, 2 `[socket]`: the numbering of
+    /// [`LogGpMachine::channel_sets`].
+    fn channel_of(&self, src: u32, dst: u32) -> usize {
+        self.channel_set(src, dst).0
+    }
+
+    /// The smallest `measured_to` of the machine's channels.
+    fn extrapolated_above(&self) -> u64 {
+        self.machine
+            .channel_sets()
+            .iter()
+            .filter_map(|(_, c)| c.and_then(|c| c.measured_to))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The machine file's `[collectives]`, with the library's temporary
+    /// buffers in the schedules when `[node] page_fault` prices them.
+    fn collectives(&self) -> sim_core::coll::CollConfig {
+        let mut cfg = self.machine.spec.collectives.clone();
+        cfg.temporaries = self.machine.spec.node.heap.page_fault.is_some();
+        cfg
+    }
+
+    fn progress_in_calls(&self) -> bool {
+        self.machine.spec.node.progress_in_calls
+    }
+
+    fn datatype_seconds(&self, _rank: u32, blocks: u64) -> f64 {
+        self.machine.spec.node.datatype.create_seconds(blocks)
+    }
+
+    fn pack_seconds(&self, _rank: u32, blocks: u64) -> f64 {
+        self.machine.spec.node.datatype.pack_seconds(blocks)
+    }
+
+    /// `page_fault` times the pages of fresh memory the rank's allocator
+    /// hands out for the buffer ([`GlibcHeap::alloc`]); 0 without
+    /// `page_fault`.
+    fn heap_alloc(&mut self, rank: u32, bytes: u64, touched: std::ops::Range<u64>) -> f64 {
+        let heap = self.machine.spec.node.heap;
+        let Some(per_page) = heap.page_fault else {
+            return 0.0;
+        };
+        let pages = self
+            .heaps
+            .by_rank
+            .entry(rank)
+            .or_insert_with(|| GlibcHeap::new(heap.allocator, heap.page_size))
+            .alloc(bytes, touched);
+        pages as f64 * per_page
+    }
+
+    fn heap_free(&mut self, rank: u32, bytes: u64) {
+        if let Some(h) = self.heaps.by_rank.get_mut(&rank) {
+            h.free(bytes);
+        }
+    }
+
+    fn flag_latency(&self, _src: u32, _dst: u32) -> f64 {
+        self.machine
+            .spec
+            .node
+            .flag_latency
+            .unwrap_or(crate::params::DEFAULT_FLAG_LATENCY)
+    }
+
+    fn eager_limit(&self, src: u32, dst: u32) -> u64 {
+        self.channel_params(src, dst).eager_limit
+    }
+
+    /// The pair's channel set's control-message size.
+    fn control_bytes(&self, src: u32, dst: u32) -> u64 {
+        self.control_bytes_between(src, dst)
+    }
+
+    /// `o_s` of the pair's channel set (LogGP), from the segment of the
+    /// message's size.
+    fn send_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.channel_params(src, dst)
+            .params_for(bytes)
+            .send_overhead
+    }
+
+    /// `o_r` of the pair's channel set (LogGP), from the segment of the
+    /// message's size.
+    fn recv_overhead(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.channel_params(src, dst)
+            .params_for(bytes)
+            .recv_overhead
+    }
+
+    /// `O·n` of the pair's channel set (`send_overhead_per_byte`, LogGOPS).
+    fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        self.channel_params(src, dst).send_overhead_per_byte * bytes as f64
+    }
+
+    fn transfer(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer {
+        self.transfer_data(src, dst, bytes, kind, ready, false)
+    }
+
+    /// As `transfer`, priced by the pair's channel's `[section.written]`
+    /// parameters where it has them ([`ChannelParams::for_data`]).
+    fn transfer_written(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer {
+        self.transfer_data(src, dst, bytes, kind, ready, true)
     }
 
     /// Clears every timeline and sizes the state for `ranks` ranks:

@@ -67,6 +67,22 @@ pub struct ChannelParams {
     /// copy slows: VALIDATION.md section 6), so a run that sends them is
     /// warned. `None`: not recorded (no warning).
     pub measured_to: Option<u64>,
+    /// `[section.written]`: the channel as it moves data its sender's core
+    /// has just written (a library's temporary filled by a copy or a
+    /// reduction, a block it received and forwards), where that costs more
+    /// than data written long before (the clean buffers of IMB's and OSU's
+    /// ping-pongs). On shared memory a rendezvous message is copied by the
+    /// receiver's core straight from the sender's memory (CMA, XPMEM), and
+    /// lines the sender's core holds modified come from its cache, not
+    /// from the shared cache (VALIDATION.md section 4.8: +20 µs at 128 KiB
+    /// on the development machine). Its base values and segments are the
+    /// ones a written ping-pong (`PingPongWritten`) gives; everything else
+    /// (MTU, eager limit, control messages, duplex, the node's shared
+    /// limits) is this channel's. The engine prices a collective's sends
+    /// of library data with it ([`ChannelParams::for_data`]).
+    ///
+    /// Invariant: the inner channel's own `written` is `None`.
+    pub written: Option<Box<ChannelParams>>,
 }
 
 impl Default for ChannelParams {
@@ -90,6 +106,7 @@ impl Default for ChannelParams {
             node_gap: 0.0,
             node_bandwidth: None,
             measured_to: None,
+            written: None,
         }
     }
 }
@@ -263,6 +280,17 @@ impl Packets {
 }
 
 impl ChannelParams {
+    /// The parameters that price a message whose data its sender has just
+    /// written (`written`): the `[section.written]` channel where the
+    /// machine file has one, this channel otherwise (and for data written
+    /// long before).
+    pub fn for_data(&self, written: bool) -> &ChannelParams {
+        match (&self.written, written) {
+            (Some(inner), true) => inner,
+            _ => self,
+        }
+    }
+
     /// Bandwidth of the base values in bytes per second (`1 / G`; infinite
     /// when G = 0).
     pub fn bandwidth(&self) -> f64 {

@@ -153,6 +153,27 @@ pub trait Machine {
         ready: f64,
     ) -> Transfer;
 
+    /// [`Machine::transfer`] of data the sender's core has just written: a
+    /// collective's library data (a temporary filled by a copy or a
+    /// reduction, a block received and forwarded; `coll::Op::Send`'s
+    /// `written`), where that costs more than the clean buffers that
+    /// IMB's and OSU's ping-pongs send (on shared memory the receiver
+    /// copies a rendezvous message straight from the sender's memory, and
+    /// lines the sender's core holds modified come from its cache:
+    /// VALIDATION.md section 4.8). Asked for eager messages and rendezvous
+    /// data, never for control messages. Same contract as `transfer`, on
+    /// the same timelines. Default: `transfer` (no difference modelled).
+    fn transfer_written(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        kind: MessageKind,
+        ready: f64,
+    ) -> Transfer {
+        self.transfer(src, dst, bytes, kind, ready)
+    }
+
     /// Seconds `rank` spends combining `bytes` bytes in a reduction
     /// (`reduce`, `allreduce`, `reduce_scatter`, `scan`). The default reads
     /// and writes the bytes once, like a memory copy; models with a measured

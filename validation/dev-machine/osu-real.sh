@@ -11,6 +11,8 @@
 #                   before 4.2;
 #   mpich-4-nopf    the same without the temporaries' page faults
 #                   (page_fault, section 4.7): the model before 4.7;
+#   mpich-4-clean   the same without the channels' written parameters
+#                   ([shm.written], section 4.11): the model before 4.11;
 #   mpich-3         refitted from the same saved tables under MPICH 3's
 #                   rules (the call overhead is what its barrier leaves);
 # and the same three on a machine whose point-to-point channels come from
@@ -48,6 +50,10 @@ MEMCPY=$(sed -n 's/^memcpy = "\(.*\)"$/\1/p' $D/machine-mpich-4.toml)
 nocost() { sed -e '/^call_overhead = /d' -e '/^reduce_overhead = /d' -e '/^reduce_op = /d' -e '/^page_fault = /d' "$1" > "$2"; }
 nocost $D/machine-mpich-4.toml $D/machine-mpich-4-nocost.toml
 sed -e '/^page_fault = /d' $D/machine-mpich-4.toml > $D/machine-mpich-4-nopf.toml
+# Without the channels' written parameters ([shm.written] and the like,
+# section 4.11): every message priced with the clean ping-pong.
+nowritten() { awk '/^\[/ { skip = ($0 ~ /^\[\[?[a-z]+\.written/) } !skip' "$1" > "$2"; }
+nowritten $D/machine-mpich-4.toml $D/machine-mpich-4-clean.toml
 # The same saved tables under MPICH 3's rules.
 "$P" calibrate net $NET --format imb --pingping $NET --stream $NET --bistream $NET \
     --stream-format imb --shm $SHM --shm-format imb --ranks-per-node 2 \
@@ -73,7 +79,7 @@ for b in $B; do
     size=(-p max_bytes=1048576)
     if [ $b = latency ]; then size=(-p max_bytes=134217728); fi
     if [ $b = barrier ]; then size=(); fi
-    for m in mpich-4 mpich-4-nocost mpich-4-nopf mpich-3 lat-mpich-4 lat-mpich-4-nocost lat-mpich-3; do
+    for m in mpich-4 mpich-4-clean mpich-4-nocost mpich-4-nopf mpich-3 lat-mpich-4 lat-mpich-4-nocost lat-mpich-3; do
         "$P" validate examples/osu/$b.mpl --table $D/measured-$b.txt --ranks 2 \
             "${size[@]}" --machine $D/machine-$m.toml > $D/validate-$b-$m.txt
         echo "$b $m $(grep '^all:' $D/validate-$b-$m.txt)"

@@ -77,6 +77,21 @@ pub struct ChannelFile {
     /// `measured_to`: the largest message of the table the channel was
     /// fitted to, written when given.
     pub measured_to: Option<u64>,
+    /// `[section.written]`: the channel for data its sender has just
+    /// written, when fitted.
+    pub written: Option<WrittenFile>,
+}
+
+/// A channel's `[section.written]` table: the base parameters of a written
+/// ping-pong's fit (all written) and its `[[section.written.segments]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenFile {
+    /// A comment line after the table's header, without the `#`.
+    pub comment: Option<String>,
+    /// The base parameters.
+    pub base: LogGpParams,
+    /// `[[section.written.segments]]`, by increasing `from`; no duplex.
+    pub segments: Vec<SegmentFile>,
 }
 
 /// One `[[section.segments]]` table. Its `latency` and speed are always
@@ -212,7 +227,30 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
     if let Some(bytes) = channel.measured_to {
         let _ = writeln!(out, "measured_to = \"{}\"", format_size(bytes));
     }
-    for segment in &channel.segments {
+    segments(out, section, base, &channel.segments);
+    if let Some(written) = &channel.written {
+        let base = &written.base;
+        let _ = writeln!(out, "\n[{section}.written]");
+        if let Some(comment) = &written.comment {
+            let _ = writeln!(out, "# {comment}");
+        }
+        speed_keys(out, base);
+        let _ = writeln!(out, "send_overhead = \"{}\"", time_us(base.send_overhead));
+        let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
+        let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
+        let _ = writeln!(
+            out,
+            "latency_per_byte = \"{}\"",
+            time_ns(base.latency_per_byte)
+        );
+        segments(out, &format!("{section}.written"), base, &written.segments);
+    }
+}
+
+/// `[[section.segments]]` tables: `latency` and speed always, the other
+/// parameters where they differ from `base`.
+fn segments(out: &mut String, section: &str, base: &LogGpParams, segments: &[SegmentFile]) {
+    for segment in segments {
         let params = &segment.params;
         let _ = writeln!(out, "\n[[{section}.segments]]");
         if let Some(comment) = &segment.comment {
@@ -429,6 +467,16 @@ mod tests {
                 node_bandwidth: None,
                 measured_to: Some(128 << 20),
                 send_overhead_per_byte: 1.7e-10,
+                written: Some(WrittenFile {
+                    comment: Some("data just written".into()),
+                    base: params(5e-6, 1e-8),
+                    segments: vec![SegmentFile {
+                        comment: None,
+                        from: 16384,
+                        params: params(9e-6, 2e-8),
+                        duplex: None,
+                    }],
+                }),
             }),
             shm: None,
             socket: None,
@@ -495,6 +543,26 @@ mod tests {
         assert_eq!(spec.collectives.library, sim_core::coll::Library::OpenMpi5);
         // One socket: the node section is as before.
         assert!(!text.contains("sockets"), "{text}");
+        // The written channel: its own segments, the channel's the rest.
+        assert!(
+            text.contains("\n[network.written]\n# data just written\nlatency = \"5 us\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n[[network.written.segments]]\nfrom = \"16 KiB\"\nlatency = \"9 us\"\nbandwidth = \"50 MB/s\"\n"),
+            "{text}"
+        );
+        let written = net.written.as_deref().expect("a written channel");
+        assert_eq!(written.segments.len(), 1);
+        assert_eq!(written.segments[0].from, 16384);
+        assert!((written.params_for(16384).latency - 9e-6).abs() < 1e-18);
+        assert!((written.params_for(100).latency - 5e-6).abs() < 1e-18);
+        assert_eq!(written.segments[0].duplex, None);
+        assert_eq!((written.mtu, written.eager_limit), (Some(1500), 65_536));
+        assert_eq!(written.duplex, crate::params::Duplex::HALF);
+        assert!(written.written.is_none());
+        assert!(std::ptr::eq(net.for_data(false), net));
+        assert!(std::ptr::eq(net.for_data(true), written));
     }
 
     #[test]
@@ -518,6 +586,7 @@ mod tests {
             node_bandwidth: None,
             measured_to: None,
             send_overhead_per_byte: 0.0,
+            written: None,
         };
         let mut socket = channel(0.75e-6, 8192);
         socket.duplex = Some(crate::params::Duplex::HALF);

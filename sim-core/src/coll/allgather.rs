@@ -1,4 +1,10 @@
 //! Allgather and allgatherv (`counts[i]`: the block of rank i).
+//!
+//! Every algorithm sends library data (`send`): both libraries copy the own
+//! block into the receive buffer (or a temporary) first and send from
+//! there, and forward what they received (MPICH
+//! `allgather_intra_recursive_doubling.c` at v4.0.2: `MPIR_Localcopy` of
+//! the own block, then `MPIC_Sendrecv` from `recvbuf`).
 
 use super::util::{Blocks, Ctx, Sched, is_even, is_odd};
 use super::{Algorithm, Counts, Step};
@@ -242,5 +248,7 @@ fn gather_bcast(c: &Ctx, counts: &Blocks) -> Result<Vec<Step>, String> {
     let bcast = c.sub(CollKind::Bcast, 0, Counts::Uniform(total));
     let mut steps = super::inner_schedule(c.library, &gather.as_call())?;
     steps.extend(super::inner_schedule(c.library, &bcast.as_call())?);
+    // The root's bcast sends what it gathered.
+    super::util::written_after_receipt(&mut steps);
     Ok(steps)
 }

@@ -2,7 +2,7 @@
 
 use super::reduce::{mpich_block_sum, ompi_fold, ompi_halving};
 use super::util::{Ctx, MAX_SEGMENTS, Sched, is_even, is_odd, pof2_floor, scaled, segment_count};
-use super::{Algorithm, Counts, Step, bcast, reduce};
+use super::{Algorithm, Counts, Step, bcast, reduce, util};
 use crate::ir::CollKind;
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
@@ -27,6 +27,8 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
             let b = c.sub(CollKind::Bcast, 0, Counts::Uniform(n));
             let mut steps = reduce::linear(&r, n);
             steps.extend(bcast::linear(&b, n));
+            // The root's bcast sends the result it combined.
+            util::written_after_receipt(&mut steps);
             Ok(steps)
         }
         other => Err(format!("allreduce has no algorithm \"{}\"", other.name())),
@@ -274,5 +276,6 @@ fn nonoverlapping(c: &Ctx, n: u64) -> Result<Vec<Step>, String> {
     let b = c.sub(CollKind::Bcast, 0, Counts::Uniform(n)).as_call();
     let mut steps = super::inner_schedule(c.library, &r)?;
     steps.extend(super::inner_schedule(c.library, &b)?);
+    util::written_after_receipt(&mut steps);
     Ok(steps)
 }

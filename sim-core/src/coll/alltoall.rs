@@ -1,7 +1,13 @@
 //! Alltoall and alltoallv (block per destination). Messages to self are
 //! local copies in both libraries and are not part of the schedules.
+//!
+//! The scattered, pairwise and linear algorithms send each block straight
+//! from the user's send buffer (`MPIC_Isend(sendbuf + ...)` in MPICH's,
+//! `ompi_coll_base_sendrecv(sbuf + ...)` in Open MPI's): data the call has
+//! not written (`send_user`). Bruck's sends what it rotated into its
+//! temporary and received (library data, `send`).
 
-use super::util::{Ctx, Sched, as_len, is_pof2, recv, send};
+use super::util::{Ctx, Sched, as_len, is_pof2, recv, send, send_user};
 use super::{ANY_SIZE, Algorithm, Counts, Op, Step};
 use crate::ir::CollKind;
 
@@ -125,7 +131,7 @@ fn scattered(s: &mut Sched, c: &Ctx, b: &Blocks) {
         for i in 0..ss {
             let dst = (r + p - (i + ii) % p) % p;
             if dst != r {
-                ops.push(send(dst, b.sent_to(dst)));
+                ops.push(send_user(dst, b.sent_to(dst)));
             }
         }
         s.step(ops, 0);
@@ -146,7 +152,7 @@ fn pairwise(s: &mut Sched, c: &Ctx, b: &Blocks, xor: bool) {
         } else {
             ((r + p - i) % p, (r + i) % p)
         };
-        s.sendrecv(dst, b.sent_to(dst), src, b.expected_from(src), 0);
+        s.sendrecv_from(true, dst, b.sent_to(dst), src, b.expected_from(src));
     }
 }
 
@@ -164,14 +170,14 @@ fn linear(s: &mut Sched, c: &Ctx, b: &Blocks) {
         }
         for i in 1..p {
             let dst = (r + p - i) % p;
-            ops.push(send(dst, b.sent_to(dst)));
+            ops.push(send_user(dst, b.sent_to(dst)));
         }
     } else {
         for i in (0..p).filter(|&i| i != r) {
             ops.push(recv(i, b.expected_from(i)));
         }
         for i in (0..p).filter(|&i| i != r) {
-            ops.push(send(i, b.sent_to(i)));
+            ops.push(send_user(i, b.sent_to(i)));
         }
     }
     s.step(ops, 0);

@@ -1,8 +1,14 @@
 //! Broadcast.
+//!
+//! The root sends from the user's buffer, which the call has not written
+//! (`send_user`); every other rank forwards what it received, which its
+//! core wrote in the call (library data, `send`). A scatter-allgather's
+//! root sends its own piece in its first allgather step and pieces it
+//! received (rewritten) afterwards.
 
 use super::allgather::rd_allgather;
 use super::topo::{self, Tree};
-use super::util::{Ctx, Sched, is_odd, recv, segments, send};
+use super::util::{Ctx, Sched, is_odd, recv, segments, send, send_user};
 use super::{Algorithm, Step};
 
 /// Open MPI's default chain fanout for a forced `chain`
@@ -40,7 +46,7 @@ fn binomial(c: &Ctx, n: u64) -> Vec<Step> {
         s.recv(parent, n, 0);
     }
     for &child in &t.children {
-        s.send(child, n);
+        s.send_from(t.parent.is_none(), child, n);
     }
     s.finish()
 }
@@ -60,7 +66,10 @@ pub(super) fn generic(n: u64, tree: &Tree, segsize: u64) -> Result<Vec<Step>, St
     let mut s = Sched::new();
     if !tree.children.is_empty() {
         for &seg in &segs {
-            s.step(tree.children.iter().map(|&ch| send(ch, seg)).collect(), 0);
+            s.step(
+                tree.children.iter().map(|&ch| send_user(ch, seg)).collect(),
+                0,
+            );
         }
     }
     Ok(s.finish())
@@ -73,7 +82,7 @@ pub(super) fn linear(c: &Ctx, n: u64) -> Vec<Step> {
     if c.rank == c.root {
         let ops = (0..c.size)
             .filter(|&i| i != c.root)
-            .map(|i| send(i, n))
+            .map(|i| send_user(i, n))
             .collect();
         s.step(ops, 0);
     } else {
@@ -110,7 +119,7 @@ fn scatter_for_bcast(c: &Ctx, n: u64, s: &mut Sched) -> u64 {
         if rel + mask < p {
             let a = amount(rel + mask, mask);
             if a > 0 {
-                s.send(c.abs(rel + mask), a);
+                s.send_from(rel == 0, c.abs(rel + mask), a);
             }
         }
         mask >>= 1;
@@ -131,10 +140,12 @@ fn scatter_ring_allgather(c: &Ctx, n: u64) -> Vec<Step> {
     let right = (r + 1) % p;
     let mut j = r;
     let mut jnext = left;
-    for _ in 1..p {
+    for step in 1..p {
         let rel_j = (j + p - c.root) % p;
         let rel_jnext = (jnext + p - c.root) % p;
-        s.sendrecv(right, piece(rel_j), left, piece(rel_jnext), 0);
+        // The root's first piece is its own, from the user's buffer.
+        let user = r == c.root && step == 1;
+        s.sendrecv_from(user, right, piece(rel_j), left, piece(rel_jnext));
         j = jnext;
         jnext = (jnext + p - 1) % p;
     }
@@ -153,7 +164,13 @@ fn scatter_rd_allgather(c: &Ctx, n: u64) -> Vec<Step> {
         n.min(hi.saturating_mul(ss))
             .saturating_sub(lo.saturating_mul(ss))
     };
+    let first = s.len();
     rd_allgather(&mut s, c.rel(), c.size, &|rel| c.abs(rel), &range);
+    if c.rel() == 0 {
+        // The root's first exchange sends its own piece, from the user's
+        // buffer; later ones carry pieces it received.
+        s.user_sends(first);
+    }
     s.finish()
 }
 
@@ -181,7 +198,7 @@ fn split_bintree(c: &Ctx, n: u64, segsize: u64) -> Result<Vec<Step>, String> {
             for k in 0..nseg {
                 for (i, &child) in tree.children.iter().take(2).enumerate() {
                     if let Some(&bytes) = halves[i].get(k) {
-                        s.send(child, bytes);
+                        s.send_from(true, child, bytes);
                     }
                 }
             }
@@ -205,7 +222,7 @@ fn split_bintree(c: &Ctx, n: u64, segsize: u64) -> Result<Vec<Step>, String> {
             s.sendrecv(pair, counts[lr], pair, counts[1 - lr], 0);
         }
     } else if r == c.root {
-        s.send(last, counts[1]);
+        s.send_from(true, last, counts[1]);
     } else if r == last {
         s.recv(c.root, counts[1], 0);
     } else {

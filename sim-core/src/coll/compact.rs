@@ -65,8 +65,19 @@ fn with_peer(op: Op, peer: u32) -> Op {
 /// Whether two operations differ at most in their peer.
 fn same_shape(a: &Op, b: &Op) -> bool {
     match (*a, *b) {
-        (Op::Send { bytes: x, .. }, Op::Send { bytes: y, .. })
-        | (Op::Recv { bytes: x, .. }, Op::Recv { bytes: y, .. })
+        (
+            Op::Send {
+                bytes: x,
+                written: v,
+                ..
+            },
+            Op::Send {
+                bytes: y,
+                written: w,
+                ..
+            },
+        ) => x == y && v == w,
+        (Op::Recv { bytes: x, .. }, Op::Recv { bytes: y, .. })
         | (Op::Copy { bytes: x }, Op::Copy { bytes: y })
         | (Op::Free { bytes: x }, Op::Free { bytes: y }) => x == y,
         (Op::Alloc { bytes: x, touch: s }, Op::Alloc { bytes: y, touch: t }) => x == y && s == t,

@@ -1,7 +1,15 @@
 //! Gather, gatherv, scatter, scatterv.
+//!
+//! Sends straight from the user's send buffer (`send_user`, data the call
+//! has not written): a gather's leaves and every linear sender, a scatter's
+//! root when it sends from its send buffer (linear; binomial at root 0).
+//! Library data (`send`): what a tree's inner ranks received and forward,
+//! and a binomial scatter's root at another rank, which first rotates its
+//! send buffer into a temporary (MPICH `scatter_intra_binomial.c` at
+//! v4.0.2 lines 78-97, 161-172; `gather_intra_binomial.c` lines 231-245).
 
 use super::topo::{self, binomial_subtree};
-use super::util::{Ctx, Sched, as_len, recv, segment_count, send};
+use super::util::{Ctx, Sched, as_len, recv, segment_count, send, send_user};
 use super::{ANY_SIZE, Algorithm, Counts, Step};
 use crate::ir::CollKind;
 
@@ -82,7 +90,13 @@ fn gather_binomial(s: &mut Sched, c: &Ctx, n: u64) {
         s.recv(child, binomial_subtree(rel, p) * n, 0);
     }
     if let Some(parent) = t.parent {
-        s.send(parent, binomial_subtree(c.rel(), p) * n);
+        // "leaf nodes send directly from sendbuf"; inner ones send their
+        // temporary of what they gathered.
+        s.send_from(
+            t.children.is_empty(),
+            parent,
+            binomial_subtree(c.rel(), p) * n,
+        );
     }
 }
 
@@ -95,7 +109,7 @@ fn gather_linear(s: &mut Sched, c: &Ctx, own: u64, from: &dyn Fn(u64) -> u64) {
             s.recv(i, from(i), 0);
         }
     } else {
-        s.send(c.root, own);
+        s.send_from(true, c.root, own);
     }
 }
 
@@ -111,7 +125,7 @@ fn gather_linear_nb(s: &mut Sched, c: &Ctx, own: u64, from: &dyn Fn(u64) -> u64)
             .collect();
         s.step(ops, 0);
     } else {
-        s.send(c.root, own);
+        s.send_from(true, c.root, own);
     }
 }
 
@@ -144,8 +158,8 @@ fn gather_linear_sync(s: &mut Sched, c: &Ctx, n: u64, first_segment_size: u64) {
         }
     } else {
         s.recv(c.root, 0, 0);
-        s.send(c.root, first);
-        s.send(c.root, second);
+        s.send_from(true, c.root, first);
+        s.send_from(true, c.root, second);
     }
 }
 
@@ -168,9 +182,12 @@ fn scatter_binomial(s: &mut Sched, c: &Ctx, n: u64, ompi: bool) {
     if let Some(parent) = t.parent {
         s.recv(parent, binomial_subtree(c.rel(), p) * n, 0);
     }
+    // The root sends from its send buffer only at rank 0; elsewhere it
+    // first rotates it into a temporary.
+    let user = c.rank == c.root && c.root == 0;
     for &child in &t.children {
         let rel = (child + p - c.root) % p;
-        s.send(child, binomial_subtree(rel, p) * n);
+        s.send_from(user, child, binomial_subtree(rel, p) * n);
     }
 }
 
@@ -183,10 +200,10 @@ fn scatter_linear(s: &mut Sched, c: &Ctx, to: &dyn Fn(u64) -> u64, own: u64, nb:
     if c.rank == c.root {
         let others = (0..c.size).filter(|&i| i != c.root);
         if nb {
-            s.step(others.map(|i| send(i, to(i))).collect(), 0);
+            s.step(others.map(|i| send_user(i, to(i))).collect(), 0);
         } else {
             for i in others {
-                s.send(i, to(i));
+                s.send_from(true, i, to(i));
             }
         }
     } else {

@@ -64,65 +64,57 @@ mod tests;
 /// One point-to-point operation of a schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// `written`: the data is the library's, written by this rank's core
+    /// in the call (a temporary filled by a copy or a reduction, a block
+    /// received and forwarded, the own block copied into the receive
+    /// buffer first), priced by `Machine::transfer_written` where it moves
+    /// by rendezvous; `false` for data sent straight from the user's send
+    /// buffer (a bcast's or scatter's root, a gather's leaves, alltoall's
+    /// blocks), which the call has not written. Per algorithm, from the
+    /// libraries' sources: docs/collectives.md, "Data the library just
+    /// wrote".
     Send {
         peer: u32,
         bytes: u64,
+        written: bool,
     },
     /// `bytes` is the receive's capacity; [`ANY_SIZE`] where the size is
     /// only known from the message (v-variants).
-    Recv {
-        peer: u32,
-        bytes: u64,
-    },
+    Recv { peer: u32, bytes: u64 },
     /// A store to a flag in memory shared with `peer` (a rank of the same
     /// node) that `peer` waits for with [`Op::Await`]: the release and
     /// gather signals of the shared-memory collectives (`shm.rs`). Costs the
     /// storing rank no time; `peer` sees it one cache-line transfer later
     /// (`Machine::flag_latency`). Not an MPI message: no overheads, no
     /// adapter, no matching beyond the order of one pair's flags.
-    Flag {
-        peer: u32,
-    },
+    Flag { peer: u32 },
     /// Waits until `peer`'s next [`Op::Flag`] to this rank is visible.
-    Await {
-        peer: u32,
-    },
+    Await { peer: u32 },
     /// A copy of `bytes` by this rank's core (into or out of a shared
     /// cell), charged at the node's copy rate (`Machine::copy_seconds`)
     /// when the step reaches it: the operations after it in the step start
     /// when it ends.
-    Copy {
-        bytes: u64,
-    },
+    Copy { bytes: u64 },
     /// The rank's core creates, commits and later frees a derived datatype
     /// of `blocks` blocks (Bruck's alltoall: `MPI_Type_create_indexed_block`
     /// per step in MPICH and Open MPI), charged `Machine::datatype_seconds`
     /// when the step reaches it.
-    Datatype {
-        blocks: u32,
-    },
+    Datatype { blocks: u32 },
     /// The rank's core packs or unpacks `blocks` blocks through a derived
     /// datatype (`Machine::pack_seconds`).
-    Pack {
-        blocks: u32,
-    },
+    Pack { blocks: u32 },
     /// The library allocates a temporary buffer of `bytes` for the call
     /// (MPICH's `MPIR_CHKLMEM_MALLOC`: a `malloc` at the algorithm's start),
     /// of which the algorithm writes the part `touch`; charged
     /// `Machine::heap_alloc`: the page faults of the written memory that the
     /// process's allocator hands out fresh (see `mpich_temporaries`).
     /// Placed first in a schedule's first step.
-    Alloc {
-        bytes: u64,
-        touch: Touch,
-    },
+    Alloc { bytes: u64, touch: Touch },
     /// The temporary buffer of `bytes` allocated last and not yet freed is
     /// freed (`MPIR_CHKLMEM_FREEALL`, in reverse order of allocation):
     /// `Machine::heap_free`, no time. Placed last in a schedule's last
     /// step.
-    Free {
-        bytes: u64,
-    },
+    Free { bytes: u64 },
 }
 
 /// Which part of a temporary buffer its algorithm writes during the call:
@@ -172,7 +164,11 @@ impl Op {
     /// The operation with its peer replaced (a copy is unchanged).
     pub fn with_peer(self, peer: u32) -> Op {
         match self {
-            Op::Send { bytes, .. } => Op::Send { peer, bytes },
+            Op::Send { bytes, written, .. } => Op::Send {
+                peer,
+                bytes,
+                written,
+            },
             Op::Recv { bytes, .. } => Op::Recv { peer, bytes },
             Op::Flag { .. } => Op::Flag { peer },
             Op::Await { .. } => Op::Await { peer },
@@ -1180,7 +1176,9 @@ pub fn schedule_opts(
         alg,
         Algorithm::Ch4Alpha | Algorithm::Ch4Beta | Algorithm::ShmAlpha(_) | Algorithm::ShmBeta(_)
     ) {
-        return mpich4::composition(alg, &ctx);
+        let mut steps = mpich4::composition(alg, &ctx)?;
+        util::written_after_receipt(&mut steps);
+        return Ok(steps);
     }
     if let Algorithm::ReleaseGather(trees) = alg {
         return shm::schedule(
@@ -1193,7 +1191,9 @@ pub fn schedule_opts(
         );
     }
     if let Algorithm::Han(segsize) = alg {
-        return han::composition(segsize, &ctx);
+        let mut steps = han::composition(segsize, &ctx)?;
+        util::written_after_receipt(&mut steps);
+        return Ok(steps);
     }
     let mut steps = match call.kind {
         CollKind::Barrier => barrier::schedule(alg, &ctx),
@@ -1468,8 +1468,14 @@ fn inner_schedule(library: Library, call: &CollCall<'_>) -> Result<Vec<Step>, St
     let alg = inner_select(library, call);
     // These composites are Open MPI's and Intel MPI's code (forced under
     // MPICH, which has none), inner collectives included: no MPICH
-    // temporary buffers.
-    schedule_opts(library, false, alg, call)
+    // temporary buffers, and under MPICH Open MPI 5's code for what
+    // depends on it (where a reduce's leaves send from, Bruck's copies),
+    // as its rules choose the inner algorithms (`inner_select`).
+    let code = match library {
+        Library::Mpich3 | Library::Mpich4 => Library::OpenMpi5,
+        other => other,
+    };
+    schedule_opts(code, false, alg, call)
 }
 
 /// The rules that pick the inner collectives of composite algorithms under

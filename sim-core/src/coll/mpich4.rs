@@ -313,10 +313,19 @@ impl Levels<'_> {
     }
 }
 
-/// A step of one blocking send (`MPIC_Send`) to `peer`.
+/// A step of one blocking send (`MPIC_Send`) to `peer` of library data.
 fn send(out: &mut Vec<Step>, peer: u32, bytes: u64) {
     out.push(Step {
         ops: vec![util::send(u64::from(peer), bytes)],
+        reduce_bytes: 0,
+    });
+}
+
+/// A step of one blocking send (`MPIC_Send`) to `peer` straight from the
+/// user's buffer.
+fn send_user(out: &mut Vec<Step>, peer: u32, bytes: u64) {
+    out.push(Step {
+        ops: vec![util::send_user(u64::from(peer), bytes)],
         reduce_bytes: 0,
     });
 }
@@ -383,7 +392,7 @@ pub(super) fn composition(alg: Algorithm, ctx: &Ctx<'_>) -> Result<Vec<Step>, St
         (CollKind::Bcast, Algorithm::Ch4Alpha) => {
             if root_local != 0 {
                 if me == root {
-                    send(&mut out, local[0], n);
+                    send_user(&mut out, local[0], n);
                 } else if leader && node == root_node {
                     recv(&mut out, root, n);
                 }

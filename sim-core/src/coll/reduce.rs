@@ -1,5 +1,12 @@
 //! Reduce. The operation is taken to be commutative (the built-in
 //! reductions), so both libraries use their commutative code paths.
+//!
+//! MPICH's algorithms first copy the send buffer into the receive buffer
+//! or a temporary on every rank (`MPIR_Localcopy(sendbuf, ..., recvbuf,
+//! ...)`, reduce_intra_binomial.c at v4.0.2 line 52) and send from there:
+//! library data (`send`). Open MPI's leaves and its linear reduce's
+//! senders send straight from the send buffer (`send_user`;
+//! `ompi_coll_base_reduce_generic`: a leaf's `sendtmpbuf` is `sendbuf`).
 
 use super::bcast::CHAIN_FANOUT;
 use super::topo::{self, Tree};
@@ -8,15 +15,21 @@ use super::{Algorithm, Step};
 
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
     let n = c.bytes()?;
+    // Whether a tree's leaves send straight from the user's send buffer.
+    let leaf = if c.library.is_open_mpi() {
+        Leaf::User
+    } else {
+        Leaf::Copied
+    };
     match alg {
-        Algorithm::BinomialTree => generic(n, &topo::in_order_bmtree(c), 0),
+        Algorithm::BinomialTree => generic(n, &topo::in_order_bmtree(c), 0, leaf),
         // `ompi_coll_base_reduce_intra_binomial` with a segment size.
-        Algorithm::SegmentedBinomial(seg) => generic(n, &topo::in_order_bmtree(c), seg),
+        Algorithm::SegmentedBinomial(seg) => generic(n, &topo::in_order_bmtree(c), seg, leaf),
         Algorithm::Linear => Ok(linear(c, n)),
-        Algorithm::Pipeline(seg) => generic(n, &topo::chain(c, 1), seg),
-        Algorithm::Chain(seg) => generic(n, &topo::chain(c, CHAIN_FANOUT), seg),
-        Algorithm::BinaryTree(seg) => generic(n, &topo::kary(c, 2), seg),
-        Algorithm::InOrderBinary => in_order_binary(c, n),
+        Algorithm::Pipeline(seg) => generic(n, &topo::chain(c, 1), seg, leaf),
+        Algorithm::Chain(seg) => generic(n, &topo::chain(c, CHAIN_FANOUT), seg, leaf),
+        Algorithm::BinaryTree(seg) => generic(n, &topo::kary(c, 2), seg, leaf),
+        Algorithm::InOrderBinary => in_order_binary(c, n, leaf),
         // Rabenseifner's blocks are element counts (MPICH's `cnts`, Open
         // MPI's window halving): run on elements, then scaled to bytes.
         Algorithm::Rabenseifner => {
@@ -31,20 +44,30 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
     }
 }
 
+/// Where a reduction tree's leaves send from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaf {
+    /// The user's send buffer (Open MPI).
+    User,
+    /// The receive buffer or a temporary the send buffer was copied into
+    /// (MPICH).
+    Copied,
+}
+
 /// Open MPI `ompi_coll_base_reduce_generic` (coll_base_reduce.c) over `tree`
 /// with segments of `segsize` bytes, and with one segment over the in-order
 /// binomial tree also MPICH `MPIR_Reduce_intra_binomial`
 /// (reduce_intra_binomial.c): an inner node receives segment k from each
 /// child in turn and combines it (`reduce_bytes` = the segment), and sends
 /// segment k-1 to its parent together with the first receive of segment k;
-/// a leaf sends its segments with blocking sends.
-pub(super) fn generic(n: u64, tree: &Tree, segsize: u64) -> Result<Vec<Step>, String> {
+/// a leaf sends its segments with blocking sends, from where `leaf` says.
+fn generic(n: u64, tree: &Tree, segsize: u64, leaf: Leaf) -> Result<Vec<Step>, String> {
     let segs = segments(n, segsize)?;
     let mut s = Sched::new();
     if tree.children.is_empty() {
         if let Some(parent) = tree.parent {
             for &seg in &segs {
-                s.send(parent, seg);
+                s.send_from(leaf == Leaf::User, parent, seg);
             }
         }
         return Ok(s.finish());
@@ -72,7 +95,7 @@ pub(super) fn linear(c: &Ctx, n: u64) -> Vec<Step> {
     let (p, r) = (c.size, c.rank);
     let mut s = Sched::new();
     if r != c.root {
-        s.send(c.root, n);
+        s.send_from(true, c.root, n);
         return s.finish();
     }
     if r != p - 1 {
@@ -91,12 +114,12 @@ pub(super) fn linear(c: &Ctx, n: u64) -> Vec<Step> {
 /// Open MPI `ompi_coll_base_reduce_intra_in_order_binary`: the generic
 /// reduce over the in-order binary tree rooted at rank p-1, then p-1 sends
 /// the result to the real root.
-fn in_order_binary(c: &Ctx, n: u64) -> Result<Vec<Step>, String> {
+fn in_order_binary(c: &Ctx, n: u64, leaf: Leaf) -> Result<Vec<Step>, String> {
     let (p, r) = (c.size, c.rank);
     let io_root = p - 1;
     let tree = topo::in_order_bintree(r, p);
     let mut s = Sched::new();
-    s.append(generic(n, &tree, 0)?);
+    s.append(generic(n, &tree, 0, leaf)?);
     if io_root != c.root {
         if r == c.root {
             s.recv(io_root, n, 0);

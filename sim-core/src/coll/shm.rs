@@ -174,7 +174,8 @@ pub(super) fn schedule(
                 // (point to point, into the cell).
                 if root != 0 {
                     if me == root {
-                        s.send(0, sz);
+                        // From the user's buffer (`MPIC_Send(buf, ...)`).
+                        s.send_from(true, 0, sz);
                     } else if me == 0 {
                         s.recv(root, sz, 0);
                     }

@@ -45,7 +45,7 @@ fn simulate(steps: Vec<Vec<Step>>) -> Result<Outcome, String> {
             for op in &step.ops {
                 let at = At { step: si };
                 let (q, bytes, list) = match *op {
-                    Op::Send { peer, bytes } => (peer as usize, bytes, &mut sends),
+                    Op::Send { peer, bytes, .. } => (peer as usize, bytes, &mut sends),
                     Op::Recv { peer, bytes } => (peer as usize, bytes, &mut recvs),
                     Op::Flag { peer } => (peer as usize, 0, &mut fsends),
                     Op::Await { peer } => (peer as usize, 0, &mut frecvs),
@@ -742,11 +742,13 @@ fn linear_sync_gather_sends_two_segments_after_the_go() {
                                 Op::Recv { peer: q, bytes: 0 },
                                 Op::Send {
                                     peer: q,
-                                    bytes: first
+                                    bytes: first,
+                                    written: false
                                 },
                                 Op::Send {
                                     peer: q,
-                                    bytes: n - first
+                                    bytes: n - first,
+                                    written: false
                                 },
                             ]
                         );
@@ -929,7 +931,8 @@ fn recursive_doubling_allreduce_on_powers_of_two_is_log_p_sendrecvs() {
                         },
                         Op::Send {
                             peer: partner,
-                            bytes: 8
+                            bytes: 8,
+                            written: true
                         }
                     ]
                 );
@@ -984,7 +987,11 @@ fn pairwise_alltoall_takes_p_minus_1_steps() {
                         st.ops,
                         vec![
                             Op::Recv { peer: q, bytes: 10 },
-                            Op::Send { peer: q, bytes: 10 }
+                            Op::Send {
+                                peer: q,
+                                bytes: 10,
+                                written: false
+                            }
                         ]
                     );
                 }
@@ -1038,10 +1045,26 @@ fn binomial_scatter_serves_the_largest_subtree_first() {
     assert_eq!(
         sends,
         vec![
-            Op::Send { peer: 8, bytes: 40 },
-            Op::Send { peer: 4, bytes: 40 },
-            Op::Send { peer: 2, bytes: 20 },
-            Op::Send { peer: 1, bytes: 10 },
+            Op::Send {
+                peer: 8,
+                bytes: 40,
+                written: false
+            },
+            Op::Send {
+                peer: 4,
+                bytes: 40,
+                written: false
+            },
+            Op::Send {
+                peer: 2,
+                bytes: 20,
+                written: false
+            },
+            Op::Send {
+                peer: 1,
+                bytes: 10,
+                written: false
+            },
         ]
     );
 }
@@ -1558,7 +1581,11 @@ fn st(ops: Vec<Op>) -> Step {
 
 #[test]
 fn the_matcher_finds_deadlocks_and_mismatches() {
-    let s = |peer, bytes| Op::Send { peer, bytes };
+    let s = |peer, bytes| Op::Send {
+        peer,
+        bytes,
+        written: true,
+    };
     let r = |peer, bytes| Op::Recv { peer, bytes };
     // A sendrecv in one step is safe.
     assert!(
@@ -1610,7 +1637,11 @@ fn the_matcher_finds_deadlocks_and_mismatches() {
 fn the_matcher_tracks_what_each_rank_can_know() {
     // A chain 0 -> 1 -> 2: rank 2 hears from 0 through 1, rank 0 from
     // nobody.
-    let s = |peer, bytes| Op::Send { peer, bytes };
+    let s = |peer, bytes| Op::Send {
+        peer,
+        bytes,
+        written: true,
+    };
     let r = |peer, bytes| Op::Recv { peer, bytes };
     let o = simulate(vec![
         vec![st(vec![s(1, 8)])],
@@ -1817,9 +1848,19 @@ fn mpich4_barrier_on_one_node_of_two_is_an_exchange_and_a_byte() {
         vec![
             st(vec![
                 Op::Recv { peer: 1, bytes: 0 },
-                Op::Send { peer: 1, bytes: 0 }
+                Op::Send {
+                    peer: 1,
+                    bytes: 0,
+                    written: true
+                }
             ]),
-            st(vec![Op::Send { peer: 1, bytes: 1 }]),
+            // After a receipt, a composition's later phases send library
+            // data (`written_after_receipt`).
+            st(vec![Op::Send {
+                peer: 1,
+                bytes: 1,
+                written: true
+            }]),
         ]
     );
     assert_eq!(s[1].len(), 2);
@@ -2157,6 +2198,8 @@ fn composite_algorithms_use_the_librarys_rules_inside() {
             let ba = select(&cfg, &c(CollKind::Bcast));
             let mut expect = schedule_in(library, ra, &c(CollKind::Reduce)).unwrap();
             expect.extend(schedule_in(library, ba, &c(CollKind::Bcast)).unwrap());
+            // The root's bcast sends the result it combined.
+            super::util::written_after_receipt(&mut expect);
             let got = schedule_in(library, Algorithm::NonOverlapping, &c(CollKind::Allreduce));
             assert_eq!(got.unwrap(), expect, "{library:?} rank {rank}");
         }
@@ -2289,7 +2332,7 @@ fn crossing(s: &[Vec<Step>], nodes: &[u32]) -> Vec<(usize, usize, u64)> {
     for (r, sched) in s.iter().enumerate() {
         for step in sched {
             for op in &step.ops {
-                if let Op::Send { peer, bytes } = *op
+                if let Op::Send { peer, bytes, .. } = *op
                     && nodes[r] != nodes[peer as usize]
                 {
                     out.push((r, peer as usize, bytes));
@@ -3166,5 +3209,150 @@ fn mpich4_reduce_compositions_allocate_at_node_roots() {
             let last = &steps[steps.len() - 1].ops;
             assert_eq!(last[last.len() - 1], Op::Free { bytes: n });
         }
+    }
+}
+
+/// Each send's `written` (library data) in a rank's schedule, in order.
+fn written_marks(steps: &[Step]) -> Vec<bool> {
+    steps
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter_map(|op| match *op {
+            Op::Send { written, .. } => Some(written),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn sends_from_the_users_buffer_are_not_library_data() {
+    let uniform = |_| Counts::Uniform(1 << 20);
+    let p = 8;
+    // Bcast, binomial: the root sends the user's buffer, the others forward
+    // what they received.
+    for lib in [Library::Mpich4, Library::OpenMpi5] {
+        for (alg, root) in [
+            (Algorithm::BinomialTree, 0),
+            (Algorithm::BinomialTree, 3),
+            (Algorithm::OmpiBinomial, 5),
+            (Algorithm::Pipeline(65536), 2),
+            (Algorithm::Linear, 1),
+        ] {
+            let s = schedules_in(lib, alg, CollKind::Bcast, p, root, &uniform).unwrap();
+            for (r, steps) in s.iter().enumerate() {
+                let marks = written_marks(steps);
+                let user = r as u32 == root;
+                assert!(
+                    marks.iter().all(|&w| w != user),
+                    "{lib:?} {alg} root {root} rank {r}: {marks:?}"
+                );
+            }
+        }
+    }
+    // Bcast by scatter and ring allgather: the root's first ring step sends
+    // its own piece, later ones pieces it received.
+    let s = schedules(
+        Algorithm::ScatterRingAllgather,
+        CollKind::Bcast,
+        p,
+        2,
+        &uniform,
+    )
+    .unwrap();
+    let root = written_marks(&s[2]);
+    // Scatter: log2(8) = 3 sends from the user's buffer; ring: 7 steps.
+    assert_eq!(root.len(), 3 + 7);
+    assert!(root[..4].iter().all(|&w| !w), "{root:?}");
+    assert!(root[4..].iter().all(|&w| w), "{root:?}");
+    assert!(written_marks(&s[3]).iter().all(|&w| w));
+    // Alltoall: scattered, pairwise and linear send the user's blocks;
+    // Bruck sends what it rotated and received.
+    for (lib, alg) in [
+        (Library::Mpich4, Algorithm::Scattered),
+        (Library::Mpich4, Algorithm::Pairwise),
+        (Library::OpenMpi5, Algorithm::OmpiPairwise),
+        (Library::OpenMpi5, Algorithm::Linear),
+    ] {
+        for steps in schedules_in(lib, alg, CollKind::Alltoall, p, 0, &uniform).unwrap() {
+            let marks = written_marks(&steps);
+            assert_eq!(marks.len(), p as usize - 1, "{alg}");
+            assert!(marks.iter().all(|&w| !w), "{alg}: {marks:?}");
+        }
+    }
+    for steps in schedules(Algorithm::Bruck, CollKind::Alltoall, p, 0, &uniform).unwrap() {
+        assert!(written_marks(&steps).iter().all(|&w| w));
+    }
+    // Gather, binomial: the leaves (odd relative ranks) send their send
+    // buffer, inner ranks their temporary.
+    let s = schedules(Algorithm::BinomialTree, CollKind::Gather, p, 0, &uniform).unwrap();
+    for (r, steps) in s.iter().enumerate().skip(1) {
+        assert_eq!(written_marks(steps), vec![r % 2 == 0], "rank {r}");
+    }
+    // Scatter, binomial: the root sends from its send buffer at rank 0
+    // only; at another rank it rotates it into a temporary first.
+    for (root, user) in [(0, true), (3, false)] {
+        let s = schedules_in(
+            Library::Mpich4,
+            Algorithm::BinomialTree,
+            CollKind::Scatter,
+            p,
+            root,
+            &uniform,
+        )
+        .unwrap();
+        let marks = written_marks(&s[root as usize]);
+        assert_eq!(marks.len(), 3);
+        assert!(marks.iter().all(|&w| w != user), "root {root}: {marks:?}");
+    }
+    // Reduce, binomial: MPICH's leaves send the copy of their send buffer,
+    // Open MPI's the send buffer itself.
+    for (lib, leaf_written) in [(Library::Mpich4, true), (Library::OpenMpi5, false)] {
+        let s = schedules_in(
+            lib,
+            Algorithm::BinomialTree,
+            CollKind::Reduce,
+            p,
+            0,
+            &uniform,
+        )
+        .unwrap();
+        assert_eq!(written_marks(&s[1]), vec![leaf_written], "{lib:?}");
+        assert_eq!(written_marks(&s[2]), vec![true], "{lib:?}");
+    }
+    // Allreduce and allgather send library data only.
+    for (kind, alg) in [
+        (CollKind::Allreduce, Algorithm::RecursiveDoubling),
+        (CollKind::Allreduce, Algorithm::Rabenseifner),
+        (CollKind::Allreduce, Algorithm::Ring),
+        (CollKind::Allgather, Algorithm::Ring),
+        (CollKind::Allgather, Algorithm::RecursiveDoubling),
+    ] {
+        for steps in schedules_in(Library::Mpich4, alg, kind, 6, 0, &uniform).unwrap() {
+            assert!(written_marks(&steps).iter().all(|&w| w), "{kind:?} {alg}");
+        }
+    }
+    // Open MPI's linear allreduce: the users' buffers to the root, whose
+    // bcast sends the result it combined.
+    let s = schedules(Algorithm::Linear, CollKind::Allreduce, 4, 0, &uniform).unwrap();
+    assert_eq!(written_marks(&s[0]), vec![true; 3]);
+    assert_eq!(written_marks(&s[1]), vec![false]);
+}
+
+#[test]
+fn a_compositions_later_phases_send_library_data() {
+    // MPICH 4's bcast composition on two nodes of four, root 1: the root
+    // sends its buffer to its node's leader (rank 0), which forwards it to
+    // the other node's leader and inside its node; that leader forwards
+    // inside its node what it received.
+    let nodes = [0, 0, 0, 0, 1, 1, 1, 1];
+    let s = schedules_on(Algorithm::Ch4Alpha, CollKind::Bcast, &nodes, 1, 1 << 20).unwrap();
+    let root = written_marks(&s[1]);
+    assert!(!root.is_empty() && root.iter().all(|&w| !w), "{root:?}");
+    for r in [0, 4] {
+        let marks = written_marks(&s[r]);
+        assert!(
+            !marks.is_empty() && marks.iter().all(|&w| w),
+            "rank {r}: {marks:?}"
+        );
     }
 }

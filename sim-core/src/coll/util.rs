@@ -247,10 +247,33 @@ pub(super) fn as_len(n: u64) -> usize {
     n as usize
 }
 
+/// A send of library data: written by this rank's core in the call
+/// (`Op::Send`'s `written`), what most sends inside an algorithm carry.
 pub(super) fn send(to: u64, bytes: u64) -> Op {
     Op::Send {
         peer: peer(to),
         bytes,
+        written: true,
+    }
+}
+
+/// A send straight from the user's send buffer, which the call has not
+/// written (a bcast's root, a gather's leaf, an alltoall's blocks).
+pub(super) fn send_user(to: u64, bytes: u64) -> Op {
+    Op::Send {
+        peer: peer(to),
+        bytes,
+        written: false,
+    }
+}
+
+/// [`send`] or [`send_user`]: `user` when the data comes straight from the
+/// user's send buffer.
+pub(super) fn send_from(user: bool, to: u64, bytes: u64) -> Op {
+    if user {
+        send_user(to, bytes)
+    } else {
+        send(to, bytes)
     }
 }
 
@@ -258,6 +281,34 @@ pub(super) fn recv(from: u64, bytes: u64) -> Op {
     Op::Recv {
         peer: peer(from),
         bytes,
+    }
+}
+
+/// Marks as library data (`written`) every send of a composition's phase
+/// after this rank has received, combined or copied data in an earlier
+/// step: what a later phase sends from the buffer an earlier one filled
+/// (a node leader's bcast of the result of its node's reduce, its inter-node
+/// gather of what its node gathered) is data the rank's core wrote in the
+/// call, whatever the phase's algorithm would send from the user's buffer
+/// as a call of its own. For compositions of bcast, reduce, allreduce,
+/// gather, scatter, allgather and barrier phases, whose buffers carry the
+/// same data from phase to phase (not alltoall's, whose sends come from a
+/// buffer its receives do not touch).
+pub(super) fn written_after_receipt(steps: &mut [Step]) {
+    let mut got = false;
+    for step in steps {
+        if got {
+            for op in &mut step.ops {
+                if let Op::Send { written, .. } = op {
+                    *written = true;
+                }
+            }
+        }
+        got |= step.reduce_bytes > 0
+            || step
+                .ops
+                .iter()
+                .any(|op| matches!(op, Op::Recv { .. } | Op::Copy { .. }));
     }
 }
 
@@ -281,9 +332,15 @@ impl Sched {
         self.steps.push(Step { ops, reduce_bytes });
     }
 
-    /// A blocking send.
+    /// A blocking send of library data ([`send`]).
     pub fn send(&mut self, to: u64, bytes: u64) {
         self.step(vec![send(to, bytes)], 0);
+    }
+
+    /// A blocking send, straight from the user's send buffer when `user`
+    /// ([`send_from`]).
+    pub fn send_from(&mut self, user: bool, to: u64, bytes: u64) {
+        self.step(vec![send_from(user, to, bytes)], 0);
     }
 
     /// A blocking receive, then a reduction of `reduce_bytes`.
@@ -295,6 +352,29 @@ impl Sched {
     /// Open MPI's `ompi_coll_base_sendrecv` do), then a reduction.
     pub fn sendrecv(&mut self, to: u64, sbytes: u64, from: u64, rbytes: u64, reduce_bytes: u64) {
         self.step(vec![recv(from, rbytes), send(to, sbytes)], reduce_bytes);
+    }
+
+    /// [`Sched::sendrecv`] whose send comes straight from the user's send
+    /// buffer when `user` ([`send_from`]).
+    pub fn sendrecv_from(&mut self, user: bool, to: u64, sbytes: u64, from: u64, rbytes: u64) {
+        self.step(vec![recv(from, rbytes), send_from(user, to, sbytes)], 0);
+    }
+
+    /// The number of steps so far.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Marks the sends of step `index` (if there is one) as sent straight
+    /// from the user's send buffer ([`send_user`]).
+    pub fn user_sends(&mut self, index: usize) {
+        if let Some(step) = self.steps.get_mut(index) {
+            for op in &mut step.ops {
+                if let Op::Send { written, .. } = op {
+                    *written = false;
+                }
+            }
+        }
     }
 
     /// A local reduction without messages.

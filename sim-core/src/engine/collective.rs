@@ -184,7 +184,7 @@ impl<'a> Engine<'a> {
             let ctx = coll_context(exec.comm);
             for op in exec.steps.ops(exec.at) {
                 let (peer, bytes) = match op {
-                    Op::Send { peer, bytes } | Op::Recv { peer, bytes } => (peer, bytes),
+                    Op::Send { peer, bytes, .. } | Op::Recv { peer, bytes } => (peer, bytes),
                     Op::Flag { peer } | Op::Await { peer } => (peer, 0),
                     // Work of the rank's core in the call: a copy into or
                     // out of a shared cell, a derived datatype's creation, a
@@ -236,7 +236,9 @@ impl<'a> Engine<'a> {
                     comm: exec.comm,
                 };
                 let r = match op {
-                    Op::Send { .. } => self.post_send(id, env, SendMode::Standard, span)?,
+                    Op::Send { written, .. } => {
+                        self.post_send(id, env, SendMode::Standard, span, written)?
+                    }
                     Op::Flag { .. } => self.post_flag(id, env, span)?,
                     _ => self.post_recv(id, env, span)?,
                 };

@@ -28,6 +28,9 @@ struct Started {
     /// Whether it is a rendezvous RTS (the message then keeps its send
     /// request, which completes when the data has gone).
     rendezvous: bool,
+    /// Whether its data is library data the sender just wrote
+    /// ([`Msg::written`](super::state::Msg)).
+    written: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -54,7 +57,7 @@ impl<'a> Engine<'a> {
             CommOp::Isend(a, mode) => {
                 let env = self.resolve(id, a, span, false)?;
                 self.count_call(id, op, &env, span);
-                let r = self.post_send(id, env, *mode, span)?;
+                let r = self.post_send(id, env, *mode, span, false)?;
                 self.lps[lpi].pending.push(r.id);
                 self.free_waitsets.push(ws);
                 if let Some(d) = dst {
@@ -76,7 +79,7 @@ impl<'a> Engine<'a> {
             CommOp::Send(a, mode) => {
                 let env = self.resolve(id, a, span, false)?;
                 self.count_call(id, op, &env, span);
-                ws.reqs.push(self.post_send(id, env, *mode, span)?);
+                ws.reqs.push(self.post_send(id, env, *mode, span, false)?);
             }
             CommOp::Recv(a) => {
                 let env = self.resolve(id, a, span, true)?;
@@ -89,7 +92,7 @@ impl<'a> Engine<'a> {
                 let se = self.resolve(id, send, span, false)?;
                 let re = self.resolve(id, recv, span, true)?;
                 self.count_call(id, op, &se, span);
-                let s = self.post_send(id, se, SendMode::Standard, span)?;
+                let s = self.post_send(id, se, SendMode::Standard, span, false)?;
                 let r = self.post_recv(id, re, span)?;
                 ws.reqs.push(s);
                 ws.reqs.push(r);
@@ -634,13 +637,17 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Starts a send of `env` from `id` at its clock (which is `now`).
+    /// Starts a send of `env` from `id` at its clock (which is `now`);
+    /// `written`: a collective's library data, which its sender's core
+    /// wrote in the call (its rendezvous data is priced by
+    /// `Machine::transfer_written`); a program's sends are not.
     pub(super) fn post_send(
         &mut self,
         id: u32,
         env: Envelope,
         mode: SendMode,
         span: Span,
+        written: bool,
     ) -> RunResult<ReqRef> {
         let span = self.spans.intern(span);
         let to = env.peer;
@@ -670,6 +677,7 @@ impl<'a> Engine<'a> {
                 ready_at: tr.cpu_free.max(now),
                 arrival: tr.arrival.max(now),
                 rendezvous,
+                written,
             },
         )?;
         self.obs
@@ -720,6 +728,7 @@ impl<'a> Engine<'a> {
                 ready_at: now,
                 arrival,
                 rendezvous: false,
+                written: false,
             },
         )
     }
@@ -745,9 +754,14 @@ impl<'a> Engine<'a> {
             ctx: env.ctx,
             bytes: env.bytes,
             arrival: started.arrival,
-            send_req: started.rendezvous.then_some(req.id),
+            send_req_id: if started.rendezvous {
+                req.id
+            } else {
+                NO_SEND_REQ
+            },
             recv_req: u32::MAX,
             span,
+            written: started.written,
             sent: now,
         });
         self.obs.causal_send(m, id, to, env.ctx, env.tag);
@@ -808,7 +822,7 @@ impl<'a> Engine<'a> {
     /// rank, arriving earlier, could take it). Saves an arrival event.
     fn try_early_match(&mut self, m: u32) -> RunResult<bool> {
         let msg = &self.msgs[m as usize];
-        if msg.send_req.is_some() {
+        if msg.send_req().is_some() {
             // Rendezvous: the CTS must be sent at match time, in time order.
             return Ok(false);
         }
@@ -889,7 +903,7 @@ impl<'a> Engine<'a> {
         if self.obs.recording_wildcards() && self.reqs[r as usize].wild_nth != u32::MAX {
             self.record_wildcard(r, &msg);
         }
-        match msg.send_req {
+        match msg.send_req() {
             None => {
                 self.complete(r, self.now.max(msg.arrival));
                 self.free_msgs.push(m);
@@ -986,14 +1000,24 @@ impl<'a> Engine<'a> {
 
     pub(super) fn on_cts(&mut self, m: u32) {
         let msg = self.msgs[m as usize].clone();
-        let tr = self.machine.transfer(
+        // Data the sender's core just wrote is pulled from its cache: only
+        // a rendezvous moves the data from the sender's buffer after the
+        // call (the receiver's core copies it, CMA); an eager message is
+        // copied by its sender's own core, which has it in its cache.
+        let transfer = if msg.written {
+            Machine::transfer_written
+        } else {
+            Machine::transfer
+        };
+        let tr = transfer(
+            &mut *self.machine,
             msg.src,
             msg.dst,
             msg.bytes,
             MessageKind::RendezvousData,
             self.now,
         );
-        if let Some(s) = msg.send_req {
+        if let Some(s) = msg.send_req() {
             self.complete(s, tr.cpu_free.max(self.now));
         }
         self.push(tr.arrival.max(self.now), EventKind::Data(m));

@@ -37,6 +37,16 @@ impl EventKind {
 pub(super) const ANY_SOURCE: u32 = u32::MAX;
 pub(super) const ANY_TAG: i32 = -1;
 
+/// [`Msg::send_req_id`] of a message without a send request to complete.
+pub(super) const NO_SEND_REQ: u32 = u32::MAX;
+
+impl Msg {
+    /// The send request a rendezvous message completes after its CTS.
+    pub(super) fn send_req(&self) -> Option<u32> {
+        (self.send_req_id != NO_SEND_REQ).then_some(self.send_req_id)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Msg {
     pub(super) src: u32,
@@ -47,13 +57,20 @@ pub(super) struct Msg {
     pub(super) bytes: u64,
     /// Arrival of the envelope at the destination.
     pub(super) arrival: f64,
-    /// The send request, for rendezvous messages (completed after CTS).
-    pub(super) send_req: Option<u32>,
+    /// The send request of a rendezvous message (completed after CTS), or
+    /// [`NO_SEND_REQ`] (an eager message, a flag): read it with
+    /// [`Msg::send_req`]. Not an `Option<u32>`: with `written` beside it
+    /// the two fit the 8 bytes the option alone took.
+    pub(super) send_req_id: u32,
     /// The matched receive request.
     pub(super) recv_req: u32,
     /// Where it was sent (reports of messages never received), in
     /// [`SpanTable`]: 4 bytes instead of a 16-byte `Span`.
     pub(super) span: SpanId,
+    /// Whether its data is a collective's library data, written by the
+    /// sender's core in the call (`coll::Op::Send`'s `written`): its
+    /// rendezvous data is priced by `Machine::transfer_written`.
+    pub(super) written: bool,
     /// When it was sent (timelines).
     pub(super) sent: f64,
 }
@@ -955,9 +972,10 @@ mod size_tests {
             ctx,
             bytes: 8,
             arrival: 0.0,
-            send_req: None,
+            send_req_id: NO_SEND_REQ,
             recv_req: 0,
             span: 0,
+            written: false,
             sent: 0.0,
         }
     }
