@@ -820,6 +820,21 @@ fn buffers_written_fits_the_written_ping_pong() {
             "{toml}"
         );
         assert!(toml.contains("eager_limit = \"16 KiB\""), "{toml}");
+        // Fitted from PingPong, each channel also gets the written
+        // ping-pong's fit, for a collective's library data.
+        for section in ["[network.written]", "[shm.written]"] {
+            assert_eq!(toml.contains(section), buffers == "clean", "{toml}");
+        }
+        if buffers == "clean" {
+            // Its rendezvous segment: the written table's 2 ns/B, the
+            // clean one's latency (the same handshake and overheads).
+            let written = &toml[toml.find("[shm.written]").expect("section")..];
+            assert!(
+                written.contains("[[shm.written.segments]]\n# points 16 KiB .. 1 MiB, rendezvous\nfrom = \"16 KiB\"\nlatency = \"0.872 us\"\nbandwidth = \"500 MB/s\"\n"),
+                "{toml}"
+            );
+            assert!(toml.contains("# shm.written: 2 segment(s)"), "{toml}");
+        }
         one_way.push([1024, 65536].map(|n| pingpong_us(Path::new(out), n)));
     }
     let [clean, written] = [one_way[0], one_way[1]];
