@@ -7,7 +7,7 @@
 //! the own block, then `MPIC_Sendrecv` from `recvbuf`).
 
 use super::util::{Blocks, Ctx, Sched, is_even, is_odd};
-use super::{Algorithm, Counts, Step};
+use super::{Algorithm, Counts, Op, Step};
 use crate::ir::CollKind;
 
 /// MPICH `MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE` default (allgatherv.c):
@@ -25,6 +25,20 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
         Algorithm::RecursiveDoubling => {
             let range = |lo: u64, hi: u64| counts.range(lo, hi);
             rd_allgather(&mut s, c.rank, c.size, &|r| r, &range);
+            if c.kind == CollKind::Allgatherv {
+                // MPICH's allgatherv gathers into a temporary (`tmp_buf`,
+                // the own block copied in first: the engine's local copy)
+                // and copies every block out of it into the receive buffer
+                // at the end ("copy data from tmp_buf to recvbuf",
+                // allgatherv_intra_recursive_doubling.c lines 233-246 at
+                // v4.0.2); its allgather works in the receive buffer.
+                s.step(
+                    vec![Op::Copy {
+                        bytes: counts.total(),
+                    }],
+                    0,
+                );
+            }
         }
         Algorithm::Bruck => bruck(&mut s, c, &counts),
         Algorithm::Ring => {
@@ -44,6 +58,18 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
             } else {
                 neighbor(&mut s, c, &counts);
             }
+        }
+        Algorithm::TwoProcs => {
+            if c.size != 2 {
+                return Err(format!(
+                    "{} two_procs runs on 2 ranks only, not {}",
+                    c.kind.name(),
+                    c.size
+                ));
+            }
+            let other = 1 - c.rank;
+            // `tmpsend = (char*)sbuf`: the user's send buffer.
+            s.sendrecv_from(true, other, counts.get(c.rank), other, counts.get(other));
         }
         Algorithm::Linear => return gather_bcast(c, &counts),
         other => {

@@ -447,6 +447,11 @@ pub enum Algorithm {
     /// Open MPI allgatherv ring (`allgatherv_intra_ring`): whole blocks,
     /// unlike MPICH's pipelined [`Algorithm::Ring`] for allgatherv.
     OmpiRing,
+    /// Open MPI `allgather(v)_intra_two_procs` (2 ranks only): one sendrecv
+    /// of the own block straight from the send buffer, the local copy
+    /// after (coll_base_allgather.c, coll_base_allgatherv.c), where the
+    /// ring sends from the receive buffer it copied the block into.
+    TwoProcs,
     /// Open MPI `allreduce_intra_ring_segmented`, segment bytes (0: the
     /// plain ring).
     SegmentedRing(u64),
@@ -606,7 +611,7 @@ impl ShmTrees {
 }
 
 /// Every algorithm with its default parameters, in a fixed order.
-const ALL_ALGORITHMS: [Algorithm; 37] = [
+const ALL_ALGORITHMS: [Algorithm; 38] = [
     Algorithm::Linear,
     Algorithm::LinearNb,
     Algorithm::LinearSync(0),
@@ -618,6 +623,7 @@ const ALL_ALGORITHMS: [Algorithm; 37] = [
     Algorithm::OmpiRabenseifner,
     Algorithm::Ring,
     Algorithm::OmpiRing,
+    Algorithm::TwoProcs,
     Algorithm::SegmentedRing(0),
     Algorithm::Bruck,
     Algorithm::Pairwise,
@@ -661,6 +667,7 @@ impl Algorithm {
             Algorithm::OmpiRabenseifner => "ompi_rabenseifner",
             Algorithm::Ring => "ring",
             Algorithm::OmpiRing => "ompi_ring",
+            Algorithm::TwoProcs => "two_procs",
             Algorithm::SegmentedRing(_) => "segmented_ring",
             Algorithm::Bruck => "bruck",
             Algorithm::Pairwise => "pairwise",
@@ -772,6 +779,7 @@ impl Algorithm {
             }
             "ring" => Algorithm::Ring,
             "ompi_ring" => Algorithm::OmpiRing,
+            "two_procs" | "two_proc" => Algorithm::TwoProcs,
             "segmented_ring" | "ring_segmented" => Algorithm::SegmentedRing(0),
             "bruck" | "brucks" | "modified_bruck" => Algorithm::Bruck,
             "pairwise" | "pairwise_exchange" => Algorithm::Pairwise,
@@ -1063,6 +1071,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Bruck,
             A::Ring,
             A::Neighbor,
+            A::TwoProcs,
             A::Linear,
             A::Han(0),
         ],
@@ -1072,6 +1081,7 @@ pub fn algorithms_for(kind: CollKind) -> &'static [Algorithm] {
             A::Ring,
             A::OmpiRing,
             A::Neighbor,
+            A::TwoProcs,
             A::Linear,
         ],
         CollKind::Alltoall => &[

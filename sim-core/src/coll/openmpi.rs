@@ -495,15 +495,14 @@ pub(super) fn select(call: &CollCall<'_>) -> Algorithm {
             3 => A::Bruck,
             4 => A::Ring,
             5 => A::Neighbor,
-            // two_proc: one sendrecv, as the ring on 2 ranks.
-            _ => A::Ring,
+            _ => A::TwoProcs,
         },
         CollKind::Allgatherv => match allgatherv_id(p, call.counts.total(p) / p.max(1)) {
             1 => A::Linear,
             2 => A::Bruck,
             4 => A::Neighbor,
-            // ring (`ompi_coll_base_allgatherv_intra_ring`: whole blocks);
-            // two_proc is one sendrecv, as the ring on 2 ranks.
+            5 => A::TwoProcs,
+            // ring (`ompi_coll_base_allgatherv_intra_ring`: whole blocks).
             _ => A::OmpiRing,
         },
         CollKind::Gather => match gather_id(p, n) {

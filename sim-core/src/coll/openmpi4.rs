@@ -207,8 +207,7 @@ const ALLGATHER_SMALL_TOTAL: u64 = 50_000;
 /// exchange on an even one.
 pub(super) fn allgather(p: u64, n: u64) -> Algorithm {
     if p == 2 {
-        // two_procs: one sendrecv, the ring on 2 ranks.
-        return A::Ring;
+        return A::TwoProcs;
     }
     if n.saturating_mul(p) < ALLGATHER_SMALL_TOTAL {
         if is_pof2(p) {
@@ -229,8 +228,7 @@ pub(super) fn allgather(p: u64, n: u64) -> Algorithm {
 /// even one.
 pub(super) fn allgatherv(p: u64, total: u64) -> Algorithm {
     if p == 2 {
-        // two_procs: one sendrecv, Open MPI's ring on 2 ranks.
-        return A::OmpiRing;
+        return A::TwoProcs;
     }
     if total < ALLGATHER_SMALL_TOTAL {
         A::Bruck

@@ -510,10 +510,19 @@ fn uniform_counts(kind: CollKind, p: usize, n: u64) -> Vec<u64> {
     }
 }
 
+/// Whether `alg` runs on `p` ranks (Open MPI's two_procs on 2 only; a
+/// forced one elsewhere is refused, as the library refuses it).
+fn runs_on(alg: Algorithm, p: u32) -> bool {
+    alg != Algorithm::TwoProcs || p == 2
+}
+
 /// Runs `alg` for `kind` on every size and several roots and byte counts,
 /// with uniform counts.
 fn exercise(kind: CollKind, alg: Algorithm, bytes: &[u64]) {
     for &p in &SIZES {
+        if !runs_on(alg, p) {
+            continue;
+        }
         let rs = if kind.rooted() { roots(p) } else { vec![0] };
         for &root in &rs {
             for &n in bytes {
@@ -784,7 +793,7 @@ fn v_variants_with_per_rank_counts() {
                 CollKind::ReduceScatter,
                 CollKind::Alltoallv,
             ] {
-                for &alg in algorithms_for(kind) {
+                for &alg in algorithms_for(kind).iter().filter(|&&a| runs_on(a, p)) {
                     let o = run(alg, kind, p, 0, &|_| Counts::PerRank(cs));
                     check_flow(kind, alg, p as usize, 0, 0, cs, &o);
                 }
@@ -1514,7 +1523,7 @@ fn openmpi_selection_table() {
         (K::ReduceScatter, 2, 40_000, A::Butterfly),
         (K::ReduceScatter, 64, 2, A::NonOverlapping),
         // allgather: p == 2 two_proc; p < 32 recursive doubling (Bruck off powers of two)
-        (K::Allgather, 2, 1, A::Ring),
+        (K::Allgather, 2, 1, A::TwoProcs),
         (K::Allgather, 16, 100, A::RecursiveDoubling),
         (K::Allgather, 12, 100, A::Bruck),
         (K::Allgather, 40, 2000, A::Neighbor),
@@ -1525,6 +1534,7 @@ fn openmpi_selection_table() {
         (K::Allgatherv, 12, 2000, A::Bruck),
         // ring (Open MPI's whole blocks) above; two_proc on 2 ranks
         (K::Allgatherv, 2, 100, A::OmpiRing),
+        (K::Allgatherv, 2, 3000, A::TwoProcs),
         (K::Allgatherv, 32, 300_000, A::OmpiRing),
         // gather: p < 4: < 32768 binomial; >= 131072 linear_sync
         (K::Gather, 3, 100, A::BinomialTree),
@@ -2048,8 +2058,8 @@ const OMPI4_TABLE: &[(CollKind, u32, u64, Algorithm)] = {
         // ompi_coll_tuned_allgather_intra_dec_fixed on the total n p:
         // two_procs; < 50000 recursive doubling (power of two) or Bruck;
         // else ring (odd p) or neighbor exchange (even p).
-        (K::Allgather, 2, 1, A::Ring),
-        (K::Allgather, 2, 1 << 20, A::Ring),
+        (K::Allgather, 2, 1, A::TwoProcs),
+        (K::Allgather, 2, 1 << 20, A::TwoProcs),
         (K::Allgather, 4, 12_499, A::RecursiveDoubling),
         (K::Allgather, 4, 12_500, A::Neighbor),
         (K::Allgather, 16, 3124, A::RecursiveDoubling),
@@ -2062,8 +2072,8 @@ const OMPI4_TABLE: &[(CollKind, u32, u64, Algorithm)] = {
         (K::Allgather, 13, 3847, A::Ring),
         // ompi_coll_tuned_allgatherv_intra_dec_fixed on the total:
         // two_procs; < 50000 Bruck; else ring (odd) or neighbor (even).
-        (K::Allgatherv, 2, 1, A::OmpiRing),
-        (K::Allgatherv, 2, 1 << 20, A::OmpiRing),
+        (K::Allgatherv, 2, 1, A::TwoProcs),
+        (K::Allgatherv, 2, 1 << 20, A::TwoProcs),
         (K::Allgatherv, 3, 49_999, A::Bruck),
         (K::Allgatherv, 3, 50_000, A::OmpiRing),
         (K::Allgatherv, 4, 49_999, A::Bruck),
@@ -3354,5 +3364,77 @@ fn a_compositions_later_phases_send_library_data() {
             !marks.is_empty() && marks.iter().all(|&w| w),
             "rank {r}: {marks:?}"
         );
+    }
+}
+
+#[test]
+fn mpichs_recursive_doubling_allgatherv_copies_the_result_out_of_its_temporary() {
+    let counts: Vec<u64> = vec![3, 0, 5, 7, 1];
+    let cs: &[u64] = &counts;
+    for steps in schedules_in(
+        Library::Mpich4,
+        Algorithm::RecursiveDoubling,
+        CollKind::Allgatherv,
+        5,
+        0,
+        &|_| Counts::PerRank(cs),
+    )
+    .unwrap()
+    {
+        // The copy, then the temporary's free.
+        let last = steps.last().expect("steps");
+        assert_eq!(last.ops[0], Op::Copy { bytes: 16 });
+        assert!(
+            steps[..steps.len() - 1]
+                .iter()
+                .all(|s| s.ops.iter().all(|op| !matches!(op, Op::Copy { .. })))
+        );
+    }
+    // The allgather works in the receive buffer: no copy.
+    for steps in schedules_in(
+        Library::Mpich4,
+        Algorithm::RecursiveDoubling,
+        CollKind::Allgather,
+        4,
+        0,
+        &|_| Counts::Uniform(8),
+    )
+    .unwrap()
+    {
+        assert!(
+            steps
+                .iter()
+                .all(|s| s.ops.iter().all(|op| !matches!(op, Op::Copy { .. })))
+        );
+    }
+}
+
+#[test]
+fn open_mpis_two_procs_allgather_sends_the_users_buffer() {
+    for kind in [CollKind::Allgather, CollKind::Allgatherv] {
+        let s = schedules(Algorithm::TwoProcs, kind, 2, 0, &|_| {
+            Counts::Uniform(1 << 20)
+        })
+        .unwrap();
+        for (r, steps) in s.iter().enumerate() {
+            let other = 1 - r as u32;
+            assert_eq!(
+                steps.iter().map(|s| s.ops.clone()).collect::<Vec<_>>(),
+                vec![vec![
+                    Op::Recv {
+                        peer: other,
+                        bytes: 1 << 20
+                    },
+                    Op::Send {
+                        peer: other,
+                        bytes: 1 << 20,
+                        written: false
+                    }
+                ]],
+                "{kind:?} rank {r}"
+            );
+        }
+        let e = schedules(Algorithm::TwoProcs, kind, 3, 0, &|_| Counts::Uniform(8)).unwrap_err();
+        assert!(e.contains("2 ranks only"), "{e}");
     }
 }
