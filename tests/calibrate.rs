@@ -950,3 +950,35 @@ fn the_send_call_sets_the_overheads_and_o() {
     );
     assert!(!plain.contains("send_overhead_per_byte"), "{plain}");
 }
+
+/// A written ping-pong that does not fit with the channel's overheads (its
+/// smallest time below `o_s + o_r`, as a launch whose VM changed speed
+/// between the tables leaves it) costs the channel its written table, with
+/// a note, not the calibration.
+#[test]
+fn a_written_table_that_does_not_fit_is_left_out_with_a_note() {
+    let tmp = temp_dir();
+    let text = netbench_output();
+    let at = text.find("# Benchmarking PingPongWritten").expect("block");
+    let (clean, written) = text.split_at(at);
+    // The written 0 B time: 0.5 us, below o_s + o_r = 0.6 us.
+    let written = written.replacen("        1.000 ", "        0.500 ", 1);
+    let table = tmp.file("bench.network.netbench.txt", &format!("{clean}{written}"));
+    let out = tmp.join("m.toml");
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        table.to_str().expect("utf-8 path"),
+        "--overhead",
+        "0.3us",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(&out).expect("machine written");
+    assert!(!toml.lines().any(|l| l == "[network.written]"), "{toml}");
+    assert!(
+        toml.contains("network: its PingPongWritten table does not fit with the channel's eager limit and overheads"),
+        "{toml}"
+    );
+}

@@ -130,14 +130,18 @@ const PING_PONG_WRITTEN: &str = "PingPongWritten";
 /// messages and overheads as `clean` (the same calls; only the data's
 /// place in the caches differs) and its `g`; the segments are the written
 /// table's own. `None` for any other table (a real IMB or OSU output, a
-/// channel already fitted from the written ping-pong).
+/// channel already fitted from the written ping-pong); `Some(Err(why))`
+/// when the written table cannot be fitted so (a launch whose state
+/// changed between the two tables can leave its smallest time below the
+/// clean channel's overheads): the channel then has no written table, and
+/// `why` says so.
 pub fn fit_written(
     path: &Path,
     input: &InputOptions,
     options: &ChannelOptions,
     clean: &ChannelFit,
     channel: FitChannel,
-) -> Result<Option<ChannelFit>, Error> {
+) -> Result<Option<Result<ChannelFit, String>>, Error> {
     if input.benchmark.as_deref() != Some("PingPong") {
         return Ok(None);
     }
@@ -155,11 +159,16 @@ pub fn fit_written(
         control_bytes: clean.control_bytes,
         ..options.clone()
     };
-    let mut fit = calibrate::calibrate_channel(&table, &options).map_err(|err| Error::Fit {
-        path: path.to_owned(),
-        channel,
-        err,
-    })?;
+    let mut fit = match calibrate::calibrate_channel(&table, &options) {
+        Ok(fit) => fit,
+        Err(err) => {
+            return Ok(Some(Err(format!(
+                "{}: its {PING_PONG_WRITTEN} table does not fit with the channel's eager limit and overheads ({err}), so it has no [{}.written] table: every message is priced with its PingPong",
+                channel.name(),
+                channel.name()
+            ))));
+        }
+    };
     for segment in &mut fit.segments {
         segment.gap = base.gap;
     }
@@ -167,7 +176,7 @@ pub fn fit_written(
         "the channel's (o_s = o_r = {:.4} us), the same calls",
         base.send_overhead * 1e6
     );
-    Ok(Some(fit))
+    Ok(Some(Ok(fit)))
 }
 
 /// The `SendOverhead` table's name in parsim's benchmark output.
@@ -665,24 +674,41 @@ pub fn fit(
             Some((tables, fit))
         }
     };
+    // A written table that does not fit is said, not fatal.
+    let mut kept = |found: Option<Result<ChannelFit, String>>| match found {
+        Some(Ok(fit)) => Some(fit),
+        Some(Err(why)) => {
+            overhead_notes.push(why);
+            None
+        }
+        None => None,
+    };
     let written = WrittenFits {
-        network: fit_written(
+        network: kept(fit_written(
             input,
             input_options,
             network_options,
             &network,
             FitChannel::Network,
-        )?,
+        )?),
         shm: match (&shm, others.shm) {
-            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => {
-                fit_written(path, &local.input, &local.channel, fit, FitChannel::Shm)?
-            }
+            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => kept(fit_written(
+                path,
+                &local.input,
+                &local.channel,
+                fit,
+                FitChannel::Shm,
+            )?),
             _ => None,
         },
         socket: match (&socket, others.socket) {
-            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => {
-                fit_written(path, &local.input, &local.channel, fit, FitChannel::Socket)?
-            }
+            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => kept(fit_written(
+                path,
+                &local.input,
+                &local.channel,
+                fit,
+                FitChannel::Socket,
+            )?),
             _ => None,
         },
     };
