@@ -129,7 +129,8 @@ const PING_PONG_WRITTEN: &str = "PingPongWritten";
 /// ([`models::ChannelParams::written`]). The same eager limit, control
 /// messages and overheads as `clean` (the same calls; only the data's
 /// place in the caches differs) and its `g`; the segments are the written
-/// table's own. `None` for any other table (a real IMB or OSU output, a
+/// table's own from the eager limit on, the clean table's points below it
+/// (where the sender's core copies the data itself). `None` for any other table (a real IMB or OSU output, a
 /// channel already fitted from the written ping-pong); `Some(Err(why))`
 /// when the written table cannot be fitted so (a launch whose state
 /// changed between the two tables can leave its smallest time below the
@@ -152,7 +153,20 @@ pub fn fit_written(
     let Some(base) = clean.segments.first() else {
         return Ok(None);
     };
-    let table = imb_block(&text, path, PING_PONG_WRITTEN)?;
+    let mut table = imb_block(&text, path, PING_PONG_WRITTEN)?;
+    // Below the eager limit the sender's own core copies the data, from its
+    // own cache: the written data costs what the clean does (VALIDATION.md
+    // 4.8: within noise here), and the engine never prices eager messages
+    // as written. The clean points stand there, so that the sizes the
+    // written table adds nothing to cannot refuse the channel's overheads
+    // by noise (a 0 B written time below `o_s + o_r`).
+    let eager = clean.eager_limit;
+    let mut points: Vec<calibrate::Point> = (clean.points.iter())
+        .filter(|p| p.bytes < eager)
+        .copied()
+        .collect();
+    points.extend(table.points.iter().filter(|p| p.bytes >= eager).copied());
+    table.points = points;
     let options = ChannelOptions {
         overhead: calibrate::Overhead::Fixed(base.send_overhead),
         eager_limit: calibrate::EagerLimit::Fixed(clean.eager_limit),
