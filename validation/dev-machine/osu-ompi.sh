@@ -69,7 +69,7 @@ done
 python3 validation/dev-machine/omb_median.py "$D" $B
 for b in $B; do
     # A benchmark none of whose launches stayed in the calibration's state.
-    if ! grep -q '^[0-9]' $D/measured-$b.txt; then echo "$b: no runs kept"; continue; fi
+    if ! ls $D/runs/$b.1.txt > /dev/null 2>&1; then echo "$b: no runs kept"; continue; fi
     size=(-p max_bytes=1048576)
     if [ $b = latency ]; then size=(-p max_bytes=4194304); fi
     if [ $b = barrier ]; then size=(); fi
