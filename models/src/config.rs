@@ -758,20 +758,7 @@ impl<'f> Walker<'f> {
     ) -> Result<ChannelParams, MachineError> {
         self.check_keys(section, table, WRITTEN_KEYS)?;
         let key = |name: &str| join(section, name);
-        let time_or = |name: &str, inherited: f64| match table.get(name) {
-            Some(value) => self.time(&key(name), value),
-            None => Ok(inherited),
-        };
-        let base = LogGpParams {
-            latency: time_or("latency", channel.latency)?,
-            send_overhead: time_or("send_overhead", channel.send_overhead)?,
-            recv_overhead: time_or("recv_overhead", channel.recv_overhead)?,
-            gap: time_or("gap", channel.gap)?,
-            gap_per_byte: self
-                .gap_per_byte(section, table)?
-                .unwrap_or(channel.gap_per_byte),
-            latency_per_byte: time_or("latency_per_byte", channel.latency_per_byte)?,
-        };
+        let base = self.inherited(section, table, &channel.base())?;
         // A written segment has the channel's duplex: how the two
         // directions share the adapter is the mechanism's, not the data's.
         let segments = match table.get("segments") {
@@ -894,18 +881,7 @@ impl<'f> Walker<'f> {
             Some(value) => self.size(&key("from"), &value, SIZE_EXPECTED)?,
             None => 0, // placeholder; the missing key is reported
         };
-        let time_or = |name: &str, inherited: f64| match table.get(name) {
-            Some(value) => self.time(&key(name), value),
-            None => Ok(inherited),
-        };
-        let latency = time_or("latency", base.latency)?;
-        let send_overhead = time_or("send_overhead", base.send_overhead)?;
-        let recv_overhead = time_or("recv_overhead", base.recv_overhead)?;
-        let gap = time_or("gap", base.gap)?;
-        let latency_per_byte = time_or("latency_per_byte", base.latency_per_byte)?;
-        let gap_per_byte = self
-            .gap_per_byte(section, table)?
-            .unwrap_or(base.gap_per_byte);
+        let params = self.inherited(section, table, base)?;
         // A segment's own duplex changes only how its messages cross others
         // on the network adapter's byte intervals. Inside a node the
         // channel's duplex also chooses the timelines (per rank or per
@@ -924,15 +900,37 @@ impl<'f> Walker<'f> {
         };
         Ok(Segment {
             from,
-            params: LogGpParams {
-                latency,
-                send_overhead,
-                recv_overhead,
-                gap,
-                gap_per_byte,
-                latency_per_byte,
-            },
+            params,
             duplex,
+        })
+    }
+
+    /// The LogGP parameters a table gives (`latency`, `send_overhead`,
+    /// `recv_overhead`, `gap`, `latency_per_byte`, `bandwidth` or
+    /// `gap_per_byte`), each inherited from `base` where not given: a
+    /// segment's over its channel's base, a written channel's over its
+    /// channel's.
+    fn inherited(
+        &self,
+        section: &str,
+        table: &Table,
+        base: &LogGpParams,
+    ) -> Result<LogGpParams, MachineError> {
+        let key = |name: &str| join(section, name);
+        let time_or = |name: &str, inherited: f64| match table.get(name) {
+            Some(value) => self.time(&key(name), value),
+            None => Ok(inherited),
+        };
+        Ok(LogGpParams {
+            latency: time_or("latency", base.latency)?,
+            send_overhead: time_or("send_overhead", base.send_overhead)?,
+            recv_overhead: time_or("recv_overhead", base.recv_overhead)?,
+            gap: time_or("gap", base.gap)?,
+            // Read in the order a bad key has always been reported in.
+            latency_per_byte: time_or("latency_per_byte", base.latency_per_byte)?,
+            gap_per_byte: self
+                .gap_per_byte(section, table)?
+                .unwrap_or(base.gap_per_byte),
         })
     }
 

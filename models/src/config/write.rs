@@ -177,23 +177,36 @@ fn speed_keys(out: &mut String, params: &LogGpParams) {
     }
 }
 
-fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
-    let base = &channel.base;
+/// A section's header, its comment and its base parameters; `latency_per_byte`
+/// also when 0 if `all` (a `[section.written]` table, which would inherit
+/// its channel's otherwise).
+fn base_keys(
+    out: &mut String,
+    section: &str,
+    comment: Option<&str>,
+    base: &LogGpParams,
+    all: bool,
+) {
     let _ = writeln!(out, "\n[{section}]");
-    if let Some(comment) = &channel.comment {
+    if let Some(comment) = comment {
         let _ = writeln!(out, "# {comment}");
     }
     speed_keys(out, base);
     let _ = writeln!(out, "send_overhead = \"{}\"", time_us(base.send_overhead));
     let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
     let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
-    if base.latency_per_byte > 0.0 {
+    if all || base.latency_per_byte > 0.0 {
         let _ = writeln!(
             out,
             "latency_per_byte = \"{}\"",
             time_ns(base.latency_per_byte)
         );
     }
+}
+
+fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
+    let base = &channel.base;
+    base_keys(out, section, channel.comment.as_deref(), base, false);
     if channel.send_overhead_per_byte > 0.0 {
         let _ = writeln!(
             out,
@@ -229,21 +242,10 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
     }
     segments(out, section, base, &channel.segments);
     if let Some(written) = &channel.written {
+        let section = format!("{section}.written");
         let base = &written.base;
-        let _ = writeln!(out, "\n[{section}.written]");
-        if let Some(comment) = &written.comment {
-            let _ = writeln!(out, "# {comment}");
-        }
-        speed_keys(out, base);
-        let _ = writeln!(out, "send_overhead = \"{}\"", time_us(base.send_overhead));
-        let _ = writeln!(out, "recv_overhead = \"{}\"", time_us(base.recv_overhead));
-        let _ = writeln!(out, "gap = \"{}\"", time_us(base.gap));
-        let _ = writeln!(
-            out,
-            "latency_per_byte = \"{}\"",
-            time_ns(base.latency_per_byte)
-        );
-        segments(out, &format!("{section}.written"), base, &written.segments);
+        base_keys(out, &section, written.comment.as_deref(), base, true);
+        segments(out, &section, base, &written.segments);
     }
 }
 
