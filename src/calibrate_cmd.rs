@@ -592,9 +592,9 @@ impl<'a> LocalFlags<'a> {
 /// The ping-pong table of IMB (and of parsim's benchmark).
 const PING_PONG: &str = "PingPong";
 
-/// parsim's benchmark's ping-pong of data written just before each send
-/// (`--buffers written`).
-const PING_PONG_WRITTEN: &str = "PingPongWritten";
+// parsim's benchmark's ping-pong of data written just before each send
+// (`--buffers written`).
+use app::netfit::PING_PONG_WRITTEN;
 
 pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     // Measured tables are saved and then read like given ones.

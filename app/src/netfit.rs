@@ -121,7 +121,7 @@ pub struct WrittenFits {
 
 /// parsim's benchmark's ping-pong of data each side writes just before
 /// each send.
-const PING_PONG_WRITTEN: &str = "PingPongWritten";
+pub const PING_PONG_WRITTEN: &str = "PingPongWritten";
 
 /// The fit of the `PingPongWritten` table of the file at `path`, when the
 /// channel `clean` was fitted from its `PingPong` (`input`) and the file
@@ -130,12 +130,10 @@ const PING_PONG_WRITTEN: &str = "PingPongWritten";
 /// messages and overheads as `clean` (the same calls; only the data's
 /// place in the caches differs) and its `g`; the segments are the written
 /// table's own from the eager limit on, the clean table's points below it
-/// (where the sender's core copies the data itself). `None` for any other table (a real IMB or OSU output, a
-/// channel already fitted from the written ping-pong); `Some(Err(why))`
-/// when the written table cannot be fitted so (a launch whose state
-/// changed between the two tables can leave its smallest time below the
-/// clean channel's overheads): the channel then has no written table, and
-/// `why` says so.
+/// (where the sender's core copies the data itself). `None` for any other
+/// table (a real IMB or OSU output, a channel already fitted from the
+/// written ping-pong); `Some(Err(why))` when the written table cannot be
+/// fitted so: the channel then has no written table, and `why` says so.
 pub fn fit_written(
     path: &Path,
     input: &InputOptions,
@@ -191,6 +189,21 @@ pub fn fit_written(
         base.send_overhead * 1e6
     );
     Ok(Some(Ok(fit)))
+}
+
+/// [`fit_written`] of a channel inside a node fitted by `fit_local` from
+/// `input` (none from a 2-process Alltoall, which has no written table).
+fn local_written(
+    fitted: &Option<(PathBuf, Table, ChannelFit)>,
+    input: Option<&LocalInput>,
+    channel: FitChannel,
+) -> Result<Option<Result<ChannelFit, String>>, Error> {
+    match (fitted, input) {
+        (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => {
+            fit_written(path, &local.input, &local.channel, fit, channel)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// The `SendOverhead` table's name in parsim's benchmark output.
@@ -705,26 +718,8 @@ pub fn fit(
             &network,
             FitChannel::Network,
         )?),
-        shm: match (&shm, others.shm) {
-            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => kept(fit_written(
-                path,
-                &local.input,
-                &local.channel,
-                fit,
-                FitChannel::Shm,
-            )?),
-            _ => None,
-        },
-        socket: match (&socket, others.socket) {
-            (Some((path, _, fit)), Some(local)) if !local.from_alltoall2 => kept(fit_written(
-                path,
-                &local.input,
-                &local.channel,
-                fit,
-                FitChannel::Socket,
-            )?),
-            _ => None,
-        },
+        shm: kept(local_written(&shm, others.shm, FitChannel::Shm)?),
+        socket: kept(local_written(&socket, others.socket, FitChannel::Socket)?),
     };
     Ok(Fitted {
         written,

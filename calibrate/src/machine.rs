@@ -140,14 +140,9 @@ fn segment_files(fit: &ChannelFit, duplex: bool) -> Vec<SegmentFile> {
         .collect()
 }
 
-/// The channel section of a fit: its first segment is the base, the
-/// others are `[[section.segments]]`; `None` without segments. `written`:
-/// the fit of the written ping-pong, its `[section.written]`.
-fn channel_file(
-    fit: &ChannelFit,
-    duplex: Option<Duplex>,
-    written: Option<&ChannelFit>,
-) -> Option<ChannelFile> {
+/// A fit's first segment (the base) and the comment that says which sizes
+/// and points it covers; `None` without segments.
+fn base_of(fit: &ChannelFit) -> Option<(&ChannelSegment, String)> {
     let base = fit.segments.first()?;
     let comment = format!(
         "sizes below {}: points {} .. {}",
@@ -157,16 +152,23 @@ fn channel_file(
         format_size(fit.points[base.first].bytes),
         format_size(fit.points[base.last].bytes)
     );
+    Some((base, comment))
+}
+
+/// The channel section of a fit: its first segment is the base, the
+/// others are `[[section.segments]]`; `None` without segments. `written`:
+/// the fit of the written ping-pong, its `[section.written]`.
+fn channel_file(
+    fit: &ChannelFit,
+    duplex: Option<Duplex>,
+    written: Option<&ChannelFit>,
+) -> Option<ChannelFile> {
+    let (base, comment) = base_of(fit)?;
     let written = written.and_then(|w| {
-        let base = w.segments.first()?;
+        let (base, comment) = base_of(w)?;
         Some(WrittenFile {
             comment: Some(format!(
-                "data its sender just wrote (PingPongWritten), rendezvous messages of a collective's library data; sizes below {}: points {} .. {}",
-                w.segments
-                    .get(1)
-                    .map_or("any size".to_owned(), |s| format_size(s.from)),
-                format_size(w.points[base.first].bytes),
-                format_size(w.points[base.last].bytes)
+                "data its sender just wrote (PingPongWritten), rendezvous messages of a collective's library data; {comment}"
             )),
             base: params(base),
             segments: segment_files(w, false),
