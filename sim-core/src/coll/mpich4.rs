@@ -313,29 +313,28 @@ impl Levels<'_> {
     }
 }
 
-/// A step of one blocking send (`MPIC_Send`) to `peer` of library data.
-fn send(out: &mut Vec<Step>, peer: u32, bytes: u64) {
+/// A step of one blocking operation.
+fn one(out: &mut Vec<Step>, op: super::Op) {
     out.push(Step {
-        ops: vec![util::send(u64::from(peer), bytes)],
+        ops: vec![op],
         reduce_bytes: 0,
     });
+}
+
+/// A step of one blocking send (`MPIC_Send`) to `peer` of library data.
+fn send(out: &mut Vec<Step>, peer: u32, bytes: u64) {
+    one(out, util::send(u64::from(peer), bytes));
 }
 
 /// A step of one blocking send (`MPIC_Send`) to `peer` straight from the
 /// user's buffer.
 fn send_user(out: &mut Vec<Step>, peer: u32, bytes: u64) {
-    out.push(Step {
-        ops: vec![util::send_user(u64::from(peer), bytes)],
-        reduce_bytes: 0,
-    });
+    one(out, util::send_user(u64::from(peer), bytes));
 }
 
 /// A step of one blocking receive (`MPIC_Recv`) from `peer`.
 fn recv(out: &mut Vec<Step>, peer: u32, bytes: u64) {
-    out.push(Step {
-        ops: vec![util::recv(u64::from(peer), bytes)],
-        reduce_bytes: 0,
-    });
+    one(out, util::recv(u64::from(peer), bytes));
 }
 
 /// The steps of composition `alg` (alpha or beta) of `ctx`'s collective,

@@ -284,6 +284,15 @@ pub(super) fn recv(from: u64, bytes: u64) -> Op {
     }
 }
 
+/// Sets `Op::Send`'s `written` of every send of `step`.
+fn mark_sends(step: &mut Step, written: bool) {
+    for op in &mut step.ops {
+        if let Op::Send { written: w, .. } = op {
+            *w = written;
+        }
+    }
+}
+
 /// Marks as library data (`written`) every send of a composition's phase
 /// after this rank has received, combined or copied data in an earlier
 /// step: what a later phase sends from the buffer an earlier one filled
@@ -298,11 +307,7 @@ pub(super) fn written_after_receipt(steps: &mut [Step]) {
     let mut got = false;
     for step in steps {
         if got {
-            for op in &mut step.ops {
-                if let Op::Send { written, .. } = op {
-                    *written = true;
-                }
-            }
+            mark_sends(step, true);
         }
         got |= step.reduce_bytes > 0
             || step
@@ -369,11 +374,7 @@ impl Sched {
     /// from the user's send buffer ([`send_user`]).
     pub fn user_sends(&mut self, index: usize) {
         if let Some(step) = self.steps.get_mut(index) {
-            for op in &mut step.ops {
-                if let Op::Send { written, .. } = op {
-                    *written = false;
-                }
-            }
+            mark_sends(step, false);
         }
     }
 
