@@ -53,15 +53,21 @@ impl Tmux {
 
     /// Waits up to 60 s for the screen to show `text`.
     fn wait_for(&self, text: &str) -> String {
+        self.wait_until(&format!("`{text}`"), |s| s.contains(text))
+    }
+
+    /// The first screen (polled every 100 ms, for at most 60 s) that
+    /// `ready` accepts; `what` names it in the failure.
+    fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
-            if s.contains(text) {
+            if ready(&s) {
                 return s;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
-                "no `{text}` on the screen:\n{s}"
+                "no {what} on the screen:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -118,7 +124,11 @@ fn the_monitor_shows_the_ranks_pauses_and_quits() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
-    let screen = tmux.wait_for("parsim monitor:");
+    // A capture can catch a frame half drawn (the header and the first
+    // rows only): wait for one whose grid is complete, then check it.
+    let screen = tmux.wait_until("a whole frame", |s| {
+        s.contains("parsim monitor:") && grid_cells(s) == 256
+    });
     for word in [
         "computing",
         "communicating",
@@ -130,15 +140,7 @@ fn the_monitor_shows_the_ranks_pauses_and_quits() {
     }
     // The grid: rows of one-letter cells (50 cells across 100 columns),
     // 256 cells in all.
-    let cells: usize = screen
-        .lines()
-        .filter(|l| {
-            let t = l.trim_end();
-            t.len() > 2 && t.split(' ').all(|c| matches!(c, "c" | "o" | "w" | "."))
-        })
-        .map(|l| l.split_whitespace().count())
-        .sum();
-    assert_eq!(cells, 256, "one cell per rank:\n{screen}");
+    assert_eq!(grid_cells(&screen), 256, "one cell per rank:\n{screen}");
 
     tmux.keys("p");
     let paused = tmux.wait_for("PAUSED");
@@ -158,4 +160,17 @@ fn the_monitor_shows_the_ranks_pauses_and_quits() {
     let end = tmux.wait_for("EXIT=");
     assert!(end.contains("EXIT=130"), "{end}");
     assert!(end.contains("stopped by the user"), "{end}");
+}
+
+/// The cells of the monitor's grid on `screen`: its rows of one-letter
+/// cells (`c`, `o`, `w`, `.`) separated by spaces.
+fn grid_cells(screen: &str) -> usize {
+    screen
+        .lines()
+        .filter(|l| {
+            let t = l.trim_end();
+            t.len() > 2 && t.split(' ').all(|c| matches!(c, "c" | "o" | "w" | "."))
+        })
+        .map(|l| l.split_whitespace().count())
+        .sum()
 }
