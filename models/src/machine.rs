@@ -46,6 +46,9 @@ enum Timeline {
     /// A node's memory system, shared by the bytes of all shared-memory
     /// messages of its ranks (`[shm] node_bandwidth`).
     ShmMem(u32),
+    /// One rank's messages to itself, in order (kept in the overflow map:
+    /// few ranks send to themselves, once per call where they do).
+    SelfCopy(u32),
 }
 
 /// Where two ranks sit relative to each other: the level of the machine a
@@ -734,6 +737,7 @@ impl<'a> LogGpRun<'a> {
             Timeline::RankTx(rank) => (&self.rank_tx, rank),
             Timeline::RankRx(rank) => (&self.rank_rx, rank),
             Timeline::ShmMem(node) => (&self.shm_mem, node),
+            Timeline::SelfCopy(rank) => (&[], rank),
         }
     }
 
@@ -753,7 +757,7 @@ impl<'a> LogGpRun<'a> {
     /// Moves `timeline`'s free time to `to` if that is later: timelines
     /// never go back.
     fn occupy_until(&mut self, timeline: Timeline, to: f64) {
-        let (slots, index) = match timeline {
+        let (slots, index): (&mut [f64], u32) = match timeline {
             Timeline::NicTx(node) => (&mut self.nic_tx, node),
             Timeline::NicRx(node) => (&mut self.nic_rx, node),
             Timeline::ShmTx(rank) => (&mut self.shm_tx, rank),
@@ -763,6 +767,7 @@ impl<'a> LogGpRun<'a> {
             Timeline::RankTx(rank) => (&mut self.rank_tx, rank),
             Timeline::RankRx(rank) => (&mut self.rank_rx, rank),
             Timeline::ShmMem(node) => (&mut self.shm_mem, node),
+            Timeline::SelfCopy(rank) => (&mut [], rank),
         };
         let slot = match slots.get_mut(index as usize) {
             Some(slot) => slot,
@@ -871,6 +876,54 @@ fn describe_loggp(params: &LogGpParams) -> String {
 }
 
 impl LogGpRun<'_> {
+    /// A message from a rank to itself: the library's per-message work and
+    /// memory copies on the rank's own core, no latency and no adapter.
+    /// MPICH sends a rank's own block of the scattered alltoall(v) through
+    /// MPI to itself (alltoall_intra_scattered.c at v4.0.2); CH4 hands a
+    /// message to itself in a communicator of more than one rank to its
+    /// shared-memory module (ch4_send.h: only size-1 communicators take
+    /// `MPIDI_Self_isend`), whose eager path copies the data into a cell of
+    /// its own queue and out of it again; Open MPI's `btl/self` copies it
+    /// the same way. So an eager message costs the channel's `o_s` and two
+    /// copies at the node's memcpy rate, a rendezvous control message
+    /// `o_s`, rendezvous data one copy; the receive overhead `o_r` is the
+    /// engine's, as for every message. The copies run where the rank's
+    /// incoming shared-memory data is copied (its receive timeline, or the
+    /// node's memory channel in half duplex; a timeline of its own when the
+    /// machine has no shared memory), after what arrived before: a rank
+    /// copies one message at a time (VALIDATION.md 4.15: MPICH 4 takes 183
+    /// µs for a 1 MiB self pair beside a 1 MiB exchange with its peer, 84
+    /// and 90 µs each alone). That timeline also keeps the rank's self
+    /// messages in order (the non-overtaking contract). `written` makes no
+    /// difference (the data is in the rank's own cache either way).
+    /// Measured here (VALIDATION.md 4.14, 4.15): up to 4 KiB a self pair
+    /// costs 0.11-0.24 µs, against `o_s + o_r` = 0.13 µs and the copies;
+    /// from 8 KiB MPICH 4's costs 2.8-4.5 µs up to 32 KiB (it takes no
+    /// single-copy path to itself, ipc_send.h line 31), which this does not
+    /// model.
+    fn transfer_self(&mut self, rank: u32, bytes: u64, kind: MessageKind, ready: f64) -> Transfer {
+        let params = self.channel_params(rank, rank);
+        let send_overhead = params.params_for(bytes).send_overhead;
+        let duplex = params.duplex;
+        let copy = self.copy_seconds(rank, bytes);
+        let line = if self.uses_shm(rank, rank) {
+            self.timelines(rank, rank, Some(duplex)).1
+        } else {
+            Timeline::SelfCopy(rank)
+        };
+        let (after, work) = match kind {
+            MessageKind::Eager => (ready + send_overhead, 2.0 * copy),
+            MessageKind::RendezvousRts | MessageKind::RendezvousCts => (ready + send_overhead, 0.0),
+            MessageKind::RendezvousData => (ready, copy),
+        };
+        let done = after.max(self.free_at(line)) + work;
+        self.occupy_until(line, done);
+        Transfer {
+            cpu_free: done,
+            arrival: done,
+        }
+    }
+
     /// With `P = post(n)` of the pair's channel set and `L`, `g`, `o_s` of
     /// the segment of `n` (see [`ChannelParams::post_time`]), and
     /// `W = Σ m·G = n·G` over the packets ([`ChannelParams::wire_time`]):
@@ -978,6 +1031,9 @@ impl LogGpRun<'_> {
         ready: f64,
         written: bool,
     ) -> Transfer {
+        if src == dst {
+            return self.transfer_self(src, bytes, kind, ready);
+        }
         let shm = self.uses_shm(src, dst);
         let params = self.channel_params(src, dst).for_data(written);
         let (segment, duplex) = params.params_and_duplex(bytes);
@@ -1240,8 +1296,13 @@ impl Machine for LogGpRun<'_> {
             .recv_overhead
     }
 
-    /// `O·n` of the pair's channel set (`send_overhead_per_byte`, LogGOPS).
+    /// `O·n` of the pair's channel set (`send_overhead_per_byte`, LogGOPS);
+    /// to itself, the two copies of the self path (`transfer_self`), both
+    /// on the rank's own core.
     fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
+        if src == dst {
+            return 2.0 * self.copy_seconds(src, bytes);
+        }
         self.channel_params(src, dst).send_overhead_per_byte * bytes as f64
     }
 

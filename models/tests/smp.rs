@@ -171,3 +171,38 @@ fn default_machine_has_64_ranks_per_node() {
         max_relative = 1e-12
     );
 }
+
+/// A rank's message to itself takes the self path (`LogGpRun::transfer_self`):
+/// its channel's `o_s` and two copies at the node's memcpy rate for an eager
+/// message, one copy for rendezvous data, `o_s` for a control message; no
+/// latency. The copies take the rank's shared-memory receive timeline, one
+/// message after another with what it receives from other ranks.
+#[test]
+fn a_message_to_itself_is_overheads_and_copies() {
+    let mut m = smp("block", 4);
+    // Shared memory's o_s 0.5 us; memcpy 1 GB/s: 1000 B copy 1 us.
+    let eager = m.transfer(0, 0, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(eager, 2.5 * US, 2.5 * US);
+    // The engine keeps the sender in the call for both copies.
+    assert_relative_eq!(m.send_copy(0, 0, 1000), 2.0 * US, max_relative = 1e-12);
+    assert_relative_eq!(m.send_copy(0, 1, 1000), 0.0);
+    // Its sending channel is untouched: a message to rank 1 at 0 goes at
+    // once (post(1000) = 0.5 + 1 + 0.5 = 2 us).
+    let local = m.transfer(0, 1, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(local, 0.5 * US, 2.0 * US);
+    // A control message to itself at 1 us: o_s, after the copies.
+    let rts = m.transfer(0, 0, 64, MessageKind::RendezvousRts, 1.0 * US);
+    assert_transfer(rts, 2.5 * US, 2.5 * US);
+    // Rendezvous data at 10 us: one copy of 100 kB, 100 us.
+    let data = m.transfer(0, 0, 100_000, MessageKind::RendezvousData, 10.0 * US);
+    assert_transfer(data, 110.0 * US, 110.0 * US);
+    // A message from rank 1 to rank 0 ready at 20 us is received after
+    // that copy: rank 0's receive timeline is free at 110 us, and the
+    // message's 0.5 us there (n G) end at 110.5.
+    let incoming = m.transfer(1, 0, 1000, MessageKind::Eager, 20.0 * US);
+    assert_transfer(incoming, 20.5 * US, 110.5 * US);
+    // Rank 1's receive timeline holds rank 0's message until 2 us: its
+    // written self message (priced as any other) copies after it.
+    let written = m.transfer_written(1, 1, 1000, MessageKind::Eager, 0.0);
+    assert_transfer(written, 4.0 * US, 4.0 * US);
+}

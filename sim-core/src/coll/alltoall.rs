@@ -13,7 +13,7 @@ use crate::ir::CollKind;
 
 /// MPICH `MPIR_CVAR_ALLTOALL_THROTTLE` default (alltoall.c): the scattered
 /// algorithm posts at most 32 receives and 32 sends at a time.
-const ALLTOALL_THROTTLE: u64 = 32;
+pub(super) const ALLTOALL_THROTTLE: u64 = 32;
 
 /// The sizes of one rank's alltoall(v): what it sends to each destination,
 /// what it expects from each source ([`ANY_SIZE`] for alltoallv, whose
@@ -113,7 +113,10 @@ fn bruck(s: &mut Sched, c: &Ctx, n: u64) {
 
 /// MPICH `MPIR_Alltoall(v)_intra_scattered` (alltoall_intra_scattered.c):
 /// in blocks of `ALLTOALL_THROTTLE` partners, post the receives from
-/// `rank + i` and the sends to `rank - i`, then wait for them all.
+/// `rank + i` and the sends to `rank - i`, then wait for them all. The
+/// rank's own block is one of them (i = 0): MPICH sends it to itself
+/// through MPI (`MPIC_Irecv`/`MPIC_Isend` to `rank`, v4.0.2 lines 70-88)
+/// and makes no local copy, so the engine makes none for this algorithm.
 /// (MPICH's alltoallv skips zero-count partners; here receivers do not know
 /// their senders' counts, so zero-byte messages are sent.)
 fn scattered(s: &mut Sched, c: &Ctx, b: &Blocks) {
@@ -124,15 +127,11 @@ fn scattered(s: &mut Sched, c: &Ctx, b: &Blocks) {
         let mut ops = Vec::new();
         for i in 0..ss {
             let src = (r + i + ii) % p;
-            if src != r {
-                ops.push(recv(src, b.expected_from(src)));
-            }
+            ops.push(recv(src, b.expected_from(src)));
         }
         for i in 0..ss {
             let dst = (r + p - (i + ii) % p) % p;
-            if dst != r {
-                ops.push(send_user(dst, b.sent_to(dst)));
-            }
+            ops.push(send_user(dst, b.sent_to(dst)));
         }
         s.step(ops, 0);
         ii += ALLTOALL_THROTTLE;

@@ -679,12 +679,17 @@ impl<'a> Engine<'a> {
         // The shared-memory algorithms copy from the send buffer into their
         // cells and out of them into the receive buffer (`Op::Copy`), with
         // no copy of their own between the two buffers.
-        let copy =
-            if (steps.is_empty() && size > 1) || matches!(alg, coll::Algorithm::ReleaseGather(_)) {
-                0
-            } else {
-                local_copy_bytes(&call)
-            };
+        // MPICH's scattered alltoall(v) sends the own block to itself as a
+        // message instead ([`coll::Algorithm::Scattered`]; on one rank
+        // every algorithm is the copy alone).
+        let copy = if (steps.is_empty() && size > 1)
+            || matches!(alg, coll::Algorithm::ReleaseGather(_))
+            || (matches!(alg, coll::Algorithm::Scattered) && !steps.is_empty())
+        {
+            0
+        } else {
+            local_copy_bytes(&call)
+        };
         Ok((steps, copy))
     }
 
