@@ -251,6 +251,8 @@ const LANGUAGE_TOKENS: &[&str] = &[
     "print",
     "compute ",
     "copy",
+    "malloc",
+    "free",
     "bytes:",
     "to:",
     "from:",

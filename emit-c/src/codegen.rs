@@ -580,6 +580,10 @@ impl<'p> Gen<'p> {
                 let t = self.expr(bytes)?;
                 self.w(&format!("ps_copy({t});"));
             }
+            Stmt::Heap { op, bytes, .. } => {
+                let t = self.expr(bytes)?;
+                self.w(&format!("ps_{}({t});", op.name()));
+            }
             Stmt::Print { args, abort, .. } => {
                 let s = self.fresh("line");
                 self.w(&format!("PsStr {s};"));

@@ -1954,6 +1954,43 @@ PS_FN void ps_copy(PsVal v) {
     memcpy(b, a, (size_t)n);
 }
 
+/* The program's own heap (`malloc(bytes: n)`, `free(bytes: n)`): a real
+ * malloc, written whole as the simulator assumes, and the free of the latest
+ * live allocation of that size (the simulator's rule; none is an error, as
+ * in the simulator). */
+typedef struct { void *p; int64_t n; } PsHeapBlock;
+static PsHeapBlock *ps_heap;
+static size_t ps_heap_len, ps_heap_cap;
+
+PS_FN void ps_malloc(PsVal v) {
+    int64_t n = ps_bytes_arg(v);
+    void *p = malloc(n > 0 ? (size_t)n : 1);
+    if (!p) ps_fail("malloc of %lld bytes failed", (long long)n);
+    memset(p, 1, (size_t)n);
+    if (ps_heap_len == ps_heap_cap) {
+        ps_heap_cap = ps_heap_cap ? 2 * ps_heap_cap : 16;
+        ps_heap = realloc(ps_heap, ps_heap_cap * sizeof *ps_heap);
+        if (!ps_heap) ps_fail("out of memory");
+    }
+    ps_heap[ps_heap_len].p = p;
+    ps_heap[ps_heap_len].n = n;
+    ps_heap_len++;
+}
+
+PS_FN void ps_free(PsVal v) {
+    int64_t n = ps_bytes_arg(v);
+    for (size_t i = ps_heap_len; i-- > 0;) {
+        if (ps_heap[i].n == n) {
+            free(ps_heap[i].p);
+            memmove(&ps_heap[i], &ps_heap[i + 1], (ps_heap_len - i - 1) * sizeof *ps_heap);
+            ps_heap_len--;
+            return;
+        }
+    }
+    ps_fail("`free(bytes: %lld)` frees nothing: this rank has no live `malloc` of %lld bytes",
+            (long long)n, (long long)n);
+}
+
 PS_FN PsVal ps_wtime(void) { return ps_float(MPI_Wtime() - ps_t0); }
 
 PS_FN void ps_enter(void) {

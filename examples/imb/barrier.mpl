@@ -25,6 +25,37 @@ param max_reps = 1000
 param warmup = 1            // unused: PMB's Barrier has no warm-up (kept for a common command line)
 param timing = 2002         // 2002: PMB 2.2; 2017: IMB 2017+'s repetitions and warm-up
 param secs = 10             // timing 2017: IMB -time, seconds per sample
+param after_pingpong = 0    // timing 2017: the largest size of a PingPong the same IMB process ran before this benchmark (`IMB-MPI1 PingPong Barrier -msglog 0:22`: 4194304); 0: none
+
+// IMB's send and receive buffers, timing 2017 (IMB-MPI1's driver since
+// IMB 2019, src_cpp/helpers/original_benchmark.h 192 and 218-219): for
+// each size allocated (IMB_init_buffers_iter; s_len and r_len by benchmark,
+// IMB_mem_manager.c; at least 1 byte asked and 8 allocated, IMB_alloc_buf
+// and IMB_v_alloc; by MPI_Alloc_mem, which is malloc in MPICH and Open MPI),
+// written (IMB_set_buf), and freed after it (IMB_del_s_buf, IMB_del_r_buf).
+// They move glibc's dynamic thresholds, which decide whether the library's
+// temporaries fault in on every call (VALIDATION.md 4.16).
+fn imb_alloc(s_len, r_len) {
+    malloc(bytes: max(s_len, 8))
+    malloc(bytes: max(r_len, 8))
+}
+
+fn imb_free(s_len, r_len) {
+    free(bytes: max(s_len, 8))
+    free(bytes: max(r_len, 8))
+}
+
+// A PingPong the same IMB process ran before (`IMB-MPI1 PingPong Reduce`):
+// its sizes 0, 1, 2, 4, ... up to `largest`, each with s_len = r_len =
+// bytes.
+fn pingpong_before(largest) {
+    let b = 0
+    while b <= largest {
+        imb_alloc(b, b)
+        imb_free(b, b)
+        if b == 0 { b = 1 } else { b = 2 * b }
+    }
+}
 
 fn active_count() {
     if active <= 0 || active > size { return size }
@@ -80,11 +111,15 @@ if c != null {
     let reps = max_reps
     let t = 0.0
     if timing == 2017 {
+        if after_pingpong > 0 { pingpong_before(after_pingpong) }
+        // Barrier: s_len = r_len = 0 (IMB_init_buffers_iter).
+        imb_alloc(0, 0)
         reps = dynamic_reps(c)
         allreduce(bytes: 4, value: 0, op: max)
         sample(max(floor(reps / 10), min(10, reps)), c)
         t = sample(reps, c) * 1e6
         barrier()
+        imb_free(0, 0)
     } else {
         barrier(comm: c)
         let t0 = wtime()

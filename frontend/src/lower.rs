@@ -41,7 +41,7 @@ const COMM_OPS: [&str; 17] = [
     "comm_split",
     "comm_dup",
 ];
-const STMT_OPS: [&str; 3] = ["print", "copy", "abort"];
+const STMT_OPS: [&str; 5] = ["print", "copy", "abort", "malloc", "free"];
 /// Named arguments whose value is a name, not an expression: `named_args`
 /// checks their labels but leaves their values to the caller.
 const NAME_ARGS: [&str; 1] = ["op"];
@@ -1257,6 +1257,23 @@ impl<'g, 'e> FnCx<'g, 'e> {
                     if let Some(mut vals) = vals {
                         let bytes = vals.remove("bytes").unwrap_or(ir::Expr::Null);
                         self.emit(ir::Stmt::Copy {
+                            bytes,
+                            span: e.span,
+                        });
+                    }
+                    return;
+                }
+                op @ ("malloc" | "free") => {
+                    let vals = self.named_args(op, args, &["bytes"], &["bytes"], &[], e.span);
+                    if let Some(mut vals) = vals {
+                        let bytes = vals.remove("bytes").unwrap_or(ir::Expr::Null);
+                        let op = if op == "malloc" {
+                            ir::HeapOp::Malloc
+                        } else {
+                            ir::HeapOp::Free
+                        };
+                        self.emit(ir::Stmt::Heap {
+                            op,
                             bytes,
                             span: e.span,
                         });

@@ -150,6 +150,8 @@ fn random_token_soup() {
         "a[0]",
         "print",
         "copy",
+        "malloc",
+        "free",
         "wtime",
         "min",
         "sqrt",

@@ -306,6 +306,12 @@ fn write_stmt(out: &mut String, s: &Stmt, names: &Names<'_>) {
             write_expr(out, bytes, names, 0);
             out.push(')');
         }
+        Stmt::Heap { op, bytes, .. } => {
+            out.push_str(op.name());
+            out.push_str("(bytes: ");
+            write_expr(out, bytes, names, 0);
+            out.push(')');
+        }
         Stmt::Print { args, abort, .. } => {
             out.push_str(if *abort { "abort(" } else { "print(" });
             for (i, a) in args.iter().enumerate() {

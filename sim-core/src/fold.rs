@@ -74,7 +74,7 @@ impl Folder<'_> {
             Stmt::Compute { args, .. } | Stmt::Call { args, .. } => {
                 args.iter_mut().for_each(|a| self.fold(a))
             }
-            Stmt::Copy { bytes, .. } => self.fold(bytes),
+            Stmt::Copy { bytes, .. } | Stmt::Heap { bytes, .. } => self.fold(bytes),
             Stmt::Print { args, .. } => {
                 for a in args {
                     if let PrintArg::Expr(e) = a {

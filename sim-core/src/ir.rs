@@ -137,6 +137,10 @@ pub enum Stmt {
     },
     /// `copy(bytes: n)`: a memory copy charged by the node model.
     Copy { bytes: Expr, span: Span },
+    /// `malloc(bytes: n)` / `free(bytes: n)`: the program's own heap
+    /// allocation, written whole, or its release (the model's process heap,
+    /// `Machine::heap_alloc` / `heap_free`).
+    Heap { op: HeapOp, bytes: Expr, span: Span },
     /// `print(...)`: a line of output prefixed by the rank. `abort(...)`
     /// (`abort: true`): the same text ends the run with a run-time error
     /// of this rank at this line (a skeleton's MPI_Abort).
@@ -158,6 +162,25 @@ pub enum Stmt {
         dst: Option<Slot>,
         span: Span,
     },
+}
+
+/// What a [`Stmt::Heap`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeapOp {
+    /// `malloc(bytes: n)`.
+    Malloc,
+    /// `free(bytes: n)`: the latest live allocation of `n` bytes.
+    Free,
+}
+
+impl HeapOp {
+    /// The statement's name in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            HeapOp::Malloc => "malloc",
+            HeapOp::Free => "free",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -481,7 +504,7 @@ impl Stmt {
             Stmt::Assign { value, .. } => vec![value],
             Stmt::AssignIndex { index, value, .. } => vec![index, value],
             Stmt::Compute { args, .. } | Stmt::Call { args, .. } => args.iter().collect(),
-            Stmt::Copy { bytes, .. } => vec![bytes],
+            Stmt::Copy { bytes, .. } | Stmt::Heap { bytes, .. } => vec![bytes],
             Stmt::Print { args, .. } => args
                 .iter()
                 .filter_map(|a| match a {
@@ -593,6 +616,7 @@ impl Stmt {
             | Stmt::AssignIndex { span, .. }
             | Stmt::Compute { span, .. }
             | Stmt::Copy { span, .. }
+            | Stmt::Heap { span, .. }
             | Stmt::Print { span, .. }
             | Stmt::Call { span, .. }
             | Stmt::Comm { span, .. } => *span,
@@ -779,7 +803,7 @@ impl Checker<'_> {
                 self.call_arity(&k.name, k.params.len(), args.len())?;
                 args.iter().try_for_each(|a| self.expr(a))
             }
-            Stmt::Copy { bytes, .. } => self.expr(bytes),
+            Stmt::Copy { bytes, .. } | Stmt::Heap { bytes, .. } => self.expr(bytes),
             Stmt::Print { args, .. } => args.iter().try_for_each(|a| match a {
                 PrintArg::Expr(e) => self.expr(e),
                 PrintArg::Str(_) => Ok(()),

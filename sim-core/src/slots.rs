@@ -96,7 +96,7 @@ fn stmt(s: &mut Stmt, f: &mut impl FnMut(&mut Slot, Role)) {
             f(dst, Role::UseDef);
         }
         Stmt::Compute { args, .. } => args.iter_mut().for_each(|a| expr(a, f)),
-        Stmt::Copy { bytes, .. } => expr(bytes, f),
+        Stmt::Copy { bytes, .. } | Stmt::Heap { bytes, .. } => expr(bytes, f),
         Stmt::Print { args, .. } => {
             for a in args {
                 if let PrintArg::Expr(e) = a {

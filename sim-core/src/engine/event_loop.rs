@@ -89,6 +89,7 @@ impl<'a> Engine<'a> {
             params,
             kernel_times,
             kernels_called,
+            program_heap: std::collections::HashMap::new(),
             noise,
             lps,
             queue: EventQueue::new(),

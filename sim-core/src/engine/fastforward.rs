@@ -640,6 +640,7 @@ fn propagate<'p>(
                     Stmt::Comm { dst: None, .. }
                     | Stmt::Compute { .. }
                     | Stmt::Copy { .. }
+                    | Stmt::Heap { .. }
                     | Stmt::Print { .. } => {}
                 }
             }
@@ -716,6 +717,12 @@ fn function_reads_clock(program: &Program, func: FuncId, seen: &mut HashSet<Func
 /// A statement that prints.
 fn is_print(s: &Stmt) -> bool {
     matches!(s, Stmt::Print { .. })
+}
+
+/// A statement that allocates or frees the program's memory: it changes
+/// the process's heap, which an iteration's events do not show.
+fn is_heap(s: &Stmt) -> bool {
+    matches!(s, Stmt::Heap { .. })
 }
 
 /// A statement that spends simulated time a jump could skip: it
@@ -798,6 +805,10 @@ impl FastForward {
                 })
             };
             let quiet = |body: &HashSet<BlockId>| !body_reaches(body, &is_print);
+            // A loop that allocates or frees memory moves the process's
+            // heap (what the library's temporaries find later), which a
+            // jump would not: not a candidate.
+            let keeps_heap = |body: &HashSet<BlockId>| !body_reaches(body, &is_heap);
             // A loop that stores into an array element changes the array
             // every iteration (it never repeats its variables: a setup loop
             // filling a table), and observing it would cost the run dearly:
@@ -820,6 +831,7 @@ impl FastForward {
                     .map(|(h, body)| {
                         let ok = !recursive[f as usize]
                             && quiet(&body)
+                            && keeps_heap(&body)
                             && !stores(&body)
                             && spends_time(&body);
                         (h, body, ok)

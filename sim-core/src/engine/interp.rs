@@ -350,6 +350,42 @@ impl<'a> Engine<'a> {
                 lp.stats.compute += t;
                 Ok(Flow::Continue)
             }
+            // The program's own memory: `malloc` writes the whole buffer
+            // (as a benchmark fills its buffers), so the pages the allocator
+            // takes fresh from the kernel fault in, on the rank's CPU; both
+            // change what the library's temporaries find later.
+            Stmt::Heap { op, bytes, span } => {
+                let n = self.eval_bytes(id, bytes, *span)?;
+                match op {
+                    crate::ir::HeapOp::Malloc => {
+                        self.program_heap.entry(id).or_default().push(n);
+                        let t = self.machine.heap_alloc(id, n, 0..n);
+                        let lp = &mut self.lps[id as usize];
+                        lp.clock += t;
+                        lp.stats.compute += t;
+                    }
+                    crate::ir::HeapOp::Free => {
+                        let live = self.program_heap.get_mut(&id);
+                        let at = live.as_ref().and_then(|l| l.iter().rposition(|&b| b == n));
+                        match (live, at) {
+                            (Some(live), Some(at)) => {
+                                live.remove(at);
+                            }
+                            _ => {
+                                return Err(self.rt(
+                                    id,
+                                    *span,
+                                    format!(
+                                        "`free(bytes: {n})` frees nothing: this rank has no live `malloc` of {n} bytes"
+                                    ),
+                                ));
+                            }
+                        }
+                        self.machine.heap_free(id, n);
+                    }
+                }
+                Ok(Flow::Continue)
+            }
             Stmt::Print { args, span, abort } => {
                 if self.lps[id as usize].clock > self.now {
                     return Ok(Flow::Yield);

@@ -148,6 +148,10 @@ pub struct Engine<'a> {
     /// kernel k (k < 64), so a first call can cost its measured first-call
     /// time. Empty without calibrated kernels.
     kernels_called: Vec<u64>,
+    /// Per rank that called `malloc`: the sizes of its live allocations, in
+    /// order, so that `free(bytes: n)` finds one (or is an error). Only the
+    /// ranks that allocate have an entry.
+    program_heap: std::collections::HashMap<u32, Vec<u64>>,
     /// With `noise_seed` and calibrated kernels: each rank's stream.
     noise: Vec<NoiseStream>,
     lps: Vec<Lp>,

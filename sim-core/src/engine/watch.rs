@@ -137,7 +137,7 @@ pub(super) fn block_observes(block: &Block) -> bool {
         Stmt::Assign { value, .. } => reads_clock(value),
         Stmt::AssignIndex { index, value, .. } => reads_clock(index) || reads_clock(value),
         Stmt::Compute { args, .. } | Stmt::Call { args, .. } => args.iter().any(reads_clock),
-        Stmt::Copy { bytes, .. } => reads_clock(bytes),
+        Stmt::Copy { bytes, .. } | Stmt::Heap { bytes, .. } => reads_clock(bytes),
         Stmt::Print { args, .. } => args.iter().any(|a| match a {
             PrintArg::Expr(e) => reads_clock(e),
             PrintArg::Str(_) => false,
