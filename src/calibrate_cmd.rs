@@ -636,6 +636,18 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         .input
         .clone()
         .context("give a table to fit, or --run LAUNCHER to measure one")?;
+    // What a read of the clock costs, where parsim's benchmark measured it
+    // (`--run`, or its saved output given as the table).
+    let timer = std::fs::read_to_string(&input)
+        .ok()
+        .as_deref()
+        .and_then(app::netbench::stated_timer)
+        .map(|t| {
+            (
+                t,
+                format!("measured by the benchmark ({})", input.display()),
+            )
+        });
     if args.buffers == "written" {
         // Only parsim's benchmark writes its buffers before each send.
         let text = std::fs::read_to_string(&input)
@@ -870,6 +882,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         cpu_rate: args.cpu_rate,
         memcpy,
         memcpy_origin,
+        timer,
         duplex: args.duplex,
         collectives,
         notes,

@@ -786,6 +786,43 @@ fn netbench_output() -> String {
     )
 }
 
+/// parsim's benchmark states what a read of the clock costs (`# parsim
+/// netbench: timer`); a machine fitted from its output (a `--run`, or the
+/// saved table given again) gets it as `node.timer`, with its origin in the
+/// header; a table without the line (a real IMB run) gets none.
+#[test]
+fn the_benchmark_s_timer_becomes_node_timer() {
+    let tmp = temp_dir();
+    let with = format!(
+        "{}# parsim netbench: timer 3.000000e-08 s\n",
+        netbench_output()
+    );
+    for (name, text, expected) in [
+        ("timed", with.as_str(), true),
+        ("untimed", &netbench_output(), false),
+    ] {
+        let table = tmp.file(&format!("{name}.network.netbench.txt"), text);
+        let out = tmp.join(format!("{name}.toml"));
+        let o = parsim(&[
+            "calibrate",
+            "net",
+            table.to_str().expect("utf-8 path"),
+            "-o",
+            out.to_str().expect("utf-8 path"),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let toml = std::fs::read_to_string(&out).expect("machine written");
+        assert_eq!(toml.contains("\ntimer = \"0.03 us\"\n"), expected, "{toml}");
+        assert_eq!(
+            toml.contains(
+                "# timer: 0.03 us per read of the clock (node.timer), measured by the benchmark"
+            ),
+            expected,
+            "{toml}"
+        );
+    }
+}
+
 /// `--buffers written` fits every channel from the benchmark's
 /// PingPongWritten table (a program's messages of data it just computed),
 /// says so in the file, and keeps the probed eager limit; without the

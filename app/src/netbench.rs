@@ -127,6 +127,13 @@ pub fn stated<'a>(text: &'a str, key: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// The seconds a read of the clock costs, as parsim's benchmark output
+/// `text` states it (`# parsim netbench: timer 3.0e-08 s`); `None` for
+/// other outputs.
+pub fn stated_timer(text: &str) -> Option<f64> {
+    stated_number::<f64>(text, "timer").filter(|t| t.is_finite() && *t >= 0.0)
+}
+
 /// The number that starts the value of [`stated`]'s line for `key`
 /// (`# parsim netbench: memcpy 9123.4 MB/s` gives 9123.4).
 fn stated_number<T: std::str::FromStr>(text: &str, key: &str) -> Option<T> {
@@ -223,7 +230,20 @@ fn measure(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Result<Me
 
 #[cfg(test)]
 mod tests {
-    use super::cache_note;
+    use super::{cache_note, stated_timer};
+
+    #[test]
+    fn the_timer_is_read_from_its_line() {
+        assert_eq!(
+            stated_timer("# parsim netbench: timer 3.012000e-08 s\n"),
+            Some(3.012e-8)
+        );
+        assert_eq!(stated_timer("# parsim netbench: timer -1 s\n"), None);
+        assert_eq!(
+            stated_timer("# parsim netbench: memcpy 1e10 bytes/s\n"),
+            None
+        );
+    }
 
     #[test]
     fn a_ladder_that_ends_inside_the_cache_is_noted() {

@@ -356,6 +356,9 @@ pub struct MachineInfo {
     /// node.memcpy, bytes/s, and where it came from.
     pub memcpy: f64,
     pub memcpy_origin: String,
+    /// `node.timer`, seconds per read of the clock, and where it came from
+    /// (`None`: not measured, left out).
+    pub timer: Option<(f64, String)>,
     /// The network's duplex as given on the command line; `None`: the
     /// crossing fit's, or full.
     pub duplex: Option<Duplex>,
@@ -916,6 +919,7 @@ fn fit_machine(
         shm_node_bandwidth: None,
         reduce_bandwidth: None,
         reduce_overhead: 0.0,
+        timer: 0.0,
         flag_latency: None,
         datatype: models::DatatypeCosts::default(),
         page_fault: None,
@@ -1146,6 +1150,12 @@ impl Fitted {
             "Node: cpu_rate {} as given on the command line (not fitted); {}.",
             m.cpu_rate, m.memcpy_origin
         ));
+        if let Some((t, origin)) = &m.timer {
+            header.push(format!(
+                "timer: {} per read of the clock (node.timer), {origin}: each interval a benchmark times with MPI_Wtime holds about one read beyond its work",
+                models::config::write::time_us(*t)
+            ));
+        }
         header.extend(self.collectives.describe());
         // MPICH's rules (named, or the default when none is) with no page
         // fault cost: say what that leaves out.
@@ -1211,6 +1221,7 @@ impl Fitted {
                 .reduce
                 .as_ref()
                 .map_or(0.0, |(_, r)| r.overhead),
+            timer: m.timer.as_ref().map_or(0.0, |(t, _)| *t),
             flag_latency: self.collectives.flag.as_ref().map(|(_, t)| *t),
             datatype: self
                 .collectives

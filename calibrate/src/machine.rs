@@ -56,6 +56,8 @@ pub struct MachineDescription<'a> {
     pub reduce_bandwidth: Option<f64>,
     /// `node.reduce_overhead`, seconds (0 leaves it out).
     pub reduce_overhead: f64,
+    /// `node.timer`, seconds per read of the clock (0 leaves it out).
+    pub timer: f64,
     /// `node.flag_latency`, seconds (`None` leaves it out: assumed).
     pub flag_latency: Option<f64>,
     /// `node.type_*` (each `None` left out: assumed).
@@ -404,6 +406,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             socket_placement: Placement::Block,
             reduce_bandwidth: machine.reduce_bandwidth,
             reduce_overhead: machine.reduce_overhead,
+            timer: machine.timer,
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
             flag_latency: machine.flag_latency,
             datatype: machine.datatype,

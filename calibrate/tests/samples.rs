@@ -93,6 +93,7 @@ fn samples_fit_within_tolerance() {
             shm_node_bandwidth: None,
             reduce_bandwidth: None,
             reduce_overhead: 0.0,
+            timer: 0.0,
             flag_latency: None,
             datatype: models::DatatypeCosts::default(),
             page_fault: None,

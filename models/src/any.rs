@@ -284,6 +284,10 @@ impl Machine for AnyRun<'_> {
         self.inner().reduce_seconds(rank, bytes)
     }
 
+    fn timer_seconds(&self, rank: u32) -> f64 {
+        self.inner().timer_seconds(rank)
+    }
+
     fn collectives(&self) -> sim_core::coll::CollConfig {
         self.inner().collectives()
     }

@@ -63,6 +63,7 @@ const NODE_KEYS: &[&str] = &[
     "socket_placement",
     "reduce_op",
     "reduce_overhead",
+    "timer",
     "progress",
     "flag_latency",
     "type_create",
@@ -478,6 +479,10 @@ impl<'f> Walker<'f> {
             Some(value) => self.time("node.reduce_overhead", value)?,
             None => 0.0,
         };
+        let timer = match table.get("timer") {
+            Some(value) => self.time("node.timer", value)?,
+            None => 0.0,
+        };
         let progress_in_calls = match table.get("progress") {
             None => crate::params::DEFAULT_PROGRESS_IN_CALLS,
             Some(value) => match value.as_str() {
@@ -543,6 +548,7 @@ impl<'f> Walker<'f> {
             socket_placement,
             reduce_bandwidth,
             reduce_overhead,
+            timer,
             progress_in_calls,
             flag_latency,
             datatype,

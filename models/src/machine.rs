@@ -314,6 +314,7 @@ impl LogGpMachine {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                timer: 0.0,
                 flag_latency: None,
                 datatype: crate::params::DatatypeCosts::default(),
                 heap: crate::params::HeapParams::default(),
@@ -465,6 +466,12 @@ impl LogGpMachine {
             node_line.push_str(&format!(
                 ", {} per reduction step",
                 crate::config::write::time_us(node.reduce_overhead)
+            ));
+        }
+        if node.timer > 0.0 {
+            node_line.push_str(&format!(
+                ", {} per clock read",
+                crate::config::write::time_us(node.timer)
             ));
         }
         let coll = &spec.collectives;
@@ -1181,6 +1188,12 @@ impl Machine for LogGpRun<'_> {
     /// modelled processor's performance to the reference one).
     fn compute_seconds(&self, _rank: u32, nominal: f64) -> f64 {
         nominal / self.machine.spec.node.cpu_rate
+    }
+
+    /// `[node] timer`: what one read of the clock costs (0 when the file
+    /// has none).
+    fn timer_seconds(&self, _rank: u32) -> f64 {
+        self.machine.spec.node.timer
     }
 
     /// `bytes / memcpy_bandwidth` (ParJava table 1: `//memcpy`, the time to

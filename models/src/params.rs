@@ -517,6 +517,11 @@ pub struct NodeParams {
     /// `MPIR_Reduce_local`, timed by `calibrate net --run` as
     /// `MPI_Reduce_local` of one float). Invariant: finite and >= 0.
     pub reduce_overhead: f64,
+    /// Seconds a read of the clock costs the rank (`timer`; `MPI_Wtime`,
+    /// which a benchmark calls on both sides of what it times, so each
+    /// timed interval holds about one read more than its work; measured by
+    /// `calibrate net --run`). Default 0. Invariant: finite and >= 0.
+    pub timer: f64,
     /// `progress`: `"calls"` (true), the MPI library progresses a
     /// rendezvous only inside MPI calls (no progress thread: MPICH, Open MPI
     /// and Intel MPI by default), so a rendezvous message matched while its

@@ -521,6 +521,32 @@ impl Expr {
     /// Whether this expression or a part of it satisfies `hit` (the walk
     /// over every variant, for the questions the engine asks of an
     /// expression: does it read the clock, a given variable).
+    /// How many of the expression's nodes `hit` picks.
+    pub fn count(&self, hit: &dyn Fn(&Expr) -> bool) -> u32 {
+        let own = u32::from(hit(self));
+        own + match self {
+            Expr::Const(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Any
+            | Expr::World
+            | Expr::Local(_)
+            | Expr::Param(_)
+            | Expr::Rank
+            | Expr::Size
+            | Expr::Wtime => 0,
+            Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => {
+                a.count(hit)
+            }
+            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+                a.count(hit) + b.count(hit)
+            }
+            Expr::Array(items) | Expr::Builtin(_, items) => {
+                items.iter().map(|a| a.count(hit)).sum()
+            }
+        }
+    }
+
     pub fn any(&self, hit: &dyn Fn(&Expr) -> bool) -> bool {
         if hit(self) {
             return true;

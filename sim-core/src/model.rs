@@ -69,6 +69,15 @@ pub trait Machine {
     /// Seconds for a memory copy of `bytes` on `rank`'s node (ParJava's `//memcpy`).
     fn copy_seconds(&self, rank: u32, bytes: u64) -> f64;
 
+    /// Seconds one read of the clock (`wtime()`, a benchmark's
+    /// `MPI_Wtime`) costs the rank. A benchmark reads it on both sides of
+    /// what it times, so each timed interval holds about one read beyond
+    /// its work. Default 0 (free).
+    fn timer_seconds(&self, rank: u32) -> f64 {
+        let _ = rank;
+        0.0
+    }
+
     /// Messages of at least this many bytes use the rendezvous protocol.
     fn eager_limit(&self, src: u32, dst: u32) -> u64;
 

@@ -337,6 +337,9 @@ pub fn machine_file(file: &MachineFile) -> String {
             time_us(node.reduce_overhead)
         );
     }
+    if node.timer > 0.0 {
+        let _ = writeln!(out, "timer = \"{}\"", time_us(node.timer));
+    }
     if let Some(t) = node.flag_latency {
         let _ = writeln!(out, "flag_latency = \"{}\"", time_us(t));
     }
@@ -435,6 +438,7 @@ mod tests {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: Some(5e8),
                 reduce_overhead: 0.12e-6,
+                timer: 0.03e-6,
                 progress_in_calls: !crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 flag_latency: Some(0.07e-6),
                 datatype: crate::params::DatatypeCosts {
@@ -509,6 +513,7 @@ mod tests {
         assert_eq!(spec.node.memcpy_bandwidth, 2e9);
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
         assert_eq!(spec.node.reduce_overhead, 0.12e-6);
+        assert_eq!(spec.node.timer, 0.03e-6);
         assert_eq!(spec.node.flag_latency, Some(0.07e-6));
         assert_eq!(spec.node.datatype.create, Some(0.5e-6));
         assert_eq!(spec.node.datatype.pack_per_block, Some(2e-9));
@@ -615,6 +620,7 @@ mod tests {
                 socket_placement: Placement::Cyclic,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                timer: 0.0,
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 flag_latency: None,
                 datatype: crate::params::DatatypeCosts::default(),

@@ -72,6 +72,7 @@ impl<'a> Engine<'a> {
         let world = cfg.ranks;
         let coll_cfg = machine.collectives();
         let progress_in_calls = machine.progress_in_calls();
+        let timer = machine.timer_seconds(0);
         let record_above = machine.extrapolated_above();
         let ff = cfg
             .fast_forward
@@ -105,6 +106,7 @@ impl<'a> Engine<'a> {
             comm_calls: 0,
             in_call: NO_RANK,
             progress_in_calls,
+            timer,
             messages: 0,
             bytes: 0,
             largest: [0; crate::model::CHANNEL_SETS],

@@ -24,6 +24,7 @@ impl<'a> Engine<'a> {
             // An assignment the fast evaluator cannot answer (another type,
             // an error to report) falls through to `exec_stmt`, which
             // evaluates it again: expressions are pure.
+            let mut clock = clock;
             while let Some(Stmt::Assign { dst, value, .. }) = block.stmts.get(frame.stmt as usize) {
                 let cx = EvalCx {
                     locals: &frame.locals,
@@ -41,11 +42,25 @@ impl<'a> Engine<'a> {
                 };
                 s.store(&mut frame.locals[*dst as usize]);
                 frame.stmt += 1;
+                // A read of the clock costs `timer` (`Machine::timer_seconds`),
+                // charged once the statement is done (`charge_clock_reads`).
+                if self.timer > 0.0 {
+                    let reads = super::watch::clock_reads(value);
+                    if reads > 0 {
+                        let t = f64::from(reads) * self.timer;
+                        clock += t;
+                        lp.clock = clock;
+                        lp.stats.compute += t;
+                    }
+                }
             }
             let stmt_ix = frame.stmt as usize;
             if let Some(stmt) = block.stmts.get(stmt_ix) {
                 match self.exec_stmt(id, stmt)? {
                     Flow::Continue => {
+                        if self.timer > 0.0 {
+                            self.charge_clock_reads(id, stmt);
+                        }
                         // Invariant: exec_stmt leaves the frame stack non-empty on Continue
                         // (a call pushes a frame whose entry starts at stmt 0).
                         if !matches!(stmt, Stmt::Call { .. })
@@ -100,6 +115,9 @@ impl<'a> Engine<'a> {
                             v.truthy().map_err(|m| self.rt(id, *span, m))?
                         }
                     };
+                    if self.timer > 0.0 {
+                        self.charge_reads_of(id, cond);
+                    }
                     Some(if taken { *then_ } else { *else_ })
                 }
                 Terminator::Return { value, span } => {
@@ -107,6 +125,11 @@ impl<'a> Engine<'a> {
                         Some(e) => self.eval_in(id, e, *span)?,
                         None => Value::Null,
                     };
+                    if self.timer > 0.0
+                        && let Some(e) = value
+                    {
+                        self.charge_reads_of(id, e);
+                    }
                     let lp = &mut self.lps[lpi];
                     let done = lp.frames.pop();
                     match (lp.frames.last_mut(), done) {
@@ -131,6 +154,40 @@ impl<'a> Engine<'a> {
                     f.stmt = 0;
                 }
             }
+        }
+    }
+
+    /// A statement that read the clock (`wtime()`) and is done costs the
+    /// rank `timer` per read (`Machine::timer_seconds`), after its value
+    /// was taken: of two reads around a piece of work, the second then
+    /// sees the work and one read, as a benchmark's `MPI_Wtime` pair does.
+    /// A statement that communicates is charged nothing for a read in its
+    /// arguments (benchmarks read the clock in statements of their own).
+    fn charge_clock_reads(&mut self, id: u32, stmt: &Stmt) {
+        if matches!(stmt, Stmt::Comm { .. }) {
+            return;
+        }
+        let reads: u32 = stmt
+            .exprs()
+            .into_iter()
+            .map(super::watch::clock_reads)
+            .sum();
+        self.charge_reads(id, reads);
+    }
+
+    /// [`Self::charge_clock_reads`] for a branch condition or a returned
+    /// value.
+    fn charge_reads_of(&mut self, id: u32, e: &Expr) {
+        let reads = super::watch::clock_reads(e);
+        self.charge_reads(id, reads);
+    }
+
+    fn charge_reads(&mut self, id: u32, reads: u32) {
+        if reads > 0 {
+            let t = f64::from(reads) * self.timer;
+            let lp = &mut self.lps[id as usize];
+            lp.clock += t;
+            lp.stats.compute += t;
         }
     }
 

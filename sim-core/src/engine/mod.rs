@@ -184,6 +184,10 @@ pub struct Engine<'a> {
     in_call: u32,
     /// [`crate::model::Machine::progress_in_calls`], read once.
     progress_in_calls: bool,
+    /// `Machine::timer_seconds` of rank 0 at the start: what a statement
+    /// that reads the clock adds per read (`charge_clock_reads`); 0 on
+    /// most machines, which then pay nothing for the check.
+    timer: f64,
     messages: u64,
     bytes: u64,
     /// The largest message of each channel set (`Machine::channel_of`),

@@ -155,6 +155,11 @@ pub(super) fn reads_clock(e: &Expr) -> bool {
     e.any(&|x| matches!(x, Expr::Wtime))
 }
 
+/// How many times `e` reads the clock (`wtime()`).
+pub(super) fn clock_reads(e: &Expr) -> u32 {
+    e.count(&|x| matches!(x, Expr::Wtime))
+}
+
 /// The same interpreter state: positions, return slots and variables, floats
 /// compared by their bits (so `0.0` and `-0.0` differ, and a NaN equals
 /// itself), arrays by identity first.
