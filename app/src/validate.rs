@@ -210,6 +210,12 @@ pub fn compare(
         groups.entry((active, total)).or_default().push(p);
     }
     let mut rows = Vec::new();
+    // What one read of the clock adds to a timed call (µs): a 0-byte row
+    // predicted at no more than that is a call that returned at once.
+    let timer_usec = match machine {
+        AnyMachine::LogGp(m) => m.spec().node.timer * 1e6,
+        AnyMachine::Plugin(_) => 0.0,
+    };
     // The largest message per channel set over every simulation.
     let mut largest = [0u64; sim_core::model::CHANNEL_SETS];
     // What the fast-forward did in each simulation (with `q.fast_forward`).
@@ -262,7 +268,15 @@ pub fn compare(
                 )));
             };
             let pred_range = stats.map(|s| (s[0], s[1]));
-            rows.push(Row::new(active, total, p, pred, pred_range, measured.unit));
+            rows.push(Row::new(
+                active,
+                total,
+                p,
+                pred,
+                pred_range,
+                measured.unit,
+                timer_usec,
+            ));
         }
     }
     let mut all: Vec<f64> = rows
@@ -302,7 +316,7 @@ pub fn compare(
     if rows.iter().any(|r| r.note == Some(ZERO_COUNT_NOTE)) {
         let coll = sim_core::model::Machine::collectives(&machine.start(1));
         notes.push(format!(
-            "not comparable ({ZERO_COUNT_NOTE}): the simulated collective returns at once ({}, {}: MPICH and Open MPI return from most collectives of count 0 without communicating), so the prediction is 0 and the measured time is the call's overhead and the timer's; these rows are left out of the statistics",
+            "not comparable ({ZERO_COUNT_NOTE}): the simulated collective returns at once ({}, {}: MPICH and Open MPI return from most collectives of count 0 without communicating), so the prediction is 0 (or the clock's read, `[node] timer`) and the measured time is the call's overhead and the timer's; these rows are left out of the statistics",
             coll.library.name(),
             match coll.zero_count {
                 Some(z) => format!("collectives.zero_count = \"{}\"", z.name()),
@@ -600,12 +614,15 @@ impl Row {
         pred: f64,
         pred_range: Option<(f64, f64)>,
         unit: Unit,
+        timer: f64,
     ) -> Row {
         let note = if p.bytes != Some(0) {
             None
         } else if p.usec == 0.0 {
             Some(ZERO_TIME_NOTE)
-        } else if pred == 0.0 {
+        } else if pred <= timer * (1.0 + 1e-9) {
+            // Nothing but the clock's read (`[node] timer`, µs): the call
+            // returned at once.
             Some(ZERO_COUNT_NOTE)
         } else {
             None
@@ -1548,12 +1565,18 @@ mod tests {
         };
         // A 0-byte call predicted at 0 (returns at once), or measured 0:
         // not comparable. A 0-byte call with a prediction is compared.
-        let r = Row::new(2, 2, &p(0, 0.3), 0.0, None, Unit::Usec);
+        let r = Row::new(2, 2, &p(0, 0.3), 0.0, None, Unit::Usec, 0.0);
         assert!(!r.comparable && r.note == Some(super::ZERO_COUNT_NOTE));
-        let r = Row::new(2, 2, &p(0, 0.0), 1.0, None, Unit::Usec);
+        let r = Row::new(2, 2, &p(0, 0.0), 1.0, None, Unit::Usec, 0.0);
         assert!(!r.comparable && r.note == Some(super::ZERO_TIME_NOTE));
-        let r = Row::new(2, 2, &p(0, 8.0), 10.0, None, Unit::Usec);
+        let r = Row::new(2, 2, &p(0, 8.0), 10.0, None, Unit::Usec, 0.0);
         assert!(r.comparable && (r.error - 0.25).abs() < 1e-12);
+        // Predicted at one read of the clock (`[node] timer`, 0.03 us):
+        // the call returned at once, not comparable; more is compared.
+        let r = Row::new(2, 2, &p(0, 0.11), 0.03, None, Unit::Usec, 0.03);
+        assert!(!r.comparable && r.note == Some(super::ZERO_COUNT_NOTE));
+        let r = Row::new(2, 2, &p(0, 0.11), 0.2, None, Unit::Usec, 0.03);
+        assert!(r.comparable);
         // 1000 bytes in 2 us measured (500 MB/s), 2.5 us predicted (400
         // MB/s): the time is 25% too long, the bandwidth 20% too low.
         let mb = |bytes, mb_per_s: f64| Point {
@@ -1561,7 +1584,7 @@ mod tests {
             value: mb_per_s,
             ..p(bytes, 0.0)
         };
-        let r = Row::new(2, 2, &mb(1000, 500.0), 2.5, None, Unit::MbPerSec);
+        let r = Row::new(2, 2, &mb(1000, 500.0), 2.5, None, Unit::MbPerSec, 0.0);
         assert_eq!((r.measured, r.predicted), (500.0, 400.0));
         assert!((r.time_error - 0.25).abs() < 1e-12);
         assert!((r.error + 0.2).abs() < 1e-12);
@@ -1577,6 +1600,7 @@ mod tests {
             0.1,
             None,
             Unit::MsgPerSec,
+            0.0,
         );
         assert_eq!((r.measured, r.predicted), (8e6, 1e7));
         assert!(r.comparable && (r.error - 0.25).abs() < 1e-12);
@@ -1601,6 +1625,7 @@ mod tests {
             2.0,
             Some((1.5, 2.4)),
             Unit::Usec,
+            0.0,
         );
         let g = a.range.expect("a pair");
         assert!((g.min_error - 0.5).abs() < 1e-12 && (g.max_error + 0.2).abs() < 1e-12);
@@ -1612,9 +1637,10 @@ mod tests {
             3.0,
             Some((2.2, 4.4)),
             Unit::Usec,
+            0.0,
         );
         // No pair in the table, or a row that is not comparable: none.
-        let c = Row::new(2, 2, &p(32, None), 2.0, Some((1.0, 2.0)), Unit::Usec);
+        let c = Row::new(2, 2, &p(32, None), 2.0, Some((1.0, 2.0)), Unit::Usec, 0.0);
         let d = Row::new(
             2,
             2,
@@ -1622,6 +1648,7 @@ mod tests {
             0.0,
             Some((0.0, 0.0)),
             Unit::Usec,
+            0.0,
         );
         assert!(c.range.is_none() && d.range.is_none());
         let s = range_stats(&[a, b, c, d]).expect("stats");
