@@ -1,3 +1,8 @@
+/* What a read of the clock adds to an interval a benchmark times
+ * (VALIDATION.md 4.17): the mean difference of two back-to-back MPI_Wtime
+ * reads over 10^6 pairs, and the time of one read in a loop, three rounds.
+ * mpicc -O2 -o timer timer.c && mpirun -np 1 ./timer
+ * (2026-11-28, this VM, clocksource tsc: 0.029-0.031 us both ways). */
 #include <mpi.h>
 #include <stdio.h>
 int main(int c, char **v) {
