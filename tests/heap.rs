@@ -13,16 +13,6 @@ use approx::assert_relative_eq;
 
 const MIB: u64 = 1 << 20;
 
-/// The closed-form machine with (or without) a page fault cost.
-fn machine(dir: &support::TempDir, faults: bool) -> std::path::PathBuf {
-    let m = support::closed_form_machine(dir, "1 GB/s", "");
-    let mut text = std::fs::read_to_string(&m).expect("machine");
-    if faults {
-        text = text.replace("[node]\n", "[node]\npage_fault = \"2 us\"\n");
-    }
-    dir.file("heap.toml", &text)
-}
-
 /// glibc 2.36 step by step (models/src/heap.rs): a first 1 MiB is mapped on
 /// its own (at least the 128 KiB threshold), all 257 of its pages written
 /// (the chunk's 16-byte header moves the data one page further); its free
@@ -32,7 +22,7 @@ fn machine(dir: &support::TempDir, faults: bool) -> std::path::PathBuf {
 #[test]
 fn malloc_faults_what_the_allocator_takes_fresh() {
     let dir = support::temp_dir();
-    let m = machine(&dir, true);
+    let m = support::closed_form_machine_with(&dir, "1 GB/s", "page_fault = \"2 us\"", "");
     let prog = dir.file(
         "p.mpl",
         &format!(
@@ -48,18 +38,12 @@ fn malloc_faults_what_the_allocator_takes_fresh() {
              if rank == 0 {{ print((t1 - t0) * 1e6, (t2 - t1) * 1e6, (t3 - t2) * 1e6) }}\n"
         ),
     );
-    let o = support::parsim(&[
-        "run",
+    let rows = support::run_rank0_table(
         prog.to_str().expect("utf-8"),
-        "--ranks",
-        "2",
-        "--quiet",
-        "--machine",
-        m.to_str().expect("utf-8"),
-    ]);
-    assert!(o.status.success(), "{}", support::stderr(&o));
-    let rows = support::rank0_table(&support::stdout(&o));
-    assert_eq!(rows.len(), 1, "{}", support::stdout(&o));
+        &["--ranks", "2", "--machine", m.to_str().expect("utf-8")],
+        &[],
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
     let [first, second, third] = rows[0][..] else {
         panic!("three times: {:?}", rows[0]);
     };
@@ -130,23 +114,12 @@ fn imb_reduce_faults_unless_a_pingpong_raised_the_thresholds() {
         } else {
             no_faults.to_str().expect("utf-8")
         };
-        let o = support::parsim(&[
-            "run",
+        let after = format!("after_pingpong={after}");
+        let rows = support::run_rank0_table(
             "examples/imb/reduce.mpl",
-            "--ranks",
-            "2",
-            "--quiet",
-            "--machine",
-            m,
-            "--param",
-            "timing=2017",
-            "--param",
-            "secs=1",
-            "--param",
-            &format!("after_pingpong={after}"),
-        ]);
-        assert!(o.status.success(), "{}", support::stderr(&o));
-        let rows = support::rank0_table(&support::stdout(&o));
+            &["--ranks", "2", "--machine", m],
+            &["timing=2017", "secs=1", &after],
+        );
         rows.iter()
             .find(|r| r[0] as u64 == bytes)
             .map(|r| r[4])

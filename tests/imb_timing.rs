@@ -45,31 +45,28 @@ struct Row {
 fn table(skeleton: &str, bandwidth: &str, params: &[&str]) -> Vec<Row> {
     let dir = support::temp_dir();
     let m = machine(&dir, bandwidth);
-    let mut cmd = support::parsim_command();
-    cmd.args(["run", skeleton, "--ranks", "2", "--ppn", "1", "--quiet"])
-        .args(["--machine", m.to_str().expect("utf-8")]);
-    for p in params {
-        cmd.args(["--param", p]);
-    }
-    let o = cmd.output().expect("runs");
-    assert!(o.status.success(), "{}", support::stderr(&o));
-    support::rank0_table(&support::stdout(&o))
-        .into_iter()
-        .map(|v| {
-            let (bytes, rest) = if v.len() == 5 {
-                (Some(v[0] as u64), &v[1..])
-            } else {
-                (None, &v[..])
-            };
-            Row {
-                bytes,
-                reps: rest[0] as u64,
-                min: rest[1],
-                max: rest[2],
-                avg: rest[3],
-            }
-        })
-        .collect()
+    let m = m.to_str().expect("utf-8");
+    support::run_rank0_table(
+        skeleton,
+        &["--ranks", "2", "--ppn", "1", "--machine", m],
+        params,
+    )
+    .into_iter()
+    .map(|v| {
+        let (bytes, rest) = if v.len() == 5 {
+            (Some(v[0] as u64), &v[1..])
+        } else {
+            (None, &v[..])
+        };
+        Row {
+            bytes,
+            reps: rest[0] as u64,
+            min: rest[1],
+            max: rest[2],
+            avg: rest[3],
+        }
+    })
+    .collect()
 }
 
 /// The message sizes of a table's rows.

@@ -46,30 +46,21 @@ fn table(skeleton: &str, max_bytes: u64) -> Vec<Row> {
     let dir = support::temp_dir();
     let m = machine(&dir);
     let max = format!("max_bytes={max_bytes}");
-    let o = support::parsim(&[
-        "run",
+    let m = m.to_str().expect("utf-8");
+    support::run_rank0_table(
         skeleton,
-        "--ranks",
-        "2",
-        "--ppn",
-        "1",
-        "--quiet",
-        "--machine",
-        m.to_str().expect("utf-8"),
-        "--param",
-        &max,
-    ]);
-    assert!(o.status.success(), "{}", support::stderr(&o));
-    support::rank0_table(&support::stdout(&o))
-        .into_iter()
-        .map(|v| Row {
-            bytes: v[0] as u64,
-            reps: v[1] as u64,
-            min: v[2],
-            max: v[3],
-            avg: v[4],
-        })
-        .collect()
+        &["--ranks", "2", "--ppn", "1", "--machine", m],
+        &[&max],
+    )
+    .into_iter()
+    .map(|v| Row {
+        bytes: v[0] as u64,
+        reps: v[1] as u64,
+        min: v[2],
+        max: v[3],
+        avg: v[4],
+    })
+    .collect()
 }
 
 /// How much later the second rank leaves the barrier before each

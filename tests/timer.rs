@@ -13,27 +13,16 @@ use approx::assert_relative_eq;
 
 const TIMER: f64 = 0.25;
 
-fn machine(dir: &support::TempDir, timer: bool) -> std::path::PathBuf {
-    let m = support::closed_form_machine(dir, "100 MB/s", "");
-    let mut text = std::fs::read_to_string(&m).expect("machine");
-    if timer {
-        text = text.replace("[node]\n", "[node]\ntimer = \"0.25 us\"\n");
-    }
-    dir.file("timer.toml", &text)
-}
-
 fn rank0_rows(program: &str, params: &[&str], timer: bool) -> Vec<Vec<f64>> {
     let dir = support::temp_dir();
-    let m = machine(&dir, timer);
-    let mut cmd = support::parsim_command();
-    cmd.args(["run", program, "--ranks", "2", "--ppn", "1", "--quiet"])
-        .args(["--machine", m.to_str().expect("utf-8")]);
-    for p in params {
-        cmd.args(["--param", p]);
-    }
-    let o = cmd.output().expect("runs");
-    assert!(o.status.success(), "{}", support::stderr(&o));
-    support::rank0_table(&support::stdout(&o))
+    let node = if timer { "timer = \"0.25 us\"" } else { "" };
+    let m = support::closed_form_machine_with(&dir, "100 MB/s", node, "");
+    let m = m.to_str().expect("utf-8");
+    support::run_rank0_table(
+        program,
+        &["--ranks", "2", "--ppn", "1", "--machine", m],
+        params,
+    )
 }
 
 #[test]

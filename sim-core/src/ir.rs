@@ -518,56 +518,41 @@ impl Stmt {
 }
 
 impl Expr {
+    /// The expression's direct sub-expressions, in order: the one walk over
+    /// every variant that [`Expr::any`] and [`Expr::count`] share.
+    fn children(&self) -> impl Iterator<Item = &Expr> {
+        let (pair, items): ([Option<&Expr>; 2], &[Expr]) = match self {
+            Expr::Const(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Any
+            | Expr::World
+            | Expr::Local(_)
+            | Expr::Param(_)
+            | Expr::Rank
+            | Expr::Size
+            | Expr::Wtime => ([None, None], &[]),
+            Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => {
+                ([Some(a), None], &[])
+            }
+            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+                ([Some(a), Some(b)], &[])
+            }
+            Expr::Array(items) | Expr::Builtin(_, items) => ([None, None], items),
+        };
+        pair.into_iter().flatten().chain(items)
+    }
+
     /// Whether this expression or a part of it satisfies `hit` (the walk
     /// over every variant, for the questions the engine asks of an
     /// expression: does it read the clock, a given variable).
-    /// How many of the expression's nodes `hit` picks.
-    pub fn count(&self, hit: &dyn Fn(&Expr) -> bool) -> u32 {
-        let own = u32::from(hit(self));
-        own + match self {
-            Expr::Const(_)
-            | Expr::Bool(_)
-            | Expr::Null
-            | Expr::Any
-            | Expr::World
-            | Expr::Local(_)
-            | Expr::Param(_)
-            | Expr::Rank
-            | Expr::Size
-            | Expr::Wtime => 0,
-            Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => {
-                a.count(hit)
-            }
-            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
-                a.count(hit) + b.count(hit)
-            }
-            Expr::Array(items) | Expr::Builtin(_, items) => {
-                items.iter().map(|a| a.count(hit)).sum()
-            }
-        }
+    pub fn any(&self, hit: &dyn Fn(&Expr) -> bool) -> bool {
+        hit(self) || self.children().any(|c| c.any(hit))
     }
 
-    pub fn any(&self, hit: &dyn Fn(&Expr) -> bool) -> bool {
-        if hit(self) {
-            return true;
-        }
-        match self {
-            Expr::Const(_)
-            | Expr::Bool(_)
-            | Expr::Null
-            | Expr::Any
-            | Expr::World
-            | Expr::Local(_)
-            | Expr::Param(_)
-            | Expr::Rank
-            | Expr::Size
-            | Expr::Wtime => false,
-            Expr::RankIn(a) | Expr::SizeIn(a) | Expr::Unary(_, a) | Expr::Field(a, _) => a.any(hit),
-            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
-                a.any(hit) || b.any(hit)
-            }
-            Expr::Array(items) | Expr::Builtin(_, items) => items.iter().any(|a| a.any(hit)),
-        }
+    /// How many of the expression's nodes `hit` picks.
+    pub fn count(&self, hit: &dyn Fn(&Expr) -> bool) -> u32 {
+        u32::from(hit(self)) + self.children().map(|c| c.count(hit)).sum::<u32>()
     }
 }
 

@@ -86,6 +86,20 @@ pub fn rank0_table(out: &str) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// `parsim run PROGRAM --quiet` with `args` (ranks, machine, ...) and each
+/// of `params` as a `--param`, asserted to succeed: the table rank 0
+/// printed ([`rank0_table`]).
+pub fn run_rank0_table(program: &str, args: &[&str], params: &[&str]) -> Vec<Vec<f64>> {
+    let mut cmd = parsim_command();
+    cmd.args(["run", program, "--quiet"]).args(args);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    let o = cmd.output().expect("the parsim binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    rank0_table(&stdout(&o))
+}
+
 /// A run's standard error as text.
 pub fn stderr(o: &Output) -> String {
     text(&o.stderr)
@@ -146,12 +160,24 @@ impl Drop for TempDir {
 /// network at `bandwidth`, eager below 64 KiB, memcpy and reductions at
 /// 1 GB/s, MPICH's rules with the `[collectives]` lines `force`.
 pub fn closed_form_machine(dir: &TempDir, bandwidth: &str, force: &str) -> PathBuf {
+    closed_form_machine_with(dir, bandwidth, "", force)
+}
+
+/// [`closed_form_machine`] with the `[node]` lines `node` added (a page
+/// fault cost, a timer).
+pub fn closed_form_machine_with(
+    dir: &TempDir,
+    bandwidth: &str,
+    node: &str,
+    force: &str,
+) -> PathBuf {
     let text = format!(
         r#"name = "closed-form collectives"
 model = "hardware"
 [node]
 memcpy = "1 GB/s"
 reduce_op = "1 GB/s"
+{node}
 [network]
 latency = "5 us"
 send_overhead = "1 us"

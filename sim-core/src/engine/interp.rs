@@ -58,7 +58,9 @@ impl<'a> Engine<'a> {
             if let Some(stmt) = block.stmts.get(stmt_ix) {
                 match self.exec_stmt(id, stmt)? {
                     Flow::Continue => {
-                        if self.timer > 0.0 {
+                        // Only a block that communicates or reads the clock
+                        // (`observes`, computed once) can hold a read.
+                        if self.timer > 0.0 && self.observes[func_id as usize][block_id.index()] {
                             self.charge_clock_reads(id, stmt);
                         }
                         // Invariant: exec_stmt leaves the frame stack non-empty on Continue
