@@ -155,6 +155,17 @@ pub(crate) struct NetArgs {
     /// measures it, and it is then used instead of --run's.
     #[arg(long, value_name = "TABLE")]
     shm_barrier: Option<PathBuf>,
+    /// parsim's benchmark output with its Call_<kind> tables (each
+    /// collective of 4 bytes on 2 ranks, timed alone as OMB times it),
+    /// placed like the ping-pong: fits each collective's own
+    /// [collectives] call_overhead on top of the barrier's. --run
+    /// measures them.
+    #[arg(long, value_name = "TABLE", conflicts_with = "shm_calls")]
+    calls: Option<PathBuf>,
+    /// The same with both ranks on one node (needs --shm). --shm-run
+    /// measures them, and they are then used instead of --run's.
+    #[arg(long, value_name = "TABLE")]
+    shm_calls: Option<PathBuf>,
     /// A Reduce_local table (IMB-MPI1 Reduce_local: MPI_Reduce_local of
     /// floats): fits [node] reduce_overhead and reduce_op, the fixed cost
     /// and the rate of a reduction step. --run measures it.
@@ -393,6 +404,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
     // A barrier table given by the user wins over the measured ones; of
     // those, the one-node run's (--shm-run) wins over --run's.
     let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
+    let given_calls = args.calls.is_some() || args.shm_calls.is_some();
     let given_flag = args.flag_latency.is_some();
     let bench = if args.run.is_some()
         || args.shm_run.is_some()
@@ -418,6 +430,14 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         shared_memory = m.shared_memory;
         if !given_barrier {
             args.barrier = Some(m.table.clone());
+        }
+        if !given_calls
+            && app::coll_fit::has_tables(
+                &m.table,
+                &[&format!("{}allreduce", app::coll_fit::CALL_PREFIX)],
+            )?
+        {
+            args.calls = Some(m.table.clone());
         }
         if args.reduce_local.is_none() {
             args.reduce_local = Some(m.table.clone());
@@ -460,6 +480,15 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         if !given_barrier {
             args.shm_barrier = Some(m.table.clone());
             args.barrier = None;
+        }
+        if !given_calls
+            && app::coll_fit::has_tables(
+                &m.table,
+                &[&format!("{}allreduce", app::coll_fit::CALL_PREFIX)],
+            )?
+        {
+            args.shm_calls = Some(m.table.clone());
+            args.calls = None;
         }
         if !given_flag && app::coll_fit::has_tables(&m.table, &[app::coll_fit::FLAG_LATENCY])? {
             args.flag_latency = Some(m.table.clone());
@@ -823,6 +852,14 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    if (args.calls.is_some() || args.shm_calls.is_some())
+        && collectives.iter().any(|(k, _)| k == "call_overhead")
+    {
+        return Err(crate::common::UsageError(
+            "--collective call_overhead=... and --calls (or --shm-calls) both set the call overhead: give one".into(),
+        )
+        .into());
+    }
     // The library the benchmark ran on, unless the user names one.
     if let Some(version) = &measured_library
         && !collectives.iter().any(|(k, _)| k == "library")
@@ -891,6 +928,11 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     let coll = fitted.fit_collectives(
         &app::coll_fit::CollTables {
             barrier: match (&args.barrier, &args.shm_barrier) {
+                (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
+                (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
+                (None, None) => None,
+            },
+            calls: match (&args.calls, &args.shm_calls) {
                 (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
                 (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
                 (None, None) => None,

@@ -596,6 +596,104 @@ fn barrier_and_reduce_local_tables_set_the_call_costs() {
     );
 }
 
+/// `--calls`: each collective's own call overhead is what its measured
+/// 2-rank call (OMB's loop, `Call_<kind>` tables) takes beyond the
+/// simulated one, on top of the barrier's default; the written machine's
+/// loop then takes the measured time per call, and a kind the table does
+/// not name keeps the default.
+#[test]
+fn call_tables_set_each_collectives_own_overhead() {
+    let tmp = temp_dir();
+    let network = tmp.file("net.txt", &osu_table(3.0, 1e-4));
+    let barrier = tmp.file(
+        "barrier.txt",
+        "# OSU MPI Barrier Latency Test v5.6.1\n# Avg Latency(us)\n             9.00\n",
+    );
+    let block = |name: &str, t: f64| {
+        format!(
+            "#----\n# Benchmarking {name}\n# #processes = 2\n#----\n       #bytes #repetitions      t[usec]   Mbytes/sec\n            4         1000        {t:.3}         0.00\n"
+        )
+    };
+    let calls = tmp.file(
+        "calls.txt",
+        &[block("Call_allreduce", 14.0), block("Call_gather", 9.5)].concat(),
+    );
+    let out = tmp.join("m.toml");
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--barrier",
+        &path(&barrier),
+        "--calls",
+        &path(&calls),
+        "--collective",
+        "library=mpich-4",
+        "--output",
+        &path(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    assert!(
+        report.contains("each collective's own call overhead"),
+        "{report}"
+    );
+    let toml = std::fs::read_to_string(&out).expect("machine written");
+    let line = toml
+        .lines()
+        .find(|l| l.starts_with("call_overhead = { default = \""))
+        .unwrap_or_else(|| panic!("an inline table of call overheads: {toml}"));
+    assert!(
+        line.contains("allreduce = \"") && line.contains("gather = \""),
+        "{line}"
+    );
+    // OMB's loop of each kind on the written machine: the measured time.
+    for (call, measured) in [
+        ("allreduce(bytes: 4, elem: 4)", 14e-6),
+        ("gather(root: 0, bytes: 4)", 9.5e-6),
+    ] {
+        let loop_file = tmp.file(
+            "loop.mpl",
+            &format!(
+                "let t = 0.0\nfor i in 0 .. 22 {{\n    let t0 = wtime()\n    {call}\n    let t1 = wtime()\n    if i >= 2 {{ t += t1 - t0 }}\n    barrier()\n}}\nprint(t / 20)\n"
+            ),
+        );
+        let o = parsim(&[
+            "run",
+            &path(&loop_file),
+            "--ranks",
+            "2",
+            "--machine",
+            &path(&out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        let per_call: Vec<f64> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("[0] ").or_else(|| l.strip_prefix("[1] ")))
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        assert_eq!(per_call.len(), 2, "{text}");
+        let mean = per_call.iter().sum::<f64>() / 2.0;
+        assert!(
+            (mean - measured).abs() / measured < 1e-6,
+            "{call}: {mean} s per call, measured {measured}\n{text}"
+        );
+    }
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--calls",
+        &path(&calls),
+        "--collective",
+        "call_overhead=1 us",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--calls"), "{}", stderr(&o));
+}
+
 /// IMB-MPI1 Uniband output with one block per process count (`-npmin 1`),
 /// `np` processes moving `pairs · 64` messages per window: `rate(np, n)`
 /// messages per second.

@@ -117,6 +117,25 @@ fn call_overhead_is_charged_once_per_call_that_communicates() {
 }
 
 #[test]
+fn a_kind_of_its_own_pays_its_own_call_overhead() {
+    // `call_overhead = { default = ..., barrier = ... }`: a barrier pays
+    // its own overhead, not the default; an entry of another kind changes
+    // nothing for it, and without its own entry it pays the default.
+    const OWN: f64 = 0.3e-6;
+    const DEFAULT: f64 = 0.7e-6;
+    let own = "barrier = \"dissemination\"\ncall_overhead = { default = \"0.7 us\", barrier = \"0.3 us\", allreduce = \"5 us\" }";
+    let other = "barrier = \"dissemination\"\ncall_overhead = { default = \"0.7 us\", allreduce = \"5 us\" }";
+    for (p, rounds) in [(2u32, 1.0), (5, 3.0)] {
+        for (force, c) in [(own, OWN), (other, DEFAULT)] {
+            let (finish, _) = run("barrier()\nbarrier()\n", p, force);
+            for f in &finish {
+                assert_relative_eq!(*f, 2.0 * (c + rounds * (t(0.0) + OR)), max_relative = 1e-12);
+            }
+        }
+    }
+}
+
+#[test]
 fn pairwise_alltoall() {
     // Local copy of the own block, then p - 1 exchanges of n bytes.
     for p in [2u32, 4, 8] {

@@ -64,6 +64,27 @@ fn calibrate_build_run_and_compare_with_mpich() {
         text(&o.stderr)
     );
 
+    // 1. Each collective's own call overhead, from the benchmark's
+    // Call_<kind> tables: one inline table with the barrier's default and
+    // every kind the benchmark timed.
+    for kind in [
+        "bcast",
+        "allreduce",
+        "alltoallv",
+        "reduce_scatter",
+        "exscan",
+    ] {
+        assert!(
+            raw.contains(&format!("# Benchmarking Call_{kind}\n")),
+            "{raw}"
+        );
+    }
+    let overheads = written
+        .lines()
+        .find(|l| l.starts_with("call_overhead = { default = \""))
+        .unwrap_or_else(|| panic!("per-kind call overheads: {written}"));
+    assert_eq!(overheads.matches(" us\"").count(), 15, "{overheads}");
+
     // 1a. The sender's copy of an eager message (LogGOPS's O), from the
     // benchmark's SendOverhead table: every shared-memory eager send
     // copies its bytes, so the slope is above 0, and no core copies

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use calibrate::{InputOptions, Table};
 use models::LogGpMachine;
 use sim_core::coll::Library;
+use sim_core::ir::CollKind;
 
 use crate::Error;
 
@@ -355,11 +356,202 @@ fn simulated_barrier(
     Ok(times[0])
 }
 
+/// The prefix of the per-collective call tables in parsim's benchmark
+/// output (`Call_allreduce`, ...: `netbench.c`'s `call_tables`).
+pub const CALL_PREFIX: &str = "Call_";
+
+/// One collective's measured call: what `netbench.c` prints as its
+/// `Call_<kind>` table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasuredCall {
+    pub kind: CollKind,
+    /// Bytes per block (per rank for reduce_scatter), as the table's row.
+    pub bytes: u64,
+    /// Seconds per call, the mean of the two ranks.
+    pub seconds: f64,
+}
+
+/// The `Call_<kind>` tables of the file at `path` (empty when it has none):
+/// each table's one row.
+pub fn read_calls(path: &Path) -> Result<Vec<MeasuredCall>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let bad = |message: String| Error::Input(format!("{}: {message}", path.display()));
+    let blocks = calibrate::input::imb_blocks(&text).map_err(|e| bad(e.to_string()))?;
+    let mut calls = Vec::new();
+    for block in &blocks {
+        let Some(name) = block
+            .benchmark
+            .as_deref()
+            .and_then(|b| b.strip_prefix(CALL_PREFIX))
+        else {
+            continue;
+        };
+        let kind = CollKind::from_name(name).ok_or_else(|| {
+            bad(format!(
+                "{CALL_PREFIX}{name}: no collective is named {name}"
+            ))
+        })?;
+        let (line, row) = block
+            .rows
+            .first()
+            .ok_or_else(|| bad(format!("the {CALL_PREFIX}{name} table has no row")))?;
+        let column = |c: &str| {
+            block
+                .columns
+                .iter()
+                .position(|x| x == c)
+                .and_then(|i| row.get(i))
+                .and_then(|v| v.parse::<f64>().ok())
+        };
+        let (Some(bytes), Some(usec)) = (column("#bytes"), column("t[usec]")) else {
+            return Err(bad(format!("line {line}: no #bytes and t[usec] values")));
+        };
+        if !(bytes >= 0.0 && bytes.fract() == 0.0) {
+            return Err(bad(format!("line {line}: #bytes {bytes} is not a size")));
+        }
+        calls.push(MeasuredCall {
+            kind,
+            bytes: bytes as u64,
+            seconds: positive_seconds(usec, &bad)?,
+        });
+    }
+    Ok(calls)
+}
+
+/// One collective's own call overhead.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KindFit {
+    pub call: MeasuredCall,
+    /// Simulated seconds per call with the default overhead (the barrier's).
+    pub default: f64,
+    /// `collectives.call_overhead.<kind>`, seconds.
+    pub overhead: f64,
+    /// Simulated seconds per call with it.
+    pub after: f64,
+}
+
+/// The call of `kind` in the language, `bytes` per block (`counts` an
+/// array at the root of a v-variant, as `netbench.c` passes them).
+fn call_text(kind: CollKind) -> &'static str {
+    match kind {
+        CollKind::Barrier => "barrier()",
+        CollKind::Bcast => "bcast(root: 0, bytes: bytes)",
+        CollKind::Reduce => "reduce(root: 0, bytes: bytes, elem: 4)",
+        CollKind::Allreduce => "allreduce(bytes: bytes, elem: 4)",
+        CollKind::Gather => "gather(root: 0, bytes: bytes)",
+        CollKind::Gatherv => "gatherv(root: 0, bytes: counts)",
+        CollKind::Scatter => "scatter(root: 0, bytes: bytes)",
+        CollKind::Scatterv => "scatterv(root: 0, bytes: counts)",
+        CollKind::Allgather => "allgather(bytes: bytes)",
+        CollKind::Allgatherv => "allgatherv(bytes: array(size, bytes))",
+        CollKind::Alltoall => "alltoall(bytes: bytes)",
+        CollKind::Alltoallv => "alltoallv(bytes: array(size, bytes))",
+        CollKind::ReduceScatter => "reduce_scatter(bytes: bytes, elem: 4)",
+        CollKind::Scan => "scan(bytes: bytes, elem: 4)",
+        CollKind::Exscan => "exscan(bytes: bytes, elem: 4)",
+    }
+}
+
+/// `netbench.c`'s loop of one collective on 2 ranks (OMB's: each call timed
+/// alone between two clock reads, then a barrier), fewer repetitions:
+/// seconds per call on each rank.
+fn call_loop(kind: CollKind) -> String {
+    format!(
+        "\
+param bytes = 4
+param reps = 20
+param skip = 2
+let counts = bytes
+if rank == 0 {{ counts = array(size, bytes) }}
+let t = 0.0
+for i in 0 .. reps + skip {{
+    let t0 = wtime()
+    {}
+    let t1 = wtime()
+    if i >= skip {{ t += t1 - t0 }}
+    barrier()
+}}
+print(t / reps)
+",
+        call_text(kind)
+    )
+}
+
+/// Seconds per call of `kind`'s loop on `machine` with its own overhead
+/// `overhead`, the ranks placed by `placement`.
+fn simulated_call(
+    program: &sim_core::ir::Program,
+    machine: &LogGpMachine,
+    call: MeasuredCall,
+    overhead: f64,
+    placement: Placement,
+) -> Result<f64, Error> {
+    let mut spec = machine.spec().clone();
+    spec.collectives.set_call_overhead(call.kind, overhead);
+    spec.node.ranks_per_node = match placement {
+        Placement::TwoNodes => 1,
+        Placement::OneNode => 2,
+    };
+    let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
+    let times = crate::patterns::simulate_ranks(program, &m, &[call.bytes], &[0, 1], 2)?;
+    // Invariant: one size asked, one time given.
+    Ok(times[0])
+}
+
+/// Fits each measured collective's own call overhead on `machine` (whose
+/// `call_overhead` is the default, the barrier's): the overhead at which
+/// the simulated loop takes the measured seconds per call. The time per
+/// call does not fall as the overhead grows, but it need not grow by the
+/// overhead (a rooted call's leaf waits for the root's message anyway), so
+/// the overhead is bisected; 0 when the call is already as slow without
+/// one.
+pub fn fit_kind_overheads(
+    machine: &LogGpMachine,
+    calls: &[MeasuredCall],
+    placement: Placement,
+) -> Result<Vec<KindFit>, Error> {
+    let default = machine.spec().collectives.call_overhead;
+    calls
+        .iter()
+        .map(|&call| {
+            let program =
+                crate::scenario::compile("<collective call loop>", &call_loop(call.kind))?;
+            let at = |x: f64| simulated_call(&program, machine, call, x, placement);
+            let with_default = at(default)?;
+            let (mut lo, mut hi) = (0.0, call.seconds);
+            let overhead = if at(lo)? >= call.seconds {
+                0.0
+            } else {
+                // The time at `call.seconds` of overhead is at least that.
+                for _ in 0..40 {
+                    let mid = 0.5 * (lo + hi);
+                    if at(mid)? < call.seconds {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                0.5 * (lo + hi)
+            };
+            Ok(KindFit {
+                call,
+                default: with_default,
+                overhead,
+                after: at(overhead)?,
+            })
+        })
+        .collect()
+}
+
 /// The tables of `calibrate net --barrier T` (or `--shm-barrier T`) and
 /// `--reduce-local T`.
 #[derive(Debug, Clone, Default)]
 pub struct CollTables {
     pub barrier: Option<(PathBuf, Placement)>,
+    /// A file with `Call_<kind>` tables (`netbench.c`), its ranks placed
+    /// as said: each collective's own call overhead, on top of the
+    /// barrier's.
+    pub calls: Option<(PathBuf, Placement)>,
     pub reduce_local: Option<PathBuf>,
     /// A FlagLatency table (`--flag-latency`).
     pub flag: Option<PathBuf>,
@@ -373,6 +565,8 @@ pub struct CollTables {
 #[derive(Debug, Clone, Default)]
 pub struct CollFitted {
     pub call: Option<(PathBuf, CallFit)>,
+    /// Each measured collective's own call overhead.
+    pub kinds: Option<(PathBuf, Vec<KindFit>)>,
     pub reduce: Option<(PathBuf, ReduceFit)>,
     /// `node.flag_latency`, seconds, from a FlagLatency table.
     pub flag: Option<(PathBuf, f64)>,
@@ -533,6 +727,23 @@ impl CollFitted {
                 );
             }
         }
+        if let Some((path, kinds)) = &self.kinds {
+            lines.push(format!(
+                "each collective's own call overhead (collectives.call_overhead.<kind>), from its 2-rank call timed alone in {} (OMB's loop, simulated the same way):",
+                path.display()
+            ));
+            for k in kinds {
+                lines.push(format!(
+                    "  {}: {} per call of {} B measured, {} simulated with the default overhead; {} its own, {} with it",
+                    k.call.kind.name(),
+                    us(k.call.seconds),
+                    k.call.bytes,
+                    us(k.default),
+                    us(k.overhead),
+                    us(k.after)
+                ));
+            }
+        }
         lines
     }
 }
@@ -661,6 +872,94 @@ library = "mpich-4"
         // A measured barrier faster than the simulated one: no overhead.
         let fit = fit_call_overhead(&machine, 1e-9, Placement::TwoNodes).expect("fits");
         assert_eq!(fit.overhead, 0.0);
+    }
+
+    /// Each kind's own overhead comes back from its simulated loop, for
+    /// every kind the language has, on either placement; a call measured
+    /// faster than the simulation without overhead gets none.
+    #[test]
+    fn each_kind_overhead_is_recovered() {
+        let text = r#"
+name = "t"
+model = "smp"
+[node]
+memcpy = "1 GB/s"
+ranks_per_node = 2
+timer = "0.03 us"
+[network]
+latency = "2 us"
+bandwidth = "1 GB/s"
+send_overhead = "0.5 us"
+recv_overhead = "0.5 us"
+eager_limit = "64 KiB"
+[shm]
+latency = "0.2 us"
+bandwidth = "5 GB/s"
+send_overhead = "0.1 us"
+recv_overhead = "0.1 us"
+eager_limit = "64 KiB"
+[collectives]
+library = "mpich-4"
+call_overhead = "0.1 us"
+"#;
+        let machine = LogGpMachine::from_toml_str(text, "t.toml").expect("loads");
+        for placement in [Placement::OneNode, Placement::TwoNodes] {
+            for (i, kind) in CollKind::ALL.into_iter().enumerate() {
+                let truth = 0.05e-6 * (i + 1) as f64;
+                let program = crate::scenario::compile("<loop>", &call_loop(kind))
+                    .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+                let probe = MeasuredCall {
+                    kind,
+                    bytes: 4,
+                    seconds: 0.0,
+                };
+                let seconds =
+                    simulated_call(&program, &machine, probe, truth, placement).expect("simulates");
+                let call = MeasuredCall { seconds, ..probe };
+                let fit = fit_kind_overheads(&machine, &[call], placement).expect("fits");
+                approx::assert_relative_eq!(fit[0].overhead, truth, max_relative = 1e-6);
+                approx::assert_relative_eq!(fit[0].after, seconds, max_relative = 1e-6);
+                // The default (0.1 us) is below the truth from the second
+                // kind on: the simulation with it is faster.
+                if truth > 0.1e-6 + 1e-12 {
+                    assert!(fit[0].default < seconds, "{}", kind.name());
+                }
+            }
+        }
+        let fast = MeasuredCall {
+            kind: CollKind::Allreduce,
+            bytes: 4,
+            seconds: 1e-9,
+        };
+        let fit = fit_kind_overheads(&machine, &[fast], Placement::TwoNodes).expect("fits");
+        assert_eq!(fit[0].overhead, 0.0);
+    }
+
+    #[test]
+    fn call_tables_are_read_by_kind() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("nb.txt");
+        let block = |name: &str, t: &str| {
+            format!(
+                "#----\n# Benchmarking {name}\n# #processes = 2\n#----\n       #bytes #repetitions      t[usec]   Mbytes/sec\n            4         1000        {t}         0.00\n"
+            )
+        };
+        let text = [
+            block("PingPong", "0.200"),
+            block("Call_allreduce", "0.493"),
+            block("Call_reduce_scatter", "0.572"),
+        ]
+        .concat();
+        std::fs::write(&path, &text).expect("written");
+        let calls = read_calls(&path).expect("reads");
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].kind, CollKind::Allreduce);
+        assert_eq!(calls[1].kind, CollKind::ReduceScatter);
+        assert_eq!(calls[1].bytes, 4);
+        approx::assert_relative_eq!(calls[0].seconds, 0.493e-6, max_relative = 1e-12);
+        std::fs::write(&path, block("Call_allreduse", "0.5")).expect("written");
+        let e = read_calls(&path).expect_err("refused").to_string();
+        assert!(e.contains("no collective is named allreduse"), "{e}");
     }
 
     fn table(points: &[(u64, f64)]) -> Table {

@@ -1084,6 +1084,26 @@ impl Fitted {
                 coll_fit::fit_call_overhead(&machine, measured, *placement)?,
             ));
         }
+        if let Some((path, placement)) = &tables.calls {
+            let calls = coll_fit::read_calls(path)?;
+            if !calls.is_empty() {
+                if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
+                    return Err(Error::Input(format!(
+                        "{}: calls on one node are simulated on the shared-memory channel, and there is no shared-memory table",
+                        path.display()
+                    )));
+                }
+                // On the machine as it will be written, the barrier's
+                // overhead the default.
+                let file = self.machine_file(m, "(fitting)")?;
+                let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
+                    .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
+                self.collectives.kinds = Some((
+                    path.clone(),
+                    coll_fit::fit_kind_overheads(&machine, &calls, *placement)?,
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -1178,11 +1198,32 @@ impl Fitted {
             );
         }
         let mut collectives = m.collectives.clone();
-        if let Some((_, call)) = &self.collectives.call {
-            collectives.push((
+        let default = self.collectives.call.as_ref().map(|(_, c)| c.overhead);
+        match (&self.collectives.kinds, default) {
+            (Some((_, kinds)), _) => {
+                // `default` (the barrier's, or none measured) and each
+                // measured collective's own, as one inline table.
+                let mut entries: Vec<String> = default
+                    .map(|t| format!("default = \"{}\"", models::config::write::time_us(t)))
+                    .into_iter()
+                    .collect();
+                entries.extend(kinds.iter().map(|k| {
+                    format!(
+                        "{} = \"{}\"",
+                        k.call.kind.name(),
+                        models::config::write::time_us(k.overhead)
+                    )
+                }));
+                collectives.push((
+                    "call_overhead".to_owned(),
+                    format!("{{ {} }}", entries.join(", ")),
+                ));
+            }
+            (None, Some(t)) => collectives.push((
                 "call_overhead".to_owned(),
-                models::config::write::time_us(call.overhead),
-            ));
+                models::config::write::time_us(t),
+            )),
+            (None, None) => {}
         }
         header.extend(m.notes.iter().cloned());
         let description = m.description.clone().unwrap_or_else(|| {

@@ -40,6 +40,9 @@
  *   - Barrier (a collective call's cost beyond its messages): MPI_Barrier
  *     on a communicator of ranks 0 and 1, IMB's loop (t = per call, the
  *     average of the two ranks), printed as a one-row table of 0 bytes;
+ *   - Call_<kind> (each collective's own cost per call, call_tables):
+ *     every collective of 4 bytes on ranks 0 and 1, each call timed alone
+ *     as the OSU Micro-Benchmarks time it, t = per call;
  *   - FlagLatency (the step of shared-memory collectives): a counter
  *     ping-ponged through a shared window by ranks 0 and 1 when they share
  *     a node, t = half the round trip (flag_table);
@@ -378,6 +381,74 @@ static void barrier_table(MPI_Comm pair, int rank) {
     }
 }
 
+/* Call_<kind> (what each collective call costs beyond its messages, issue
+ * 13): on ranks 0 and 1 (`pair`), each collective of 4 bytes (one
+ * MPI_FLOAT with MPI_SUM for the reductions, MPI_Reduce_scatter one float
+ * to each rank; 4 MPI_CHAR per block otherwise; root 0) timed alone as the
+ * OSU Micro-Benchmarks time a collective (OMB 5.x
+ * mpi/collective/osu_allreduce.c: t0 = MPI_Wtime(), the call, t +=
+ * MPI_Wtime() - t0, then MPI_Barrier), 1000 calls after 100 untimed; t =
+ * per call, the mean of the two ranks, the median of TRIALS. Printed as a
+ * one-row table of 4 bytes per collective, named by parsim's name of it;
+ * `calibrate net` simulates the same loop to find each call's own cost. */
+#define CALLS 14
+static const char *call_names[CALLS] = {
+    "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
+    "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "scan", "exscan"};
+
+static void call_one(int which, MPI_Comm pair, char *s, char *r) {
+    int counts[2] = {4, 4}, displs[2] = {0, 4}, floats[2] = {1, 1};
+    switch (which) {
+    case 0: MPI_Bcast(s, 4, MPI_CHAR, 0, pair); break;
+    case 1: MPI_Reduce(s, r, 1, MPI_FLOAT, MPI_SUM, 0, pair); break;
+    case 2: MPI_Allreduce(s, r, 1, MPI_FLOAT, MPI_SUM, pair); break;
+    case 3: MPI_Gather(s, 4, MPI_CHAR, r, 4, MPI_CHAR, 0, pair); break;
+    case 4: MPI_Gatherv(s, 4, MPI_CHAR, r, counts, displs, MPI_CHAR, 0, pair); break;
+    case 5: MPI_Scatter(s, 4, MPI_CHAR, r, 4, MPI_CHAR, 0, pair); break;
+    case 6: MPI_Scatterv(s, counts, displs, MPI_CHAR, r, 4, MPI_CHAR, 0, pair); break;
+    case 7: MPI_Allgather(s, 4, MPI_CHAR, r, 4, MPI_CHAR, pair); break;
+    case 8: MPI_Allgatherv(s, 4, MPI_CHAR, r, counts, displs, MPI_CHAR, pair); break;
+    case 9: MPI_Alltoall(s, 4, MPI_CHAR, r, 4, MPI_CHAR, pair); break;
+    case 10: MPI_Alltoallv(s, counts, displs, MPI_CHAR, r, counts, displs, MPI_CHAR, pair); break;
+    case 11: MPI_Reduce_scatter(s, r, floats, MPI_FLOAT, MPI_SUM, pair); break;
+    case 12: MPI_Scan(s, r, 1, MPI_FLOAT, MPI_SUM, pair); break;
+    default: MPI_Exscan(s, r, 1, MPI_FLOAT, MPI_SUM, pair); break;
+    }
+}
+
+static void call_tables(MPI_Comm pair, int rank, char *sbuf, char *rbuf) {
+    const int reps = 1000, skip = 100;
+    for (int c = 0; c < CALLS; c++) {
+        double t[TRIALS];
+        if (rank == 0) {
+            char name[64];
+            snprintf(name, sizeof name, "Call_%s", call_names[c]);
+            header(name, 2);
+        }
+        for (int k = 0; k < TRIALS; k++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double sum = 0.0;
+            if (pair != MPI_COMM_NULL) {
+                double mine = 0.0;
+                for (int i = 0; i < reps + skip; i++) {
+                    double t0 = MPI_Wtime();
+                    call_one(c, pair, sbuf, rbuf);
+                    double t1 = MPI_Wtime();
+                    if (i >= skip) mine += t1 - t0;
+                    MPI_Barrier(pair);
+                }
+                mine /= reps;
+                MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, pair);
+            }
+            t[k] = sum / 2.0;
+        }
+        if (rank == 0) {
+            printf("%13d %12d %12.3f %12.2f\n", 4, reps, median(t, TRIALS) * 1e6, 0.0);
+            fflush(stdout);
+        }
+    }
+}
+
 /* FlagLatency (the step of shared-memory collectives: MPICH's
  * release_gather, Intel MPI's SHM-based algorithms): ranks 0 and 1, when
  * they share a node, ping-pong a counter through two cache lines of an
@@ -685,10 +756,11 @@ int main(int argc, char **argv) {
     MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
     barrier_table(pair, rank);
     flag_table(pair, rank);
-    if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
     /* Floats that add without overflow or denormals: 1.0 + 1.0 + ... */
     for (long i = 0; i < MAX_BYTES / 4; i++) ((float *)sbuf)[i] = 1.0f;
     memset(rbuf, 0, MAX_BYTES);
+    call_tables(pair, rank, sbuf, rbuf);
+    if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
     reduce_local_table(sbuf, rbuf, rank);
     datatype_tables(sbuf, rbuf, rank);
     page_fault_table(rbuf, rank);

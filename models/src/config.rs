@@ -572,7 +572,8 @@ impl<'f> Walker<'f> {
     }
 
     /// `[collectives]`: `library = "openmpi-5"` (see [`Library::from_name`]), `zero_count`,
-    /// `call_overhead` (a time) and, per collective, a forced algorithm (`alltoall = "pairwise"`).
+    /// `call_overhead` (a time, or a table of `default` and per-collective times) and, per
+    /// collective, a forced algorithm (`alltoall = "pairwise"`).
     fn collectives(&self, table: &Table) -> Result<CollConfig, MachineError> {
         let mut keys: Vec<&str> = vec!["library", "zero_count", "call_overhead", "shared_memory"];
         keys.extend(CollKind::ALL.iter().map(|k| k.name()));
@@ -598,8 +599,27 @@ impl<'f> Walker<'f> {
                 }
             });
         }
-        if let Some(value) = table.get("call_overhead") {
-            cfg.call_overhead = self.time("collectives.call_overhead", value)?;
+        match table.get("call_overhead") {
+            None => {}
+            // One time for every call, or a table: `default` and one time
+            // per collective that costs otherwise (`calibrate net --run`
+            // measures each, VALIDATION.md 4.19).
+            Some(Value::Table(per)) => {
+                let mut keys = vec!["default"];
+                keys.extend(CollKind::ALL.iter().map(|k| k.name()));
+                self.check_keys("collectives.call_overhead", per, &keys)?;
+                if let Some(value) = per.get("default") {
+                    cfg.call_overhead = self.time("collectives.call_overhead.default", value)?;
+                }
+                for kind in CollKind::ALL {
+                    if let Some(value) = per.get(kind.name()) {
+                        let key = format!("collectives.call_overhead.{}", kind.name());
+                        let t = self.time(&key, value)?;
+                        cfg.set_call_overhead(kind, t);
+                    }
+                }
+            }
+            Some(value) => cfg.call_overhead = self.time("collectives.call_overhead", value)?,
         }
         if let Some(value) = table.get("shared_memory") {
             let Value::Boolean(on) = value else {

@@ -536,11 +536,20 @@ impl LogGpMachine {
         if shm_colls {
             coll_line.push_str(", inside a node through shared memory (release/gather)");
         }
-        if coll.call_overhead > 0.0 {
+        if coll.call_overhead > 0.0 || !coll.call_overhead_by_kind.is_empty() {
             coll_line.push_str(&format!(
                 ", {} per call beyond its messages",
                 crate::config::write::time_us(coll.call_overhead)
             ));
+            let mut per: Vec<_> = coll.call_overhead_by_kind.clone();
+            per.sort_by_key(|(k, _)| *k as usize);
+            let named: Vec<String> = per
+                .iter()
+                .map(|(k, t)| format!("{} {}", k.name(), crate::config::write::time_us(*t)))
+                .collect();
+            if !named.is_empty() {
+                coll_line.push_str(&format!(" ({})", named.join(", ")));
+            }
         }
         lines.push(coll_line);
         let mut text = lines.join("\n");

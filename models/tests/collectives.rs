@@ -121,6 +121,43 @@ fn call_overhead_is_a_time() {
 }
 
 #[test]
+fn call_overhead_per_kind_is_a_table_of_times() {
+    let m = load(
+        "[collectives]\ncall_overhead = { default = \"0.15 us\", allreduce = \"0.31 us\", reduce_scatter = \"0 us\" }\n",
+    )
+    .expect("loads");
+    let run = m.start(2);
+    let c = run.collectives();
+    assert_relative_eq!(c.call_overhead, 0.15e-6, max_relative = 1e-12);
+    assert_relative_eq!(
+        c.call_overhead_for(CollKind::Allreduce),
+        0.31e-6,
+        max_relative = 1e-12
+    );
+    assert_eq!(c.call_overhead_for(CollKind::ReduceScatter), 0.0);
+    assert_relative_eq!(
+        c.call_overhead_for(CollKind::Bcast),
+        0.15e-6,
+        max_relative = 1e-12
+    );
+    let d = m.describe();
+    assert!(
+        d.contains("0.15 us per call beyond its messages (allreduce 0.31 us, reduce_scatter 0 us)"),
+        "{d}"
+    );
+    // The table form without a default: 0 for the kinds it does not name.
+    let m = load("[collectives.call_overhead]\nbcast = \"1 us\"\n").expect("loads");
+    assert_eq!(m.start(2).collectives().call_overhead, 0.0);
+    let e = load("[collectives]\ncall_overhead = { allreduse = \"1 us\" }\n").expect_err("refused");
+    assert!(
+        e.contains("collectives.call_overhead.allreduse") && e.contains("allreduce"),
+        "{e}"
+    );
+    let e = load("[collectives]\ncall_overhead = { gather = \"-1 us\" }\n").expect_err("refused");
+    assert!(e.contains("collectives.call_overhead.gather"), "{e}");
+}
+
+#[test]
 fn intel_mpi_libraries_are_read() {
     for (name, lib) in [
         ("intelmpi", Library::IntelMpi2021),

@@ -253,6 +253,11 @@ impl CollKind {
     ];
 
     /// The language name (`reduce_scatter`, ...).
+    /// The kind the language calls `name` (`"allreduce"`, ...).
+    pub fn from_name(name: &str) -> Option<CollKind> {
+        CollKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             CollKind::Barrier => "barrier",

@@ -11,6 +11,9 @@
 #                   before 4.2;
 #   mpich-4-nopf    the same without the temporaries' page faults
 #                   (page_fault, section 4.7): the model before 4.7;
+#   mpich-4-onecall the same with the barrier's call overhead for every
+#                   collective instead of each one's own (the Call_<kind>
+#                   tables, section 4.19): the model before 4.19;
 #   mpich-4-clean   the same without the channels' written parameters
 #                   ([shm.written], section 4.11): the model before 4.11;
 #   mpich-3         refitted from the same saved tables under MPICH 3's
@@ -50,6 +53,9 @@ MEMCPY=$(sed -n 's/^memcpy = "\(.*\)"$/\1/p' $D/machine-mpich-4.toml)
 nocost() { sed -e '/^call_overhead = /d' -e '/^reduce_overhead = /d' -e '/^reduce_op = /d' -e '/^page_fault = /d' "$1" > "$2"; }
 nocost $D/machine-mpich-4.toml $D/machine-mpich-4-nocost.toml
 sed -e '/^page_fault = /d' $D/machine-mpich-4.toml > $D/machine-mpich-4-nopf.toml
+# The barrier's call overhead (the inline table's default) for every call.
+onecall() { sed -E 's/^call_overhead = \{ default = ("[^"]*").*$/call_overhead = \1/' "$1" > "$2"; }
+onecall $D/machine-mpich-4.toml $D/machine-mpich-4-onecall.toml
 # Without the channels' written parameters ([shm.written] and the like,
 # section 4.11): every message priced with the clean ping-pong.
 nowritten() { awk '/^\[/ { skip = ($0 ~ /^\[\[?[a-z]+\.written/) } !skip' "$1" > "$2"; }
@@ -57,7 +63,7 @@ nowritten $D/machine-mpich-4.toml $D/machine-mpich-4-clean.toml
 # The same saved tables under MPICH 3's rules.
 "$P" calibrate net $NET --format imb --pingping $NET --stream $NET --bistream $NET \
     --stream-format imb --shm $SHM --shm-format imb --ranks-per-node 2 \
-    --shm-barrier $SHM --reduce-local $NET --page-fault $NET --memcpy "$MEMCPY" --collective library=mpich-3 \
+    --shm-barrier $SHM --shm-calls $SHM --reduce-local $NET --page-fault $NET --memcpy "$MEMCPY" --collective library=mpich-3 \
     --name dev-machine-coll-mpich-3 -o $D/machine-mpich-3.toml > $D/calibrate-net-mpich-3.txt
 B=${BENCHES:-"latency allreduce reduce bcast alltoall allgather gather scatter barrier"}
 for r in 1 2 3 4 5; do
@@ -69,7 +75,7 @@ python3 validation/dev-machine/omb_median.py "$D" $B
 # costs from netbench as above.
 for lib in mpich-4 mpich-3; do
     "$P" calibrate net $D/measured-latency.txt --ranks-per-node 2 --shm $D/measured-latency.txt \
-        --shm-barrier $SHM --reduce-local $NET --page-fault $NET --memcpy "$MEMCPY" --collective library=$lib \
+        --shm-barrier $SHM --shm-calls $SHM --reduce-local $NET --page-fault $NET --memcpy "$MEMCPY" --collective library=$lib \
         --name dev-machine-osu-latency-$lib -o $D/machine-lat-$lib.toml > $D/calibrate-lat-$lib.txt
 done
 nocost $D/machine-lat-mpich-4.toml $D/machine-lat-mpich-4-nocost.toml
@@ -79,7 +85,7 @@ for b in $B; do
     size=(-p max_bytes=1048576)
     if [ $b = latency ]; then size=(-p max_bytes=134217728); fi
     if [ $b = barrier ]; then size=(); fi
-    for m in mpich-4 mpich-4-clean mpich-4-nocost mpich-4-nopf mpich-3 lat-mpich-4 lat-mpich-4-nocost lat-mpich-3; do
+    for m in mpich-4 mpich-4-onecall mpich-4-clean mpich-4-nocost mpich-4-nopf mpich-3 lat-mpich-4 lat-mpich-4-nocost lat-mpich-3; do
         "$P" validate examples/osu/$b.mpl --table $D/measured-$b.txt --ranks 2 \
             "${size[@]}" --machine $D/machine-$m.toml > $D/validate-$b-$m.txt
         echo "$b $m $(grep '^all:' $D/validate-$b-$m.txt)"

@@ -387,8 +387,10 @@ pub fn machine_file(file: &MachineFile) -> String {
         let _ = writeln!(out, "\n[collectives]");
         for (key, value) in &file.collectives {
             // `shared_memory = true` is a TOML boolean; every other entry
-            // a string.
-            if matches!(value.as_str(), "true" | "false") {
+            // a string but an inline table.
+            // `call_overhead = { default = "...", allreduce = "..." }`, an
+            // inline table, is written as given.
+            if matches!(value.as_str(), "true" | "false") || value.starts_with('{') {
                 let _ = writeln!(out, "{key} = {value}");
             } else {
                 let _ = writeln!(out, "{key} = {}", quoted(value));

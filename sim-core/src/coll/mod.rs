@@ -911,7 +911,14 @@ pub struct CollConfig {
     /// rank, or a zero-count call that returns at once, is a shortcut in
     /// the libraries: MPICH 4.0.2 takes 4-80 ns for `MPI_COMM_SELF`
     /// calls, VALIDATION.md section 4.1). Invariant: finite and >= 0.
+    /// The default of every kind not in `call_overhead_by_kind`, and of
+    /// `comm_split`/`comm_dup`.
     pub call_overhead: f64,
+    /// Per collective, a call overhead that replaces `call_overhead` (the
+    /// library's path differs per call: MPICH 4.0.2's 2-rank calls of 4
+    /// bytes cost 0.05-0.45 µs beyond their messages, VALIDATION.md 4.18
+    /// and 4.19). At most one entry per kind. Invariant: finite and >= 0.
+    pub call_overhead_by_kind: Vec<(CollKind, f64)>,
     /// Whether the library runs its collectives inside a node through
     /// shared memory (MPICH's `release_gather`, Intel MPI's SHM-based
     /// algorithms: `shm.rs`) where its rules say so; `None`: the
@@ -971,9 +978,25 @@ impl CollConfig {
             forced: Vec::new(),
             zero_count: None,
             call_overhead: 0.0,
+            call_overhead_by_kind: Vec::new(),
             shared_memory: None,
             temporaries: false,
         }
+    }
+
+    /// Seconds a call of `kind` costs beyond its messages: its own entry in
+    /// `call_overhead_by_kind`, else `call_overhead`.
+    pub fn call_overhead_for(&self, kind: CollKind) -> f64 {
+        self.call_overhead_by_kind
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(self.call_overhead, |(_, t)| *t)
+    }
+
+    /// Sets `kind`'s own call overhead (replacing an earlier one).
+    pub fn set_call_overhead(&mut self, kind: CollKind, seconds: f64) {
+        self.call_overhead_by_kind.retain(|(k, _)| *k != kind);
+        self.call_overhead_by_kind.push((kind, seconds));
     }
 
     /// Forces `alg` for `kind` (replacing an earlier choice for `kind`).

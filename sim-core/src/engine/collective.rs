@@ -363,13 +363,18 @@ impl<'a> Engine<'a> {
             root,
             span,
         )?;
-        if !steps.is_empty() && self.coll_cfg.call_overhead > 0.0 {
+        let overhead = match cop {
+            CollOp::Coll(kind) => self.coll_cfg.call_overhead_for(kind),
+            CollOp::Split | CollOp::Dup => self.coll_cfg.call_overhead,
+        };
+        if !steps.is_empty() && overhead > 0.0 {
             // The library's own work on entering a call that communicates
-            // (`CollConfig::call_overhead`), on the rank's CPU before its
-            // first message, like a send overhead.
+            // (`CollConfig::call_overhead`, per kind where the machine
+            // names one), on the rank's CPU before its first message, like
+            // a send overhead.
             let lp = &mut self.lps[id as usize];
-            lp.clock += self.coll_cfg.call_overhead;
-            lp.stats.comm += self.coll_cfg.call_overhead;
+            lp.clock += overhead;
+            lp.stats.comm += overhead;
         }
         if copy > 0 {
             let t = self.machine.copy_seconds(id, copy);
