@@ -892,6 +892,35 @@ fn describe_loggp(params: &LogGpParams) -> String {
 }
 
 impl LogGpRun<'_> {
+    /// Whether a rendezvous message from `rank` to itself takes the
+    /// device's ordinary path, priced as a message to another rank of its
+    /// node on the `[shm]` channel (its RTS, CTS and data, on the rank's own
+    /// send and receive timelines), instead of [`transfer_self`]'s copies.
+    /// MPICH's CH4 (MPICH 4, and Intel MPI 2019 and later, which is built
+    /// on it) has no self path in a communicator of more than one rank
+    /// (ch4_send.h at v4.0.2: `MPIDI_Self_isend` only where
+    /// `MPIDI_is_self_comm`), and its shared-memory single copy refuses
+    /// a message to itself (ipc_send.h line 31), so above the eager limit
+    /// the message runs the device's rendezvous with itself. Measured on
+    /// the development machine (MPICH 4.0.2, VALIDATION.md 4.15 and 4.20):
+    /// a self pair of 16 KiB to 1 MiB takes 3.5, 4.5, 6.8, 11.2, 22.8, 42.0
+    /// and 84.3 µs, the one-way time to the other rank of the node at the
+    /// same sizes 3.6, 4.7, 6.9, 11.3, 21.4, 42.4 and 84.7 µs. Eager self
+    /// messages stay copies (0.11-0.20 µs up to 4 KiB, where the peer's
+    /// one-way time is 0.19-0.72). MPICH 3's CH3 (`MPIDI_Isend_self`) and
+    /// Open MPI's `btl/self` copy in memory at every size.
+    ///
+    /// [`transfer_self`]: LogGpRun::transfer_self
+    fn self_takes_device(&self, rank: u32, kind: MessageKind) -> bool {
+        use sim_core::coll::Library;
+        kind != MessageKind::Eager
+            && self.uses_shm(rank, rank)
+            && matches!(
+                self.machine.spec.collectives.library,
+                Library::Mpich4 | Library::IntelMpi2019 | Library::IntelMpi2021
+            )
+    }
+
     /// A message from a rank to itself: the library's per-message work and
     /// memory copies on the rank's own core, no latency and no adapter.
     /// MPICH sends a rank's own block of the scattered alltoall(v) through
@@ -913,10 +942,9 @@ impl LogGpRun<'_> {
     /// messages in order (the non-overtaking contract). `written` makes no
     /// difference (the data is in the rank's own cache either way).
     /// Measured here (VALIDATION.md 4.14, 4.15): up to 4 KiB a self pair
-    /// costs 0.11-0.24 µs, against `o_s + o_r` = 0.13 µs and the copies;
-    /// from 8 KiB MPICH 4's costs 2.8-4.5 µs up to 32 KiB (it takes no
-    /// single-copy path to itself, ipc_send.h line 31), which this does not
-    /// model.
+    /// costs 0.11-0.24 µs, against `o_s + o_r` = 0.13 µs and the copies.
+    /// Above the eager limit MPICH's CH4 runs its rendezvous with itself
+    /// instead (`self_takes_device`).
     fn transfer_self(&mut self, rank: u32, bytes: u64, kind: MessageKind, ready: f64) -> Transfer {
         let params = self.channel_params(rank, rank);
         let send_overhead = params.params_for(bytes).send_overhead;
@@ -1047,7 +1075,7 @@ impl LogGpRun<'_> {
         ready: f64,
         written: bool,
     ) -> Transfer {
-        if src == dst {
+        if src == dst && !self.self_takes_device(src, kind) {
             return self.transfer_self(src, bytes, kind, ready);
         }
         let shm = self.uses_shm(src, dst);

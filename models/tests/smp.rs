@@ -206,3 +206,33 @@ fn a_message_to_itself_is_overheads_and_copies() {
     let written = m.transfer_written(1, 1, 1000, MessageKind::Eager, 0.0);
     assert_transfer(written, 4.0 * US, 4.0 * US);
 }
+
+/// Under MPICH's CH4 (`mpich-4`, Intel MPI) a rendezvous message to itself
+/// runs the device's rendezvous with itself: its RTS, CTS and data cost
+/// what they cost to the other rank of the node; an eager one stays the
+/// self path's copies.
+#[test]
+fn under_ch4_a_rendezvous_message_to_itself_is_a_shared_memory_message() {
+    for library in ["mpich-4", "intelmpi-2019", "intelmpi-2021"] {
+        let text = format!(
+            "{}\n[collectives]\nlibrary = \"{library}\"\n",
+            SMP.replace("PLACEMENT", "block")
+        );
+        let machine: &'static LogGpMachine = Box::leak(Box::new(
+            LogGpMachine::from_toml_str(&text, "smp.toml").expect("loads"),
+        ));
+        let (mut to_self, mut to_peer) = (machine.start(4), machine.start(4));
+        for (kind, bytes, ready) in [
+            (MessageKind::RendezvousRts, 64, 1.0 * US),
+            (MessageKind::RendezvousCts, 64, 3.0 * US),
+            (MessageKind::RendezvousData, 100_000, 10.0 * US),
+        ] {
+            let got = to_self.transfer(0, 0, bytes, kind, ready);
+            let want = to_peer.transfer(0, 1, bytes, kind, ready);
+            assert_transfer(got, want.cpu_free, want.arrival);
+        }
+        // Eager: o_s 0.5 us and two copies of 1 us, as under any library.
+        let eager = to_self.transfer(2, 2, 1000, MessageKind::Eager, 0.0);
+        assert_transfer(eager, 2.5 * US, 2.5 * US);
+    }
+}
