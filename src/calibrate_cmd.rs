@@ -155,17 +155,19 @@ pub(crate) struct NetArgs {
     /// measures it, and it is then used instead of --run's.
     #[arg(long, value_name = "TABLE")]
     shm_barrier: Option<PathBuf>,
-    /// parsim's benchmark output with its Call_<kind> tables (each
-    /// collective of 4 bytes on 2 ranks, timed alone as OMB times it),
-    /// placed like the ping-pong: fits each collective's own
-    /// [collectives] call_overhead on top of the barrier's. --run
-    /// measures them.
+    /// Measured collective calls of 2 ranks placed like the ping-pong:
+    /// parsim's benchmark output (its Call_KIND tables: each collective
+    /// of 4 bytes timed alone as OMB times it) or the output of an OMB
+    /// collective latency test (osu_allreduce, ...) run on 2 ranks, whose
+    /// smallest size is used. Fits each collective's own [collectives]
+    /// call_overhead on top of the barrier's. Repeatable; --run measures
+    /// them.
     #[arg(long, value_name = "TABLE", conflicts_with = "shm_calls")]
-    calls: Option<PathBuf>,
+    calls: Vec<PathBuf>,
     /// The same with both ranks on one node (needs --shm). --shm-run
     /// measures them, and they are then used instead of --run's.
-    #[arg(long, value_name = "TABLE")]
-    shm_calls: Option<PathBuf>,
+    #[arg(long = "shm-calls", value_name = "TABLE")]
+    shm_calls: Vec<PathBuf>,
     /// A Reduce_local table (IMB-MPI1 Reduce_local: MPI_Reduce_local of
     /// floats): fits [node] reduce_overhead and reduce_op, the fixed cost
     /// and the rate of a reduction step. --run measures it.
@@ -404,7 +406,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
     // A barrier table given by the user wins over the measured ones; of
     // those, the one-node run's (--shm-run) wins over --run's.
     let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
-    let given_calls = args.calls.is_some() || args.shm_calls.is_some();
+    let given_calls = !args.calls.is_empty() || !args.shm_calls.is_empty();
     let given_flag = args.flag_latency.is_some();
     let bench = if args.run.is_some()
         || args.shm_run.is_some()
@@ -437,7 +439,7 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
                 &[&format!("{}allreduce", app::coll_fit::CALL_PREFIX)],
             )?
         {
-            args.calls = Some(m.table.clone());
+            args.calls = vec![m.table.clone()];
         }
         if args.reduce_local.is_none() {
             args.reduce_local = Some(m.table.clone());
@@ -487,8 +489,8 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
                 &[&format!("{}allreduce", app::coll_fit::CALL_PREFIX)],
             )?
         {
-            args.shm_calls = Some(m.table.clone());
-            args.calls = None;
+            args.shm_calls = vec![m.table.clone()];
+            args.calls.clear();
         }
         if !given_flag && app::coll_fit::has_tables(&m.table, &[app::coll_fit::FLAG_LATENCY])? {
             args.flag_latency = Some(m.table.clone());
@@ -852,7 +854,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         )
         .into());
     }
-    if (args.calls.is_some() || args.shm_calls.is_some())
+    if (!args.calls.is_empty() || !args.shm_calls.is_empty())
         && collectives.iter().any(|(k, _)| k == "call_overhead")
     {
         return Err(crate::common::UsageError(
@@ -932,10 +934,16 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                 (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
                 (None, None) => None,
             },
-            calls: match (&args.calls, &args.shm_calls) {
-                (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
-                (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
-                (None, None) => None,
+            calls: if args.shm_calls.is_empty() {
+                args.calls
+                    .iter()
+                    .map(|p| (p.clone(), app::coll_fit::Placement::TwoNodes))
+                    .collect()
+            } else {
+                args.shm_calls
+                    .iter()
+                    .map(|p| (p.clone(), app::coll_fit::Placement::OneNode))
+                    .collect()
             },
             reduce_local: args.reduce_local.clone(),
             flag: args.flag_latency.clone(),

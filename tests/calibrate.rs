@@ -614,9 +614,11 @@ fn call_tables_set_each_collectives_own_overhead() {
             "#----\n# Benchmarking {name}\n# #processes = 2\n#----\n       #bytes #repetitions      t[usec]   Mbytes/sec\n            4         1000        {t:.3}         0.00\n"
         )
     };
-    let calls = tmp.file(
-        "calls.txt",
-        &[block("Call_allreduce", 14.0), block("Call_gather", 9.5)].concat(),
+    let calls = tmp.file("calls.txt", &block("Call_allreduce", 14.0));
+    // The gather from OMB's own output of 2 ranks (its smallest size).
+    let osu_gather = tmp.file(
+        "osu_gather.txt",
+        "# OSU MPI Gather Latency Test v6.1\n# Size         Avg Latency(us)\n4                         9.50\n8                         9.90\n",
     );
     let out = tmp.join("m.toml");
     let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
@@ -628,6 +630,8 @@ fn call_tables_set_each_collectives_own_overhead() {
         &path(&barrier),
         "--calls",
         &path(&calls),
+        "--calls",
+        &path(&osu_gather),
         "--collective",
         "library=mpich-4",
         "--output",
@@ -681,6 +685,22 @@ fn call_tables_set_each_collectives_own_overhead() {
             "{call}: {mean} s per call, measured {measured}\n{text}"
         );
     }
+    // A collective measured twice is refused, naming both files.
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &path(&network),
+        "--calls",
+        &path(&osu_gather),
+        "--calls",
+        &path(&osu_gather),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gather is measured twice"),
+        "{}",
+        stderr(&o)
+    );
     let o = parsim(&[
         "calibrate",
         "net",

@@ -371,11 +371,20 @@ pub struct MeasuredCall {
     pub seconds: f64,
 }
 
-/// The `Call_<kind>` tables of the file at `path` (empty when it has none):
-/// each table's one row.
+/// The measured calls of the file at `path`: parsim's benchmark output
+/// (its `Call_<kind>` tables, each table's one row; none when it has no
+/// such table), or the output of one of OMB's blocking collective latency
+/// tests run on 2 ranks (`osu_allreduce`, ...: OMB's loop is the one
+/// `netbench.c` copies), whose smallest size is taken (for
+/// `osu_reduce_scatter` its 8-byte row, one float to each rank).
 pub fn read_calls(path: &Path) -> Result<Vec<MeasuredCall>, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
     let bad = |message: String| Error::Input(format!("{}: {message}", path.display()));
+    if let Ok(osu) = calibrate::input::osu_table(&text)
+        && osu.title.starts_with("OSU MPI")
+    {
+        return read_osu_call(&osu, &bad).map(|c| vec![c]);
+    }
     let blocks = calibrate::input::imb_blocks(&text).map_err(|e| bad(e.to_string()))?;
     let mut calls = Vec::new();
     for block in &blocks {
@@ -416,6 +425,68 @@ pub fn read_calls(path: &Path) -> Result<Vec<MeasuredCall>, Error> {
         });
     }
     Ok(calls)
+}
+
+/// One OMB collective latency test's call: the collective its title names
+/// (`# OSU MPI Allreduce Latency Test v6.1`), its smallest size's average.
+fn read_osu_call(
+    osu: &calibrate::input::OsuTable,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<MeasuredCall, Error> {
+    // OMB's titles (mpi/collective/osu_*.c, 5.x-7.x): the collective's
+    // name, but "Broadcast" and "All-to-All(v) Personalized Exchange".
+    let name = osu
+        .title
+        .strip_prefix("OSU MPI ")
+        .and_then(|t| t.split(" Latency Test").next())
+        .map(|n| match n {
+            "Broadcast" => "bcast".to_owned(),
+            "All-to-All Personalized Exchange" => "alltoall".to_owned(),
+            "All-to-Allv Personalized Exchange" => "alltoallv".to_owned(),
+            other => other.to_lowercase(),
+        });
+    let kind = name
+        .as_deref()
+        .and_then(CollKind::from_name)
+        .filter(|k| *k != CollKind::Barrier)
+        .ok_or_else(|| {
+            bad(format!(
+                "`{}` is not the output of one of OMB's blocking collective latency tests (osu_allreduce, osu_bcast, ...; osu_barrier is read by --barrier)",
+                osu.title
+            ))
+        })?;
+    let size = osu.columns.iter().position(|c| c == "Size");
+    let avg = osu.columns.iter().position(|c| c == "Avg Latency(us)");
+    let (Some(size), Some(avg)) = (size, avg) else {
+        return Err(bad(format!(
+            "{}: no Size and Avg Latency(us) columns",
+            osu.title
+        )));
+    };
+    let rows = osu.rows.iter().filter_map(|(line, row)| {
+        let bytes = row.get(size)?.parse::<u64>().ok()?;
+        let usec = row.get(avg)?.parse::<f64>().ok()?;
+        Some((*line, bytes, usec))
+    });
+    // osu_reduce_scatter splits a vector of `size` bytes of floats over the
+    // ranks (one float each at 8 bytes on 2): the call loop's
+    // `reduce_scatter(bytes: 4)`.
+    let (bytes, usec) = if kind == CollKind::ReduceScatter {
+        rows.clone()
+            .find(|r| r.1 == 8)
+            .map(|r| (4, r.2))
+            .ok_or_else(|| bad("osu_reduce_scatter's output has no row of 8 bytes".into()))?
+    } else {
+        rows.clone()
+            .find(|r| r.1 > 0)
+            .map(|r| (r.1, r.2))
+            .ok_or_else(|| bad(format!("{}: no row of a positive size", osu.title)))?
+    };
+    Ok(MeasuredCall {
+        kind,
+        bytes,
+        seconds: positive_seconds(usec, bad)?,
+    })
 }
 
 /// One collective's own call overhead.
@@ -548,10 +619,11 @@ pub fn fit_kind_overheads(
 #[derive(Debug, Clone, Default)]
 pub struct CollTables {
     pub barrier: Option<(PathBuf, Placement)>,
-    /// A file with `Call_<kind>` tables (`netbench.c`), its ranks placed
-    /// as said: each collective's own call overhead, on top of the
-    /// barrier's.
-    pub calls: Option<(PathBuf, Placement)>,
+    /// Files of measured calls ([`read_calls`]: `netbench.c`'s
+    /// `Call_<kind>` tables, OMB collective outputs of 2 ranks), their
+    /// ranks placed as said: each collective's own call overhead, on top
+    /// of the barrier's.
+    pub calls: Vec<(PathBuf, Placement)>,
     pub reduce_local: Option<PathBuf>,
     /// A FlagLatency table (`--flag-latency`).
     pub flag: Option<PathBuf>,
@@ -565,8 +637,8 @@ pub struct CollTables {
 #[derive(Debug, Clone, Default)]
 pub struct CollFitted {
     pub call: Option<(PathBuf, CallFit)>,
-    /// Each measured collective's own call overhead.
-    pub kinds: Option<(PathBuf, Vec<KindFit>)>,
+    /// Each measured collective's own call overhead, and the files.
+    pub kinds: Option<(Vec<PathBuf>, Vec<KindFit>)>,
     pub reduce: Option<(PathBuf, ReduceFit)>,
     /// `node.flag_latency`, seconds, from a FlagLatency table.
     pub flag: Option<(PathBuf, f64)>,
@@ -727,10 +799,14 @@ impl CollFitted {
                 );
             }
         }
-        if let Some((path, kinds)) = &self.kinds {
+        if let Some((paths, kinds)) = &self.kinds {
             lines.push(format!(
                 "each collective's own call overhead (collectives.call_overhead.<kind>), from its 2-rank call timed alone in {} (OMB's loop, simulated the same way):",
-                path.display()
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             for k in kinds {
                 lines.push(format!(
@@ -957,6 +1033,40 @@ call_overhead = "0.1 us"
         assert_eq!(calls[1].kind, CollKind::ReduceScatter);
         assert_eq!(calls[1].bytes, 4);
         approx::assert_relative_eq!(calls[0].seconds, 0.493e-6, max_relative = 1e-12);
+        // OMB's outputs, one collective each.
+        for (text, kind, bytes, usec) in [
+            (
+                "\n# OSU MPI Broadcast Latency Test v6.1\n# Size         Avg Latency(us)\n1                         0.32\n2                         0.29\n",
+                CollKind::Bcast,
+                1,
+                0.32,
+            ),
+            (
+                "# OSU MPI Reduce_scatter Latency Test v6.1\n# Size         Avg Latency(us)\n4                         0.98\n8                         1.11\n",
+                CollKind::ReduceScatter,
+                4,
+                1.11,
+            ),
+            (
+                "# OSU MPI All-to-Allv Personalized Exchange Latency Test v6.1\n# Size         Avg Latency(us)\n1 0.50\n",
+                CollKind::Alltoallv,
+                1,
+                0.50,
+            ),
+        ] {
+            std::fs::write(&path, text).expect("written");
+            let calls = read_calls(&path).expect("reads");
+            assert_eq!(calls.len(), 1);
+            assert_eq!((calls[0].kind, calls[0].bytes), (kind, bytes));
+            approx::assert_relative_eq!(calls[0].seconds, usec * 1e-6, max_relative = 1e-12);
+        }
+        std::fs::write(
+            &path,
+            "# OSU MPI Barrier Latency Test v6.1\n# Avg Latency(us)\n 0.5\n",
+        )
+        .expect("written");
+        let e = read_calls(&path).expect_err("refused").to_string();
+        assert!(e.contains("read by --barrier"), "{e}");
         std::fs::write(&path, block("Call_allreduse", "0.5")).expect("written");
         let e = read_calls(&path).expect_err("refused").to_string();
         assert!(e.contains("no collective is named allreduse"), "{e}");

@@ -1084,13 +1084,35 @@ impl Fitted {
                 coll_fit::fit_call_overhead(&machine, measured, *placement)?,
             ));
         }
-        if let Some((path, placement)) = &tables.calls {
-            let calls = coll_fit::read_calls(path)?;
+        if !tables.calls.is_empty() {
+            let mut calls: Vec<coll_fit::MeasuredCall> = Vec::new();
+            let mut from: Vec<(sim_core::ir::CollKind, &Path)> = Vec::new();
+            let placement = tables.calls[0].1;
+            for (path, p) in &tables.calls {
+                if *p != placement {
+                    return Err(Error::Input(format!(
+                        "{}: the call tables were measured on one node and on two: give them placed alike",
+                        path.display()
+                    )));
+                }
+                for call in coll_fit::read_calls(path)? {
+                    if let Some((_, first)) = from.iter().find(|(k, _)| *k == call.kind) {
+                        return Err(Error::Input(format!(
+                            "{} is measured twice, in {} and in {}: give one",
+                            call.kind.name(),
+                            first.display(),
+                            path.display()
+                        )));
+                    }
+                    from.push((call.kind, path));
+                    calls.push(call);
+                }
+            }
             if !calls.is_empty() {
-                if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
+                if placement == coll_fit::Placement::OneNode && self.shm.is_none() {
                     return Err(Error::Input(format!(
                         "{}: calls on one node are simulated on the shared-memory channel, and there is no shared-memory table",
-                        path.display()
+                        tables.calls[0].0.display()
                     )));
                 }
                 // On the machine as it will be written, the barrier's
@@ -1099,8 +1121,8 @@ impl Fitted {
                 let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
                     .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
                 self.collectives.kinds = Some((
-                    path.clone(),
-                    coll_fit::fit_kind_overheads(&machine, &calls, *placement)?,
+                    tables.calls.iter().map(|(p, _)| p.clone()).collect(),
+                    coll_fit::fit_kind_overheads(&machine, &calls, placement)?,
                 ));
             }
         }
