@@ -19,11 +19,18 @@
 #   bash validation/dev-machine/osu-rounds.sh OMB_BIN [path/to/parsim]
 # OMB_BIN holds OMB 6.1's osu_* binaries (built as osu-real.sh says);
 # ROUNDS=N (default 5), OUT=DIR (default validation/dev-machine/osu-rounds).
+# Another MPI: RUN="mpirun.openmpi --allow-run-as-root -np 2"
+# MPICC=mpicc.openmpi LIBRARY_DESC="Open MPI 4.1.4 from Debian" and OMB
+# built with that MPI (osu-ompi.sh says how).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OMB=$1
 P=${2:-target/release/parsim}
 D=${OUT:-validation/dev-machine/osu-rounds}
+RUN=${RUN:-mpirun -np 2}
+MPICC=${MPICC:-mpicc}
+LIBRARY_DESC=${LIBRARY_DESC:-MPICH 4.0.2 (ch4:ucx) from Debian}
+TAG=${TAG:-mpich-4}   # the machines' name in the outputs
 B="latency allreduce reduce bcast alltoall allgather gather scatter barrier reduce_scatter allgatherv alltoallv gatherv scatterv"
 mkdir -p $D
 : > $D/results.txt
@@ -31,25 +38,25 @@ for r in $(seq 1 ${ROUNDS:-5}); do
     R=$D/round$r
     mkdir -p $R
     date -u +"round $r %H:%M:%S" | tee -a $D/results.txt
-    "$P" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
+    "$P" calibrate net --run "$RUN" --shm-run "$RUN" --mpicc "$MPICC" --ranks-per-node 2 \
         --name dev-machine-coll \
-        --description "this development machine: 2 vCPUs, MPICH 4.0.2 (ch4:ucx) from Debian, shared memory" \
-        -o $R/machine-mpich-4.toml > $R/calibrate-net.txt 2> $R/calibrate-net.err
+        --description "this development machine: 2 vCPUs, $LIBRARY_DESC, shared memory" \
+        -o $R/machine-$TAG.toml > $R/calibrate-net.txt 2> $R/calibrate-net.err
     sed -E 's/^call_overhead = \{ default = ("[^"]*").*$/call_overhead = \1/' \
-        $R/machine-mpich-4.toml > $R/machine-mpich-4-onecall.toml
-    for b in $B; do mpirun -np 2 "$OMB/osu_$b" > $R/$b.txt; done
+        $R/machine-$TAG.toml > $R/machine-$TAG-onecall.toml
+    for b in $B; do $RUN "$OMB/osu_$b" > $R/$b.txt; done
     for b in $B; do
         size=(-p max_bytes=1048576)
         if [ $b = latency ]; then size=(-p max_bytes=4194304); fi
         if [ $b = barrier ]; then size=(); fi
-        for m in mpich-4 mpich-4-onecall; do
+        for m in $TAG $TAG-onecall; do
             "$P" validate examples/osu/$b.mpl --table $R/$b.txt --ranks 2 \
                 "${size[@]}" --machine $R/machine-$m.toml > $R/validate-$b-$m.txt
             echo "$r $b $m $(grep '^all:' $R/validate-$b-$m.txt)" >> $D/results.txt
         done
     done
 done
-python3 - "$D" <<'EOF'
+python3 - "$D" "$TAG" <<'EOF'
 import re, statistics, sys
 d = sys.argv[1]
 rows = {}
@@ -58,9 +65,10 @@ for line in open(f"{d}/results.txt"):
     if m:
         rows.setdefault((m[2], m[3]), []).append(float(m[4]))
 with open(f"{d}/summary.txt", "w") as out:
-    out.write("| benchmark | mpich-4: median over rounds (per round) | mpich-4-onecall |\n| --- | --- | --- |\n")
+    tag = sys.argv[2]
+    out.write(f"| benchmark | {tag}: median over rounds (per round) | {tag}-onecall |\n| --- | --- | --- |\n")
     for b in dict.fromkeys(k[0] for k in rows):
         cell = lambda m: "%.1f (%s)" % (statistics.median(rows[(b, m)]), ", ".join("%.1f" % x for x in rows[(b, m)]))
-        out.write(f"| {b} | {cell('mpich-4')} | {cell('mpich-4-onecall')} |\n")
+        out.write(f"| {b} | {cell(tag)} | {cell(tag + '-onecall')} |\n")
 print(open(f"{d}/summary.txt").read())
 EOF
