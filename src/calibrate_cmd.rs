@@ -168,6 +168,17 @@ pub(crate) struct NetArgs {
     /// measures them, and they are then used instead of --run's.
     #[arg(long = "shm-calls", value_name = "TABLE")]
     shm_calls: Vec<PathBuf>,
+    /// parsim's benchmark output with its RendezvousSend and
+    /// RendezvousRecv tables (one message of each rendezvous size after a
+    /// barrier, each end timed), placed like the ping-pong: chooses
+    /// [node] rendezvous_send, when a rendezvous send completes. --run
+    /// measures them.
+    #[arg(long, value_name = "TABLE", conflicts_with = "shm_rendezvous")]
+    rendezvous: Option<PathBuf>,
+    /// The same with both ranks on one node (needs --shm); --shm-run
+    /// measures them, and they are then used instead of --run's.
+    #[arg(long = "shm-rendezvous", value_name = "TABLE")]
+    shm_rendezvous: Option<PathBuf>,
     /// A Reduce_local table (IMB-MPI1 Reduce_local: MPI_Reduce_local of
     /// floats): fits [node] reduce_overhead and reduce_op, the fixed cost
     /// and the rate of a reduction step. --run measures it.
@@ -407,6 +418,11 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
     // those, the one-node run's (--shm-run) wins over --run's.
     let given_barrier = args.barrier.is_some() || args.shm_barrier.is_some();
     let given_calls = !args.calls.is_empty() || !args.shm_calls.is_empty();
+    let given_rendezvous = args.rendezvous.is_some() || args.shm_rendezvous.is_some();
+    let rendezvous_tables = [
+        app::coll_fit::RENDEZVOUS_SEND,
+        app::coll_fit::RENDEZVOUS_RECV,
+    ];
     let given_flag = args.flag_latency.is_some();
     let bench = if args.run.is_some()
         || args.shm_run.is_some()
@@ -440,6 +456,9 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
             )?
         {
             args.calls = vec![m.table.clone()];
+        }
+        if !given_rendezvous && app::coll_fit::has_tables(&m.table, &rendezvous_tables)? {
+            args.rendezvous = Some(m.table.clone());
         }
         if args.reduce_local.is_none() {
             args.reduce_local = Some(m.table.clone());
@@ -491,6 +510,10 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         {
             args.shm_calls = vec![m.table.clone()];
             args.calls.clear();
+        }
+        if !given_rendezvous && app::coll_fit::has_tables(&m.table, &rendezvous_tables)? {
+            args.shm_rendezvous = Some(m.table.clone());
+            args.rendezvous = None;
         }
         if !given_flag && app::coll_fit::has_tables(&m.table, &[app::coll_fit::FLAG_LATENCY])? {
             args.flag_latency = Some(m.table.clone());
@@ -944,6 +967,11 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                     .iter()
                     .map(|p| (p.clone(), app::coll_fit::Placement::OneNode))
                     .collect()
+            },
+            rendezvous: match (&args.rendezvous, &args.shm_rendezvous) {
+                (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
+                (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
+                (None, None) => None,
             },
             reduce_local: args.reduce_local.clone(),
             flag: args.flag_latency.clone(),

@@ -85,6 +85,18 @@ fn calibrate_build_run_and_compare_with_mpich() {
         .unwrap_or_else(|| panic!("per-kind call overheads: {written}"));
     assert_eq!(overheads.matches(" us\"").count(), 15, "{overheads}");
 
+    // When a rendezvous send completes: both ends measured, the choice
+    // written with its two errors.
+    assert!(
+        raw.contains("# Benchmarking RendezvousSend\n")
+            && raw.contains("# Benchmarking RendezvousRecv\n"),
+        "{raw}"
+    );
+    assert!(
+        written.contains("# rendezvous send: done when "),
+        "{written}"
+    );
+
     // 1a. The sender's copy of an eager message (LogGOPS's O), from the
     // benchmark's SendOverhead table: every shared-memory eager send
     // copies its bytes, so the slope is above 0, and no core copies

@@ -356,6 +356,90 @@ fn simulated_barrier(
     Ok(times[0])
 }
 
+/// The tables of one rendezvous message's two ends in parsim's benchmark
+/// output (`netbench.c`'s `rendezvous_tables`).
+pub const RENDEZVOUS_SEND: &str = "RendezvousSend";
+pub const RENDEZVOUS_RECV: &str = "RendezvousRecv";
+
+/// When a rendezvous send completes, chosen by the measured sender.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RendezvousFit {
+    /// `node.rendezvous_send = "received"`.
+    pub received: bool,
+    /// Sizes measured.
+    pub points: usize,
+    /// The sender's median |error| with `"sent"` and with `"received"`.
+    pub error_sent: f64,
+    pub error_received: f64,
+    /// The measured sender's and receiver's median time per message over
+    /// the sizes, seconds (for the report).
+    pub sender: f64,
+    pub receiver: f64,
+}
+
+/// `netbench.c`'s loop of one message from rank 0 to rank 1 after a
+/// barrier, each end timed: seconds per message on each rank.
+const ONE_MESSAGE_LOOP: &str = "\
+param bytes = 0
+param reps = 10
+let t = 0.0
+for i in 0 .. reps + 2 {
+    barrier()
+    let t0 = wtime()
+    if rank == 0 { send(to: 1, bytes: bytes) } else { recv(from: 0, bytes: bytes) }
+    let t1 = wtime()
+    if i >= 2 { t += t1 - t0 }
+}
+print(t / reps)
+";
+
+/// Chooses `node.rendezvous_send` on `machine` from the RendezvousSend
+/// and RendezvousRecv tables of the file at `path` (one message of each
+/// rendezvous size after a barrier, each end's time): the setting whose
+/// simulated sender (the same loop, the ranks placed as measured) is
+/// nearer the measured one, by the median |ln(simulated / measured)| over
+/// the sizes. The receiver's time is the same under both (it is the
+/// channel's), so only the sender tells them apart.
+pub fn fit_rendezvous(
+    machine: &LogGpMachine,
+    path: &Path,
+    placement: Placement,
+) -> Result<RendezvousFit, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let sends = crate::netfit::imb_block(&text, path, RENDEZVOUS_SEND)?;
+    let recvs = crate::netfit::imb_block(&text, path, RENDEZVOUS_RECV)?;
+    let sizes: Vec<u64> = sends.points.iter().map(|p| p.bytes).collect();
+    let measured: Vec<f64> = sends.points.iter().map(|p| p.seconds).collect();
+    let program = crate::scenario::compile("<one message loop>", ONE_MESSAGE_LOOP)?;
+    let simulate = |received: bool| -> Result<f64, Error> {
+        let mut spec = machine.spec().clone();
+        spec.node.rendezvous_send_received = received;
+        spec.node.ranks_per_node = match placement {
+            Placement::TwoNodes => 1,
+            Placement::OneNode => 2,
+        };
+        let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
+        let sender = crate::patterns::simulate_ranks(&program, &m, &sizes, &[0], 2)?;
+        let mut errors: Vec<f64> = sender
+            .iter()
+            .zip(&measured)
+            .map(|(p, t)| (p / t).ln().abs())
+            .collect();
+        Ok(crate::validate::median(&mut errors))
+    };
+    let (error_sent, error_received) = (simulate(false)?, simulate(true)?);
+    let mut sender = measured.clone();
+    let mut receiver: Vec<f64> = recvs.points.iter().map(|p| p.seconds).collect();
+    Ok(RendezvousFit {
+        received: error_received < error_sent,
+        points: sizes.len(),
+        error_sent,
+        error_received,
+        sender: crate::validate::median(&mut sender),
+        receiver: crate::validate::median(&mut receiver),
+    })
+}
+
 /// The prefix of the per-collective call tables in parsim's benchmark
 /// output (`Call_allreduce`, ...: `netbench.c`'s `call_tables`).
 pub const CALL_PREFIX: &str = "Call_";
@@ -619,6 +703,9 @@ pub fn fit_kind_overheads(
 #[derive(Debug, Clone, Default)]
 pub struct CollTables {
     pub barrier: Option<(PathBuf, Placement)>,
+    /// A file with RendezvousSend and RendezvousRecv tables, its ranks
+    /// placed as said: `node.rendezvous_send`.
+    pub rendezvous: Option<(PathBuf, Placement)>,
     /// Files of measured calls ([`read_calls`]: `netbench.c`'s
     /// `Call_<kind>` tables, OMB collective outputs of 2 ranks), their
     /// ranks placed as said: each collective's own call overhead, on top
@@ -637,6 +724,8 @@ pub struct CollTables {
 #[derive(Debug, Clone, Default)]
 pub struct CollFitted {
     pub call: Option<(PathBuf, CallFit)>,
+    /// When a rendezvous send completes.
+    pub rendezvous: Option<(PathBuf, RendezvousFit)>,
     /// Each measured collective's own call overhead, and the files.
     pub kinds: Option<(Vec<PathBuf>, Vec<KindFit>)>,
     pub reduce: Option<(PathBuf, ReduceFit)>,
@@ -776,6 +865,19 @@ impl CollFitted {
                 r.points,
                 r.error.0 * 100.0,
                 r.error.1 * 100.0
+            ));
+        }
+        if let Some((path, r)) = &self.rendezvous {
+            lines.push(format!(
+                "rendezvous send: done when {} (node.rendezvous_send = \"{}\"): one message after a barrier in {}, {} sizes, the sender {} and the receiver {} (medians); the simulated sender's median |error| {:.1}% with \"sent\", {:.1}% with \"received\"",
+                if r.received { "its data is received" } else { "its last byte has left" },
+                if r.received { "received" } else { "sent" },
+                path.display(),
+                r.points,
+                us(r.sender),
+                us(r.receiver),
+                r.error_sent * 100.0,
+                r.error_received * 100.0
             ));
         }
         if let Some((path, c)) = &self.call {
@@ -1009,6 +1111,66 @@ call_overhead = "0.1 us"
         };
         let fit = fit_kind_overheads(&machine, &[fast], Placement::TwoNodes).expect("fits");
         assert_eq!(fit[0].overhead, 0.0);
+    }
+
+    /// The sender's tables simulated under one setting give that setting
+    /// back, on either placement.
+    #[test]
+    fn the_rendezvous_completion_is_recovered() {
+        let text = r#"
+name = "t"
+model = "smp"
+[node]
+memcpy = "1 GB/s"
+ranks_per_node = 2
+[network]
+latency = "2 us"
+bandwidth = "1 GB/s"
+send_overhead = "0.5 us"
+recv_overhead = "0.5 us"
+eager_limit = "4 KiB"
+[shm]
+latency = "1 us"
+bandwidth = "5 GB/s"
+send_overhead = "0.1 us"
+recv_overhead = "0.1 us"
+eager_limit = "4 KiB"
+"#;
+        let machine = LogGpMachine::from_toml_str(text, "t.toml").expect("loads");
+        let program = crate::scenario::compile("<loop>", ONE_MESSAGE_LOOP).expect("compiles");
+        let sizes = [8192u64, 16384, 65536, 262144];
+        let dir = tempfile::tempdir().expect("temp dir");
+        for placement in [Placement::OneNode, Placement::TwoNodes] {
+            for received in [false, true] {
+                let mut spec = machine.spec().clone();
+                spec.node.rendezvous_send_received = received;
+                spec.node.ranks_per_node = match placement {
+                    Placement::TwoNodes => 1,
+                    Placement::OneNode => 2,
+                };
+                let m = LogGpMachine::new(spec).expect("valid");
+                let mut out = String::new();
+                for (rank, name) in [(0u32, RENDEZVOUS_SEND), (1, RENDEZVOUS_RECV)] {
+                    let times = crate::patterns::simulate_ranks(&program, &m, &sizes, &[rank], 2)
+                        .expect("simulates");
+                    out.push_str(&format!("#----\n# Benchmarking {name}\n# #processes = 2\n#----\n       #bytes #repetitions      t[usec]   Mbytes/sec\n"));
+                    for (n, t) in sizes.iter().zip(&times) {
+                        out.push_str(&format!("{n} 10 {:.6} 0.00\n", t * 1e6));
+                    }
+                }
+                let path = dir.path().join("rdv.txt");
+                std::fs::write(&path, &out).expect("written");
+                let fit = fit_rendezvous(&machine, &path, placement).expect("fits");
+                assert_eq!(fit.received, received, "{placement:?}: {fit:?}");
+                assert_eq!(fit.points, 4);
+                let best = if received {
+                    fit.error_received
+                } else {
+                    fit.error_sent
+                };
+                assert!(best < 1e-4, "{fit:?}");
+            }
+        }
     }
 
     #[test]

@@ -920,6 +920,7 @@ fn fit_machine(
         reduce_bandwidth: None,
         reduce_overhead: 0.0,
         timer: 0.0,
+        rendezvous_send_received: false,
         flag_latency: None,
         datatype: models::DatatypeCosts::default(),
         page_fault: None,
@@ -1066,6 +1067,23 @@ impl Fitted {
         if let Some(path) = &tables.reduce_local {
             let table = coll_fit::read_reduce_local(path)?;
             self.collectives.reduce = Some((path.clone(), coll_fit::fit_reduce(&table)?));
+        }
+        // Before the barrier and the calls: their simulations then run
+        // with it.
+        if let Some((path, placement)) = &tables.rendezvous {
+            if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
+                return Err(Error::Input(format!(
+                    "{}: messages on one node are simulated on the shared-memory channel, and there is no shared-memory table",
+                    path.display()
+                )));
+            }
+            let file = self.machine_file(m, "(fitting)")?;
+            let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
+                .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
+            self.collectives.rendezvous = Some((
+                path.clone(),
+                coll_fit::fit_rendezvous(&machine, path, *placement)?,
+            ));
         }
         if let Some((path, placement)) = &tables.barrier {
             if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
@@ -1285,6 +1303,11 @@ impl Fitted {
                 .as_ref()
                 .map_or(0.0, |(_, r)| r.overhead),
             timer: m.timer.as_ref().map_or(0.0, |(t, _)| *t),
+            rendezvous_send_received: self
+                .collectives
+                .rendezvous
+                .as_ref()
+                .is_some_and(|(_, r)| r.received),
             flag_latency: self.collectives.flag.as_ref().map(|(_, t)| *t),
             datatype: self
                 .collectives

@@ -58,6 +58,8 @@ pub struct MachineDescription<'a> {
     pub reduce_overhead: f64,
     /// `node.timer`, seconds per read of the clock (0 leaves it out).
     pub timer: f64,
+    /// `node.rendezvous_send = "received"` (false leaves it out).
+    pub rendezvous_send_received: bool,
     /// `node.flag_latency`, seconds (`None` leaves it out: assumed).
     pub flag_latency: Option<f64>,
     /// `node.type_*` (each `None` left out: assumed).
@@ -408,6 +410,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             reduce_overhead: machine.reduce_overhead,
             timer: machine.timer,
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
+            rendezvous_send_received: machine.rendezvous_send_received,
             flag_latency: machine.flag_latency,
             datatype: machine.datatype,
             heap: models::HeapParams {

@@ -40,6 +40,9 @@
  *   - Barrier (a collective call's cost beyond its messages): MPI_Barrier
  *     on a communicator of ranks 0 and 1, IMB's loop (t = per call, the
  *     average of the two ranks), printed as a one-row table of 0 bytes;
+ *   - RendezvousSend and RendezvousRecv (when a rendezvous send
+ *     completes, rendezvous_tables): one message of each size from the
+ *     eager limit to 1 MiB after a barrier, each end's time;
  *   - Call_<kind> (each collective's own cost per call, call_tables):
  *     every collective of 4 bytes on ranks 0 and 1, each call timed alone
  *     as the OSU Micro-Benchmarks time it, t = per call;
@@ -377,6 +380,59 @@ static void barrier_table(MPI_Comm pair, int rank) {
     }
     if (rank == 0) {
         printf("%13d %12d %12.3f %12.2f\n", 0, reps, median(t, TRIALS) * 1e6, 0.0);
+        fflush(stdout);
+    }
+}
+
+/* RendezvousSend and RendezvousRecv (when a rendezvous send completes,
+ * node.rendezvous_send): one message from rank 0 to rank 1 after a
+ * barrier, MPI_Send on rank 0 and MPI_Recv on rank 1 each timed, sizes the
+ * powers of two from the probed eager limit to 1 MiB; t = each end's mean
+ * over reps_for(bytes) / 5 messages (at least 10), the median of TRIALS.
+ * A library whose receiver reads the sender's buffer and answers (a get)
+ * completes the send with the receive; one whose sender writes the data
+ * out completes it when the last byte has left. */
+static void rendezvous_tables(char *sbuf, char *rbuf, int rank, long eager) {
+    long first = 1;
+    while (first < eager) first *= 2;
+    long last = MAX_BYTES / 4; /* 1 MiB */
+    double send_t[32], recv_t[32];
+    int rows = 0;
+    for (long n = first; n <= last && rows < 32; n *= 2, rows++) {
+        int reps = reps_for(n) / 5;
+        if (reps < 10) reps = 10;
+        double ts[TRIALS], tr[TRIALS];
+        for (int k = 0; k < TRIALS; k++) {
+            double mine = 0.0;
+            for (int i = 0; i < reps + 2; i++) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                if (rank == 0) MPI_Send(sbuf, (int)n, MPI_BYTE, 1, 40, MPI_COMM_WORLD);
+                else if (rank == 1) MPI_Recv(rbuf, (int)n, MPI_BYTE, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double t1 = MPI_Wtime();
+                if (i >= 2) mine += t1 - t0;
+            }
+            mine /= reps;
+            double other = 0.0;
+            if (rank == 1) MPI_Send(&mine, 1, MPI_DOUBLE, 0, 41, MPI_COMM_WORLD);
+            if (rank == 0) MPI_Recv(&other, 1, MPI_DOUBLE, 1, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            ts[k] = mine;
+            tr[k] = other;
+        }
+        send_t[rows] = median(ts, TRIALS);
+        recv_t[rows] = median(tr, TRIALS);
+    }
+    if (rank == 0 && rows > 0) {
+        const char *names[2] = {"RendezvousSend", "RendezvousRecv"};
+        for (int which = 0; which < 2; which++) {
+            header(names[which], 2);
+            long n = first;
+            for (int i = 0; i < rows; i++, n *= 2) {
+                double t = which == 0 ? send_t[i] : recv_t[i];
+                printf("%13ld %12d %12.3f %12.2f\n", n, reps_for(n) / 5 < 10 ? 10 : reps_for(n) / 5,
+                       t * 1e6, (double)n / t / 1e6);
+            }
+        }
         fflush(stdout);
     }
 }
@@ -749,6 +805,7 @@ int main(int argc, char **argv) {
     MPI_Bcast(&eager, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     /* Sends below the probed limit only: a larger one waits for its receive. */
     table("SendOverhead", nprocs, sbuf, rbuf, rank, send_call, 1.0, 1, eager, 3);
+    rendezvous_tables(sbuf, rbuf, rank, eager);
     table("PingPing", nprocs, sbuf, rbuf, rank, pingping, 1.0, 1, ALL_SIZES, 2);
     table("Stream", nprocs, sbuf, rbuf, rank, stream, 1.0 / WINDOW, WINDOW, ALL_SIZES, 2);
     table("BiStream", nprocs, sbuf, rbuf, rank, bistream, 1.0 / (2 * WINDOW), WINDOW, ALL_SIZES, 2);

@@ -94,6 +94,7 @@ fn samples_fit_within_tolerance() {
             reduce_bandwidth: None,
             reduce_overhead: 0.0,
             timer: 0.0,
+            rendezvous_send_received: false,
             flag_latency: None,
             datatype: models::DatatypeCosts::default(),
             page_fault: None,

@@ -65,6 +65,7 @@ const NODE_KEYS: &[&str] = &[
     "reduce_overhead",
     "timer",
     "progress",
+    "rendezvous_send",
     "flag_latency",
     "type_create",
     "type_create_per_block",
@@ -483,6 +484,21 @@ impl<'f> Walker<'f> {
             Some(value) => self.time("node.timer", value)?,
             None => 0.0,
         };
+        let rendezvous_send_received = match table.get("rendezvous_send") {
+            None => false,
+            Some(value) => match value.as_str() {
+                Some("sent") => false,
+                Some("received") => true,
+                _ => {
+                    return Err(self.bad_value(
+                        "node.rendezvous_send",
+                        "\"sent\" (a rendezvous send completes when its last byte has left) or \"received\" (when the receiver has it: today's libraries)",
+                        value,
+                        None,
+                    ));
+                }
+            },
+        };
         let progress_in_calls = match table.get("progress") {
             None => crate::params::DEFAULT_PROGRESS_IN_CALLS,
             Some(value) => match value.as_str() {
@@ -550,6 +566,7 @@ impl<'f> Walker<'f> {
             reduce_overhead,
             timer,
             progress_in_calls,
+            rendezvous_send_received,
             flag_latency,
             datatype,
             heap,

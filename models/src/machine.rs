@@ -319,6 +319,7 @@ impl LogGpMachine {
                 datatype: crate::params::DatatypeCosts::default(),
                 heap: crate::params::HeapParams::default(),
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
+                rendezvous_send_received: false,
             },
             network: ChannelParams {
                 latency: 0.6 * US,
@@ -513,6 +514,9 @@ impl LogGpMachine {
                 format_size(node.heap.page_size),
                 node.heap.allocator.name()
             ));
+        }
+        if node.rendezvous_send_received {
+            node_line.push_str(", a rendezvous send done when its data is received");
         }
         node_line.push_str(if node.progress_in_calls {
             ", rendezvous progress only inside MPI calls"
@@ -1214,6 +1218,10 @@ impl LogGpRun<'_> {
             // `arrival >= start + post − o_s >= start + L`, so this is
             // `>= start` up to rounding; the max keeps the trait's "never
             // before the time passed in" exact.
+            // `rendezvous_send = "received"`: when the receiver has it.
+            MessageKind::RendezvousData if self.machine.spec.node.rendezvous_send_received => {
+                arrival
+            }
             MessageKind::RendezvousData => (arrival - latency).max(start),
         };
         Transfer { cpu_free, arrival }

@@ -528,6 +528,17 @@ pub struct NodeParams {
     /// receiver computes waits for the receiver's next MPI call; `"async"`
     /// (false), a progress thread or the hardware answers it at once.
     pub progress_in_calls: bool,
+    /// `rendezvous_send`: when a rendezvous send completes. `"sent"`
+    /// (false, the default): when its last byte has left the sender
+    /// (`arrival - L`; a sender that writes the data out itself, ParJava's
+    /// SCI). `"received"` (true): when the receiver has it, as in today's
+    /// libraries, whose receiver reads the sender's buffer and answers
+    /// (MPICH's UCX and CMA rendezvous, Open MPI's RGET) or whose put waits
+    /// for the transport's acknowledgement. Measured by `calibrate net
+    /// --run` (RendezvousSend/RendezvousRecv: the sender of one message
+    /// done 0.02-0.07 µs after its receiver under MPICH 4.0.2 on the
+    /// development machine, VALIDATION.md 4.22).
+    pub rendezvous_send_received: bool,
     /// Seconds from a core's store to a flag in shared memory until another
     /// core of the node sees it (`flag_latency`): one cache-line transfer,
     /// the step of the shared-memory collectives (`sim_core::coll::Op::Flag`).

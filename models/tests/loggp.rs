@@ -190,6 +190,43 @@ fn rendezvous_kinds_and_cpu_free() {
     assert_transfer(data, (24.0 + 102.0) * US, (24.0 + 112.0) * US);
 }
 
+/// `rendezvous_send = "received"`: the data's send completes when it has
+/// arrived (today's get-based rendezvous, VALIDATION.md 4.22); the
+/// arrival and the control messages are as before; a bad value names the
+/// key.
+#[test]
+fn a_rendezvous_send_done_when_received() {
+    let text = HARDWARE.replace("GAP", "0 us").replace("MTU", "").replace(
+        "memcpy = \"1 GB/s\"",
+        "memcpy = \"1 GB/s\"\nrendezvous_send = \"received\"",
+    );
+    let machine = LogGpMachine::from_toml_str(&text, "t.toml").expect("loads");
+    assert!(
+        machine
+            .describe()
+            .contains("a rendezvous send done when its data is received")
+    );
+    let mut m = machine.start(2);
+    let rts = m.transfer(0, 1, 0, MessageKind::RendezvousRts, 0.0);
+    assert_transfer(rts, 2.0 * US, 12.0 * US);
+    let cts = m.transfer(1, 0, 0, MessageKind::RendezvousCts, rts.arrival);
+    assert_transfer(cts, 14.0 * US, 24.0 * US);
+    // Free at the arrival, not L (10 us) before it.
+    let data = m.transfer(0, 1, 100_000, MessageKind::RendezvousData, cts.arrival);
+    assert_transfer(data, (24.0 + 112.0) * US, (24.0 + 112.0) * US);
+    let bad = HARDWARE.replace("GAP", "0 us").replace("MTU", "").replace(
+        "memcpy = \"1 GB/s\"",
+        "memcpy = \"1 GB/s\"\nrendezvous_send = \"later\"",
+    );
+    let e = LogGpMachine::from_toml_str(&bad, "t.toml")
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("node.rendezvous_send") && e.contains("\"received\""),
+        "{e}"
+    );
+}
+
 #[test]
 fn fragmented_transfer() {
     let m = hardware("0 us", "mtu = \"1000 B\"");

@@ -10,7 +10,9 @@
 #   mpich-4          the machine as calibrated (each collective's own call
 #                    overhead, the Call_<kind> tables);
 #   mpich-4-onecall  the same with the barrier's call overhead for every
-#                    collective (the model before 4.19).
+#                    collective (the model before 4.19);
+#   mpich-4-sent     the same with a rendezvous send done when its last
+#                    byte has left (the model before 4.22).
 # No collective table is an input. Per benchmark and round the median
 # |error| over its sizes; then, per benchmark, the median over the rounds
 # (summary.txt).
@@ -44,12 +46,14 @@ for r in $(seq 1 ${ROUNDS:-5}); do
         -o $R/machine-$TAG.toml > $R/calibrate-net.txt 2> $R/calibrate-net.err
     sed -E 's/^call_overhead = \{ default = ("[^"]*").*$/call_overhead = \1/' \
         $R/machine-$TAG.toml > $R/machine-$TAG-onecall.toml
+    # A rendezvous send done when its last byte has left (section 4.22).
+    sed -e '/^rendezvous_send = /d' $R/machine-$TAG.toml > $R/machine-$TAG-sent.toml
     for b in $B; do $RUN "$OMB/osu_$b" > $R/$b.txt; done
     for b in $B; do
         size=(-p max_bytes=1048576)
         if [ $b = latency ]; then size=(-p max_bytes=4194304); fi
         if [ $b = barrier ]; then size=(); fi
-        for m in $TAG $TAG-onecall; do
+        for m in $TAG $TAG-onecall $TAG-sent; do
             "$P" validate examples/osu/$b.mpl --table $R/$b.txt --ranks 2 \
                 "${size[@]}" --machine $R/machine-$m.toml > $R/validate-$b-$m.txt
             echo "$r $b $m $(grep '^all:' $R/validate-$b-$m.txt)" >> $D/results.txt
@@ -66,9 +70,11 @@ for line in open(f"{d}/results.txt"):
         rows.setdefault((m[2], m[3]), []).append(float(m[4]))
 with open(f"{d}/summary.txt", "w") as out:
     tag = sys.argv[2]
-    out.write(f"| benchmark | {tag}: median over rounds (per round) | {tag}-onecall |\n| --- | --- | --- |\n")
+    variants = [m for m in (tag, tag + "-onecall", tag + "-sent") if any(k[1] == m for k in rows)]
+    out.write("| benchmark | " + " | ".join(f"{m}: median over rounds (per round)" for m in variants) + " |\n")
+    out.write("| --- |" + " --- |" * len(variants) + "\n")
     for b in dict.fromkeys(k[0] for k in rows):
         cell = lambda m: "%.1f (%s)" % (statistics.median(rows[(b, m)]), ", ".join("%.1f" % x for x in rows[(b, m)]))
-        out.write(f"| {b} | {cell(tag)} | {cell(tag + '-onecall')} |\n")
+        out.write(f"| {b} | " + " | ".join(cell(m) for m in variants) + " |\n")
 print(open(f"{d}/summary.txt").read())
 EOF

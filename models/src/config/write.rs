@@ -363,6 +363,9 @@ pub fn machine_file(file: &MachineFile) -> String {
     if node.heap.allocator != crate::heap::Allocator::Glibc {
         let _ = writeln!(out, "allocator = \"{}\"", node.heap.allocator.name());
     }
+    if node.rendezvous_send_received {
+        let _ = writeln!(out, "rendezvous_send = \"received\"");
+    }
     if node.progress_in_calls != crate::params::DEFAULT_PROGRESS_IN_CALLS {
         let _ = writeln!(
             out,
@@ -442,6 +445,7 @@ mod tests {
                 reduce_overhead: 0.12e-6,
                 timer: 0.03e-6,
                 progress_in_calls: !crate::params::DEFAULT_PROGRESS_IN_CALLS,
+                rendezvous_send_received: true,
                 flag_latency: Some(0.07e-6),
                 datatype: crate::params::DatatypeCosts {
                     create: Some(0.5e-6),
@@ -516,6 +520,7 @@ mod tests {
         assert_eq!(spec.node.reduce_bandwidth, Some(5e8));
         assert_eq!(spec.node.reduce_overhead, 0.12e-6);
         assert_eq!(spec.node.timer, 0.03e-6);
+        assert!(spec.node.rendezvous_send_received);
         assert_eq!(spec.node.flag_latency, Some(0.07e-6));
         assert_eq!(spec.node.datatype.create, Some(0.5e-6));
         assert_eq!(spec.node.datatype.pack_per_block, Some(2e-9));
@@ -624,6 +629,7 @@ mod tests {
                 reduce_overhead: 0.0,
                 timer: 0.0,
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
+                rendezvous_send_received: false,
                 flag_latency: None,
                 datatype: crate::params::DatatypeCosts::default(),
                 heap: crate::params::HeapParams::default(),
