@@ -157,9 +157,10 @@ pub(crate) struct NetArgs {
     shm_barrier: Option<PathBuf>,
     /// Measured collective calls of 2 ranks placed like the ping-pong:
     /// parsim's benchmark output (its Call_KIND tables: each collective
-    /// of 4 bytes timed alone as OMB times it) or the output of an OMB
+    /// of 4 bytes timed alone as OMB times it), the output of an OMB
     /// collective latency test (osu_allreduce, ...) run on 2 ranks, whose
-    /// smallest size is used. Fits each collective's own [collectives]
+    /// smallest size is used, or an IMB-MPI1 (2017+) output, whose
+    /// collective blocks of 2 processes are used. Fits each collective's own [collectives]
     /// call_overhead on top of the barrier's. Repeatable; --run measures
     /// them.
     #[arg(long, value_name = "TABLE", conflicts_with = "shm_calls")]

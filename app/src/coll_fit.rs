@@ -456,11 +456,12 @@ pub struct MeasuredCall {
 }
 
 /// The measured calls of the file at `path`: parsim's benchmark output
-/// (its `Call_<kind>` tables, each table's one row; none when it has no
-/// such table), or the output of one of OMB's blocking collective latency
-/// tests run on 2 ranks (`osu_allreduce`, ...: OMB's loop is the one
-/// `netbench.c` copies), whose smallest size is taken (for
-/// `osu_reduce_scatter` its 8-byte row, one float to each rank).
+/// (its `Call_<kind>` tables, each table's one row), the output of one of
+/// OMB's blocking collective latency tests run on 2 ranks (`osu_allreduce`,
+/// ...: OMB's loop is the one `netbench.c` copies), whose smallest size is
+/// taken (for `osu_reduce_scatter` its 8-byte row, one float to each
+/// rank), or an IMB-MPI1 output's collective blocks of 2 processes
+/// ([`read_imb_calls`]); none when the file has none of them.
 pub fn read_calls(path: &Path) -> Result<Vec<MeasuredCall>, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
     let bad = |message: String| Error::Input(format!("{}: {message}", path.display()));
@@ -506,6 +507,81 @@ pub fn read_calls(path: &Path) -> Result<Vec<MeasuredCall>, Error> {
             kind,
             bytes: bytes as u64,
             seconds: positive_seconds(usec, &bad)?,
+        });
+    }
+    if calls.is_empty() {
+        calls = read_imb_calls(&blocks, &bad)?;
+    }
+    Ok(calls)
+}
+
+/// The collectives of an IMB-MPI1 output (2017 and later) with a block of
+/// 2 processes and none waiting: each its smallest size of at least one
+/// element (4 bytes for the reductions, whose elements are floats; for
+/// Reduce_scatter its 8-byte row, one float to each rank), `t_avg`. IMB
+/// 2017+ times each call alone between two clock reads and synchronises
+/// after it (`-sync 1`, the default; src_c/IMB_allreduce.c and the
+/// others), the loop `netbench.c` copies from OMB.
+fn read_imb_calls(
+    blocks: &[calibrate::input::ImbBlock],
+    bad: &dyn Fn(String) -> Error,
+) -> Result<Vec<MeasuredCall>, Error> {
+    let mut calls = Vec::new();
+    for block in blocks {
+        let Some(kind) = block
+            .benchmark
+            .as_deref()
+            .map(str::to_lowercase)
+            .and_then(|n| CollKind::from_name(&n))
+            .filter(|k| *k != CollKind::Barrier)
+        else {
+            continue;
+        };
+        if block.processes != Some(2) || block.waiting != 0 {
+            continue;
+        }
+        let column = |name: &str| block.columns.iter().position(|c| c == name);
+        let (Some(size), Some(avg)) = (column("#bytes"), column("t_avg[usec]")) else {
+            return Err(bad(format!(
+                "the {} block of 2 processes has no #bytes and t_avg[usec] columns (IMB 2017 or later)",
+                kind.name()
+            )));
+        };
+        let reduction = matches!(
+            kind,
+            CollKind::Reduce
+                | CollKind::Allreduce
+                | CollKind::ReduceScatter
+                | CollKind::Scan
+                | CollKind::Exscan
+        );
+        let rows = block.rows.iter().filter_map(|(_, row)| {
+            let bytes = row.get(size)?.parse::<u64>().ok()?;
+            let usec = row.get(avg)?.parse::<f64>().ok()?;
+            Some((bytes, usec))
+        });
+        let found = if kind == CollKind::ReduceScatter {
+            rows.clone().find(|r| r.0 == 8).map(|r| (4, r.1))
+        } else {
+            let least = if reduction { 4 } else { 1 };
+            rows.clone().find(|r| r.0 >= least)
+        };
+        let (bytes, usec) = found.ok_or_else(|| {
+            bad(format!(
+                "the {} block of 2 processes has no row of one element",
+                kind.name()
+            ))
+        })?;
+        if calls.iter().any(|c: &MeasuredCall| c.kind == kind) {
+            return Err(bad(format!(
+                "{} has two blocks of 2 processes: give one run",
+                kind.name()
+            )));
+        }
+        calls.push(MeasuredCall {
+            kind,
+            bytes,
+            seconds: positive_seconds(usec, bad)?,
         });
     }
     Ok(calls)
@@ -903,7 +979,7 @@ impl CollFitted {
         }
         if let Some((paths, kinds)) = &self.kinds {
             lines.push(format!(
-                "each collective's own call overhead (collectives.call_overhead.<kind>), from its 2-rank call timed alone in {} (OMB's loop, simulated the same way):",
+                "each collective's own call overhead (collectives.call_overhead.<kind>), from its 2-rank call timed alone in {} (each call between two clock reads, then a barrier: the loop of OMB and of IMB 2017+, simulated the same way):",
                 paths
                     .iter()
                     .map(|p| p.display().to_string())
@@ -1222,6 +1298,36 @@ eager_limit = "4 KiB"
             assert_eq!((calls[0].kind, calls[0].bytes), (kind, bytes));
             approx::assert_relative_eq!(calls[0].seconds, usec * 1e-6, max_relative = 1e-12);
         }
+        // IMB-MPI1 2017+: the collective blocks of 2 processes, the
+        // smallest size of one element; PingPong and the 4-process block
+        // are not calls.
+        let imb = |name: &str, procs: u32, rows: &str| {
+            format!(
+                "#----\n# Benchmarking {name}\n# #processes = {procs}\n#----\n       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n{rows}"
+            )
+        };
+        let text = [
+            "#----\n# Benchmarking PingPong\n# #processes = 2\n#----\n       #bytes #repetitions      t[usec]   Mbytes/sec\n            0         1000         0.20         0.00\n".to_owned(),
+            imb("Allreduce", 2, "0 1000 0.01 0.01 0.01\n4 1000 0.40 0.50 0.45\n8 1000 0.5 0.5 0.5\n"),
+            imb("Allreduce", 4, "0 1000 0.01 0.01 0.01\n4 1000 0.9 1.0 0.95\n"),
+            imb("Bcast", 2, "0 1000 0.01 0.01 0.01\n1 1000 0.20 0.30 0.25\n"),
+            imb("Reduce_scatter", 2, "0 1000 0.01 0.01 0.01\n4 1000 0.5 0.5 0.5\n8 1000 0.6 0.7 0.65\n"),
+        ]
+        .concat();
+        std::fs::write(&path, &text).expect("written");
+        let calls = read_calls(&path).expect("reads");
+        let got: Vec<(CollKind, u64, f64)> = calls
+            .iter()
+            .map(|c| (c.kind, c.bytes, (c.seconds * 1e8).round() / 1e2))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (CollKind::Allreduce, 4, 0.45),
+                (CollKind::Bcast, 1, 0.25),
+                (CollKind::ReduceScatter, 4, 0.65)
+            ]
+        );
         std::fs::write(
             &path,
             "# OSU MPI Barrier Latency Test v6.1\n# Avg Latency(us)\n 0.5\n",
