@@ -685,6 +685,20 @@ fn call_tables_set_each_collectives_own_overhead() {
             "{call}: {mean} s per call, measured {measured}\n{text}"
         );
     }
+    // A file with no call in it is refused, naming it; so is OMB's output
+    // of another test.
+    let pingpong = tmp.file("pingpong.txt", &block("PingPong", 0.2));
+    for (file, message) in [
+        (&pingpong, "pingpong.txt: no collective call of 2 ranks"),
+        (
+            &network,
+            "is not the output of one of OMB's blocking collective latency tests",
+        ),
+    ] {
+        let o = parsim(&["calibrate", "net", &path(&network), "--calls", &path(file)]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+    }
     // A collective measured twice is refused, naming both files.
     let o = parsim(&[
         "calibrate",

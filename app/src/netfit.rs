@@ -1113,7 +1113,14 @@ impl Fitted {
                         path.display()
                     )));
                 }
-                for call in coll_fit::read_calls(path)? {
+                let found = coll_fit::read_calls(path)?;
+                if found.is_empty() {
+                    return Err(Error::Input(format!(
+                        "{}: no collective call of 2 ranks (parsim's Call_<kind> tables, an OMB collective latency output, or IMB collective blocks of 2 processes)",
+                        path.display()
+                    )));
+                }
+                for call in found {
                     if let Some((_, first)) = from.iter().find(|(k, _)| *k == call.kind) {
                         return Err(Error::Input(format!(
                             "{} is measured twice, in {} and in {}: give one",
