@@ -596,6 +596,44 @@ fn barrier_and_reduce_local_tables_set_the_call_costs() {
     );
 }
 
+/// Without a measurement, `node.rendezvous_send` follows the library named:
+/// `"received"` (with the header saying it is assumed) for a library whose
+/// rendezvous is a get, nothing for MPICH 3 or no library.
+#[test]
+fn the_rendezvous_send_follows_the_library_when_not_measured() {
+    let tmp = temp_dir();
+    let network = tmp.file("net.txt", &osu_table(3.0, 1e-4));
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    for (library, received) in [
+        (Some("openmpi-5"), true),
+        (Some("mpich-4"), true),
+        (Some("intelmpi-2021"), true),
+        (Some("mpich-3"), false),
+        (None, false),
+    ] {
+        let out = tmp.join("m.toml");
+        let mut args = vec!["calibrate".to_owned(), "net".to_owned(), path(&network)];
+        if let Some(l) = library {
+            args.extend(["--collective".to_owned(), format!("library={l}")]);
+        }
+        args.extend(["--output".to_owned(), path(&out)]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = parsim(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let toml = std::fs::read_to_string(&out).expect("machine written");
+        assert_eq!(
+            toml.contains("\nrendezvous_send = \"received\"\n"),
+            received,
+            "{library:?}: {toml}"
+        );
+        assert_eq!(
+            toml.contains("assumed from the library"),
+            received,
+            "{library:?}: {toml}"
+        );
+    }
+}
+
 /// `--calls`: each collective's own call overhead is what its measured
 /// 2-rank call (OMB's loop, `Call_<kind>` tables) takes beyond the
 /// simulated one, on top of the barrier's default; the written machine's
