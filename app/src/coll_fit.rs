@@ -461,7 +461,7 @@ pub struct MeasuredCall {
 /// ...: OMB's loop is the one `netbench.c` copies), whose smallest size is
 /// taken (for `osu_reduce_scatter` its 8-byte row, one float to each
 /// rank), or an IMB-MPI1 output's collective blocks of 2 processes
-/// ([`read_imb_calls`]); none when the file has none of them.
+/// (`read_imb_calls`); none when the file has none of them.
 pub fn read_calls(path: &Path) -> Result<Vec<MeasuredCall>, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
     let bad = |message: String| Error::Input(format!("{}: {message}", path.display()));
