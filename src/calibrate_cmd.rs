@@ -953,11 +953,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
     ticker.stage("fitting the collectives' call costs");
     let coll = fitted.fit_collectives(
         &app::coll_fit::CollTables {
-            barrier: match (&args.barrier, &args.shm_barrier) {
-                (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
-                (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
-                (None, None) => None,
-            },
+            barrier: placed(args.barrier.as_ref(), args.shm_barrier.as_ref()),
             calls: if args.shm_calls.is_empty() {
                 args.calls
                     .iter()
@@ -969,11 +965,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
                     .map(|p| (p.clone(), app::coll_fit::Placement::OneNode))
                     .collect()
             },
-            rendezvous: match (&args.rendezvous, &args.shm_rendezvous) {
-                (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
-                (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
-                (None, None) => None,
-            },
+            rendezvous: placed(args.rendezvous.as_ref(), args.shm_rendezvous.as_ref()),
             reduce_local: args.reduce_local.clone(),
             flag: args.flag_latency.clone(),
             datatype: args.datatype.clone(),
@@ -1015,4 +1007,17 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         None => crate::out(&format!("\n{toml}")),
     }
     Ok(())
+}
+
+/// A table given for ranks on two nodes (`--barrier`, `--rendezvous`) or on
+/// one (`--shm-barrier`, `--shm-rendezvous`, which wins), with its placement.
+fn placed(
+    two_nodes: Option<&PathBuf>,
+    one_node: Option<&PathBuf>,
+) -> Option<(PathBuf, app::coll_fit::Placement)> {
+    match (two_nodes, one_node) {
+        (_, Some(p)) => Some((p.clone(), app::coll_fit::Placement::OneNode)),
+        (Some(p), None) => Some((p.clone(), app::coll_fit::Placement::TwoNodes)),
+        (None, None) => None,
+    }
 }

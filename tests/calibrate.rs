@@ -498,6 +498,29 @@ fn socket_table_fits_the_channel_between_sockets() {
     assert!(stderr(&o).contains("--socket TABLE"), "{}", stderr(&o));
 }
 
+/// Runs `program` on 2 ranks of `machine`: the mean of the numbers ranks 0
+/// and 1 print (one each), and the run's output.
+fn two_rank_mean(program: &Path, machine: &Path) -> (f64, String) {
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
+    let o = parsim(&[
+        "run",
+        &path(program),
+        "--ranks",
+        "2",
+        "--machine",
+        &path(machine),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let printed: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] ").or_else(|| l.strip_prefix("[1] ")))
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    assert_eq!(printed.len(), 2, "{text}");
+    (printed.iter().sum::<f64>() / 2.0, text)
+}
+
 /// `--barrier` and `--reduce-local`: the call overhead is what a measured
 /// 2-rank barrier takes beyond the simulated one, so a barrier loop on the
 /// written machine takes the measured time per call; the reduction's
@@ -557,23 +580,7 @@ fn barrier_and_reduce_local_tables_set_the_call_costs() {
         "loop.mpl",
         "for i in 0 .. 2 { barrier() }\nlet t0 = wtime()\nfor i in 0 .. 50 { barrier() }\nprint((wtime() - t0) / 50)\n",
     );
-    let o = parsim(&[
-        "run",
-        &path(&loop_file),
-        "--ranks",
-        "2",
-        "--machine",
-        &path(&out),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    let per_call: Vec<f64> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("[0] ").or_else(|| l.strip_prefix("[1] ")))
-        .filter_map(|v| v.trim().parse().ok())
-        .collect();
-    assert_eq!(per_call.len(), 2, "{text}");
-    let mean = per_call.iter().sum::<f64>() / 2.0;
+    let (mean, text) = two_rank_mean(&loop_file, &out);
     assert!(
         (mean - 9e-6).abs() / 9e-6 < 1e-6,
         "{mean} s per call\n{text}"
@@ -701,23 +708,7 @@ fn call_tables_set_each_collectives_own_overhead() {
                 "let t = 0.0\nfor i in 0 .. 22 {{\n    let t0 = wtime()\n    {call}\n    let t1 = wtime()\n    if i >= 2 {{ t += t1 - t0 }}\n    barrier()\n}}\nprint(t / 20)\n"
             ),
         );
-        let o = parsim(&[
-            "run",
-            &path(&loop_file),
-            "--ranks",
-            "2",
-            "--machine",
-            &path(&out),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let text = stdout(&o);
-        let per_call: Vec<f64> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("[0] ").or_else(|| l.strip_prefix("[1] ")))
-            .filter_map(|v| v.trim().parse().ok())
-            .collect();
-        assert_eq!(per_call.len(), 2, "{text}");
-        let mean = per_call.iter().sum::<f64>() / 2.0;
+        let (mean, text) = two_rank_mean(&loop_file, &out);
         assert!(
             (mean - measured).abs() / measured < 1e-6,
             "{call}: {mean} s per call, measured {measured}\n{text}"

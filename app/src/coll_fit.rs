@@ -313,6 +313,23 @@ pub enum Placement {
     OneNode,
 }
 
+/// `machine` with its two ranks placed by `placement` (one or two per
+/// node) and `edit` applied: the machine each fit here simulates its
+/// measured loop on.
+fn placed(
+    machine: &LogGpMachine,
+    placement: Placement,
+    edit: impl FnOnce(&mut models::MachineSpec),
+) -> Result<LogGpMachine, Error> {
+    let mut spec = machine.spec().clone();
+    edit(&mut spec);
+    spec.node.ranks_per_node = match placement {
+        Placement::TwoNodes => 1,
+        Placement::OneNode => 2,
+    };
+    LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))
+}
+
 /// Fits `call_overhead` so that a simulated 2-rank barrier on `machine`
 /// (the ranks placed as measured; the machine's library and reduction as
 /// they will be written) takes the `measured` seconds per call.
@@ -344,13 +361,9 @@ fn simulated_barrier(
     overhead: f64,
     placement: Placement,
 ) -> Result<f64, Error> {
-    let mut spec = machine.spec().clone();
-    spec.collectives.call_overhead = overhead;
-    spec.node.ranks_per_node = match placement {
-        Placement::TwoNodes => 1,
-        Placement::OneNode => 2,
-    };
-    let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
+    let m = placed(machine, placement, |spec| {
+        spec.collectives.call_overhead = overhead;
+    })?;
     let times = crate::patterns::simulate_ranks(program, &m, &[0], &[0, 1], 2)?;
     // Invariant: one size asked, one time given.
     Ok(times[0])
@@ -412,13 +425,9 @@ pub fn fit_rendezvous(
     let measured: Vec<f64> = sends.points.iter().map(|p| p.seconds).collect();
     let program = crate::scenario::compile("<one message loop>", ONE_MESSAGE_LOOP)?;
     let simulate = |received: bool| -> Result<f64, Error> {
-        let mut spec = machine.spec().clone();
-        spec.node.rendezvous_send_received = received;
-        spec.node.ranks_per_node = match placement {
-            Placement::TwoNodes => 1,
-            Placement::OneNode => 2,
-        };
-        let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
+        let m = placed(machine, placement, |spec| {
+            spec.node.rendezvous_send_received = received;
+        })?;
         let sender = crate::patterns::simulate_ranks(&program, &m, &sizes, &[0], 2)?;
         let mut errors: Vec<f64> = sender
             .iter()
@@ -717,13 +726,9 @@ fn simulated_call(
     overhead: f64,
     placement: Placement,
 ) -> Result<f64, Error> {
-    let mut spec = machine.spec().clone();
-    spec.collectives.set_call_overhead(call.kind, overhead);
-    spec.node.ranks_per_node = match placement {
-        Placement::TwoNodes => 1,
-        Placement::OneNode => 2,
-    };
-    let m = LogGpMachine::new(spec).map_err(|e| Error::Input(e.to_string()))?;
+    let m = placed(machine, placement, |spec| {
+        spec.collectives.set_call_overhead(call.kind, overhead);
+    })?;
     let times = crate::patterns::simulate_ranks(program, &m, &[call.bytes], &[0, 1], 2)?;
     // Invariant: one size asked, one time given.
     Ok(times[0])
@@ -1218,13 +1223,10 @@ eager_limit = "4 KiB"
         let dir = tempfile::tempdir().expect("temp dir");
         for placement in [Placement::OneNode, Placement::TwoNodes] {
             for received in [false, true] {
-                let mut spec = machine.spec().clone();
-                spec.node.rendezvous_send_received = received;
-                spec.node.ranks_per_node = match placement {
-                    Placement::TwoNodes => 1,
-                    Placement::OneNode => 2,
-                };
-                let m = LogGpMachine::new(spec).expect("valid");
+                let m = placed(&machine, placement, |spec| {
+                    spec.node.rendezvous_send_received = received;
+                })
+                .expect("valid");
                 let mut out = String::new();
                 for (rank, name) in [(0u32, RENDEZVOUS_SEND), (1, RENDEZVOUS_RECV)] {
                     let times = crate::patterns::simulate_ranks(&program, &m, &sizes, &[rank], 2)

@@ -1044,6 +1044,28 @@ impl Fitted {
         report
     }
 
+    /// The machine this fit writes (so far), on which a table of `path`
+    /// measured with its ranks placed by `placement` is simulated; `what`
+    /// names the table's content in the error when it was measured on one
+    /// node and there is no shared-memory channel to simulate it on.
+    fn fitting_machine(
+        &self,
+        m: &MachineInfo,
+        path: &Path,
+        placement: crate::coll_fit::Placement,
+        what: &str,
+    ) -> Result<models::LogGpMachine, Error> {
+        if placement == crate::coll_fit::Placement::OneNode && self.shm.is_none() {
+            return Err(Error::Input(format!(
+                "{}: {what} simulated on the shared-memory channel, and there is no shared-memory table",
+                path.display()
+            )));
+        }
+        let file = self.machine_file(m, "(fitting)")?;
+        models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
+            .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))
+    }
+
     /// Fits the reduction to the Reduce_local table, then the collective
     /// call overhead to the 2-rank barrier table on the machine this fit
     /// writes with `m` (its library, its reduction).
@@ -1071,32 +1093,16 @@ impl Fitted {
         // Before the barrier and the calls: their simulations then run
         // with it.
         if let Some((path, placement)) = &tables.rendezvous {
-            if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
-                return Err(Error::Input(format!(
-                    "{}: messages on one node are simulated on the shared-memory channel, and there is no shared-memory table",
-                    path.display()
-                )));
-            }
-            let file = self.machine_file(m, "(fitting)")?;
-            let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
-                .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
+            let machine = self.fitting_machine(m, path, *placement, "messages on one node are")?;
             self.collectives.rendezvous = Some((
                 path.clone(),
                 coll_fit::fit_rendezvous(&machine, path, *placement)?,
             ));
         }
         if let Some((path, placement)) = &tables.barrier {
-            if *placement == coll_fit::Placement::OneNode && self.shm.is_none() {
-                return Err(Error::Input(format!(
-                    "{}: a barrier on one node is simulated on the shared-memory channel, and there is no shared-memory table",
-                    path.display()
-                )));
-            }
+            let machine = self.fitting_machine(m, path, *placement, "a barrier on one node is")?;
             let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
             let measured = coll_fit::barrier_seconds(&text, path)?;
-            let file = self.machine_file(m, "(fitting)")?;
-            let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
-                .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
             self.collectives.call = Some((
                 path.clone(),
                 coll_fit::fit_call_overhead(&machine, measured, *placement)?,
@@ -1134,17 +1140,14 @@ impl Fitted {
                 }
             }
             if !calls.is_empty() {
-                if placement == coll_fit::Placement::OneNode && self.shm.is_none() {
-                    return Err(Error::Input(format!(
-                        "{}: calls on one node are simulated on the shared-memory channel, and there is no shared-memory table",
-                        tables.calls[0].0.display()
-                    )));
-                }
                 // On the machine as it will be written, the barrier's
                 // overhead the default.
-                let file = self.machine_file(m, "(fitting)")?;
-                let machine = models::LogGpMachine::from_toml_str(&file, "<fitted machine>")
-                    .map_err(|e| Error::Input(format!("the fit does not make a machine: {e}")))?;
+                let machine = self.fitting_machine(
+                    m,
+                    &tables.calls[0].0,
+                    placement,
+                    "calls on one node are",
+                )?;
                 self.collectives.kinds = Some((
                     tables.calls.iter().map(|(p, _)| p.clone()).collect(),
                     coll_fit::fit_kind_overheads(&machine, &calls, placement)?,

@@ -397,10 +397,12 @@ static void rendezvous_tables(char *sbuf, char *rbuf, int rank, long eager) {
     while (first < eager) first *= 2;
     long last = MAX_BYTES / 4; /* 1 MiB */
     double send_t[32], recv_t[32];
+    int reps_of[32];
     int rows = 0;
     for (long n = first; n <= last && rows < 32; n *= 2, rows++) {
         int reps = reps_for(n) / 5;
         if (reps < 10) reps = 10;
+        reps_of[rows] = reps;
         double ts[TRIALS], tr[TRIALS];
         for (int k = 0; k < TRIALS; k++) {
             double mine = 0.0;
@@ -429,8 +431,7 @@ static void rendezvous_tables(char *sbuf, char *rbuf, int rank, long eager) {
             long n = first;
             for (int i = 0; i < rows; i++, n *= 2) {
                 double t = which == 0 ? send_t[i] : recv_t[i];
-                printf("%13ld %12d %12.3f %12.2f\n", n, reps_for(n) / 5 < 10 ? 10 : reps_for(n) / 5,
-                       t * 1e6, (double)n / t / 1e6);
+                printf("%13ld %12d %12.3f %12.2f\n", n, reps_of[i], t * 1e6, (double)n / t / 1e6);
             }
         }
         fflush(stdout);
