@@ -1,5 +1,7 @@
-//! Alltoall and alltoallv (block per destination). Messages to self are
-//! local copies in both libraries and are not part of the schedules.
+//! Alltoall and alltoallv (block per destination). A rank's own block is a
+//! local copy, not a message, except where the library sends it to itself
+//! through MPI: MPICH's scattered algorithm, and Open MPI 5.0.3+'s pairwise
+//! alltoallv (its step 0).
 //!
 //! The scattered, pairwise and linear algorithms send each block straight
 //! from the user's send buffer (`MPIC_Isend(sendbuf + ...)` in MPICH's,
@@ -63,7 +65,12 @@ pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
         }
         Algorithm::Scattered => scattered(&mut s, c, &b),
         Algorithm::Pairwise => pairwise(&mut s, c, &b, is_pof2(c.size)),
-        Algorithm::OmpiPairwise => pairwise(&mut s, c, &b, false),
+        Algorithm::OmpiPairwise => {
+            if super::own_block_is_a_message(c.library, alg, c.kind) {
+                ompi5_alltoallv_self_step(&mut s, c, &b);
+            }
+            pairwise(&mut s, c, &b, false);
+        }
         Algorithm::Linear => linear(&mut s, c, &b),
         other => {
             return Err(format!(
@@ -152,6 +159,24 @@ fn pairwise(s: &mut Sched, c: &Ctx, b: &Blocks, xor: bool) {
             ((r + p - i) % p, (r + i) % p)
         };
         s.sendrecv_from(true, dst, b.sent_to(dst), src, b.expected_from(src));
+    }
+}
+
+/// Step 0 of Open MPI 5.0.3+'s `ompi_coll_base_alltoallv_intra_pairwise`
+/// (`coll_base_alltoallv.c`, v5.0.9 lines 224-258: `for (step = 0; step <
+/// size; step++)`, an `irecv` from `rank - step` and a blocking `send` to
+/// `rank + step`, each only for a count above 0): at step 0 both are the
+/// rank itself, a message to self through `btl/self`. 5.0.0-5.0.2 (and
+/// 4.x, 3.x) called `ompi_coll_base_sendrecv`, which copies locally when
+/// both peers are the rank (commit ec4223666d, 2023-12-25, replaced it).
+/// Found by the real library's messages (`validation/openmpi-coll/`). A
+/// rank's count to itself is its count from itself, so a zero block has
+/// neither.
+fn ompi5_alltoallv_self_step(s: &mut Sched, c: &Ctx, b: &Blocks) {
+    let r = c.rank;
+    let n = b.sent_to(r);
+    if n > 0 {
+        s.step(vec![recv(r, n), send_user(r, n)], 0);
     }
 }
 

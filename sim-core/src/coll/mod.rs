@@ -1247,6 +1247,21 @@ pub fn schedule_opts(
     Ok(steps)
 }
 
+/// Whether `library`'s algorithm `alg` for `kind` sends the rank's own
+/// block to itself as a message (then the schedule has that message and the
+/// call makes no local copy of it): MPICH's scattered alltoall(v)
+/// (`alltoall_intra_scattered.c`, its loop from `i = 0`), and Open MPI
+/// 5.0.3+'s pairwise alltoallv (`coll_base_alltoallv.c` v5.0.9 lines
+/// 224-258, step 0: an `irecv` and a `send` to the rank itself). Every
+/// other algorithm copies the own block locally.
+pub fn own_block_is_a_message(library: Library, alg: Algorithm, kind: CollKind) -> bool {
+    match alg {
+        Algorithm::Scattered => true,
+        Algorithm::OmpiPairwise => kind == CollKind::Alltoallv && library == Library::OpenMpi5,
+        _ => false,
+    }
+}
+
 /// The temporary buffers (bytes each, in the order allocated) that MPICH's
 /// algorithm `alg` allocates on this rank for the call and frees at its end,
 /// with a contiguous predefined datatype, a commutative operation and no
@@ -1519,8 +1534,15 @@ fn inner_select(library: Library, call: &CollCall<'_>) -> Algorithm {
         // Intel MPI's "Reduce + Bcast" allreduce runs its own reduce and
         // bcast selection.
         Library::IntelMpi2019 | Library::IntelMpi2021 => intelmpi::select(call),
-        Library::Mpich3 | Library::Mpich4 | Library::OpenMpi41 | Library::OpenMpi5 => {
-            openmpi::select(call)
-        }
+        Library::Mpich3 | Library::Mpich4 | Library::OpenMpi41 => openmpi::select(call),
+        // The composites call the communicator's own collectives
+        // (`comm->c_coll->coll_bcast`, ..., in `coll_base_allgather.c`
+        // 846-859, `coll_base_allgatherv.c` 764-795, `coll_base_allreduce.c`
+        // 71-86, `coll_base_reduce_scatter.c` 70-87 at v5.0.9): under Open
+        // MPI 5 those are han's where han takes the call (a gatherv + bcast
+        // allgatherv on two nodes broadcasts among the node leaders, then in
+        // each node), as the real library's messages show
+        // (`validation/openmpi-coll/`).
+        Library::OpenMpi5 => han::select(call),
     }
 }

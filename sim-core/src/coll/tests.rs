@@ -3482,3 +3482,93 @@ fn open_mpis_two_procs_allgather_sends_the_users_buffer() {
         assert!(e.contains("2 ranks only"), "{e}");
     }
 }
+
+/// Every message of every rank's schedule of one call under `cfg`'s rules,
+/// as (source, destination, bytes), sorted.
+fn sends_under(cfg: &CollConfig, kind: CollKind, nodes: &[u32], n: u64) -> Vec<(u32, u32, u64)> {
+    let layout = NodeLayout::new(nodes);
+    let p = nodes.len() as u32;
+    let mut out = Vec::new();
+    for rank in 0..p {
+        let c = CollCall {
+            kind,
+            rank,
+            size: p,
+            root: 0,
+            counts: Counts::Uniform(n),
+            elem: 1,
+            layout: Some(&layout),
+        };
+        let alg = select(cfg, &c);
+        let steps = schedule_opts(cfg.library, false, alg, &c).expect("a schedule");
+        for step in steps {
+            for op in step.ops {
+                if let Op::Send { peer, bytes, .. } = op {
+                    out.push((rank, peer, bytes));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The two differences the real library's messages showed
+/// (`validation/openmpi-coll/`, Open MPI 5.0.11: `one-node/p3.txt.gz`,
+/// `two-nodes/p4-rpn2.txt.gz`, the 16-byte calls).
+#[test]
+fn open_mpi_5_sends_what_5_0_11_sends() {
+    use CollKind as K;
+    let ompi5 = CollConfig::new(Library::OpenMpi5);
+    let ompi41 = CollConfig::new(Library::OpenMpi41);
+    // Pairwise alltoallv (tuned's choice below 4 ranks): 5.0.3+ starts with
+    // a message to itself; 4.1's sendrecv copies the own block instead.
+    let all_pairs: Vec<(u32, u32, u64)> = (0..3)
+        .flat_map(|s| (0..3).map(move |d| (s, d, 16)))
+        .collect();
+    assert_eq!(sends_under(&ompi5, K::Alltoallv, &[0, 0, 0], 16), all_pairs);
+    let others: Vec<(u32, u32, u64)> = all_pairs.into_iter().filter(|&(s, d, _)| s != d).collect();
+    assert_eq!(sends_under(&ompi41, K::Alltoallv, &[0, 0, 0], 16), others);
+    for (library, alg) in [
+        (Library::OpenMpi5, Algorithm::OmpiPairwise),
+        (Library::Mpich4, Algorithm::Scattered),
+    ] {
+        assert!(own_block_is_a_message(library, alg, K::Alltoallv));
+    }
+    assert!(!own_block_is_a_message(
+        Library::OpenMpi5,
+        Algorithm::OmpiPairwise,
+        K::Alltoall
+    ));
+    assert!(!own_block_is_a_message(
+        Library::OpenMpi41,
+        Algorithm::OmpiPairwise,
+        K::Alltoallv
+    ));
+    // A small allgatherv on 2 nodes of 2 is tuned's linear (gatherv to rank
+    // 0, then a bcast of all 4 blocks through the communicator): the bcast
+    // is han's, 0 -> 2 between the leaders, then 0 -> 1 and 2 -> 3.
+    assert_eq!(
+        sends_under(&ompi5, K::Allgatherv, &[0, 0, 1, 1], 16),
+        vec![
+            (0, 1, 64),
+            (0, 2, 64),
+            (1, 0, 16),
+            (2, 0, 16),
+            (2, 3, 64),
+            (3, 0, 16)
+        ]
+    );
+    // Under 4.1 (no han) the bcast is tuned's binomial tree: 1 -> 3.
+    assert_eq!(
+        sends_under(&ompi41, K::Allgatherv, &[0, 0, 1, 1], 16),
+        vec![
+            (0, 1, 64),
+            (0, 2, 64),
+            (1, 0, 16),
+            (1, 3, 64),
+            (2, 0, 16),
+            (3, 0, 16)
+        ]
+    );
+}

@@ -684,12 +684,13 @@ impl<'a> Engine<'a> {
         // The shared-memory algorithms copy from the send buffer into their
         // cells and out of them into the receive buffer (`Op::Copy`), with
         // no copy of their own between the two buffers.
-        // MPICH's scattered alltoall(v) sends the own block to itself as a
-        // message instead ([`coll::Algorithm::Scattered`]; on one rank
-        // every algorithm is the copy alone).
+        // MPICH's scattered alltoall(v) and Open MPI 5's pairwise
+        // alltoallv send the own block to themselves as a message instead
+        // ([`coll::own_block_is_a_message`]; on one rank every algorithm is
+        // the copy alone).
         let copy = if (steps.is_empty() && size > 1)
             || matches!(alg, coll::Algorithm::ReleaseGather(_))
-            || (matches!(alg, coll::Algorithm::Scattered) && !steps.is_empty())
+            || (coll::own_block_is_a_message(self.coll_cfg.library, alg, kind) && !steps.is_empty())
         {
             0
         } else {
