@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Compare parsim's collective schedules with the real library's messages.
+
+Reads what `measure.sh` recorded (MEASURED: lines "kind bytes rank peer
+messages bytes", the point-to-point messages each rank sent during one call
+of the collective, counted by Open MPI's pml monitoring), runs the same call
+in parsim on every rank count with the library's rules, and compares the
+(source, destination) -> (messages, bytes) matrices.
+
+Usage: compare.py MEASURED_DIR LIBRARY [PARSIM]
+  MEASURED_DIR holds p<P>.txt files; LIBRARY is parsim's name for the
+  library's rules (openmpi-5, openmpi-4.1). Prints one line per call that
+  differs and a summary; exit status 1 if any differs.
+"""
+import collections
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+REDUCTIONS = {"allreduce", "reduce", "reduce_scatter", "scan", "exscan"}
+
+
+def call(kind, n):
+    elem = ", elem: 4" if kind in REDUCTIONS else ""
+    if kind == "barrier":
+        return "barrier()"
+    return f"{kind}(bytes: {n}{elem})"
+
+
+def machine(library, ranks):
+    return f"""name = "compare"
+description = "{ranks} ranks per node, {library} rules (compare.py)"
+model = "smp"
+[node]
+memcpy = "10 GB/s"
+ranks_per_node = {ranks}
+[network]
+latency = "1 us"
+send_overhead = "0.1 us"
+recv_overhead = "0.1 us"
+bandwidth = "10 GB/s"
+mtu = "unlimited"
+eager_limit = "4 KiB"
+control_bytes = "64 B"
+[shm]
+latency = "0.2 us"
+send_overhead = "0.1 us"
+recv_overhead = "0.1 us"
+bandwidth = "10 GB/s"
+mtu = "unlimited"
+eager_limit = "4 KiB"
+control_bytes = "64 B"
+[collectives]
+library = "{library}"
+"""
+
+
+def simulate(parsim, library, kind, n, p, rpn, tmp):
+    prog = os.path.join(tmp, "one.mpl")
+    with open(prog, "w") as f:
+        f.write(call(kind, n) + "\n")
+    mach = os.path.join(tmp, f"m{rpn}.toml")
+    if not os.path.exists(mach):
+        with open(mach, "w") as f:
+            f.write(machine(library, rpn))
+    out = os.path.join(tmp, "cm.csv")
+    subprocess.run([parsim, "run", prog, "--ranks", str(p), "--machine", mach, "-q",
+                    "--comm-matrix", out], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    m = {}
+    with open(out) as f:
+        for row in csv.DictReader(f):
+            m[(int(row["source"]), int(row["destination"]))] = (int(row["messages"]), int(row["bytes"]))
+    return m
+
+
+def main():
+    d, library = sys.argv[1], sys.argv[2]
+    parsim = sys.argv[3] if len(sys.argv) > 3 else "target/release/parsim"
+    def layout(f):
+        # p<P>.txt: P ranks on one node; p<P>-rpn<K>.txt: K ranks per node
+        stem = f[1:-4]
+        if "-rpn" in stem:
+            p, k = stem.split("-rpn")
+            return int(p), int(k)
+        return int(stem), int(stem)
+    files = sorted((f for f in os.listdir(d) if f.startswith("p") and f.endswith(".txt")),
+                   key=layout)
+    total = bad = 0
+    by_kind = collections.Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for fname in files:
+            p, rpn = layout(fname)
+            meas = collections.defaultdict(dict)
+            order = []
+            with open(os.path.join(d, fname)) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) != 6 or not parts[2].isdigit():
+                        continue
+                    kind, n, r, q, msgs, nbytes = parts[0], int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]), int(parts[5])
+                    if (kind, n) not in meas:
+                        order.append((kind, n))
+                    meas[(kind, n)][(r, q)] = (msgs, nbytes)
+            with open(os.path.join(d, fname)) as f:
+                header = f.readline()
+            # calls that sent nothing at all do not appear: the header lists every call made
+            if header.startswith("# calls:"):
+                for item in header.split(":", 1)[1].split():
+                    kind, n = item.split("@")
+                    if (kind, int(n)) not in meas:
+                        meas[(kind, int(n))] = {}
+                        order.append((kind, int(n)))
+            for kind, n in order:
+                got = simulate(parsim, library, kind, n, p, rpn, tmp)
+                want = meas[(kind, n)]
+                total += 1
+                if got != want:
+                    bad += 1
+                    by_kind[kind] += 1
+                    wm = sum(v[0] for v in want.values()); wb = sum(v[1] for v in want.values())
+                    gm = sum(v[0] for v in got.values()); gb = sum(v[1] for v in got.values())
+                    diff = sorted(set(want) ^ set(got))[:4]
+                    print(f"p={p} rpn={rpn} {kind} {n} B: measured {wm} msgs {wb} B, parsim {gm} msgs {gb} B; "
+                          f"pairs only in one: {diff}")
+    print(f"{library}: {total - bad} of {total} calls match message for message; differ by kind: {dict(by_kind)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
