@@ -5,8 +5,10 @@
 //! rank's messages and bytes to every peer, counted by the library's own
 //! pml monitoring (`validation/openmpi-coll/measure.sh`, `mon.c`): on one
 //! node at 2 to 64 ranks (`coll/tuned`'s fixed rules: `han` declines a
-//! communicator on one node) and on two nodes at 1 to 16 ranks per node,
-//! balanced and one rank short on the second node (`han` over `tuned`).
+//! communicator on one node), on two nodes at 1 to 32 ranks per node and
+//! on three at 1 to 8, balanced and (but at 32 per node) one rank short on
+//! the last node (`han` over `tuned`); the rooted collectives at root 0, and in the files named
+//! `-root<R>` at root R.
 //! Each call's schedules under `openmpi-5`, as the engine builds them
 //! (`coll::select`, `coll::schedule_opts`), must send exactly those
 //! messages: the same (source, destination) pairs, the same number of
@@ -93,9 +95,17 @@ fn read(path: &Path) -> Vec<((String, u64), Matrix)> {
     calls
 }
 
+/// The collectives `mon.c` calls with `$MON_ROOT` as their root.
+fn rooted(kind: CollKind) -> bool {
+    matches!(
+        kind,
+        CollKind::Bcast | CollKind::Reduce | CollKind::Gather | CollKind::Scatter
+    )
+}
+
 /// What parsim's `openmpi-5` schedules send in the call, on `p` ranks
-/// placed in blocks of `rpn` per node.
-fn simulated(kind: CollKind, elem: u64, bytes: u64, p: u32, rpn: u32) -> Matrix {
+/// placed in blocks of `rpn` per node, the rooted collectives at `root`.
+fn simulated(kind: CollKind, elem: u64, bytes: u64, p: u32, rpn: u32, root: u32) -> Matrix {
     let nodes: Vec<u32> = (0..p).map(|r| r / rpn).collect();
     let layout = NodeLayout::new(&nodes);
     let cfg = CollConfig::new(Library::OpenMpi5);
@@ -105,7 +115,7 @@ fn simulated(kind: CollKind, elem: u64, bytes: u64, p: u32, rpn: u32) -> Matrix 
             kind,
             rank,
             size: p,
-            root: 0,
+            root: if rooted(kind) { root } else { 0 },
             counts: Counts::Uniform(if kind == CollKind::Barrier { 0 } else { bytes }),
             elem,
             layout: Some(&layout),
@@ -138,13 +148,18 @@ fn compare(dir: &str) -> usize {
     let mut calls = 0;
     let mut misses = Vec::new();
     for path in &files {
-        // p<P>.txt.gz (one node) or p<P>-rpn<K>.txt.gz
-        let stem = path
+        // p<P>.txt.gz (one node) or p<P>-rpn<K>.txt.gz, either with
+        // -root<R> before the extension
+        let file = path
             .file_name()
             .and_then(|n| n.to_str())
             .and_then(|n| n.strip_suffix(".txt.gz"))
             .and_then(|n| n.strip_prefix('p'))
-            .expect("p<P>[-rpn<K>].txt.gz");
+            .expect("p<P>[-rpn<K>][-root<R>].txt.gz");
+        let (stem, root) = match file.split_once("-root") {
+            Some((stem, r)) => (stem, r.parse::<u32>().expect("R")),
+            None => (file, 0),
+        };
         let (p, rpn) = match stem.split_once("-rpn") {
             Some((p, k)) => (p.parse().expect("P"), k.parse().expect("K")),
             None => {
@@ -154,12 +169,12 @@ fn compare(dir: &str) -> usize {
         };
         for ((name, bytes), measured) in read(path) {
             let (kind, elem) = kind_of(&name);
-            let got = simulated(kind, elem, bytes, p, rpn);
+            let got = simulated(kind, elem, bytes, p, rpn, root);
             calls += 1;
             if got != measured {
                 let total = |m: &Matrix| m.values().fold((0, 0), |(a, b), &(c, d)| (a + c, b + d));
                 misses.push(format!(
-                    "{p} ranks, {rpn} per node, {name} {bytes} B: measured (messages, bytes) {:?}, parsim {:?}",
+                    "{p} ranks, {rpn} per node, root {root}, {name} {bytes} B: measured (messages, bytes) {:?}, parsim {:?}",
                     total(&measured),
                     total(&got)
                 ));
@@ -175,14 +190,25 @@ fn compare(dir: &str) -> usize {
     calls
 }
 
+/// Calls per file: 13 collectives x 19 sizes.
+const CALLS: usize = 13 * 19;
+
 #[test]
 fn one_node_calls_send_what_open_mpi_5_sends() {
-    // 19 rank counts x 13 collectives x 19 sizes
-    assert_eq!(compare("one-node"), 19 * 13 * 19);
+    // 19 rank counts at root 0; 3, 7, 8, 16, 33, 64 ranks at root 2
+    assert_eq!(compare("one-node"), (19 + 6) * CALLS);
 }
 
 #[test]
 fn two_node_calls_send_what_open_mpi_5_sends() {
-    // 1, 2, 3, 4, 8, 16 ranks per node, and one fewer on the second node
-    assert_eq!(compare("two-nodes"), 11 * 13 * 19);
+    // 1, 2, 3, 4, 8, 16 ranks per node, and one fewer on the second node,
+    // and 32 per node, at root 0; 2, 3, 4, 8 per node (and one fewer) at
+    // root 3
+    assert_eq!(compare("two-nodes"), (12 + 7) * CALLS);
+}
+
+#[test]
+fn three_node_calls_send_what_open_mpi_5_sends() {
+    // 1, 2, 3, 4, 8 ranks per node, and one fewer on the third node
+    assert_eq!(compare("three-nodes"), 9 * CALLS);
 }

@@ -22,11 +22,15 @@ import tempfile
 REDUCTIONS = {"allreduce", "reduce", "reduce_scatter", "scan", "exscan"}
 
 
-def call(kind, n):
+ROOTED = {"bcast", "reduce", "gather", "scatter"}
+
+
+def call(kind, n, root):
     elem = ", elem: 4" if kind in REDUCTIONS else ""
     if kind == "barrier":
         return "barrier()"
-    return f"{kind}(bytes: {n}{elem})"
+    at = f"root: {root}, " if kind in ROOTED and root else ""
+    return f"{kind}({at}bytes: {n}{elem})"
 
 
 def machine(library, ranks):
@@ -57,10 +61,10 @@ library = "{library}"
 """
 
 
-def simulate(parsim, library, kind, n, p, rpn, tmp):
+def simulate(parsim, library, kind, n, p, rpn, root, tmp):
     prog = os.path.join(tmp, "one.mpl")
     with open(prog, "w") as f:
-        f.write(call(kind, n) + "\n")
+        f.write(call(kind, n, root) + "\n")
     mach = os.path.join(tmp, f"m{rpn}.toml")
     if not os.path.exists(mach):
         with open(mach, "w") as f:
@@ -80,19 +84,24 @@ def main():
     d, library = sys.argv[1], sys.argv[2]
     parsim = sys.argv[3] if len(sys.argv) > 3 else "target/release/parsim"
     def layout(f):
-        # p<P>.txt: P ranks on one node; p<P>-rpn<K>.txt: K ranks per node
+        # p<P>.txt: P ranks on one node; p<P>-rpn<K>.txt: K ranks per node;
+        # either with -root<R>: the rooted collectives' root
         stem = f[1:-4]
+        root = 0
+        if "-root" in stem:
+            stem, r = stem.split("-root")
+            root = int(r)
         if "-rpn" in stem:
             p, k = stem.split("-rpn")
-            return int(p), int(k)
-        return int(stem), int(stem)
+            return int(p), int(k), root
+        return int(stem), int(stem), root
     files = sorted((f for f in os.listdir(d) if f.startswith("p") and f.endswith(".txt")),
                    key=layout)
     total = bad = 0
     by_kind = collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:
         for fname in files:
-            p, rpn = layout(fname)
+            p, rpn, root = layout(fname)
             meas = collections.defaultdict(dict)
             order = []
             with open(os.path.join(d, fname)) as f:
@@ -114,7 +123,7 @@ def main():
                         meas[(kind, int(n))] = {}
                         order.append((kind, int(n)))
             for kind, n in order:
-                got = simulate(parsim, library, kind, n, p, rpn, tmp)
+                got = simulate(parsim, library, kind, n, p, rpn, root, tmp)
                 want = meas[(kind, n)]
                 total += 1
                 if got != want:
@@ -123,7 +132,7 @@ def main():
                     wm = sum(v[0] for v in want.values()); wb = sum(v[1] for v in want.values())
                     gm = sum(v[0] for v in got.values()); gb = sum(v[1] for v in got.values())
                     diff = sorted(set(want) ^ set(got))[:4]
-                    print(f"p={p} rpn={rpn} {kind} {n} B: measured {wm} msgs {wb} B, parsim {gm} msgs {gb} B; "
+                    print(f"p={p} rpn={rpn} root={root} {kind} {n} B: measured {wm} msgs {wb} B, parsim {gm} msgs {gb} B; "
                           f"pairs only in one: {diff}")
     print(f"{library}: {total - bad} of {total} calls match message for message; differ by kind: {dict(by_kind)}")
     return 1 if bad else 0

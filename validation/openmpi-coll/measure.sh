@@ -6,11 +6,14 @@
 # calls in parsim. See README.md here.
 #   bash validation/openmpi-coll/measure.sh OUT_DIR [MPICC] [MPIRUN]
 # One node (default): every rank count of PS on this machine, oversubscribed;
-# files OUT_DIR/p<P>.txt. Two nodes: NODE2=<host> (a second host reachable
-# by ssh with the same paths; README.md sets one up on this machine with a
-# network namespace) and RPNS="1 2 3 ..." ranks per node: P = 2 x RPN, the
-# first RPN on this host; with UNEVEN=1 also P = 2 x RPN - 1 (one rank fewer
-# on the second node); files OUT_DIR/p<P>-rpn<RPN>.txt.
+# files OUT_DIR/p<P>.txt. Several nodes: HOSTS="<host> ..." (more hosts
+# reachable by ssh with the same paths; README.md sets them up on this
+# machine with network namespaces) and RPNS="1 2 3 ..." ranks per node: P =
+# nodes x RPN, the first RPN on this host, then RPN on each of HOSTS in
+# order; with UNEVEN=1 also P - 1 (one rank fewer on the last node); files
+# OUT_DIR/p<P>-rpn<RPN>.txt. ROOT=R (default 0) is the root of bcast,
+# reduce, gather and scatter; a root other than 0 adds -root<R> to the
+# file names.
 set -euo pipefail
 OUT=$1
 MPICC=${2:-mpicc}
@@ -33,7 +36,8 @@ calls() { for k in ${KINDS//,/ }; do for n in $SIZES; do printf '%s@%s ' "$k" "$
 record() { # FILE MPIRUN-ARGS...
     local file=$1; shift
     local raw=$OUT/raw.txt
-    "$MPIRUN" --allow-run-as-root "$@" --mca pml_monitoring_enable 1 --mca coll ^monitoring \
+    MON_ROOT=${ROOT:-0} "$MPIRUN" --allow-run-as-root "$@" -x MON_ROOT \
+        --mca pml_monitoring_enable 1 --mca coll ^monitoring \
         "$OUT/mon" "$KINDS" $SIZES > "$raw" 2> "$OUT/stderr.txt" || true
     if ! grep -q '^# done$' "$raw"; then
         echo "$(basename "$file"): the run did not finish (see $OUT/stderr.txt)" >&2
@@ -46,17 +50,25 @@ record() { # FILE MPIRUN-ARGS...
     rm -f "$raw"
     echo "$(basename "$file"): $(wc -l < "$file") lines"
 }
-if [ -z "${NODE2:-}" ]; then
+SUFFIX=""
+if [ "${ROOT:-0}" != 0 ]; then SUFFIX="-root$ROOT"; fi
+if [ -z "${HOSTS:-}" ]; then
     for p in $PS; do
-        record "$OUT/p$p.txt" --oversubscribe -np "$p"
+        if [ "${ROOT:-0}" -ge "$p" ]; then continue; fi
+        record "$OUT/p$p$SUFFIX.txt" --oversubscribe -np "$p"
     done
 else
     PREFIX=$(dirname "$(dirname "$(command -v "$MPIRUN")")")
+    read -r -a extra <<< "$HOSTS"
+    nodes=$((1 + ${#extra[@]}))
     for k in ${RPNS:-1 2 3 4 8 16}; do
-        counts=$((2 * k))
-        if [ "${UNEVEN:-0}" = 1 ] && [ "$k" -gt 1 ]; then counts="$counts $((2 * k - 1))"; fi
+        list="$(hostname):$k"
+        for h in "${extra[@]}"; do list="$list,$h:$k"; done
+        counts=$((nodes * k))
+        if [ "${UNEVEN:-0}" = 1 ] && [ "$k" -gt 1 ]; then counts="$counts $((nodes * k - 1))"; fi
         for p in $counts; do
-            record "$OUT/p$p-rpn$k.txt" --prefix "$PREFIX" --host "$(hostname):$k,$NODE2:$k" \
+            if [ "${ROOT:-0}" -ge "$p" ]; then continue; fi
+            record "$OUT/p$p-rpn$k$SUFFIX.txt" --prefix "$PREFIX" --host "$list" \
                 --bind-to none -np "$p"
         done
     done

@@ -7,22 +7,25 @@
  * coll/han builds its sub-communicators in a communicator's first calls.
  * Reductions are of MPI_FLOAT with MPI_SUM (BYTES / 4 elements) and the
  * rest of MPI_CHAR, as the OSU Micro-Benchmarks call them.
+ * The rooted ones (bcast, reduce, gather, scatter) take $MON_ROOT (else 0).
  * Usage: mon KIND[,KIND...] BYTES [BYTES...]  (validation/openmpi-coll/) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* The root of bcast, reduce, gather and scatter: $MON_ROOT, else 0. */
+static int root;
 static void coll(const char *k, long n, char *a, char *b, int *cnt, int *dsp) {
     int cnt4[4096]; int p; MPI_Comm_size(MPI_COMM_WORLD, &p);
     for (int i = 0; i < p && i < 4096; i++) cnt4[i] = (int)(n / 4);
     if (!strcmp(k, "allreduce")) MPI_Allreduce(a, b, (int)(n / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    else if (!strcmp(k, "reduce")) MPI_Reduce(a, b, (int)(n / 4), MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-    else if (!strcmp(k, "bcast")) MPI_Bcast(a, (int)n, MPI_CHAR, 0, MPI_COMM_WORLD);
+    else if (!strcmp(k, "reduce")) MPI_Reduce(a, b, (int)(n / 4), MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
+    else if (!strcmp(k, "bcast")) MPI_Bcast(a, (int)n, MPI_CHAR, root, MPI_COMM_WORLD);
     else if (!strcmp(k, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
     else if (!strcmp(k, "allgather")) MPI_Allgather(a, (int)n, MPI_CHAR, b, (int)n, MPI_CHAR, MPI_COMM_WORLD);
     else if (!strcmp(k, "alltoall")) MPI_Alltoall(a, (int)n, MPI_CHAR, b, (int)n, MPI_CHAR, MPI_COMM_WORLD);
-    else if (!strcmp(k, "gather")) MPI_Gather(a, (int)n, MPI_CHAR, b, (int)n, MPI_CHAR, 0, MPI_COMM_WORLD);
-    else if (!strcmp(k, "scatter")) MPI_Scatter(a, (int)n, MPI_CHAR, b, (int)n, MPI_CHAR, 0, MPI_COMM_WORLD);
+    else if (!strcmp(k, "gather")) MPI_Gather(a, (int)n, MPI_CHAR, b, (int)n, MPI_CHAR, root, MPI_COMM_WORLD);
+    else if (!strcmp(k, "scatter")) MPI_Scatter(a, (int)n, MPI_CHAR, b, (int)n, MPI_CHAR, root, MPI_COMM_WORLD);
     else if (!strcmp(k, "reduce_scatter")) MPI_Reduce_scatter(a, b, cnt4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     else if (!strcmp(k, "allgatherv")) MPI_Allgatherv(a, (int)n, MPI_CHAR, b, cnt, dsp, MPI_CHAR, MPI_COMM_WORLD);
     else if (!strcmp(k, "alltoallv")) MPI_Alltoallv(a, cnt, dsp, MPI_CHAR, b, cnt, dsp, MPI_CHAR, MPI_COMM_WORLD);
@@ -44,6 +47,9 @@ int main(int argc, char **argv) {
     int prov; MPI_Init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &prov);
     int r, p; MPI_Comm_rank(MPI_COMM_WORLD, &r); MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const char *env_root = getenv("MON_ROOT");
+    root = env_root ? atoi(env_root) : 0;
+    if (root < 0 || root >= p) { fprintf(stderr, "MON_ROOT %d is not a rank of %d\n", root, p); MPI_Abort(MPI_COMM_WORLD, 2); }
     long maxn = 0;
     for (int i = 2; i < argc; i++) { long n = atol(argv[i]); if (n > maxn) maxn = n; }
     char *a = calloc((size_t)maxn * p + 16, 1), *b = calloc((size_t)maxn * p + 16, 1);
