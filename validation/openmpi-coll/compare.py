@@ -102,26 +102,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for fname in files:
             p, rpn, root = layout(fname)
-            meas = collections.defaultdict(dict)
-            order = []
-            with open(os.path.join(d, fname)) as f:
-                for line in f:
-                    parts = line.split()
-                    if len(parts) != 6 or not parts[2].isdigit():
-                        continue
-                    kind, n, r, q, msgs, nbytes = parts[0], int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]), int(parts[5])
-                    if (kind, n) not in meas:
-                        order.append((kind, n))
-                    meas[(kind, n)][(r, q)] = (msgs, nbytes)
+            # The header lists every call made, those that sent nothing
+            # included (they have no lines); then one line per (call, rank,
+            # peer) that sent something.
+            meas = {}
             with open(os.path.join(d, fname)) as f:
                 header = f.readline()
-            # calls that sent nothing at all do not appear: the header lists every call made
-            if header.startswith("# calls:"):
+                if not header.startswith("# calls:"):
+                    sys.exit(f"{fname}: no '# calls:' header (not written by measure.sh)")
                 for item in header.split(":", 1)[1].split():
                     kind, n = item.split("@")
-                    if (kind, int(n)) not in meas:
-                        meas[(kind, int(n))] = {}
-                        order.append((kind, int(n)))
+                    meas[(kind, int(n))] = {}
+                for line in f:
+                    kind, n, r, q, msgs, nbytes = line.split()
+                    meas[(kind, int(n))][(int(r), int(q))] = (int(msgs), int(nbytes))
+            order = list(meas)
             for kind, n in order:
                 got = simulate(parsim, library, kind, n, p, rpn, root, tmp)
                 want = meas[(kind, n)]
