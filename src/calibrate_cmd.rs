@@ -185,6 +185,12 @@ pub(crate) struct NetArgs {
     /// and the rate of a reduction step. --run measures it.
     #[arg(long, value_name = "TABLE")]
     reduce_local: Option<PathBuf>,
+    /// A Memcpy table (what --run saves: memcpy of 1 B to 4 MiB on one
+    /// core, t per call, IMB's format): fits [[node.memcpy_segments]], a
+    /// copy's cost by its size (the cache level its buffers fit in). --run
+    /// measures it.
+    #[arg(long = "memcpy-table", value_name = "TABLE")]
+    memcpy_table: Option<PathBuf>,
     /// A FlagLatency table (what --run / --shm-run save when ranks 0 and 1
     /// share a node: a counter ping-ponged through an MPI-3 shared window,
     /// t = half the round trip): sets [node] flag_latency, the step of the
@@ -463,6 +469,11 @@ fn measure(args: &NetArgs) -> anyhow::Result<Measured> {
         }
         if args.reduce_local.is_none() {
             args.reduce_local = Some(m.table.clone());
+        }
+        if args.memcpy_table.is_none()
+            && app::coll_fit::has_tables(&m.table, &[app::coll_fit::MEMCPY])?
+        {
+            args.memcpy_table = Some(m.table.clone());
         }
         if args.flag_latency.is_none()
             && app::coll_fit::has_tables(&m.table, &[app::coll_fit::FLAG_LATENCY])?
@@ -967,6 +978,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             },
             rendezvous: placed(args.rendezvous.as_ref(), args.shm_rendezvous.as_ref()),
             reduce_local: args.reduce_local.clone(),
+            memcpy: args.memcpy_table.clone(),
             flag: args.flag_latency.clone(),
             datatype: args.datatype.clone(),
             page_fault: args.page_fault.clone(),

@@ -204,6 +204,34 @@ pub fn read_reduce_local(path: &Path) -> Result<Table, Error> {
     })
 }
 
+/// The name of netbench's memcpy table.
+pub const MEMCPY: &str = "Memcpy";
+
+/// Reads a Memcpy table (netbench's: memcpy of n bytes, t per call, in
+/// IMB's format) and fits the copy's cost by size.
+pub fn read_memcpy(path: &Path) -> Result<RateFit, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let table = calibrate::parse_table(
+        &text,
+        &InputOptions {
+            format: Some(calibrate::Format::Imb),
+            benchmark: Some(MEMCPY.to_owned()),
+            ..InputOptions::default()
+        },
+    )
+    .map_err(|err| Error::Table {
+        path: path.to_owned(),
+        err,
+    })?;
+    fit_rate_segments(&table).ok_or_else(|| {
+        Error::Input(format!(
+            "{}: the Memcpy table needs at least {} sizes of 1 byte or more, in increasing order",
+            path.display(),
+            calibrate::fit::MIN_POINTS
+        ))
+    })
+}
+
 /// The Reduce_local block of an IMB-format text.
 fn parse_reduce_local(text: &str) -> Result<Table, calibrate::InputError> {
     calibrate::parse_table(
@@ -226,6 +254,89 @@ pub struct ReduceFit {
     /// |error| of the fitted line over the table's points: median, max.
     pub error: (f64, f64),
     pub points: usize,
+    /// The reduction by size (`[[node.reduce_segments]]`), which prices
+    /// every size the table measured; `None` when the table has too few
+    /// points for it.
+    pub by_size: Option<RateFit>,
+}
+
+/// A node operation's cost by its size (`[[node.memcpy_segments]]`,
+/// `[[node.reduce_segments]]`): the table's times fitted as the channels'
+/// ping-pongs are (`calibrate::fit::fit_segmented`: lines `t = a + b n`
+/// with `a, b >= 0`, at least 3 points per segment, a time that never
+/// falls with size, the number of segments by the least BIC). Why by size:
+/// where the buffers of a repeated operation fit in a cache level it runs
+/// at that level's rate; a copy of 256 KiB in a loop runs from the caches
+/// and one of 4 MiB from memory (45 against 13 GB/s for MPI_Reduce_local on
+/// the development machine, VALIDATION.md 4.23), so one rate for every
+/// size is wrong by 3x on one side or the other.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateFit {
+    pub segments: Vec<models::RateSegment>,
+    /// |error| over the table's points of positive size: median, max.
+    pub error: (f64, f64),
+    pub points: usize,
+}
+
+/// Fits [`RateFit`] to `table` (its points of positive size); `None` with
+/// fewer than 3 of them.
+pub fn fit_rate_segments(table: &Table) -> Option<RateFit> {
+    let points: Vec<calibrate::Point> = table
+        .points
+        .iter()
+        .filter(|p| p.bytes > 0 && p.seconds > 0.0 && p.seconds.is_finite())
+        .copied()
+        .collect();
+    if points.len() < calibrate::fit::MIN_POINTS
+        || points.windows(2).any(|w| w[1].bytes <= w[0].bytes)
+    {
+        return None;
+    }
+    let fit =
+        calibrate::fit::fit_segmented(&points, &calibrate::FitOptions::default(), |_| 0.0).ok()?;
+    let segments: Vec<models::RateSegment> = fit
+        .segments
+        .iter()
+        .map(|s| models::RateSegment {
+            from: s.from,
+            overhead: s.line.a.max(0.0),
+            per_byte: s.line.b.max(0.0),
+        })
+        .collect();
+    let error = crate::patterns::summary(points.iter().map(|p| {
+        let model =
+            models::RateSegment::find(&segments, p.bytes).map_or(0.0, |s| s.seconds(p.bytes));
+        (model, p.seconds)
+    }));
+    Some(RateFit {
+        segments,
+        error,
+        points: points.len(),
+    })
+}
+
+/// The lines of a report for a [`RateFit`] of `key`.
+pub fn rate_fit_lines(key: &str, fit: &RateFit) -> Vec<String> {
+    let mut lines = vec![format!(
+        "  by size ([[node.{key}]]): {} segment(s), median error {:.1}%, max {:.1}% over {} points",
+        fit.segments.len(),
+        fit.error.0 * 100.0,
+        fit.error.1 * 100.0,
+        fit.points
+    )];
+    for s in &fit.segments {
+        lines.push(format!(
+            "    from {:>9} B: {:.4} us + {}",
+            s.from,
+            s.overhead * 1e6,
+            if s.per_byte > 0.0 {
+                format!("{:.0} MB/s", 1.0 / s.per_byte / 1e6)
+            } else {
+                "no cost per byte".to_owned()
+            }
+        ));
+    }
+    lines
 }
 
 /// Fits `t(n) = c + n / R` to a Reduce_local table (see the module text).
@@ -269,6 +380,7 @@ pub fn fit_reduce(table: &Table) -> Result<ReduceFit, Error> {
         bandwidth,
         error,
         points: table.points.len(),
+        by_size: fit_rate_segments(table),
     })
 }
 
@@ -793,6 +905,8 @@ pub struct CollTables {
     /// of the barrier's.
     pub calls: Vec<(PathBuf, Placement)>,
     pub reduce_local: Option<PathBuf>,
+    /// A Memcpy table (`--memcpy-table`): `[[node.memcpy_segments]]`.
+    pub memcpy: Option<PathBuf>,
     /// A FlagLatency table (`--flag-latency`).
     pub flag: Option<PathBuf>,
     /// TypeCreate and TypePack tables (`--datatype`).
@@ -810,6 +924,8 @@ pub struct CollFitted {
     /// Each measured collective's own call overhead, and the files.
     pub kinds: Option<(Vec<PathBuf>, Vec<KindFit>)>,
     pub reduce: Option<(PathBuf, ReduceFit)>,
+    /// `[[node.memcpy_segments]]`, from a Memcpy table.
+    pub memcpy: Option<(PathBuf, RateFit)>,
     /// `node.flag_latency`, seconds, from a FlagLatency table.
     pub flag: Option<(PathBuf, f64)>,
     /// `node.type_*`, from TypeCreate and TypePack tables.
@@ -947,6 +1063,16 @@ impl CollFitted {
                 r.error.0 * 100.0,
                 r.error.1 * 100.0
             ));
+            if let Some(by_size) = &r.by_size {
+                lines.extend(rate_fit_lines("reduce_segments", by_size));
+            }
+        }
+        if let Some((path, fit)) = &self.memcpy {
+            lines.push(format!(
+                "memcpy by size: fitted to the Memcpy table in {}",
+                path.display()
+            ));
+            lines.extend(rate_fit_lines("memcpy_segments", fit));
         }
         if let Some((path, r)) = &self.rendezvous {
             lines.push(format!(
@@ -1366,5 +1492,50 @@ eager_limit = "4 KiB"
         assert!(fit.error.1 < 0.01, "{:?}", fit.error);
         let e = fit_reduce(&table(&[(4, 0.1), (8, 0.1)])).expect_err("no rate");
         assert!(e.to_string().contains("64 KiB"), "{e}");
+    }
+
+    #[test]
+    fn cache_levels_are_recovered_as_segments() {
+        // A copy at three rates, as the development machine's memcpy
+        // (VALIDATION.md 4.23): 200 GB/s up to 16 KiB, 45 GB/s from 32 KiB
+        // to 512 KiB, 12.5 GB/s from 2 MiB (t in us = n / (rate in MB/s)).
+        let rate = |n: u64| match n {
+            0..=16384 => 200e3,
+            16385..=524288 => 45e3,
+            _ => 12.5e3,
+        };
+        let points: Vec<(u64, f64)> = (6..=24)
+            .filter(|k| *k != 20)
+            .map(|k| {
+                let n = 1u64 << k;
+                (n, 0.004 + n as f64 / rate(n))
+            })
+            .collect();
+        let fit = fit_rate_segments(&table(&points)).expect("fits");
+        assert_eq!(fit.segments.len(), 3, "{:?}", fit.segments);
+        let at = |n: u64| {
+            models::RateSegment::find(&fit.segments, n)
+                .expect("a segment")
+                .seconds(n)
+        };
+        for (n, us) in &points {
+            approx::assert_relative_eq!(at(*n), us * 1e-6, max_relative = 0.02);
+        }
+        // Each level's rate, from its segment's slope.
+        for (segment, expected) in fit.segments.iter().zip([200e9, 45e9, 12.5e9]) {
+            approx::assert_relative_eq!(1.0 / segment.per_byte, expected, max_relative = 0.02);
+        }
+        // The boundaries fall between the levels' measured sizes.
+        assert!(
+            (16385..=32768).contains(&fit.segments[1].from),
+            "{:?}",
+            fit.segments
+        );
+        assert!(
+            (524289..=2097152).contains(&fit.segments[2].from),
+            "{:?}",
+            fit.segments
+        );
+        assert!(fit_rate_segments(&table(&[(4, 0.1), (8, 0.1)])).is_none());
     }
 }

@@ -919,6 +919,8 @@ fn fit_machine(
         shm_node_bandwidth: None,
         reduce_bandwidth: None,
         reduce_overhead: 0.0,
+        memcpy_segments: Vec::new(),
+        reduce_segments: Vec::new(),
         timer: 0.0,
         rendezvous_send_received: false,
         flag_latency: None,
@@ -1089,6 +1091,9 @@ impl Fitted {
         if let Some(path) = &tables.reduce_local {
             let table = coll_fit::read_reduce_local(path)?;
             self.collectives.reduce = Some((path.clone(), coll_fit::fit_reduce(&table)?));
+        }
+        if let Some(path) = &tables.memcpy {
+            self.collectives.memcpy = Some((path.clone(), coll_fit::read_memcpy(path)?));
         }
         // Before the barrier and the calls: their simulations then run
         // with it.
@@ -1329,6 +1334,19 @@ impl Fitted {
             node_gap: self.node.as_ref().map_or(0.0, |(_, fit)| fit.node_gap),
             shm_node_bandwidth: self.node.as_ref().and_then(|(_, fit)| fit.node_bandwidth),
             reduce_bandwidth: self.collectives.reduce.as_ref().map(|(_, r)| r.bandwidth),
+            memcpy_segments: self
+                .collectives
+                .memcpy
+                .as_ref()
+                .map(|(_, fit)| fit.segments.clone())
+                .unwrap_or_default(),
+            reduce_segments: self
+                .collectives
+                .reduce
+                .as_ref()
+                .and_then(|(_, r)| r.by_size.as_ref())
+                .map(|fit| fit.segments.clone())
+                .unwrap_or_default(),
             reduce_overhead: self
                 .collectives
                 .reduce

@@ -56,6 +56,10 @@ pub struct MachineDescription<'a> {
     pub reduce_bandwidth: Option<f64>,
     /// `node.reduce_overhead`, seconds (0 leaves it out).
     pub reduce_overhead: f64,
+    /// `[[node.memcpy_segments]]` (empty leaves them out).
+    pub memcpy_segments: Vec<models::RateSegment>,
+    /// `[[node.reduce_segments]]` (empty leaves them out).
+    pub reduce_segments: Vec<models::RateSegment>,
     /// `node.timer`, seconds per read of the clock (0 leaves it out).
     pub timer: f64,
     /// `node.rendezvous_send = "received"` (false leaves it out).
@@ -408,6 +412,8 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             socket_placement: Placement::Block,
             reduce_bandwidth: machine.reduce_bandwidth,
             reduce_overhead: machine.reduce_overhead,
+            memcpy_segments: machine.memcpy_segments.clone(),
+            reduce_segments: machine.reduce_segments.clone(),
             timer: machine.timer,
             progress_in_calls: models::DEFAULT_PROGRESS_IN_CALLS,
             rendezvous_send_received: machine.rendezvous_send_received,

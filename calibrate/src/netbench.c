@@ -61,6 +61,8 @@
  *     MPI_Reduce_local of bytes/4 MPI_FLOATs with MPI_SUM (the datatype
  *     and operation of osu_allreduce and IMB's Allreduce), sizes 4 B to
  *     4 MiB, t = per call;
+ *   - Memcpy (a copy's cost by size: the cache level its buffers fit in):
+ *     rank 0 alone, memcpy of 1 B to 4 MiB, t = per call (memcpy_table);
  *   - the timer: what two back-to-back MPI_Wtime reads differ by on rank 0
  *     (a benchmark's timed interval holds about one read beyond its work);
  *   - the library: the first line of MPI_Get_library_version, so that the
@@ -669,6 +671,34 @@ static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
     fflush(stdout);
 }
 
+/* memcpy of `bytes` from sbuf to rbuf on rank 0: t per call, by size. A
+ * copy that a loop repeats runs from the cache level its two buffers fit
+ * in, so the rate depends on the size (fitted as [[node.memcpy_segments]]).
+ * One byte of the source changes before each copy so that no copy can be
+ * dropped as a repeat of the one before. */
+static void memcpy_table(char *sbuf, char *rbuf, int rank) {
+    if (rank != 0) return;
+    header("Memcpy", 1);
+    for (long bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
+        int reps = reps_for(bytes);
+        double t[TRIALS];
+        for (int i = 0; i < (reps / 10 > 2 ? reps / 10 : 2); i++) memcpy(rbuf, sbuf, bytes);
+        for (int k = 0; k < TRIALS; k++) {
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < reps; i++) {
+                sbuf[i % bytes] = (char)i;
+                memcpy(rbuf, sbuf, bytes);
+            }
+            t[k] = (MPI_Wtime() - t0) / reps;
+        }
+        volatile char sink = rbuf[bytes - 1];
+        (void)sink;
+        double usec = median(t, TRIALS) * 1e6;
+        printf("%13ld %12d %12.4f %12.2f\n", bytes, reps, usec, (double)bytes / usec);
+    }
+    fflush(stdout);
+}
+
 /* OMB's calc_bw (osu_mbw_mr.c): the aggregate bandwidth of `pairs` pairs,
  * bytes per second, on rank 0. */
 static double mbw_mr(char *sbuf, char *rbuf, long bytes, int pairs, int rank) {
@@ -820,6 +850,8 @@ int main(int argc, char **argv) {
     call_tables(pair, rank, sbuf, rbuf);
     if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
     reduce_local_table(sbuf, rbuf, rank);
+    memcpy_table(sbuf, rbuf, rank);
+    for (long i = 0; i < MAX_BYTES / 4; i++) ((float *)sbuf)[i] = 1.0f;
     datatype_tables(sbuf, rbuf, rank);
     page_fault_table(rbuf, rank);
 

@@ -93,6 +93,8 @@ fn samples_fit_within_tolerance() {
             shm_node_bandwidth: None,
             reduce_bandwidth: None,
             reduce_overhead: 0.0,
+            memcpy_segments: Vec::new(),
+            reduce_segments: Vec::new(),
             timer: 0.0,
             rendezvous_send_received: false,
             flag_latency: None,

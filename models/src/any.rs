@@ -237,6 +237,10 @@ impl Machine for AnyRun<'_> {
         self.inner().copy_seconds(rank, bytes)
     }
 
+    fn library_copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.inner().library_copy_seconds(rank, bytes)
+    }
+
     fn eager_limit(&self, src: u32, dst: u32) -> u64 {
         self.inner().eager_limit(src, dst)
     }

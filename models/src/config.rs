@@ -15,7 +15,7 @@ pub mod write;
 
 use crate::error::MachineError;
 use crate::params::{
-    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, Segment,
+    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, RateSegment, Segment,
 };
 use crate::plugin::PluginSpec;
 use crate::units::{self, UnitError, format_size};
@@ -74,7 +74,11 @@ const NODE_KEYS: &[&str] = &[
     "page_fault",
     "page_size",
     "allocator",
+    "memcpy_segments",
+    "reduce_segments",
 ];
+/// The keys of one `[[node.memcpy_segments]]` or `[[node.reduce_segments]]`.
+const RATE_SEGMENT_KEYS: &[&str] = &["from", "overhead", "bandwidth"];
 const CHANNEL_KEYS: &[&str] = &[
     "latency",
     "bandwidth",
@@ -555,7 +559,17 @@ impl<'f> Walker<'f> {
                 }
             };
         }
+        let memcpy_segments = match table.get("memcpy_segments") {
+            None => Vec::new(),
+            Some(value) => self.rate_segments("node.memcpy_segments", value)?,
+        };
+        let reduce_segments = match table.get("reduce_segments") {
+            None => Vec::new(),
+            Some(value) => self.rate_segments("node.reduce_segments", value)?,
+        };
         Ok(NodeParams {
+            memcpy_segments,
+            reduce_segments,
             cpu_rate,
             memcpy_bandwidth,
             ranks_per_node,
@@ -893,6 +907,58 @@ impl<'f> Walker<'f> {
         Ok(segments)
     }
 
+    /// `[[node.memcpy_segments]]` / `[[node.reduce_segments]]`: an array of
+    /// tables, each with a required `from` (strictly increasing) and
+    /// `bandwidth` (positive, or `"unlimited"`: no cost per byte), and an
+    /// optional `overhead` (a time, default 0).
+    fn rate_segments(&self, key: &str, value: &Value) -> Result<Vec<RateSegment>, MachineError> {
+        const EXPECTED: &str =
+            "an array of tables with `from`, `bandwidth` and optionally `overhead`";
+        let Value::Array(items) = value else {
+            return Err(self.bad_value(key, EXPECTED, value, None));
+        };
+        let mut segments: Vec<RateSegment> = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let section = format!("{key}[{index}]");
+            let Value::Table(table) = item else {
+                return Err(self.bad_value(
+                    &section,
+                    "a table with `from` and `bandwidth`",
+                    item,
+                    None,
+                ));
+            };
+            self.check_keys(&section, table, RATE_SEGMENT_KEYS)?;
+            let from = match self.required(&section, table, "from", Some(SIZE_EXPECTED)) {
+                Some(value) => self.size(&join(&section, "from"), &value, SIZE_EXPECTED)?,
+                None => 0, // placeholder; the missing key is reported
+            };
+            let per_byte =
+                match self.required(&section, table, "bandwidth", Some(BANDWIDTH_EXPECTED)) {
+                    Some(Value::String(text)) if text.trim() == "unlimited" => 0.0,
+                    Some(value) => {
+                        1.0 / self.positive_bandwidth(&join(&section, "bandwidth"), &value)?
+                    }
+                    None => 0.0, // placeholder; the missing key is reported
+                };
+            let overhead = match table.get("overhead") {
+                Some(value) => self.time(&join(&section, "overhead"), value)?,
+                None => 0.0,
+            };
+            if let Some(previous) = segments.last().filter(|p| from <= p.from) {
+                return Err(
+                    self.out_of_range(&join(&section, "from"), not_increasing(from, previous.from))
+                );
+            }
+            segments.push(RateSegment {
+                from,
+                overhead,
+                per_byte,
+            });
+        }
+        Ok(segments)
+    }
+
     /// G from `bandwidth` or `gap_per_byte` (never both); `None` when
     /// neither is given (the caller decides: required, or inherited).
     fn gap_per_byte(&self, section: &str, table: &Table) -> Result<Option<f64>, MachineError> {
@@ -1218,6 +1284,29 @@ pub(crate) fn validate(spec: &MachineSpec, file: &str) -> Result<(), MachineErro
                 node.memcpy_bandwidth
             ),
         ));
+    }
+    for (name, segments) in [
+        ("node.memcpy_segments", &node.memcpy_segments),
+        ("node.reduce_segments", &node.reduce_segments),
+    ] {
+        for (index, segment) in segments.iter().enumerate() {
+            let ok = |x: f64| x >= 0.0 && x.is_finite();
+            if !ok(segment.overhead) || !ok(segment.per_byte) {
+                return Err(out_of_range(
+                    &format!("{name}[{index}]"),
+                    format!(
+                        "overhead and time per byte must be finite and not negative, got {} s and {} s/B",
+                        segment.overhead, segment.per_byte
+                    ),
+                ));
+            }
+            if index > 0 && segment.from <= segments[index - 1].from {
+                return Err(out_of_range(
+                    &format!("{name}[{index}].from"),
+                    not_increasing(segment.from, segments[index - 1].from),
+                ));
+            }
+        }
     }
     if node.ranks_per_node == 0 {
         return Err(out_of_range(

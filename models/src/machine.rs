@@ -10,7 +10,9 @@ use crate::busy::Intervals;
 use crate::config::{self, MachineSpec};
 use crate::error::MachineError;
 use crate::heap::GlibcHeap;
-use crate::params::{ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement};
+use crate::params::{
+    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, RateSegment,
+};
 use crate::units::{format_bandwidth, format_size, format_time};
 
 /// A "free at" timeline: the time from which the resource can take the next
@@ -314,6 +316,8 @@ impl LogGpMachine {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                memcpy_segments: Vec::new(),
+                reduce_segments: Vec::new(),
                 timer: 0.0,
                 flag_latency: None,
                 datatype: crate::params::DatatypeCosts::default(),
@@ -524,6 +528,34 @@ impl LogGpMachine {
             ", rendezvous progress at any time (async)"
         });
         lines.push(node_line);
+        for (what, segments) in [
+            ("copies", &node.memcpy_segments),
+            ("reductions", &node.reduce_segments),
+        ] {
+            if segments.is_empty() {
+                continue;
+            }
+            let parts: Vec<String> = segments
+                .iter()
+                .map(|s| {
+                    let rate = if s.per_byte > 0.0 {
+                        format_bandwidth(1.0 / s.per_byte)
+                    } else {
+                        "no cost per byte".to_owned()
+                    };
+                    if s.overhead > 0.0 {
+                        format!(
+                            "from {}: {} + {rate}",
+                            format_size(s.from),
+                            crate::config::write::time_us(s.overhead)
+                        )
+                    } else {
+                        format!("from {}: {rate}", format_size(s.from))
+                    }
+                })
+                .collect();
+            lines.push(format!("{what} by size: {}", parts.join("; ")));
+        }
         lines.extend(describe_channel("network", &spec.network));
         if let (CommModel::Smp, Some(shm)) = (spec.model, &spec.shm) {
             lines.extend(describe_channel("shared memory", shm));
@@ -953,7 +985,7 @@ impl LogGpRun<'_> {
         let params = self.channel_params(rank, rank);
         let send_overhead = params.params_for(bytes).send_overhead;
         let duplex = params.duplex;
-        let copy = self.copy_seconds(rank, bytes);
+        let copy = self.library_copy_seconds(rank, bytes);
         let line = if self.uses_shm(rank, rank) {
             self.timelines(rank, rank, Some(duplex)).1
         } else {
@@ -1247,10 +1279,27 @@ impl Machine for LogGpRun<'_> {
         bytes as f64 / self.machine.spec.node.memcpy_bandwidth
     }
 
+    /// With `[[node.memcpy_segments]]`, the segment of the copy's size
+    /// (`overhead + bytes / bandwidth`); below the first, `memcpy`. The
+    /// program's own copies (`copy_seconds`) stay at `memcpy`: a skeleton's
+    /// `copy` stands for a pack out of its arrays, whose working set is
+    /// the arrays', not the copy's size.
+    fn library_copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        let node = &self.machine.spec.node;
+        match RateSegment::find(&node.memcpy_segments, bytes) {
+            Some(segment) => segment.seconds(bytes),
+            None => self.copy_seconds(rank, bytes),
+        }
+    }
+
     /// `reduce_overhead + bytes / reduce_op` if the machine file gives the
-    /// reduction's rate, else the overhead and a memory copy's time.
+    /// reduction's rate, else the overhead and a memory copy's time; with
+    /// `[[node.reduce_segments]]`, the segment of the reduction's size.
     fn reduce_seconds(&self, rank: u32, bytes: u64) -> f64 {
         let node = &self.machine.spec.node;
+        if let Some(segment) = RateSegment::find(&node.reduce_segments, bytes) {
+            return segment.seconds(bytes);
+        }
         node.reduce_overhead
             + match node.reduce_bandwidth {
                 Some(rate) => bytes as f64 / rate,
@@ -1359,7 +1408,7 @@ impl Machine for LogGpRun<'_> {
     /// on the rank's own core.
     fn send_copy(&self, src: u32, dst: u32, bytes: u64) -> f64 {
         if src == dst {
-            return 2.0 * self.copy_seconds(src, bytes);
+            return 2.0 * self.library_copy_seconds(src, bytes);
         }
         self.channel_params(src, dst).send_overhead_per_byte * bytes as f64
     }

@@ -550,6 +550,41 @@ pub struct NodeParams {
     /// What the library's temporary buffers cost (`page_fault`,
     /// `page_size`, `allocator`).
     pub heap: HeapParams,
+    /// `[[node.memcpy_segments]]`: the cost of a copy by its size, where the
+    /// size decides which cache level holds the buffers (a copy of 256 KiB
+    /// that a loop repeats runs from the caches, one of 4 MiB from memory:
+    /// 45 and 13 GB/s on the development machine). Empty: every copy at
+    /// `memcpy_bandwidth`. Sizes below the first segment's `from` too.
+    pub memcpy_segments: Vec<RateSegment>,
+    /// `[[node.reduce_segments]]`: the reduction's cost by its size (the
+    /// same cache levels, measured by `MPI_Reduce_local`). Empty:
+    /// `reduce_overhead` + `reduce_bandwidth` for every size; also below the
+    /// first segment's `from`.
+    pub reduce_segments: Vec<RateSegment>,
+}
+
+/// From `from` bytes on (up to the next segment's `from`), an operation of
+/// `n` bytes costs `overhead + n · per_byte` seconds. Invariants: `overhead`
+/// and `per_byte` finite and >= 0; in a list, `from` strictly increasing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSegment {
+    pub from: u64,
+    pub overhead: f64,
+    pub per_byte: f64,
+}
+
+impl RateSegment {
+    /// The segment of `segments` (sorted by `from`) that prices `bytes`:
+    /// the last whose `from` is at most `bytes`; `None` below the first.
+    pub fn find(segments: &[RateSegment], bytes: u64) -> Option<&RateSegment> {
+        let after = segments.partition_point(|s| s.from <= bytes);
+        after.checked_sub(1).map(|i| &segments[i])
+    }
+
+    /// `overhead + bytes · per_byte`.
+    pub fn seconds(&self, bytes: u64) -> f64 {
+        self.overhead + bytes as f64 * self.per_byte
+    }
 }
 
 /// The page faults of a collective's temporary buffers

@@ -66,8 +66,18 @@ pub trait Machine {
     /// (ParJava's `//CPURate`).
     fn compute_seconds(&self, rank: u32, nominal: f64) -> f64;
 
-    /// Seconds for a memory copy of `bytes` on `rank`'s node (ParJava's `//memcpy`).
+    /// Seconds for a memory copy of `bytes` on `rank`'s node (ParJava's
+    /// `//memcpy`): the program's own `copy(bytes: n)`.
     fn copy_seconds(&self, rank: u32, bytes: u64) -> f64;
+
+    /// Seconds for a copy the MPI library makes of a call's buffers (a
+    /// collective's own block, a message to self): buffers that a program
+    /// passes to the same call again and again, so priced by their size,
+    /// which decides the cache level that holds them. Default: as
+    /// [`Machine::copy_seconds`].
+    fn library_copy_seconds(&self, rank: u32, bytes: u64) -> f64 {
+        self.copy_seconds(rank, bytes)
+    }
 
     /// Seconds one read of the clock (`wtime()`, a benchmark's
     /// `MPI_Wtime`) costs the rank. A benchmark reads it on both sides of

@@ -12,7 +12,10 @@
 #   mpich-4-onecall  the same with the barrier's call overhead for every
 #                    collective (the model before 4.19);
 #   mpich-4-sent     the same with a rendezvous send done when its last
-#                    byte has left (the model before 4.22).
+#                    byte has left (the model before 4.22);
+#   mpich-4-flat     the same with one rate for every size of copy and
+#                    of reduction (no [[node.memcpy_segments]] and
+#                    [[node.reduce_segments]]: the model before 4.23).
 # No collective table is an input. Per benchmark and round the median
 # |error| over its sizes; then, per benchmark, the median over the rounds
 # (summary.txt).
@@ -48,12 +51,16 @@ for r in $(seq 1 ${ROUNDS:-5}); do
         $R/machine-$TAG.toml > $R/machine-$TAG-onecall.toml
     # A rendezvous send done when its last byte has left (section 4.22).
     sed -e '/^rendezvous_send = /d' $R/machine-$TAG.toml > $R/machine-$TAG-sent.toml
+    # One rate for every size of copy and reduction (the model before
+    # 4.23): the machine without its [[node.*_segments]].
+    awk '/^\[\[node\.(memcpy|reduce)_segments\]\]/ {skip = 1; next} skip && /^$/ {skip = 0; next} !skip' \
+        $R/machine-$TAG.toml > $R/machine-$TAG-flat.toml
     for b in $B; do $RUN "$OMB/osu_$b" > $R/$b.txt; done
     for b in $B; do
         size=(-p max_bytes=1048576)
         if [ $b = latency ]; then size=(-p max_bytes=4194304); fi
         if [ $b = barrier ]; then size=(); fi
-        for m in $TAG $TAG-onecall $TAG-sent; do
+        for m in $TAG $TAG-onecall $TAG-sent $TAG-flat; do
             "$P" validate examples/osu/$b.mpl --table $R/$b.txt --ranks 2 \
                 "${size[@]}" --machine $R/machine-$m.toml > $R/validate-$b-$m.txt
             echo "$r $b $m $(grep '^all:' $R/validate-$b-$m.txt)" >> $D/results.txt
@@ -70,7 +77,7 @@ for line in open(f"{d}/results.txt"):
         rows.setdefault((m[2], m[3]), []).append(float(m[4]))
 with open(f"{d}/summary.txt", "w") as out:
     tag = sys.argv[2]
-    variants = [m for m in (tag, tag + "-onecall", tag + "-sent") if any(k[1] == m for k in rows)]
+    variants = [m for m in (tag, tag + "-onecall", tag + "-sent", tag + "-flat") if any(k[1] == m for k in rows)]
     out.write("| benchmark | " + " | ".join(f"{m}: median over rounds (per round)" for m in variants) + " |\n")
     out.write("| --- |" + " --- |" * len(variants) + "\n")
     for b in dict.fromkeys(k[0] for k in rows):

@@ -377,6 +377,23 @@ pub fn machine_file(file: &MachineFile) -> String {
             }
         );
     }
+    for (key, segments) in [
+        ("memcpy_segments", &node.memcpy_segments),
+        ("reduce_segments", &node.reduce_segments),
+    ] {
+        for segment in segments {
+            let _ = writeln!(out, "\n[[node.{key}]]");
+            let _ = writeln!(out, "from = \"{} B\"", segment.from);
+            if segment.overhead > 0.0 {
+                let _ = writeln!(out, "overhead = \"{}\"", time_us(segment.overhead));
+            }
+            if segment.per_byte > 0.0 {
+                let _ = writeln!(out, "bandwidth = \"{}\"", bandwidth_mb(segment.per_byte));
+            } else {
+                let _ = writeln!(out, "bandwidth = \"unlimited\"");
+            }
+        }
+    }
     if let Some(network) = &file.network {
         channel(&mut out, "network", network);
     }
@@ -443,6 +460,8 @@ mod tests {
                 socket_placement: Placement::Block,
                 reduce_bandwidth: Some(5e8),
                 reduce_overhead: 0.12e-6,
+                memcpy_segments: Vec::new(),
+                reduce_segments: Vec::new(),
                 timer: 0.03e-6,
                 progress_in_calls: !crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 rendezvous_send_received: true,
@@ -627,6 +646,8 @@ mod tests {
                 socket_placement: Placement::Cyclic,
                 reduce_bandwidth: None,
                 reduce_overhead: 0.0,
+                memcpy_segments: Vec::new(),
+                reduce_segments: Vec::new(),
                 timer: 0.0,
                 progress_in_calls: crate::params::DEFAULT_PROGRESS_IN_CALLS,
                 rendezvous_send_received: false,

@@ -191,7 +191,7 @@ impl<'a> Engine<'a> {
                     // pack or unpack through it (the operations after it
                     // start when it ends).
                     Op::Copy { bytes } => {
-                        self.in_call_work(lpi, self.machine.copy_seconds(id, bytes));
+                        self.in_call_work(lpi, self.machine.library_copy_seconds(id, bytes));
                         continue;
                     }
                     Op::Datatype { blocks } => {
@@ -377,7 +377,7 @@ impl<'a> Engine<'a> {
             lp.stats.comm += overhead;
         }
         if copy > 0 {
-            let t = self.machine.copy_seconds(id, copy);
+            let t = self.machine.library_copy_seconds(id, copy);
             let lp = &mut self.lps[id as usize];
             lp.clock += t;
             lp.stats.compute += t;
