@@ -226,8 +226,11 @@ fn imb2018_reduce_scatter_splits_the_vector_in_whole_floats() {
     // IMB 2018+ (IMB_reduce_scatter.c, IMB_get_rank_portion): a vector of
     // n bytes is ceil(n / 4) floats, rank i's block the i-th contiguous
     // piece, the first (floats mod 2) one float longer. MPICH's recursive
-    // halving on 2 ranks: one exchange of the blocks (empty ones are not
-    // sent), then the received block combined (c = 1 ns/B).
+    // halving on 2 ranks: a copy of the whole vector into `tmp_results`
+    // (reduce_scatter_intra_recursive_halving.c line 97), one exchange of
+    // the blocks (empty ones are not sent), the received block combined,
+    // the own block copied out (line 259); copies and the combination at
+    // c = 1 ns/B.
     let rows = table(
         "examples/imb/reduce_scatter.mpl",
         "100 MB/s",
@@ -237,22 +240,25 @@ fn imb2018_reduce_scatter_splits_the_vector_in_whole_floats() {
         sizes(&rows),
         [0, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
     );
-    // One float: blocks [4, 0]. Rank 1 only sends (o_s); rank 0, out of the
-    // barrier L earlier, waits L more for the float, then o_r and the
-    // combination.
-    assert_relative_eq!(rows[1].min, OS, max_relative = 1e-9);
+    // One float: blocks [4, 0]. Rank 1 copies its float and only sends
+    // (o_s); rank 0, out of the barrier L earlier, copies, waits L more for
+    // the float (sent after rank 1's copy), then o_r, the combination and
+    // the copy out.
+    assert_relative_eq!(rows[1].min, 4.0 * 0.001 + OS, max_relative = 1e-9);
     assert_relative_eq!(
         rows[1].max,
-        L + OS + L + 4.0 * 0.01 + OR + 4.0 * 0.001,
+        L + OS + L + 4.0 * 0.01 + OR + 4.0 * 0.001 + 8.0 * 0.001,
         max_relative = 1e-9
     );
-    // From two floats on, n / 2 bytes each way: T(n / 2) + o_r + (n / 2) c on
-    // average, the ranks 2 L apart as in the allreduce.
+    // From two floats on, n / 2 bytes each way: n c + T(n / 2) + o_r +
+    // (n / 2) c + (n / 2) c on average, the ranks 2 L apart as in the
+    // allreduce.
     for r in &rows[2..] {
-        let half = r.bytes.expect("bytes") as f64 / 2.0;
+        let n = r.bytes.expect("bytes") as f64;
+        let half = n / 2.0;
         assert_relative_eq!(
             r.avg,
-            OS + L + half * 0.01 + OR + half * 0.001,
+            n * 0.001 + OS + L + half * 0.01 + OR + half * 0.001 + half * 0.001,
             max_relative = 1e-9
         );
         assert_relative_eq!(r.max - r.min, 2.0 * L, max_relative = 1e-6);

@@ -134,21 +134,29 @@ fn v_collectives_follow_their_closed_forms() {
 fn reduce_scatter_splits_floats_as_osu_does() {
     // osu_reduce_scatter.c: n floats, one each to the first n ranks when
     // n < size, else n / size each and one more to the first n mod size.
-    // MPICH's recursive halving on 2 ranks: one exchange of the blocks
-    // (empty ones are not sent), then the received block combined.
+    // MPICH's recursive halving on 2 ranks: a copy of the whole vector
+    // into `tmp_results` (reduce_scatter_intra_recursive_halving.c line
+    // 97), one exchange of the blocks (empty ones are not sent), the
+    // received block combined, and the own block copied out (line 259).
     let rows = table("examples/osu/reduce_scatter.mpl", 65536);
     let sizes: Vec<u64> = rows.iter().map(|r| r.bytes).collect();
     assert_eq!(sizes, (2..17).map(|k| 1u64 << k).collect::<Vec<_>>());
-    // One float: blocks [4, 0]; rank 1 only sends.
-    assert_relative_eq!(rows[0].min, OS, max_relative = 1e-9);
+    // One float: blocks [4, 0]; rank 1 copies 4 bytes and only sends; rank
+    // 0 copies 4, receives 4 (sent after rank 1's copy) and copies 4 out.
+    assert_relative_eq!(rows[0].min, 4.0 * C + OS, max_relative = 1e-9);
     assert_relative_eq!(
         rows[0].max,
-        2.0 * L + OS + 4.0 * (G + C) + OR,
+        2.0 * L + OS + 4.0 * (G + C) + OR + 8.0 * C,
         max_relative = 1e-9
     );
     for r in &rows[1..] {
-        let half = r.bytes as f64 / 2.0;
-        assert_relative_eq!(r.avg, OS + L + half * (G + C) + OR, max_relative = 1e-9);
+        let n = r.bytes as f64;
+        let half = n / 2.0;
+        assert_relative_eq!(
+            r.avg,
+            n * C + OS + L + half * (G + C) + OR + half * C,
+            max_relative = 1e-9
+        );
         assert_relative_eq!(r.max - r.min, 2.0 * L, max_relative = 1e-6);
         // The switch to 100 iterations counts floats: above 8192 floats.
         assert_eq!(r.reps, if r.bytes > 32768 { 100 } else { 1000 });

@@ -8,6 +8,20 @@ use crate::ir::CollKind;
 pub(super) fn schedule(alg: Algorithm, c: &Ctx) -> Result<Vec<Step>, String> {
     let counts = c.blocks()?;
     let mut s = Sched::new();
+    // Every algorithm but the composite starts with a local copy of the
+    // send buffer (no MPI_IN_PLACE): the whole vector into the buffer it
+    // combines in (MPICH `reduce_scatter_intra_recursive_halving.c` v4.0.2
+    // line 97; Open MPI v5.0.9 `coll_base_reduce_scatter.c` 190
+    // (recursive halving), 530 (ring), 732 (butterfly)), or, pairwise,
+    // this rank's block into its receive buffer
+    // (`reduce_scatter_intra_pairwise.c` line 61).
+    match alg {
+        Algorithm::RecursiveHalving | Algorithm::Ring | Algorithm::Butterfly => {
+            s.copy(counts.total());
+        }
+        Algorithm::Pairwise => s.copy(counts.get(c.rank)),
+        _ => {}
+    }
     match alg {
         Algorithm::RecursiveHalving => recursive_halving(&mut s, c, &counts),
         Algorithm::Pairwise => pairwise(&mut s, c, &counts),
@@ -81,6 +95,10 @@ fn recursive_halving(s: &mut Sched, c: &Ctx, counts: &Blocks) {
             last_index = recv_index + mask;
             mask >>= 1;
         }
+        // This rank's result out of the combining buffer into its receive
+        // buffer (MPICH line 259, Open MPI 349); a rank that dropped out
+        // receives its block straight into it.
+        s.copy(cnt(rank));
     }
     if rank < 2 * rem {
         if is_even(rank) {
@@ -126,6 +144,8 @@ fn ring(s: &mut Sched, c: &Ctx, counts: &Blocks) {
             cnt(recv_block),
         );
     }
+    // The own block, combined last, out of `accumbuf` (line 604).
+    s.copy(cnt(r));
 }
 
 /// `ompi_mirror_perm`: `x` with its low `nbits` bits reversed.
@@ -188,6 +208,10 @@ fn butterfly(s: &mut Sched, c: &Ctx, counts: &Blocks) {
             }
             if vpeer != v {
                 s.sendrecv(peer, cnt(index), peer, cnt(rank), 0);
+            } else {
+                // Its own block stayed here: copied out of `psend` (line
+                // 874).
+                s.copy(cnt(rank));
             }
         }
         None => {

@@ -3572,3 +3572,55 @@ fn open_mpi_5_sends_what_5_0_11_sends() {
         ]
     );
 }
+
+/// The local copies of each reduce_scatter algorithm, per rank, as the
+/// sources make them (no `MPI_IN_PLACE`): the whole vector (or, pairwise,
+/// the own block) first; recursive halving's ranks of the power of two,
+/// the ring's every rank and the butterfly's ranks whose own block stayed
+/// home copy that block out at the end (MPICH v4.0.2
+/// `reduce_scatter_intra_recursive_halving.c` 97, 259,
+/// `reduce_scatter_intra_pairwise.c` 61; Open MPI v5.0.9
+/// `coll_base_reduce_scatter.c` 190, 349, 530, 604, 732, 874).
+#[test]
+fn reduce_scatter_copies_as_the_sources_do() {
+    let copies = |alg: Algorithm, p: u32, rank: u32, counts: &[u64]| -> Vec<u64> {
+        let c = call(CollKind::ReduceScatter, rank, p, 0, Counts::PerRank(counts));
+        schedule_in(Library::OpenMpi5, alg, &c)
+            .expect("schedules")
+            .iter()
+            .flat_map(|s| s.ops.iter())
+            .filter_map(|op| match op {
+                Op::Copy { bytes } => Some(*bytes),
+                _ => None,
+            })
+            .collect()
+    };
+    let blocks = [100, 200, 300];
+    // Ring (3 ranks): the vector, then the own block.
+    for rank in 0..3 {
+        assert_eq!(
+            copies(Algorithm::Ring, 3, rank, &blocks),
+            [600, blocks[rank as usize]]
+        );
+    }
+    // Pairwise: the own block, once.
+    assert_eq!(copies(Algorithm::Pairwise, 3, 1, &blocks), [200]);
+    // Recursive halving on 3 ranks (rem 1): rank 0 drops out and receives
+    // its block; ranks 1 and 2 copy theirs out.
+    assert_eq!(copies(Algorithm::RecursiveHalving, 3, 0, &blocks), [600]);
+    assert_eq!(
+        copies(Algorithm::RecursiveHalving, 3, 1, &blocks),
+        [600, 200]
+    );
+    assert_eq!(
+        copies(Algorithm::RecursiveHalving, 3, 2, &blocks),
+        [600, 300]
+    );
+    // Butterfly on 2 ranks: the mirror of a 1-bit rank is itself, so each
+    // rank copies its own block out of `psend`.
+    let two = [100, 200];
+    assert_eq!(copies(Algorithm::Butterfly, 2, 0, &two), [300, 100]);
+    assert_eq!(copies(Algorithm::Butterfly, 2, 1, &two), [300, 200]);
+    // An empty own block: nothing copied out.
+    assert_eq!(copies(Algorithm::Ring, 2, 1, &[8, 0]), [8]);
+}

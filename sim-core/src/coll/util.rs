@@ -378,6 +378,14 @@ impl Sched {
         }
     }
 
+    /// A local copy of `bytes` on the rank's core (`Op::Copy`: the steps
+    /// after it start when it ends); nothing for 0 bytes.
+    pub fn copy(&mut self, bytes: u64) {
+        if bytes > 0 {
+            self.step(vec![Op::Copy { bytes }], 0);
+        }
+    }
+
     /// A local reduction without messages.
     pub fn reduce(&mut self, bytes: u64) {
         self.step(Vec::new(), bytes);
