@@ -694,7 +694,7 @@ impl<'a> Engine<'a> {
         {
             0
         } else {
-            local_copy_bytes(&call)
+            local_copy_bytes(self.coll_cfg.library, alg, &call)
         };
         Ok((steps, copy))
     }
@@ -1056,13 +1056,49 @@ fn combine(op: ReduceOp, a: Value, b: Value) -> Result<Value, String> {
 
 /// Bytes a rank copies locally in a collective (its own block), see
 /// `start_collective`.
-fn local_copy_bytes(call: &CollCall<'_>) -> u64 {
+fn local_copy_bytes(library: coll::Library, alg: coll::Algorithm, call: &CollCall<'_>) -> u64 {
+    use coll::Algorithm as A;
     let me = call.rank as usize;
     let own = match call.counts {
         Counts::Uniform(n) | Counts::Own(n) => n,
         Counts::PerRank(v) => v.get(me).copied().unwrap_or(0),
     };
     let at_root = call.rank == call.root;
+    // Reduce, per library and algorithm (commutative operation, no
+    // MPI_IN_PLACE), on more than one rank:
+    // - MPICH's binomial and Rabenseifner copy the send buffer into the
+    //   receive buffer (a temporary off the root) on every rank
+    //   (`reduce_intra_binomial.c` v4.0.2 line 52,
+    //   `reduce_intra_reduce_scatter_gather.c` 77), as does Open MPI's
+    //   `ompi_coll_base_reduce_intra_redscat_gather` (v5.0.9
+    //   `coll_base_reduce.c` 861-865);
+    // - Open MPI's tree and chain algorithms (`ompi_coll_base_reduce_generic`)
+    //   receive the first child's data straight into the accumulator and
+    //   combine the send buffer into it (lines 160-175, 195-205): no copy;
+    //   so does the in-order binary tree, which runs the generic one at
+    //   rank p - 1 (540-580);
+    // - Open MPI's linear reduce copies at rank p - 1 only, which starts
+    //   the accumulation (line 695); the root receives rank p - 1's vector
+    //   straight into its receive buffer otherwise.
+    // Any other algorithm (Intel MPI's, the compositions): the root's copy.
+    if call.kind == CollKind::Reduce && call.size > 1 {
+        return match (library.is_open_mpi(), alg) {
+            (false, A::BinomialTree | A::Rabenseifner) | (true, A::OmpiRabenseifner) => own,
+            (
+                true,
+                A::BinomialTree
+                | A::SegmentedBinomial(_)
+                | A::Pipeline(_)
+                | A::Chain(_)
+                | A::BinaryTree(_)
+                | A::InOrderBinary,
+            ) => 0,
+            (true, A::Linear) if at_root && call.rank == call.size - 1 => own,
+            (true, A::Linear) => 0,
+            _ if at_root => own,
+            _ => 0,
+        };
+    }
     match call.kind {
         CollKind::Alltoall | CollKind::Alltoallv | CollKind::Allgather | CollKind::Allgatherv => {
             own
