@@ -60,9 +60,11 @@
  *   - Reduce_local (the reduction's fixed cost and rate): rank 0 alone,
  *     MPI_Reduce_local of bytes/4 MPI_FLOATs with MPI_SUM (the datatype
  *     and operation of osu_allreduce and IMB's Allreduce), sizes 4 B to
- *     4 MiB, t = per call;
+ *     4 MiB (doubling, and 1.5x points from 256 KiB: next_rate_size),
+ *     t = per call;
  *   - Memcpy (a copy's cost by size: the cache level its buffers fit in):
- *     rank 0 alone, memcpy of 1 B to 4 MiB, t = per call (memcpy_table);
+ *     rank 0 alone, memcpy of 1 B to 4 MiB (the same ladder), t = per
+ *     call (memcpy_table);
  *   - the timer: what two back-to-back MPI_Wtime reads differ by on rank 0
  *     (a benchmark's timed interval holds about one read beyond its work);
  *   - the library: the first line of MPI_Get_library_version, so that the
@@ -651,11 +653,23 @@ static void page_fault_table(char *rbuf, int rank) {
     fflush(stdout);
 }
 
+/* The next size of the copy and reduction ladders: doubling, with a point
+ * halfway (x 1.5) in each octave from 256 KiB on, where the buffers leave
+ * the caches: 256, 384, 512, 768 KiB, 1, 1.5, 2, 3, 4 MiB, so that each
+ * cache level's segment (and memory's, from 2 MiB) has the 3 points a
+ * fitted segment needs. */
+static long next_rate_size(long bytes) {
+    if (bytes < (256L << 10)) return bytes * 2;
+    long octave = 1;
+    while (octave * 2 <= bytes) octave *= 2;
+    return bytes == octave ? octave + octave / 2 : octave * 2;
+}
+
 /* MPI_Reduce_local of floats with MPI_SUM on rank 0: t per call. */
 static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
     if (rank != 0) return;
     header("Reduce_local", 1);
-    for (long bytes = 4; bytes <= MAX_BYTES; bytes *= 2) {
+    for (long bytes = 4; bytes <= MAX_BYTES; bytes = next_rate_size(bytes)) {
         int count = (int)(bytes / 4), reps = reps_for(bytes);
         double t[TRIALS];
         for (int i = 0; i < (reps / 10 > 2 ? reps / 10 : 2); i++)
@@ -679,7 +693,7 @@ static void reduce_local_table(char *sbuf, char *rbuf, int rank) {
 static void memcpy_table(char *sbuf, char *rbuf, int rank) {
     if (rank != 0) return;
     header("Memcpy", 1);
-    for (long bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
+    for (long bytes = 1; bytes <= MAX_BYTES; bytes = next_rate_size(bytes)) {
         int reps = reps_for(bytes);
         double t[TRIALS];
         for (int i = 0; i < (reps / 10 > 2 ? reps / 10 : 2); i++) memcpy(rbuf, sbuf, bytes);
