@@ -1141,8 +1141,20 @@ impl LogGpRun<'_> {
         // and the rank's `g` are one occupancy, the larger.
         let node_gap = params.node_gap;
         let node_bandwidth = params.node_bandwidth;
+        // Of the message's W, the node's shared adapter takes the link's
+        // bytes, `n` at the channel's least `G`; the rest of a segment's
+        // `G` (a small message's stream time per byte: ten times the
+        // link's on an InfiniBand cluster, Alaska's osu_bw below 256 B,
+        // VALIDATION.md 5.5) is the ranks' own work, on their own
+        // timelines, which a node's ranks do side by side.
         let (node_send, node_recv) = match per_rank {
-            Some(_) => (send_busy - gap + node_gap, wire + node_gap),
+            Some(_) => {
+                let rank_only = (wire - bytes as f64 * params.link_gap_per_byte()).max(0.0);
+                (
+                    send_busy - gap + node_gap - rank_only,
+                    wire + node_gap - rank_only,
+                )
+            }
             None if node_gap > gap => (send_busy + (node_gap - gap), wire + node_gap),
             None => (send_busy, recv_busy),
         };

@@ -319,6 +319,21 @@ impl ChannelParams {
             .checked_sub(1)
     }
 
+    /// The link's own time per byte: the least positive `G` of the base
+    /// and the segments (the large messages' rate, where the per-message
+    /// work of the ranks no longer shows); 0 when none is positive. A
+    /// segment's `G` above it is the stream's time per byte of that size,
+    /// of which the rest is work on the sending and receiving ranks'
+    /// cores (a copy into a bounce buffer, an inline send), which ranks
+    /// sharing a node's adapter do in parallel (`LogGpRun::transfer_data`).
+    pub fn link_gap_per_byte(&self) -> f64 {
+        let least = std::iter::once(self.gap_per_byte)
+            .chain(self.segments.iter().map(|s| s.params.gap_per_byte))
+            .filter(|g| *g > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if least.is_finite() { least } else { 0.0 }
+    }
+
     /// The parameters of a message of `n` bytes (the whole message, before
     /// MTU fragmentation): its segment's, or the base values.
     pub fn params_for(&self, n: u64) -> LogGpParams {

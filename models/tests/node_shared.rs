@@ -282,3 +282,43 @@ eager_limit = "64 KiB"
     assert_relative_eq!(a.arrival, 12.0 * US, max_relative = 1e-12);
     assert_relative_eq!(b.arrival - a.arrival, 2.0 * US, max_relative = 1e-12);
 }
+
+/// A segment's `G` above the link's (a small message's stream time per
+/// byte: on Alaska's InfiniBand 1.13 ns/B below 256 B against the link's
+/// 0.08) is work on each rank's own way in and out; the node's shared
+/// adapter takes only the link's bytes (`ChannelParams::link_gap_per_byte`,
+/// the channel's least G). Four ranks of a node each send 500 bytes
+/// (G 10 ns/B below 1 KiB, the link 1 ns/B from 1 KiB) at once: each
+/// message has its own W of 5 us, and the adapter spaces them by the link's
+/// 0.5 us, not by 5 us; one rank's stream stays `g + W` apart.
+#[test]
+fn only_the_links_bytes_take_the_shared_adapter() {
+    let segments = "bandwidth = \"100 MB/s\"\n\n[[network.segments]]\nfrom = \"1 KiB\"\nbandwidth = \"1 GB/s\"\n";
+    let text = NODE
+        .replace(
+            "bandwidth = \"1 GB/s\"\neager_limit = \"64 KiB\"",
+            "eager_limit = \"64 KiB\"",
+        )
+        .replace("NETWORK_EXTRA", segments)
+        .replace("SHM_EXTRA", "");
+    let m = LogGpMachine::from_toml_str(&text, "node.toml").expect("loads");
+    let m: &'static LogGpMachine = Box::leak(Box::new(m));
+    let mut run = m.start(8);
+    for k in 0..4u32 {
+        let t = run.transfer(k, 4 + k, 500, MessageKind::Eager, 0.0);
+        // o_s + L + W = 16 us, then the link's 0.5 us per earlier message.
+        assert_relative_eq!(
+            t.arrival,
+            (16.0 + 0.5 * f64::from(k)) * US,
+            max_relative = 1e-12
+        );
+    }
+    let mut run = m.start(8);
+    let a = run.transfer(0, 4, 500, MessageKind::Eager, 0.0);
+    let b = run.transfer(0, 4, 500, MessageKind::Eager, 0.0);
+    assert_relative_eq!(
+        b.arrival - a.arrival,
+        0.5 * US + 5.0 * US,
+        max_relative = 1e-9
+    );
+}
