@@ -1002,6 +1002,16 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             "note: node.memcpy is 1 GB/s by default (not measured); it prices every local copy (a collective's own block, shared-memory messages): give --memcpy RATE (a STREAM copy of the target), or measure the tables with --run, which measures it"
         );
     }
+    if args.ranks_per_node > 1 && args.multi_pair.is_empty() {
+        // What many ranks of a node sending small messages at once meet
+        // (VALIDATION.md 5.5: 32 pairs of Alaska's InfiniBand nodes send
+        // 77 M messages/s below 64 B, where one pair's tables leave the
+        // adapter unlimited and predict 245 M).
+        eprintln!(
+            "note: network.node_gap is not measured (0): with {} ranks per node, small messages of ranks sending at once are limited only by each rank's own g, not by the adapter's message rate; give --multi-pair TABLE (osu_mbw_mr of k pairs between two nodes) or --multi-pair-run LAUNCHER",
+            args.ranks_per_node
+        );
+    }
     let toml = fitted
         .machine_file(&info, &app::clock::today())
         .map_err(crate::flagged)?;
