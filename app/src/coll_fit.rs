@@ -211,18 +211,7 @@ pub const MEMCPY: &str = "Memcpy";
 /// IMB's format) and fits the copy's cost by size.
 pub fn read_memcpy(path: &Path) -> Result<RateFit, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    let table = calibrate::parse_table(
-        &text,
-        &InputOptions {
-            format: Some(calibrate::Format::Imb),
-            benchmark: Some(MEMCPY.to_owned()),
-            ..InputOptions::default()
-        },
-    )
-    .map_err(|err| Error::Table {
-        path: path.to_owned(),
-        err,
-    })?;
+    let table = crate::netfit::imb_block(&text, path, MEMCPY)?;
     fit_rate_segments(&table).ok_or_else(|| {
         Error::Input(format!(
             "{}: the Memcpy table needs at least {} sizes of 1 byte or more, in increasing order",
@@ -279,7 +268,8 @@ pub struct RateFit {
 }
 
 /// Fits [`RateFit`] to `table` (its points of positive size); `None` with
-/// fewer than 3 of them.
+/// fewer than 3 of them, or sizes not in increasing order (refused by the
+/// fit).
 pub fn fit_rate_segments(table: &Table) -> Option<RateFit> {
     let points: Vec<calibrate::Point> = table
         .points
@@ -287,9 +277,7 @@ pub fn fit_rate_segments(table: &Table) -> Option<RateFit> {
         .filter(|p| p.bytes > 0 && p.seconds > 0.0 && p.seconds.is_finite())
         .copied()
         .collect();
-    if points.len() < calibrate::fit::MIN_POINTS
-        || points.windows(2).any(|w| w[1].bytes <= w[0].bytes)
-    {
+    if points.len() < calibrate::fit::MIN_POINTS {
         return None;
     }
     let fit =

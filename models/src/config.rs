@@ -884,27 +884,48 @@ impl<'f> Walker<'f> {
         base: &LogGpParams,
         network: bool,
     ) -> Result<Vec<Segment>, MachineError> {
-        const EXPECTED: &str = "an array of tables `[[...segments]]` with `from` and parameters";
+        self.ordered_by_from(
+            key,
+            value,
+            "an array of tables `[[...segments]]` with `from` and parameters",
+            "a table with `from`",
+            |section, table| self.segment(section, table, base, network),
+            |segment| segment.from,
+        )
+    }
+
+    /// An array of tables `key[i]`, each parsed by `parse` (given its
+    /// section name, `key[i]`), whose `from` strictly increases: the
+    /// segments of a channel and of the node's rates.
+    fn ordered_by_from<T>(
+        &self,
+        key: &str,
+        value: &Value,
+        expected: &str,
+        item_expected: &str,
+        parse: impl Fn(&str, &Table) -> Result<T, MachineError>,
+        from: impl Fn(&T) -> u64,
+    ) -> Result<Vec<T>, MachineError> {
         let Value::Array(items) = value else {
-            return Err(self.bad_value(key, EXPECTED, value, None));
+            return Err(self.bad_value(key, expected, value, None));
         };
-        let mut segments: Vec<Segment> = Vec::with_capacity(items.len());
+        let mut parsed: Vec<T> = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
             let section = format!("{key}[{index}]");
             let Value::Table(table) = item else {
-                return Err(self.bad_value(&section, "a table with `from`", item, None));
+                return Err(self.bad_value(&section, item_expected, item, None));
             };
-            let segment = self.segment(&section, table, base, network)?;
+            let next = parse(&section, table)?;
             // Not a let chain: those are newer than the MSRV (1.85).
-            if let Some(previous) = segments.last().filter(|p| segment.from <= p.from) {
+            if let Some(previous) = parsed.last().filter(|p| from(&next) <= from(p)) {
                 return Err(self.out_of_range(
                     &join(&section, "from"),
-                    not_increasing(segment.from, previous.from),
+                    not_increasing(from(&next), from(previous)),
                 ));
             }
-            segments.push(segment);
+            parsed.push(next);
         }
-        Ok(segments)
+        Ok(parsed)
     }
 
     /// `[[node.memcpy_segments]]` / `[[node.reduce_segments]]`: an array of
@@ -912,51 +933,37 @@ impl<'f> Walker<'f> {
     /// `bandwidth` (positive, or `"unlimited"`: no cost per byte), and an
     /// optional `overhead` (a time, default 0).
     fn rate_segments(&self, key: &str, value: &Value) -> Result<Vec<RateSegment>, MachineError> {
-        const EXPECTED: &str =
-            "an array of tables with `from`, `bandwidth` and optionally `overhead`";
-        let Value::Array(items) = value else {
-            return Err(self.bad_value(key, EXPECTED, value, None));
+        self.ordered_by_from(
+            key,
+            value,
+            "an array of tables with `from`, `bandwidth` and optionally `overhead`",
+            "a table with `from` and `bandwidth`",
+            |section, table| self.rate_segment(section, table),
+            |segment| segment.from,
+        )
+    }
+
+    /// One `[[node.memcpy_segments]]` or `[[node.reduce_segments]]` table.
+    fn rate_segment(&self, section: &str, table: &Table) -> Result<RateSegment, MachineError> {
+        self.check_keys(section, table, RATE_SEGMENT_KEYS)?;
+        let from = match self.required(section, table, "from", Some(SIZE_EXPECTED)) {
+            Some(value) => self.size(&join(section, "from"), &value, SIZE_EXPECTED)?,
+            None => 0, // placeholder; the missing key is reported
         };
-        let mut segments: Vec<RateSegment> = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
-            let section = format!("{key}[{index}]");
-            let Value::Table(table) = item else {
-                return Err(self.bad_value(
-                    &section,
-                    "a table with `from` and `bandwidth`",
-                    item,
-                    None,
-                ));
-            };
-            self.check_keys(&section, table, RATE_SEGMENT_KEYS)?;
-            let from = match self.required(&section, table, "from", Some(SIZE_EXPECTED)) {
-                Some(value) => self.size(&join(&section, "from"), &value, SIZE_EXPECTED)?,
-                None => 0, // placeholder; the missing key is reported
-            };
-            let per_byte =
-                match self.required(&section, table, "bandwidth", Some(BANDWIDTH_EXPECTED)) {
-                    Some(Value::String(text)) if text.trim() == "unlimited" => 0.0,
-                    Some(value) => {
-                        1.0 / self.positive_bandwidth(&join(&section, "bandwidth"), &value)?
-                    }
-                    None => 0.0, // placeholder; the missing key is reported
-                };
-            let overhead = match table.get("overhead") {
-                Some(value) => self.time(&join(&section, "overhead"), value)?,
-                None => 0.0,
-            };
-            if let Some(previous) = segments.last().filter(|p| from <= p.from) {
-                return Err(
-                    self.out_of_range(&join(&section, "from"), not_increasing(from, previous.from))
-                );
-            }
-            segments.push(RateSegment {
-                from,
-                overhead,
-                per_byte,
-            });
-        }
-        Ok(segments)
+        let per_byte = match self.required(section, table, "bandwidth", Some(BANDWIDTH_EXPECTED)) {
+            Some(Value::String(text)) if text.trim() == "unlimited" => 0.0,
+            Some(value) => 1.0 / self.positive_bandwidth(&join(section, "bandwidth"), &value)?,
+            None => 0.0, // placeholder; the missing key is reported
+        };
+        let overhead = match table.get("overhead") {
+            Some(value) => self.time(&join(section, "overhead"), value)?,
+            None => 0.0,
+        };
+        Ok(RateSegment {
+            from,
+            overhead,
+            per_byte,
+        })
     }
 
     /// G from `bandwidth` or `gap_per_byte` (never both); `None` when
