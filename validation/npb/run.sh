@@ -11,7 +11,8 @@
 # "S W") at 1 and 2 ranks with mpif90/mpicc (the results' printout patched
 # from 2 to 6 decimals: class S runs take milliseconds), then runs
 # validation/npb/run.py (ROUNDS rounds of REPEAT interleaved repetitions;
-# see there). Writes validation/npb/results/.
+# see there) on two machines calibrated right before it. Writes
+# validation/npb/results/.
 set -euo pipefail
 src=${1:?usage: run.sh NPB3.3-MPI-DIR [parsim]}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,5 +45,18 @@ for class in $classes; do
     done
 done
 echo "built NPB in $npb/bin" >&2
+# The machine, calibrated right before the rounds (this VM changes between
+# launches; a machine of another day is another machine): the 2-rank
+# channel as shared memory (2 ranks per node, so that a rank's messages to
+# itself and to its peer share its core, as they do), fitted from the
+# benchmark's clean ping-pong and, second, from the ping-pong of data its
+# sender just wrote (NPB sends what it has just computed).
+out=$here/results
+mkdir -p "$out"
+for buffers in clean written; do
+    "$parsim" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
+        --buffers "$buffers" -o "$out/machine-$buffers.toml" \
+        > "$out/calibrate-$buffers.txt" 2> "$out/calibrate-$buffers.err"
+done
 python3 "$here/run.py" --bin "$npb/bin" --parsim "$parsim" --classes $classes \
-    --out "$here/results"
+    --out "$out" --machine "$out/machine-clean.toml" --machine "$out/machine-written.toml"
