@@ -697,6 +697,16 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
             args.notes.push(note);
         }
     }
+    // A network measured with both ranks on one host, for a machine of one
+    // rank per node.
+    if let Some(path) = &args.input
+        && let Some(note) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| app::netbench::one_host_note(&text, args.ranks_per_node))
+    {
+        eprintln!("note: {}: {note}", path.display());
+        args.notes.push(format!("{}: {note}", path.display()));
+    }
     let args = &args;
     let input = args
         .input

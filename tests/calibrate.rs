@@ -1187,3 +1187,40 @@ fn the_written_fit_takes_the_clean_points_below_the_eager_limit() {
         "{toml}"
     );
 }
+
+/// A network table of parsim's benchmark whose two ranks ran on one host
+/// (`# parsim netbench: rank 0 on H, rank 1 on H`) measured a node's shared
+/// memory: fitted as a machine of one rank per node it gets a note on
+/// stderr and in the file's header (VALIDATION.md 6.3, 7.4); ranks on two
+/// hosts, or two ranks per node, get none.
+#[test]
+fn a_network_table_from_one_host_is_noted() {
+    let tmp = temp_dir();
+    for (name, hosts, extra, expected) in [
+        ("one", "rank 0 on vm, rank 1 on vm", &[][..], true),
+        ("two", "rank 0 on n1, rank 1 on n2", &[][..], false),
+        (
+            "smp",
+            "rank 0 on vm, rank 1 on vm",
+            &["--ranks-per-node", "2", "--shm"][..],
+            false,
+        ),
+    ] {
+        let text = format!("# parsim netbench: {hosts}\n{}", netbench_output());
+        let table = tmp.file(&format!("{name}.network.netbench.txt"), &text);
+        let table = table.to_str().expect("utf-8 path");
+        let out = tmp.join(format!("{name}.toml"));
+        let mut args = vec!["calibrate", "net", table];
+        args.extend_from_slice(extra);
+        if !extra.is_empty() {
+            args.push(table);
+        }
+        args.extend(["-o", out.to_str().expect("utf-8 path")]);
+        let o = parsim(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let toml = std::fs::read_to_string(&out).expect("machine written");
+        let note = "both ranks of the benchmark ran on vm: the channel it measured is that node's shared memory";
+        assert_eq!(stderr(&o).contains(note), expected, "{}", stderr(&o));
+        assert_eq!(toml.contains(note), expected, "{toml}");
+    }
+}

@@ -163,6 +163,33 @@ pub fn cache_note(text: &str) -> Option<String> {
     })
 }
 
+/// The host both ranks of parsim's benchmark ran on, when its output
+/// `text` says they shared one (`# parsim netbench: rank 0 on H, rank 1 on
+/// H`, from `MPI_Get_processor_name`); `None` for two hosts and for other
+/// outputs.
+pub fn one_host(text: &str) -> Option<&str> {
+    let (first, second) = stated(text, "rank 0 on")?.split_once(", rank 1 on ")?;
+    (first == second.trim()).then_some(first)
+}
+
+/// A note when the table a machine's network is fitted from was measured
+/// with both ranks on one host (`--run` given a launcher that placed them
+/// together, as `mpirun -np 2` on a workstation does) and the machine has
+/// one rank per node: the channel measured is that node's shared memory,
+/// and a one-level machine prices it as a network adapter, whose transfers
+/// run beside the rank's own copies (its messages to itself). MPICH does
+/// both on the rank's core, one after the other (VALIDATION.md 7.4: a
+/// 1 MiB exchange and a 1 MiB message to self at once take 198 µs, the
+/// one-level machine predicts 125 and the shared-memory one 198).
+pub fn one_host_note(text: &str, ranks_per_node: u32) -> Option<String> {
+    let host = one_host(text)?;
+    (ranks_per_node == 1).then(|| {
+        format!(
+            "both ranks of the benchmark ran on {host}: the channel it measured is that node's shared memory, which a machine of one rank per node prices as a network adapter (a rank's copies, such as its messages to itself, then run beside its transfers instead of after them); --shm-run LAUNCHER --ranks-per-node 2 prices it as the ranks' cores, but fits the other patterns (PingPing, the streams) for the network level only (VALIDATION.md 6.3)"
+        )
+    })
+}
+
 fn compile(dir: &Path, mpicc: &str) -> Result<PathBuf, Error> {
     let source = dir.join("netbench.c");
     std::fs::write(&source, calibrate::NET_BENCHMARK_C).map_err(|e| Error::write(&source, e))?;
@@ -230,7 +257,27 @@ fn measure(line: &str, save: &Path, progress: &mut dyn FnMut(&str)) -> Result<Me
 
 #[cfg(test)]
 mod tests {
-    use super::{cache_note, stated_timer};
+    use super::{cache_note, one_host, one_host_note, stated_timer};
+
+    #[test]
+    fn two_ranks_on_one_host_are_noted_for_a_one_level_machine() {
+        let same = "# parsim netbench: rank 0 on node7, rank 1 on node7\n";
+        let two = "# parsim netbench: rank 0 on node7, rank 1 on node8\n";
+        assert_eq!(one_host(same), Some("node7"));
+        assert_eq!(one_host(two), None);
+        assert_eq!(one_host("# parsim netbench: timer 3e-08 s\n"), None);
+        let note = one_host_note(same, 1).expect("a note");
+        assert!(
+            note.starts_with("both ranks of the benchmark ran on node7:"),
+            "{note}"
+        );
+        assert!(
+            note.contains("--shm-run LAUNCHER --ranks-per-node 2 prices it"),
+            "{note}"
+        );
+        assert_eq!(one_host_note(same, 2), None);
+        assert_eq!(one_host_note(two, 1), None);
+    }
 
     #[test]
     fn the_timer_is_read_from_its_line() {
