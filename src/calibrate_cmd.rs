@@ -651,6 +651,20 @@ impl<'a> LocalFlags<'a> {
             )?,
             from_alltoall2: self.from_alltoall2,
             overhead_from_send: self.overhead.is_none() && args.overhead_fraction.is_none(),
+            patterns: (self.channel == app::netfit::FitChannel::Shm && !self.from_alltoall2)
+                .then(|| std::fs::read_to_string(path).ok())
+                .flatten()
+                .and_then(|text| app::netfit::netbench_patterns(&text, path))
+                // `[shm]` stays full duplex: in the model a shared-memory
+                // channel that is not is one memory channel per node,
+                // which every rank's transfers take one at a time, and a
+                // crossing of two ranks cannot tell that from a partial
+                // overlap per rank (VALIDATION.md 6.3).
+                .map(|tables| app::netfit::PatternInput {
+                    tables,
+                    duplex: Some(models::Duplex::FULL),
+                    fit_overheads: self.overhead.is_none() && args.overhead_fraction.is_none(),
+                }),
         }))
     }
 }

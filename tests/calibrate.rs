@@ -1224,3 +1224,67 @@ fn a_network_table_from_one_host_is_noted() {
         assert_eq!(toml.contains(note), expected, "{toml}");
     }
 }
+
+/// The shared-memory channel of `--shm-run` is fitted with the other
+/// patterns its benchmark output holds (PingPing, Stream, BiStream), as the
+/// network is: `[shm]` gets the per-message occupancy `g` and the stream's
+/// `G`, stays full duplex (the model's `[shm]` that is not is one memory
+/// channel per node), and the streams' fit error falls. Real output of this
+/// machine (VALIDATION.md 6.3).
+#[test]
+fn the_shared_memory_channel_is_fitted_with_its_streams() {
+    let dir = "validation/dev-machine/patterns-2026-11-29";
+    let net = format!("{dir}/dev-machine-patterns-smp.network.netbench.txt");
+    let shm = format!("{dir}/dev-machine-patterns-smp.shm.netbench.txt");
+    let tmp = temp_dir();
+    let out = tmp.join("smp.toml");
+    let o = parsim(&[
+        "calibrate",
+        "net",
+        &net,
+        "--shm",
+        &shm,
+        "--ranks-per-node",
+        "2",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    assert!(
+        report.contains(
+            "shm:   g = 0.1583 us per message at each adapter: fitted to PingPong and PingPing, osu_bw, osu_bibw"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("shm:   duplex full: as given, not fitted"),
+        "{report}"
+    );
+    // The stream's own table: the fitted model against the ping-pong alone.
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("shm: osu_bw (24 points)"))
+        .expect("the shm stream's line");
+    let percents: Vec<f64> = line
+        .split('%')
+        .filter_map(|p| p.rsplit(' ').next().and_then(|x| x.parse().ok()))
+        .collect();
+    assert_eq!(percents.len(), 4, "{line}");
+    assert!(percents[0] < percents[2] - 10.0, "{line}");
+    let toml = std::fs::read_to_string(&out).expect("machine written");
+    let shm_section = toml.split("\n[shm]\n").nth(1).expect("[shm]");
+    assert!(shm_section.contains("\ngap = \"0.158"), "{shm_section}");
+    assert!(
+        !shm_section
+            .split("\n[")
+            .next()
+            .unwrap_or("")
+            .contains("\nduplex"),
+        "{shm_section}"
+    );
+    let m = models::LogGpMachine::from_toml_str(&toml, "smp.toml").expect("loads");
+    let shm_params = m.spec().shm.as_ref().expect("an [shm] channel");
+    assert_relative_eq!(shm_params.gap, 0.1583e-6, max_relative = 1e-3);
+    assert!(shm_params.duplex.is_full());
+}

@@ -47,6 +47,47 @@ pub struct LocalInput {
     /// The overheads were not given: take them from the file's
     /// `SendOverhead` table when it has one ([`overhead_from_send`]).
     pub overhead_from_send: bool,
+    /// The other patterns measured inside the node (parsim's benchmark
+    /// output of `--shm-run` has PingPing, Stream and BiStream), fitted
+    /// jointly with the ping-pong as the network's are (`[shm]` only).
+    pub patterns: Option<PatternInput>,
+}
+
+/// The other patterns of parsim's benchmark output `text` (saved at
+/// `path`): its PingPing, Stream and BiStream tables, read as IMB blocks,
+/// when it has all three (`--run` and `--shm-run` measure them); `None`
+/// for other outputs.
+pub fn netbench_patterns(text: &str, path: &Path) -> Option<Vec<(Pattern, PathBuf, InputOptions)>> {
+    if !text.contains("# parsim netbench: ") {
+        return None;
+    }
+    let names = [
+        (Pattern::PingPing, "PingPing"),
+        (Pattern::Stream, "Stream"),
+        (Pattern::BiStream, "BiStream"),
+    ];
+    names
+        .iter()
+        .all(|(_, name)| {
+            text.lines()
+                .any(|l| l.trim() == format!("# Benchmarking {name}"))
+        })
+        .then(|| {
+            names
+                .iter()
+                .map(|(pattern, name)| {
+                    (
+                        *pattern,
+                        path.to_owned(),
+                        InputOptions {
+                            format: Some(calibrate::Format::Imb),
+                            benchmark: Some((*name).into()),
+                            ..InputOptions::default()
+                        },
+                    )
+                })
+                .collect()
+        })
 }
 
 /// The other patterns' tables (PingPing, osu_bw, osu_bibw) and how to fit
@@ -91,6 +132,9 @@ pub struct Fitted {
     /// The other patterns' paths and tables, and the joint fit (whose `g`
     /// is also in `network`'s segments).
     pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
+    /// The shared-memory channel's other patterns and their joint fit
+    /// (whose `g` and duplex are in `shm`'s fit and the `[shm]` section).
+    pub shm_patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
     /// The multi-pair tables' paths and tables, and the node fit.
     pub node: Option<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit)>,
     /// What a collective call and a reduction cost (`fit_collectives`).
@@ -323,7 +367,7 @@ impl Fitted {
         for (path, table, _) in self.shm.iter().chain(&self.socket) {
             tables.push((path, table));
         }
-        if let Some((pattern_tables, _)) = &self.patterns {
+        for (pattern_tables, _) in self.patterns.iter().chain(&self.shm_patterns) {
             tables.extend(pattern_tables.iter().map(|(p, t)| (p.as_path(), t)));
         }
         if let Some((node_tables, _)) = &self.node {
@@ -380,12 +424,19 @@ pub fn read_table(path: &Path, options: &InputOptions) -> Result<Table, Error> {
 /// Reads and fits a table of a channel inside a node (`[shm]` or
 /// `[socket]`, by `channel`): a ping-pong, or a 2-process Alltoall less the
 /// local copy at `memcpy`.
+/// A channel inside a node as fitted: its table's path, the table, the
+/// fit, and its other patterns' tables with their joint fit.
+type LocalFit = (
+    (PathBuf, Table, ChannelFit),
+    Option<(Vec<(PathBuf, Table)>, JointFit)>,
+);
+
 fn fit_local(
     local: &LocalInput,
     channel: FitChannel,
     memcpy: f64,
     notes: &mut Vec<String>,
-) -> Result<(PathBuf, Table, ChannelFit), Error> {
+) -> Result<LocalFit, Error> {
     let mut t = read_table(&local.path, &local.input)?;
     if local.from_alltoall2 {
         t = calibrate::alltoall2_to_oneway(&t, memcpy).map_err(|err| Error::Alltoall {
@@ -413,15 +464,37 @@ fn fit_local(
         },
         None => local.channel.clone(),
     };
-    let mut fit = calibrate::calibrate_channel(&t, &options).map_err(|err| Error::Fit {
-        path: local.path.clone(),
-        channel,
-        err,
-    })?;
+    let fit_channel = |options: &ChannelOptions| {
+        calibrate::calibrate_channel(&t, options).map_err(|err| Error::Fit {
+            path: local.path.clone(),
+            channel,
+            err,
+        })
+    };
+    let mut fit = fit_channel(&options)?;
+    let patterns = match (&local.patterns, channel) {
+        (Some(p), FitChannel::Shm) => {
+            let out = fit_patterns(
+                &t,
+                &fit,
+                &PatternFitInput {
+                    options: &options,
+                    fit_channel: &fit_channel,
+                    overheads_fixed: measured_o.is_some(),
+                    patterns: p,
+                    level: crate::patterns::Level::Shm,
+                    bound_by_pairs: &|_| Vec::new(),
+                },
+            )?;
+            fit = out.fit;
+            Some((out.tables, out.joint))
+        }
+        _ => None,
+    };
     if let Some((_, origin)) = measured_o {
         fit.overhead_origin = origin;
     }
-    Ok((local.path.clone(), t, fit))
+    Ok(((local.path.clone(), t, fit), patterns))
 }
 
 /// The tables besides the network's ping-pong, each optional.
@@ -496,6 +569,145 @@ pub fn overhead_from_send(path: &Path, t_min: f64) -> Result<Option<MeasuredOver
     ))))
 }
 
+/// How to fit one channel jointly with its other patterns.
+struct PatternFitInput<'a> {
+    /// The channel's ping-pong options (overheads as given or measured).
+    options: &'a ChannelOptions,
+    /// Fits the channel's ping-pong with other options.
+    fit_channel: &'a dyn Fn(&ChannelOptions) -> Result<ChannelFit, Error>,
+    /// The overheads were measured (`SendOverhead`): no split is searched.
+    overheads_fixed: bool,
+    patterns: &'a PatternInput,
+    /// The level whose channel the patterns ran over.
+    level: crate::patterns::Level,
+    /// What the multi-pair tables bound in a fit's segments (network only).
+    bound_by_pairs: &'a dyn Fn(&mut ChannelFit) -> Vec<String>,
+}
+
+/// A channel fitted jointly with its other patterns: the chosen ping-pong
+/// fit with the joint fit's `g`, the stream's `G` and the segments' own
+/// duplex in it, the tables read, the joint fit, and the multi-pair
+/// bound's notes of the chosen split.
+struct PatternOutcome {
+    fit: ChannelFit,
+    tables: Vec<(PathBuf, Table)>,
+    joint: JointFit,
+    pair_notes: Vec<String>,
+}
+
+/// The joint fit of a channel's ping-pong `pingpong` (fitted as `base`
+/// with the given overheads) and its other patterns: the overhead split
+/// (searched unless the overheads were given or measured), `g`, the
+/// duplex and the stream's `G` (`crate::patterns::fit_joint`), each
+/// pattern simulated on a machine that runs its two ranks over the level's
+/// channel.
+fn fit_patterns(
+    pingpong: &Table,
+    base: &ChannelFit,
+    input: &PatternFitInput<'_>,
+) -> Result<PatternOutcome, Error> {
+    let p = input.patterns;
+    let tables = p
+        .tables
+        .iter()
+        .map(|(_, path, options)| read_table(path, options))
+        .collect::<Result<Vec<_>, Error>>()?;
+    use crate::patterns::OVERHEAD_FRACTION_STEP as STEP;
+    use crate::patterns::{MAX_OVERHEAD_FRACTION, MIN_OVERHEAD_FRACTION};
+    // The overhead splits to try: the given one, or 10%..90% of the
+    // smallest time in 5% steps (the default 40% among them).
+    let mut fits = Vec::new();
+    let mut default_split = 0;
+    if p.fit_overheads && !input.overheads_fixed {
+        let steps = ((MAX_OVERHEAD_FRACTION - MIN_OVERHEAD_FRACTION) / STEP).round() as u32;
+        for k in 0..=steps {
+            let fraction = MIN_OVERHEAD_FRACTION + f64::from(k) * STEP;
+            if (fraction - calibrate::channel::DEFAULT_OVERHEAD_FRACTION).abs() < STEP / 2.0 {
+                default_split = fits.len();
+            }
+            let options = ChannelOptions {
+                overhead: calibrate::Overhead::Fraction(fraction),
+                ..input.options.clone()
+            };
+            fits.push((fraction, (input.fit_channel)(&options)?));
+        }
+    } else {
+        fits.push((f64::NAN, base.clone()));
+    }
+    // A stream's rate per byte, where it is above the ping-pong's.
+    let stream = p
+        .tables
+        .iter()
+        .zip(&tables)
+        .find(|((pattern, _, _), _)| *pattern == Pattern::Stream)
+        .map(|(_, t)| t);
+    // Per split: what the stream changed in its segments.
+    let mut stream_notes: Vec<Vec<String>> = fits
+        .iter_mut()
+        .map(|(_, fit)| {
+            stream.map_or_else(Vec::new, |s| {
+                crate::patterns::apply_stream(fit, s, "osu_bw")
+            })
+        })
+        .collect();
+    let mut split_pair_notes: Vec<Vec<String>> = fits
+        .iter_mut()
+        .map(|(_, fit)| (input.bound_by_pairs)(fit))
+        .collect();
+    let splits = fits
+        .iter()
+        .map(|(fraction, fit)| {
+            Ok(crate::patterns::Split {
+                fraction: *fraction,
+                machine: match input.level {
+                    crate::patterns::Level::Network => pingpong_machine(fit)?,
+                    crate::patterns::Level::Shm => shm_pingpong_machine(fit)?,
+                },
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let named: Vec<(Pattern, &Table)> = p
+        .tables
+        .iter()
+        .zip(&tables)
+        .map(|((pattern, _, _), t)| (*pattern, t))
+        .collect();
+    let mut joint = crate::patterns::fit_joint(
+        &splits,
+        &crate::patterns::Tables {
+            pingpong,
+            patterns: &named,
+            fixed_duplex: p.duplex,
+            default_split,
+            level: input.level,
+        },
+    )?;
+    joint.fit.stream_notes = stream_notes.swap_remove(joint.split);
+    let pair_notes = split_pair_notes.swap_remove(joint.split);
+    let mut fit = fits.swap_remove(joint.split).1;
+    for segment in &mut fit.segments {
+        segment.gap = joint.fit.gap;
+    }
+    for own in &joint.fit.segment_duplex {
+        if let Some(segment) = fit.segments.get_mut(own.index) {
+            segment.duplex = Some(own.duplex);
+        }
+    }
+    if let Some(fraction) = joint.fit.overhead_fraction {
+        fit.overhead_origin = format!(
+            "o_s + o_r = {:.0}% of the 0 B time, fitted to PingPong and the other patterns together",
+            fraction * 100.0
+        );
+    }
+    let paths = p.tables.iter().map(|(_, path, _)| path.clone());
+    Ok(PatternOutcome {
+        fit,
+        tables: paths.zip(tables).collect(),
+        joint: joint.fit,
+        pair_notes,
+    })
+}
+
 /// Reads and fits the network table at `input` and, when given, the
 /// shared-memory one and the between-sockets one (the same way), the other
 /// patterns with the ping-pong, and the node's shared resources.
@@ -566,97 +778,21 @@ pub fn fit(
     let patterns = match patterns {
         None => None,
         Some(p) => {
-            let tables = p
-                .tables
-                .iter()
-                .map(|(_, path, options)| read_table(path, options))
-                .collect::<Result<Vec<_>, Error>>()?;
-            use crate::patterns::OVERHEAD_FRACTION_STEP as STEP;
-            use crate::patterns::{MAX_OVERHEAD_FRACTION, MIN_OVERHEAD_FRACTION};
-            // The overhead splits to try: the given one, or 10%..90% of the
-            // smallest time in 5% steps (the default 40% among them).
-            let mut fits = Vec::new();
-            let mut default_split = 0;
-            if p.fit_overheads && measured_o.is_none() {
-                let steps = ((MAX_OVERHEAD_FRACTION - MIN_OVERHEAD_FRACTION) / STEP).round() as u32;
-                for k in 0..=steps {
-                    let fraction = MIN_OVERHEAD_FRACTION + f64::from(k) * STEP;
-                    if (fraction - calibrate::channel::DEFAULT_OVERHEAD_FRACTION).abs() < STEP / 2.0
-                    {
-                        default_split = fits.len();
-                    }
-                    let options = ChannelOptions {
-                        overhead: calibrate::Overhead::Fraction(fraction),
-                        ..network_options.clone()
-                    };
-                    fits.push((fraction, fit_network(&options)?));
-                }
-            } else {
-                fits.push((f64::NAN, network.clone()));
-            }
-            // A stream's rate per byte, where it is above the ping-pong's.
-            let stream = p
-                .tables
-                .iter()
-                .zip(&tables)
-                .find(|((pattern, _, _), _)| *pattern == Pattern::Stream)
-                .map(|(_, t)| t);
-            // Per split: what the stream changed in its segments.
-            let mut stream_notes: Vec<Vec<String>> = fits
-                .iter_mut()
-                .map(|(_, fit)| {
-                    stream.map_or_else(Vec::new, |s| {
-                        crate::patterns::apply_stream(fit, s, "osu_bw")
-                    })
-                })
-                .collect();
-            let mut split_pair_notes: Vec<Vec<String>> = fits
-                .iter_mut()
-                .map(|(_, fit)| bound_by_pairs(fit))
-                .collect();
-            let splits = fits
-                .iter()
-                .map(|(fraction, fit)| {
-                    Ok(crate::patterns::Split {
-                        fraction: *fraction,
-                        machine: pingpong_machine(fit)?,
-                    })
-                })
-                .collect::<Result<Vec<_>, Error>>()?;
-            let named: Vec<(Pattern, &Table)> = p
-                .tables
-                .iter()
-                .zip(&tables)
-                .map(|((pattern, _, _), t)| (*pattern, t))
-                .collect();
-            let mut joint = crate::patterns::fit_joint(
-                &splits,
-                &crate::patterns::Tables {
-                    pingpong: &table,
-                    patterns: &named,
-                    fixed_duplex: p.duplex,
-                    default_split,
+            let out = fit_patterns(
+                &table,
+                &network,
+                &PatternFitInput {
+                    options: network_options,
+                    fit_channel: &fit_network,
+                    overheads_fixed: measured_o.is_some(),
+                    patterns: p,
+                    level: crate::patterns::Level::Network,
+                    bound_by_pairs: &bound_by_pairs,
                 },
             )?;
-            joint.fit.stream_notes = stream_notes.swap_remove(joint.split);
-            pair_notes = split_pair_notes.swap_remove(joint.split);
-            network = fits.swap_remove(joint.split).1;
-            for segment in &mut network.segments {
-                segment.gap = joint.fit.gap;
-            }
-            for own in &joint.fit.segment_duplex {
-                if let Some(segment) = network.segments.get_mut(own.index) {
-                    segment.duplex = Some(own.duplex);
-                }
-            }
-            if let Some(fraction) = joint.fit.overhead_fraction {
-                network.overhead_origin = format!(
-                    "o_s + o_r = {:.0}% of the 0 B time, fitted to PingPong and the other patterns together",
-                    fraction * 100.0
-                );
-            }
-            let paths = p.tables.iter().map(|(_, path, _)| path.clone());
-            Some((paths.zip(tables).collect(), joint.fit))
+            pair_notes = out.pair_notes;
+            network = out.fit;
+            Some((out.tables, out.joint))
         }
     };
     if let Some((_, origin)) = measured_o {
@@ -668,12 +804,17 @@ pub fn fit(
     if let Some(s) = fit_send(input, &mut network)? {
         send.push((FitChannel::Network, s));
     }
-    let mut shm = shm
+    let (mut shm, shm_patterns) = match shm
         .map(|s| fit_local(s, FitChannel::Shm, memcpy, &mut overhead_notes))
-        .transpose()?;
+        .transpose()?
+    {
+        Some((fit, patterns)) => (Some(fit), patterns),
+        None => (None, None),
+    };
     let mut socket = socket
         .map(|s| fit_local(s, FitChannel::Socket, memcpy, &mut overhead_notes))
-        .transpose()?;
+        .transpose()?
+        .map(|(fit, _)| fit);
     for (channel, local) in [
         (FitChannel::Shm, &mut shm),
         (FitChannel::Socket, &mut socket),
@@ -698,7 +839,7 @@ pub fn fit(
                 &network,
                 shm.as_ref().map(|s| &s.2),
                 socket.as_ref().map(|s| (&s.2, m.sockets)),
-                duplex,
+                (duplex, shm_patterns.as_ref().map(|(_, fit)| fit.duplex)),
             )?;
             fit.notes = pair_notes;
             Some((tables, fit))
@@ -732,6 +873,7 @@ pub fn fit(
         shm,
         socket,
         patterns,
+        shm_patterns,
         node,
         collectives: crate::coll_fit::CollFitted::default(),
         send,
@@ -870,7 +1012,7 @@ fn fit_multi_pair(
     network: &ChannelFit,
     shm: Option<&ChannelFit>,
     socket: Option<(&ChannelFit, u32)>,
-    duplex: Option<Duplex>,
+    duplex: (Option<Duplex>, Option<Duplex>),
 ) -> Result<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit), Error> {
     let machine = fit_machine(network, shm, socket, duplex, "point-to-point")?;
     let multi: Vec<crate::node_fit::MultiPair<'_>> = tables
@@ -889,7 +1031,19 @@ fn fit_multi_pair(
 /// The network fit as a machine of one rank per node, for fitting what the
 /// ping-pong cannot show.
 fn pingpong_machine(network: &ChannelFit) -> Result<models::LogGpMachine, Error> {
-    fit_machine(network, None, None, None, "ping-pong")
+    fit_machine(network, None, None, (None, None), "ping-pong")
+}
+
+/// A shared-memory fit as a machine of two ranks on one node, which run
+/// its patterns over `[shm]` (the network level is the same fit, unused).
+fn shm_pingpong_machine(shm: &ChannelFit) -> Result<models::LogGpMachine, Error> {
+    fit_machine(
+        shm,
+        Some(shm),
+        None,
+        (None, None),
+        "shared-memory ping-pong",
+    )
 }
 
 /// The fitted channels as a machine (one rank per node, or two with a
@@ -899,7 +1053,7 @@ fn fit_machine(
     network: &ChannelFit,
     shm: Option<&ChannelFit>,
     socket: Option<(&ChannelFit, u32)>,
-    duplex: Option<Duplex>,
+    (duplex, shm_duplex): (Option<Duplex>, Option<Duplex>),
     what: &str,
 ) -> Result<models::LogGpMachine, Error> {
     let text = calibrate::write_machine(&MachineDescription {
@@ -914,6 +1068,7 @@ fn fit_machine(
         sockets: socket.map_or(1, |(_, sockets)| sockets),
         header: Vec::new(),
         network_duplex: duplex,
+        shm_duplex,
         collectives: Vec::new(),
         node_gap: 0.0,
         shm_node_bandwidth: None,
@@ -1012,6 +1167,22 @@ impl Fitted {
             }
             for line in fit.describe() {
                 let _ = writeln!(report, "{line}");
+            }
+        }
+        if let Some((tables, fit)) = &self.shm_patterns {
+            for ((path, t), p) in tables.iter().zip(&fit.patterns) {
+                let _ = writeln!(
+                    report,
+                    "\nshm {}: {} ({}, {}, {} points)",
+                    p.pattern.name(),
+                    path.display(),
+                    t.format,
+                    t.origin,
+                    t.points.len()
+                );
+            }
+            for line in fit.describe() {
+                let _ = writeln!(report, "shm: {line}");
             }
         }
         if let Some((tables, fit)) = &self.node {
@@ -1206,6 +1377,19 @@ impl Fitted {
             }
             header.extend(fit.summary());
         }
+        if let Some((tables, fit)) = &self.shm_patterns {
+            for ((path, t), p) in tables.iter().zip(&fit.patterns) {
+                header.push(format!(
+                    "shm {} table: {} ({}; {}; {} points).",
+                    p.pattern.name(),
+                    path.display(),
+                    t.format,
+                    t.origin,
+                    t.points.len()
+                ));
+            }
+            header.extend(fit.summary().into_iter().map(|l| format!("shm: {l}")));
+        }
         if let Some((tables, fit)) = &self.node {
             for ((path, t), p) in tables.iter().zip(&fit.tables) {
                 header.push(format!(
@@ -1330,6 +1514,11 @@ impl Fitted {
             network_duplex: m
                 .duplex
                 .or_else(|| self.patterns.as_ref().map(|(_, fit)| fit.duplex)),
+            shm_duplex: self
+                .shm_patterns
+                .as_ref()
+                .map(|(_, fit)| fit.duplex)
+                .filter(|d| !d.is_full()),
             collectives,
             node_gap: self.node.as_ref().map_or(0.0, |(_, fit)| fit.node_gap),
             shm_node_bandwidth: self.node.as_ref().and_then(|(_, fit)| fit.node_bandwidth),

@@ -450,20 +450,61 @@ pub(crate) fn summary(pairs: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
     (crate::validate::median(&mut errors), max)
 }
 
+/// The level of a machine whose channel a joint fit varies: the network
+/// (the patterns run on a machine of one rank per node) or the shared
+/// memory (two ranks of one node, `[shm]`). The two price a crossing
+/// differently: a network adapter per rank, whose two directions overlap
+/// by `d`, against one memory channel per node whose sends share one
+/// timeline (`models`' `Timeline::ShmNodeTx`) when `d < 1`, so a duplex
+/// fitted on one level means something else on the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Level {
+    #[default]
+    Network,
+    Shm,
+}
+
+impl Level {
+    fn channel(self, spec: &models::MachineSpec) -> Result<&models::ChannelParams, Error> {
+        match self {
+            Level::Network => Ok(&spec.network),
+            Level::Shm => spec
+                .shm
+                .as_ref()
+                .ok_or_else(|| Error::Input("a shared-memory fit needs a [shm] channel".into())),
+        }
+    }
+
+    fn channel_mut(
+        self,
+        spec: &mut models::MachineSpec,
+    ) -> Result<&mut models::ChannelParams, Error> {
+        match self {
+            Level::Network => Ok(&mut spec.network),
+            Level::Shm => spec
+                .shm
+                .as_mut()
+                .ok_or_else(|| Error::Input("a shared-memory fit needs a [shm] channel".into())),
+        }
+    }
+}
+
 /// The machine with `g` in every segment of the network, `duplex`, and
 /// some segments' own duplex: `own[k]` for the ping-pong fit's segment
 /// `k`, the machine's segment `k − 1` (`own[0]`, the base, is the
 /// channel's `duplex`).
 fn variant_segments(
     machine: &LogGpMachine,
+    level: Level,
     gap: f64,
     duplex: Duplex,
     own: &[Option<Duplex>],
 ) -> Result<LogGpMachine, Error> {
     let mut spec = machine.spec().clone();
-    spec.network.gap = gap;
-    spec.network.duplex = duplex;
-    for (k, segment) in spec.network.segments.iter_mut().enumerate() {
+    let channel = level.channel_mut(&mut spec)?;
+    channel.gap = gap;
+    channel.duplex = duplex;
+    for (k, segment) in channel.segments.iter_mut().enumerate() {
         segment.params.gap = gap;
         segment.duplex = own.get(k + 1).copied().flatten();
     }
@@ -525,12 +566,13 @@ pub struct SegmentDuplex {
 /// points).
 fn fit_segment_duplex(
     machine: &LogGpMachine,
+    level: Level,
     gap: f64,
     duplex: Duplex,
     pong: &Compiled,
     crossing: &[&Compiled],
 ) -> Result<Vec<SegmentDuplex>, Error> {
-    let network = machine.spec().network.clone();
+    let network = level.channel(machine.spec())?.clone();
     let segments = network.segments.len() + 1;
     let mut found = Vec::new();
     let control = network
@@ -575,7 +617,7 @@ fn fit_segment_duplex(
         // duplex `d`.
         let mut judge = |d: Option<Duplex>| -> Result<(f64, Vec<Vec<f64>>), Error> {
             own[k] = d;
-            let m = variant_segments(machine, gap, duplex, &own)?;
+            let m = variant_segments(machine, level, gap, duplex, &own)?;
             let mut total = 0.0;
             if !pong_sizes.is_empty() {
                 let t = simulate(&pong.program, &m, &pong_sizes, pong.ranks)?;
@@ -720,6 +762,10 @@ pub struct Tables<'a> {
     /// The split to report as the default when the tables do not determine
     /// it (an index into the splits).
     pub default_split: usize,
+    /// The channel the fit varies; the splits' machines must run the
+    /// patterns' two ranks over it (one rank per node for the network, two
+    /// on one node for `[shm]`).
+    pub level: Level,
 }
 
 /// The joint fit's choice: the overhead split (index into the splits
@@ -790,7 +836,13 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
                          own: &[Option<Duplex>]|
      -> Result<Evaluation, Error> {
         let duplex = Duplex::partial(overlap.clamp(0.0, 1.0)).unwrap_or(Duplex::FULL);
-        let m = variant_segments(&splits[split].machine, gap.max(0.0), duplex, own)?;
+        let m = variant_segments(
+            &splits[split].machine,
+            tables.level,
+            gap.max(0.0),
+            duplex,
+            own,
+        )?;
         let pong_times = simulate(&pong.program, &m, &pong.sizes, pong.ranks)?;
         let mut c = cost(&pong_times, &pong.measured);
         let mut times = Vec::with_capacity(others.len());
@@ -929,10 +981,25 @@ pub fn fit_joint(splits: &[Split], tables: &Tables<'_>) -> Result<Joint, Error> 
                 .filter(|(_, (pattern, _))| pattern.crosses())
                 .map(|(c, _)| c)
                 .collect();
-            fit_segment_duplex(&splits[split].machine, gap, duplex, &pong, &crossing)?
+            fit_segment_duplex(
+                &splits[split].machine,
+                tables.level,
+                gap,
+                duplex,
+                &pong,
+                &crossing,
+            )?
         }
     };
-    let mut own = vec![None; splits[split].machine.spec().network.segments.len() + 1];
+    let mut own = vec![
+        None;
+        tables
+            .level
+            .channel(splits[split].machine.spec())?
+            .segments
+            .len()
+            + 1
+    ];
     for found in &segment_duplex {
         own[found.index] = Some(found.duplex);
     }
@@ -1018,6 +1085,7 @@ control_bytes = "64 B"
                 patterns: &[(Pattern::PingPing, pingping)],
                 fixed_duplex: None,
                 default_split: 0,
+                level: Level::Network,
             },
         )
         .expect("fits")
@@ -1043,8 +1111,14 @@ control_bytes = "64 B"
     #[test]
     fn the_fit_recovers_the_parameters_that_made_the_tables() {
         let base = LogGpMachine::from_toml_str(MACHINE, "crossing.toml").expect("test machine");
-        let truth = variant_segments(&base, 3e-6, Duplex::partial(0.4).expect("in range"), &[])
-            .expect("valid");
+        let truth = variant_segments(
+            &base,
+            Level::Network,
+            3e-6,
+            Duplex::partial(0.4).expect("in range"),
+            &[],
+        )
+        .expect("valid");
         let sizes: Vec<u64> = [0, 16, 256, 4096, 32768, 262_144].to_vec();
         let ping = compile_program(PINGPING);
         let pong = compile_program(PINGPONG);
@@ -1083,8 +1157,14 @@ control_bytes = "64 B"
         );
         let base = LogGpMachine::from_toml_str(&text, "segments.toml").expect("test machine");
         let d = Duplex::partial(0.6).expect("in range");
-        let truth =
-            variant_segments(&base, 3e-6, d, &[None, None, Some(Duplex::HALF)]).expect("valid");
+        let truth = variant_segments(
+            &base,
+            Level::Network,
+            3e-6,
+            d,
+            &[None, None, Some(Duplex::HALF)],
+        )
+        .expect("valid");
         let sizes: Vec<u64> = [
             0,
             4,

@@ -44,6 +44,9 @@ pub struct MachineDescription<'a> {
     /// `network.duplex` (full, half, or the overlap share); `None` leaves
     /// the default (full).
     pub network_duplex: Option<Duplex>,
+    /// The shared-memory channel's duplex (its joint fit with the other
+    /// patterns measured inside a node); `None`: full, not written.
+    pub shm_duplex: Option<Duplex>,
     /// `[collectives]` entries (`library = "mpich"`, `alltoall = "pairwise"`),
     /// written as given; empty for none.
     pub collectives: Vec<(String, String)>,
@@ -435,7 +438,7 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
         }),
         shm: machine
             .shm
-            .and_then(|shm| channel_file(shm, None, machine.written.shm))
+            .and_then(|shm| channel_file(shm, machine.shm_duplex, machine.written.shm))
             .map(|c| ChannelFile {
                 node_bandwidth: machine.shm_node_bandwidth,
                 ..c

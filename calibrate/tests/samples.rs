@@ -88,6 +88,7 @@ fn samples_fit_within_tolerance() {
             sockets: 1,
             header: vec!["a sample".into()],
             network_duplex: Some(models::Duplex::HALF),
+            shm_duplex: None,
             collectives: vec![("alltoall".into(), "pairwise".into())],
             node_gap: 0.0,
             shm_node_bandwidth: None,
