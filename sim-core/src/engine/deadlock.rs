@@ -101,7 +101,7 @@ impl<'a> Engine<'a> {
                 };
             let mut waits: Vec<PendingOp> = reqs
                 .iter()
-                .map(|x| &self.reqs[x.id as usize])
+                .map(|x| &self.reqs[x.id() as usize])
                 .filter(|q| !q.done)
                 .map(|q| PendingOp {
                     kind: if q.is_send {
