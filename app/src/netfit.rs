@@ -119,6 +119,19 @@ pub struct MultiPairInput {
     pub imb_ranks_per_node: u32,
 }
 
+/// Other patterns' paths and tables, and their joint fit with a ping-pong.
+pub type PatternFits = (Vec<(PathBuf, Table)>, JointFit);
+
+/// How a level's pattern fit is labelled in the report and the header: a
+/// prefix of each table's name and one of each summary line (none for the
+/// network's, whose lines came first).
+fn level_prefixes(level: crate::patterns::Level) -> (&'static str, &'static str) {
+    match level {
+        crate::patterns::Level::Network => ("", ""),
+        crate::patterns::Level::Shm => ("shm ", "shm: "),
+    }
+}
+
 /// The fitted channels and the tables they came from.
 #[derive(Debug, Clone)]
 pub struct Fitted {
@@ -131,10 +144,10 @@ pub struct Fitted {
     pub socket: Option<(PathBuf, Table, ChannelFit)>,
     /// The other patterns' paths and tables, and the joint fit (whose `g`
     /// is also in `network`'s segments).
-    pub patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
+    pub patterns: Option<PatternFits>,
     /// The shared-memory channel's other patterns and their joint fit
     /// (whose `g` and duplex are in `shm`'s fit and the `[shm]` section).
-    pub shm_patterns: Option<(Vec<(PathBuf, Table)>, JointFit)>,
+    pub shm_patterns: Option<PatternFits>,
     /// The multi-pair tables' paths and tables, and the node fit.
     pub node: Option<(Vec<(PathBuf, Table)>, crate::node_fit::NodeFit)>,
     /// What a collective call and a reduction cost (`fit_collectives`).
@@ -307,6 +320,18 @@ fn fit_send(
 }
 
 impl Fitted {
+    /// Each level's other patterns with their joint fit, where it has
+    /// them: the network's, then `[shm]`'s.
+    fn pattern_fits(&self) -> impl Iterator<Item = (crate::patterns::Level, &PatternFits)> {
+        use crate::patterns::Level;
+        [
+            (Level::Network, self.patterns.as_ref()),
+            (Level::Shm, self.shm_patterns.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(level, fits)| Some((level, fits?)))
+    }
+
     /// A lower bound on one core's copy bandwidth from the tables inside a
     /// node, with what it came from: a message through shared memory is at
     /// least one copy of its bytes by one core (two for an eager protocol
@@ -367,7 +392,7 @@ impl Fitted {
         for (path, table, _) in self.shm.iter().chain(&self.socket) {
             tables.push((path, table));
         }
-        for (pattern_tables, _) in self.patterns.iter().chain(&self.shm_patterns) {
+        for (_, (pattern_tables, _)) in self.pattern_fits() {
             tables.extend(pattern_tables.iter().map(|(p, t)| (p.as_path(), t)));
         }
         if let Some((node_tables, _)) = &self.node {
@@ -426,10 +451,7 @@ pub fn read_table(path: &Path, options: &InputOptions) -> Result<Table, Error> {
 /// local copy at `memcpy`.
 /// A channel inside a node as fitted: its table's path, the table, the
 /// fit, and its other patterns' tables with their joint fit.
-type LocalFit = (
-    (PathBuf, Table, ChannelFit),
-    Option<(Vec<(PathBuf, Table)>, JointFit)>,
-);
+type LocalFit = ((PathBuf, Table, ChannelFit), Option<PatternFits>);
 
 fn fit_local(
     local: &LocalInput,
@@ -1153,11 +1175,12 @@ impl Fitted {
                 report.push_str(&calibrate::report::text(label, fit));
             }
         }
-        if let Some((tables, fit)) = &self.patterns {
+        for (level, (tables, fit)) in self.pattern_fits() {
+            let (name, line) = level_prefixes(level);
             for ((path, t), p) in tables.iter().zip(&fit.patterns) {
                 let _ = writeln!(
                     report,
-                    "\n{}: {} ({}, {}, {} points)",
+                    "\n{name}{}: {} ({}, {}, {} points)",
                     p.pattern.name(),
                     path.display(),
                     t.format,
@@ -1165,24 +1188,8 @@ impl Fitted {
                     t.points.len()
                 );
             }
-            for line in fit.describe() {
-                let _ = writeln!(report, "{line}");
-            }
-        }
-        if let Some((tables, fit)) = &self.shm_patterns {
-            for ((path, t), p) in tables.iter().zip(&fit.patterns) {
-                let _ = writeln!(
-                    report,
-                    "\nshm {}: {} ({}, {}, {} points)",
-                    p.pattern.name(),
-                    path.display(),
-                    t.format,
-                    t.origin,
-                    t.points.len()
-                );
-            }
-            for line in fit.describe() {
-                let _ = writeln!(report, "shm: {line}");
+            for l in fit.describe() {
+                let _ = writeln!(report, "{line}{l}");
             }
         }
         if let Some((tables, fit)) = &self.node {
@@ -1364,10 +1371,11 @@ impl Fitted {
                 ));
             }
         }
-        if let Some((tables, fit)) = &self.patterns {
+        for (level, (tables, fit)) in self.pattern_fits() {
+            let (name, line) = level_prefixes(level);
             for ((path, t), p) in tables.iter().zip(&fit.patterns) {
                 header.push(format!(
-                    "{} table: {} ({}; {}; {} points).",
+                    "{name}{} table: {} ({}; {}; {} points).",
                     p.pattern.name(),
                     path.display(),
                     t.format,
@@ -1375,20 +1383,7 @@ impl Fitted {
                     t.points.len()
                 ));
             }
-            header.extend(fit.summary());
-        }
-        if let Some((tables, fit)) = &self.shm_patterns {
-            for ((path, t), p) in tables.iter().zip(&fit.patterns) {
-                header.push(format!(
-                    "shm {} table: {} ({}; {}; {} points).",
-                    p.pattern.name(),
-                    path.display(),
-                    t.format,
-                    t.origin,
-                    t.points.len()
-                ));
-            }
-            header.extend(fit.summary().into_iter().map(|l| format!("shm: {l}")));
+            header.extend(fit.summary().into_iter().map(|l| format!("{line}{l}")));
         }
         if let Some((tables, fit)) = &self.node {
             for ((path, t), p) in tables.iter().zip(&fit.tables) {

@@ -178,10 +178,12 @@ def main():
             m1, _ = median_ci(alone[(b, c)])
             mp, _ = median_ci(pair[(b, c)])
             m2, (lo, hi) = median_ci(two[(b, c)])
-            op1 = fit_op_time(args.parsim, b, c, m1, machines[0])
+            # op_time_1 on each machine (the table shows the first's).
+            op1s = [fit_op_time(args.parsim, b, c, m1, m) for m in machines]
+            op1 = op1s[0]
             cells = []
-            for m in machines:
-                opc = fit_op_time(args.parsim, b, c, m1, m) * k
+            for m, op1_m in zip(machines, op1s):
+                opc = op1_m * k
                 pred = simulate(args.parsim, b, c, 2, opc, m)
                 err = (pred - m2) / m2
                 errors[m].append(abs(err))
