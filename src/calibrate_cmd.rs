@@ -93,6 +93,13 @@ pub(crate) struct NetArgs {
     /// else full.
     #[arg(long, value_parser = parse_duplex)]
     duplex: Option<models::Duplex>,
+    /// The shared-memory channel's duplex per rank (how much a rank's
+    /// copies of the messages it sends and receives inside its node
+    /// overlap): "full", "half" or the share 0 to 1. Default: fitted with
+    /// the crossings and streams of --shm-run (or of a saved --shm table of
+    /// parsim's benchmark that has them), else full.
+    #[arg(long, value_parser = parse_duplex)]
+    shm_duplex: Option<models::Duplex>,
     /// A PingPing table of the same network (two ranks on two nodes sending
     /// to each other at once: IMB PingPing, or CSV bytes and µs): with the
     /// ping-pong, fits the adapter's per-message occupancy g, the duplex
@@ -655,14 +662,13 @@ impl<'a> LocalFlags<'a> {
                 .then(|| std::fs::read_to_string(path).ok())
                 .flatten()
                 .and_then(|text| app::netfit::netbench_patterns(&text, path))
-                // `[shm]` stays full duplex: in the model a shared-memory
-                // channel that is not is one memory channel per node,
-                // which every rank's transfers take one at a time, and a
-                // crossing of two ranks cannot tell that from a partial
-                // overlap per rank (VALIDATION.md 6.3).
+                // The duplex is fitted per rank (`duplex_scope = "rank"`):
+                // each rank's core copies its own messages in and out, and
+                // a crossing of two ranks cannot identify one memory
+                // channel per node (VALIDATION.md 6.3, 6.4).
                 .map(|tables| app::netfit::PatternInput {
                     tables,
-                    duplex: Some(models::Duplex::FULL),
+                    duplex: args.shm_duplex,
                     fit_overheads: self.overhead.is_none() && args.overhead_fraction.is_none(),
                 }),
         }))
@@ -982,6 +988,7 @@ pub(crate) fn run_net(args: &NetArgs) -> anyhow::Result<()> {
         memcpy_origin,
         timer,
         duplex: args.duplex,
+        shm_duplex: args.shm_duplex,
         collectives,
         notes,
     };

@@ -185,7 +185,7 @@ pub fn one_host_note(text: &str, ranks_per_node: u32) -> Option<String> {
     let host = one_host(text)?;
     (ranks_per_node == 1).then(|| {
         format!(
-            "both ranks of the benchmark ran on {host}: the channel it measured is that node's shared memory, which a machine of one rank per node prices as a network adapter (a rank's copies, such as its messages to itself, then run beside its transfers instead of after them); --shm-run LAUNCHER --ranks-per-node 2 prices it as the ranks' cores, full duplex (VALIDATION.md 6.3, 7.4)"
+            "both ranks of the benchmark ran on {host}: the channel it measured is that node's shared memory, which a machine of one rank per node prices as a network adapter (a rank's copies, such as its messages to itself, then run beside its transfers instead of after them); --shm-run LAUNCHER --ranks-per-node 2 prices it as the ranks' cores, with a duplex per rank (VALIDATION.md 6.4, 7.4)"
         )
     })
 }

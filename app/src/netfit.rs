@@ -431,6 +431,9 @@ pub struct MachineInfo {
     /// The network's duplex as given on the command line; `None`: the
     /// crossing fit's, or full.
     pub duplex: Option<Duplex>,
+    /// The shared-memory channel's duplex per rank as given on the command
+    /// line; `None`: its pattern fit's, or full.
+    pub shm_duplex: Option<Duplex>,
     /// `[collectives]` entries.
     pub collectives: Vec<(String, String)>,
     /// Extra lines for the header.
@@ -1509,11 +1512,10 @@ impl Fitted {
             network_duplex: m
                 .duplex
                 .or_else(|| self.patterns.as_ref().map(|(_, fit)| fit.duplex)),
-            shm_duplex: self
-                .shm_patterns
-                .as_ref()
-                .map(|(_, fit)| fit.duplex)
-                .filter(|d| !d.is_full()),
+            shm_duplex: m
+                .shm_duplex
+                .or_else(|| self.shm_patterns.as_ref().map(|(_, fit)| fit.duplex))
+                .filter(|d| !d.is_full() && self.shm.is_some()),
             collectives,
             node_gap: self.node.as_ref().map_or(0.0, |(_, fit)| fit.node_gap),
             shm_node_bandwidth: self.node.as_ref().and_then(|(_, fit)| fit.node_bandwidth),

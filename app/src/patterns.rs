@@ -452,11 +452,12 @@ pub(crate) fn summary(pairs: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
 
 /// The level of a machine whose channel a joint fit varies: the network
 /// (the patterns run on a machine of one rank per node) or the shared
-/// memory (two ranks of one node, `[shm]`). The two price a crossing
-/// differently: a network adapter per rank, whose two directions overlap
-/// by `d`, against one memory channel per node whose sends share one
-/// timeline (`models`' `Timeline::ShmNodeTx`) when `d < 1`, so a duplex
-/// fitted on one level means something else on the other.
+/// memory (two ranks of one node, `[shm]`). Both price a crossing with a
+/// timeline pair per rank whose two directions overlap by `d`: the
+/// network adapter of a one-rank node, or the rank's core inside a node
+/// (`[shm] duplex_scope = "rank"`, which the shared-memory fit sets: a
+/// crossing of two ranks cannot identify one memory channel per node,
+/// `duplex_scope = "node"`, whose sends share one timeline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Level {
     #[default]
@@ -504,6 +505,12 @@ fn variant_segments(
     let channel = level.channel_mut(&mut spec)?;
     channel.gap = gap;
     channel.duplex = duplex;
+    if level == Level::Shm {
+        // Two ranks of one node, each crossing with its own core's copies:
+        // the duplex as the machine file will have it (`duplex_scope =
+        // "rank"`, written with a fitted `[shm]` duplex).
+        channel.duplex_scope = models::DuplexScope::Rank;
+    }
     for (k, segment) in channel.segments.iter_mut().enumerate() {
         segment.params.gap = gap;
         segment.duplex = own.get(k + 1).copied().flatten();

@@ -45,7 +45,8 @@ pub struct MachineDescription<'a> {
     /// the default (full).
     pub network_duplex: Option<Duplex>,
     /// The shared-memory channel's duplex (its joint fit with the other
-    /// patterns measured inside a node); `None`: full, not written.
+    /// patterns measured inside a node), written with `duplex_scope =
+    /// "rank"`; `None`: full, not written.
     pub shm_duplex: Option<Duplex>,
     /// `[collectives]` entries (`library = "mpich"`, `alltoall = "pairwise"`),
     /// written as given; empty for none.
@@ -190,6 +191,7 @@ fn channel_file(
         base: params(base),
         mtu: None,
         duplex,
+        duplex_scope: None,
         eager_limit: fit.eager_limit,
         control_bytes: fit.control_bytes,
         segments: segment_files(fit, true),
@@ -441,6 +443,9 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
             .and_then(|shm| channel_file(shm, machine.shm_duplex, machine.written.shm))
             .map(|c| ChannelFile {
                 node_bandwidth: machine.shm_node_bandwidth,
+                // The shared-memory duplex is fitted on two ranks of one
+                // node, each with its own copies: per rank.
+                duplex_scope: machine.shm_duplex.map(|_| models::DuplexScope::Rank),
                 ..c
             }),
         socket: machine

@@ -15,7 +15,8 @@ pub mod write;
 
 use crate::error::MachineError;
 use crate::params::{
-    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, RateSegment, Segment,
+    ChannelParams, CommModel, Duplex, DuplexScope, LogGpParams, NodeParams, Placement, RateSegment,
+    Segment,
 };
 use crate::plugin::PluginSpec;
 use crate::units::{self, UnitError, format_size};
@@ -92,6 +93,7 @@ const CHANNEL_KEYS: &[&str] = &[
     "eager_limit",
     "control_bytes",
     "duplex",
+    "duplex_scope",
     "segments",
     "node_gap",
     "node_bandwidth",
@@ -757,6 +759,30 @@ impl<'f> Walker<'f> {
             None => Duplex::FULL,
             Some(value) => self.duplex(&key("duplex"), value)?,
         };
+        let duplex_scope = match table.get("duplex_scope") {
+            None => DuplexScope::Node,
+            Some(_) if section == "network" => {
+                return Err(self.out_of_range(
+                    &key("duplex_scope"),
+                    "belongs in `[shm]` or `[socket]`: the network's duplex is always its \
+                     node adapter's"
+                        .to_owned(),
+                ));
+            }
+            Some(value) => match value.as_str() {
+                Some("node") => DuplexScope::Node,
+                Some("rank") => DuplexScope::Rank,
+                _ => {
+                    return Err(self.out_of_range(
+                        &key("duplex_scope"),
+                        format!(
+                            "must be \"node\" (one memory channel per node) or \"rank\" \
+                             (each rank's core), got {value}"
+                        ),
+                    ));
+                }
+            },
+        };
         let measured_to = match table.get("measured_to") {
             Some(value) => Some(self.size(&key("measured_to"), value, SIZE_EXPECTED)?),
             None => None,
@@ -772,7 +798,16 @@ impl<'f> Walker<'f> {
         };
         let segments = match table.get("segments") {
             None => Vec::new(),
-            Some(value) => self.segments(&key("segments"), value, &base, section == "network")?,
+            // A segment's own duplex: on the network, and inside a node
+            // where the duplex is each rank's (its timelines are the
+            // rank's own at every size, so a segment may cross with its
+            // own share).
+            Some(value) => self.segments(
+                &key("segments"),
+                value,
+                &base,
+                section == "network" || duplex_scope == DuplexScope::Rank,
+            )?,
         };
         let mut channel = ChannelParams {
             latency,
@@ -787,6 +822,7 @@ impl<'f> Walker<'f> {
             control_bytes,
             segments,
             duplex,
+            duplex_scope,
             node_gap,
             node_bandwidth,
             measured_to,
@@ -1007,8 +1043,9 @@ impl<'f> Walker<'f> {
             Some(_) if !network => {
                 return Err(self.out_of_range(
                     &key("duplex"),
-                    "a segment's own duplex belongs in `[[network.segments]]`; \
-                     inside a node give the channel's `duplex`"
+                    "a segment's own duplex belongs in `[[network.segments]]`, or inside \
+                     a node with `duplex_scope = \"rank\"`; with one memory channel per \
+                     node give the channel's `duplex`"
                         .to_owned(),
                 ));
             }

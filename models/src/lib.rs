@@ -50,6 +50,7 @@ pub use error::MachineError;
 pub use machine::{IN_MEMORY_FILE, Level, LogGpMachine, LogGpRun};
 pub use params::{
     ChannelParams, CommModel, DEFAULT_FLAG_LATENCY, DEFAULT_PROGRESS_IN_CALLS, DatatypeCosts,
-    Duplex, HeapParams, LogGpParams, NodeParams, Packets, Placement, RateSegment, Segment,
+    Duplex, DuplexScope, HeapParams, LogGpParams, NodeParams, Packets, Placement, RateSegment,
+    Segment,
 };
 pub use plugin::{PLUGIN_ABI_VERSION, PluginMachine, PluginRun, PluginSpec, PluginViolation};

@@ -11,7 +11,7 @@ use crate::config::{self, MachineSpec};
 use crate::error::MachineError;
 use crate::heap::GlibcHeap;
 use crate::params::{
-    ChannelParams, CommModel, Duplex, LogGpParams, NodeParams, Placement, RateSegment,
+    ChannelParams, CommModel, Duplex, DuplexScope, LogGpParams, NodeParams, Placement, RateSegment,
 };
 use crate::units::{format_bandwidth, format_size, format_time};
 
@@ -68,11 +68,13 @@ pub enum Level {
     Network,
 }
 
-/// Which half-duplex channel of a node: its NIC or its memory channel.
+/// Which half-duplex channel: a node's NIC or memory channel, or a rank's
+/// own shared-memory channel (its core's copies, `duplex_scope = "rank"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Channel {
     Nic(u32),
     Shm(u32),
+    ShmRank(u32),
     /// A node's shared adapter in the SMP model: the intervals its ranks'
     /// messages occupy it, per direction, for first-fit reservation.
     NicShared(u32),
@@ -86,6 +88,10 @@ struct Calendars {
     /// Per node, SMP model with a half-duplex `[shm]` or `[socket]` only:
     /// the memory channel's byte intervals.
     shm: Vec<HalfDuplex>,
+    /// Per rank, SMP model with a `[shm]` or `[socket]` not full duplex
+    /// per rank (`duplex_scope = "rank"`) only: the byte intervals of the
+    /// rank's own sends and receives inside its node.
+    shm_rank: Vec<HalfDuplex>,
     /// Per node, SMP model only: the intervals the node's shared adapter
     /// is taken by its ranks' messages (`node_gap + W`), per direction.
     nic_shared: Vec<HalfDuplex>,
@@ -730,16 +736,23 @@ impl<'a> LogGpRun<'a> {
     /// byte intervals the message must respect. Inside a node (`shm`) the
     /// duplex of the pair's channel set (`[shm]` or `[socket]`) chooses:
     /// full duplex, the ranks' own send and receive timelines; otherwise
-    /// the node's memory channel, one for both levels.
+    /// the node's memory channel, one for both levels, or with
+    /// `duplex_scope = "rank"` the ranks' own timelines and byte intervals.
     fn timelines(
         &self,
         src: u32,
         dst: u32,
-        shm: Option<Duplex>,
+        shm: Option<&ChannelParams>,
     ) -> (Timeline, Timeline, Option<(Channel, Channel)>) {
         let (from, to) = (self.node_of(src), self.node_of(dst));
-        if let Some(duplex) = shm {
-            if duplex.is_full() {
+        if let Some(level) = shm {
+            if level.duplex_scope == DuplexScope::Rank {
+                // Per rank, a segment may have a duplex of its own: byte
+                // intervals when any size is not full duplex.
+                let half = (!level.is_full_duplex())
+                    .then_some((Channel::ShmRank(src), Channel::ShmRank(dst)));
+                (Timeline::ShmTx(src), Timeline::ShmRx(dst), half)
+            } else if level.duplex.is_full() {
                 (Timeline::ShmTx(src), Timeline::ShmRx(dst), None)
             } else {
                 (
@@ -759,6 +772,7 @@ impl<'a> LogGpRun<'a> {
         let (all, node) = match channel {
             Channel::Nic(node) => (&self.busy.nic, node),
             Channel::Shm(node) => (&self.busy.shm, node),
+            Channel::ShmRank(rank) => (&self.busy.shm_rank, rank),
             Channel::NicShared(node) => (&self.busy.nic_shared, node),
         };
         all.get(node as usize)
@@ -770,6 +784,7 @@ impl<'a> LogGpRun<'a> {
         let (all, node) = match channel {
             Channel::Nic(node) => (&mut calendars.nic, node),
             Channel::Shm(node) => (&mut calendars.shm, node),
+            Channel::ShmRank(rank) => (&mut calendars.shm_rank, rank),
             Channel::NicShared(node) => (&mut calendars.nic_shared, node),
         };
         match all.get_mut(node as usize) {
@@ -842,6 +857,9 @@ fn describe_channel(label: &str, channel: &ChannelParams) -> Vec<String> {
         format_size(channel.control_bytes),
         channel.duplex.describe(),
     );
+    if !channel.is_full_duplex() && channel.duplex_scope == DuplexScope::Rank {
+        head.push_str(" per rank (each rank's core sends and receives)");
+    }
     if channel.send_overhead_per_byte > 0.0 {
         head.push_str(&format!(
             ", an eager send's CPU time {} per byte beyond o_s (O)",
@@ -984,10 +1002,10 @@ impl LogGpRun<'_> {
     fn transfer_self(&mut self, rank: u32, bytes: u64, kind: MessageKind, ready: f64) -> Transfer {
         let params = self.channel_params(rank, rank);
         let send_overhead = params.params_for(bytes).send_overhead;
-        let duplex = params.duplex;
         let copy = self.library_copy_seconds(rank, bytes);
         let line = if self.uses_shm(rank, rank) {
-            self.timelines(rank, rank, Some(duplex)).1
+            let level = self.channel_params(rank, rank);
+            self.timelines(rank, rank, Some(level)).1
         } else {
             Timeline::SelfCopy(rank)
         };
@@ -1126,7 +1144,8 @@ impl LogGpRun<'_> {
             MessageKind::Eager => params.send_overhead_per_byte * bytes as f64,
             _ => 0.0,
         };
-        let (tx, rx, half) = self.timelines(src, dst, shm.then_some(params.duplex));
+        let level = self.channel_params(src, dst);
+        let (tx, rx, half) = self.timelines(src, dst, shm.then_some(level));
         // The adapter's time at each end.
         let send_busy = params.send_busy(bytes);
         let recv_busy = gap + wire;
@@ -1477,6 +1496,7 @@ impl Machine for LogGpRun<'_> {
             .nic
             .iter_mut()
             .chain(&mut c.shm)
+            .chain(&mut c.shm_rank)
             .chain(&mut c.nic_shared)
             .chain(c.overflow.values_mut())
         {
@@ -1498,21 +1518,24 @@ impl Machine for LogGpRun<'_> {
             nodes
         };
         // Inside a node, each level (`[shm]`, and `[socket]` if given) uses
-        // the per-rank timelines when it is full duplex and the per-node
-        // ones otherwise.
+        // the per-rank timelines when it is full duplex or partial per rank
+        // (then with per-rank byte intervals too) and the per-node ones
+        // otherwise.
         let spec = &self.machine.spec;
-        let (shm_ranks, shm_nodes) = match (&spec.shm, spec.model) {
+        let (shm_ranks, shm_rank_half, shm_nodes) = match (&spec.shm, spec.model) {
             (Some(shm), CommModel::Smp) => {
                 let levels = std::iter::once(shm).chain(spec.socket.as_ref());
-                levels.fold((0, 0), |(per_rank, per_node), level| {
+                levels.fold((0, 0, 0), |(per_rank, half, per_node), level| {
                     if level.is_full_duplex() {
-                        (ranks as usize, per_node)
+                        (ranks as usize, half, per_node)
+                    } else if level.duplex_scope == DuplexScope::Rank {
+                        (ranks as usize, ranks as usize, per_node)
                     } else {
-                        (per_rank, nodes)
+                        (per_rank, half, nodes)
                     }
                 })
             }
-            _ => (0, 0),
+            _ => (0, 0, 0),
         };
         // The hardware model's adapters are "free at" timelines (one rank
         // each, its messages in order); the SMP model's are shared by the
@@ -1544,6 +1567,7 @@ impl Machine for LogGpRun<'_> {
         for (busy, len) in [
             (&mut calendars.nic, nic_half),
             (&mut calendars.shm, shm_nodes),
+            (&mut calendars.shm_rank, shm_rank_half),
             (&mut calendars.nic_shared, nic_shared),
         ] {
             busy.truncate(len);

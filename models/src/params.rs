@@ -50,6 +50,12 @@ pub struct ChannelParams {
     /// Whether a NIC (network) or a node's memory channel (shared memory)
     /// moves data both ways at once.
     pub duplex: Duplex,
+    /// Inside a node (`[shm]`, `[socket]`), what a duplex below full
+    /// applies to: the node's one memory channel, which all its ranks'
+    /// transfers share (the default), or each rank's core, whose sends and
+    /// receives overlap by `duplex` while other ranks' transfers go on
+    /// beside them. The network's duplex is always its node adapter's.
+    pub duplex_scope: DuplexScope,
     /// Network only (`node_gap`): the adapter's own per-message occupancy,
     /// shared by all ranks of its node, next to each rank's `g`: the
     /// adapter's message-rate limit (a ConnectX-4 is specified for about
@@ -103,6 +109,7 @@ impl Default for ChannelParams {
             control_bytes: 0,
             segments: Vec::new(),
             duplex: Duplex::FULL,
+            duplex_scope: DuplexScope::Node,
             node_gap: 0.0,
             node_bandwidth: None,
             measured_to: None,
@@ -257,6 +264,39 @@ impl Duplex {
         match self.keyword() {
             Some(word) => format!("{word} duplex"),
             None => format!("duplex overlap {}", self.as_str()),
+        }
+    }
+}
+
+/// What a shared-memory channel's duplex below full applies to
+/// ([`ChannelParams::duplex_scope`]).
+///
+/// On a node of around 2000 (EKSS-1's dual Pentium III on one front-side
+/// bus) the memory bus is one channel that every copy crosses: `Node`.
+/// On a present-day node each rank's core does its messages' copies
+/// (MPICH's and Open MPI's shared-memory eager cells and single-copy
+/// rendezvous: the sender's core copies in, the receiver's core copies
+/// out), so a rank that sends and receives at once slows its own copies,
+/// not its neighbours': `Rank`, the per-rank adapter of the network model
+/// moved into the node (VALIDATION.md 6.4). Full duplex makes the two the
+/// same (a send and a receive timeline per rank).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DuplexScope {
+    /// One memory channel per node: all its ranks' transfers share one
+    /// send and one receive timeline, whose directions overlap by `d`.
+    #[default]
+    Node,
+    /// Each rank's own send and receive timelines, whose directions
+    /// overlap by `d`.
+    Rank,
+}
+
+impl DuplexScope {
+    /// The value for a machine file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DuplexScope::Node => "node",
+            DuplexScope::Rank => "rank",
         }
     }
 }

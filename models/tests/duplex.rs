@@ -359,6 +359,83 @@ fn shm_half_duplex_serialises_the_node() {
 }
 
 #[test]
+fn shm_partial_duplex_per_rank_slows_only_the_crossing_ranks() {
+    // Four ranks of one node, `[shm]` overlapping half of the two
+    // directions per rank: 0 and 1 write to each other at the same time,
+    // and so do 2 and 3.
+    let text = MACHINE
+        .replace("RPN", "4")
+        .replace("NET", "full")
+        .replace("\"SHM\"", "0.5\nduplex_scope = \"rank\"");
+    let m = match LogGpMachine::from_toml_str(&text, "per-rank.toml") {
+        Ok(m) => m,
+        Err(err) => panic!("{err}\n{text}"),
+    };
+    assert!(
+        m.describe().contains("duplex overlap 0.5 per rank"),
+        "{}",
+        m.describe()
+    );
+    let mut m = Box::leak(Box::new(m)).start(4);
+    let w = N as f64 * 1e-9;
+    let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
+    assert_transfer(a, 0.5 * US, shm_post(N));
+    // Rank 1 sends on its own timeline from o_s (not after a's bytes, as
+    // one channel per node would have it); its sending interval [0.5 us,
+    // 0.5 us + W] overlaps its receiving of a, [1.5 us, 1.5 us + W], by W −
+    // 1 us, and a's sending at rank 0 overlaps b's receiving there by as
+    // much: b is slowed by (1 − d)·(W − L) = 0.5·(W − 1 us), the crossing
+    // of two one-rank nodes (`(1 − d)·(g + W − L)`, g = 0).
+    let b = m.transfer(1, 0, N, MessageKind::Eager, 0.0);
+    assert_transfer(b, 0.5 * US, shm_post(N) + 0.5 * (w - 1.0 * US));
+    // Ranks 2 and 3 share the node but not 0's and 1's cores: the same
+    // crossing, unslowed by the first.
+    let c = m.transfer(2, 3, N, MessageKind::Eager, 0.0);
+    assert_transfer(c, 0.5 * US, shm_post(N));
+    let d = m.transfer(3, 2, N, MessageKind::Eager, 0.0);
+    assert_transfer(d, 0.5 * US, shm_post(N) + 0.5 * (w - 1.0 * US));
+    // One way only: no slowdown.
+    let mut m = Box::leak(Box::new(
+        LogGpMachine::from_toml_str(&text, "per-rank.toml").unwrap_or_else(|e| panic!("{e}")),
+    ))
+    .start(4);
+    let e = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
+    let f = m.transfer(2, 1, N, MessageKind::Eager, 0.0);
+    assert_transfer(e, 0.5 * US, shm_post(N));
+    // Rank 1 receives e, then f (its receive timeline, per rank).
+    assert_transfer(f, 0.5 * US, shm_post(N) + w);
+}
+
+#[test]
+fn duplex_scope_is_refused_in_the_network_and_checked() {
+    let text = MACHINE
+        .replace("RPN", "2")
+        .replace("\"NET\"", "0.5\nduplex_scope = \"rank\"")
+        .replace("SHM", "full");
+    match LogGpMachine::from_toml_str(&text, "net-scope.toml") {
+        Ok(_) => panic!("network.duplex_scope accepted"),
+        Err(err) => {
+            assert_eq!(err.key(), Some("network.duplex_scope"), "{err}");
+            assert!(
+                err.to_string().contains("belongs in `[shm]` or `[socket]`"),
+                "{err}"
+            );
+        }
+    }
+    let text = MACHINE
+        .replace("RPN", "2")
+        .replace("NET", "full")
+        .replace("\"SHM\"", "0.5\nduplex_scope = \"core\"");
+    match LogGpMachine::from_toml_str(&text, "bad-scope.toml") {
+        Ok(_) => panic!("duplex_scope = \"core\" accepted"),
+        Err(err) => {
+            assert_eq!(err.key(), Some("shm.duplex_scope"), "{err}");
+            assert!(err.to_string().contains("\"node\""), "{err}");
+        }
+    }
+}
+
+#[test]
 fn shm_full_duplex_is_per_rank() {
     let mut m = machine(2, "full", "full", 4);
     let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);

@@ -37,8 +37,12 @@ Protocol (VALIDATION.md section 6), for a machine whose speed drifts by
 - The time compared is the benchmark's own ("Time in seconds", its timed
   region; the skeletons print the same region's time).
 Writes OUT/round-R.csv (every measurement) and OUT/summary.md.
+With --measured DIR nothing is run: the rounds' runs are read from
+DIR/round-R.csv (an earlier --out) and predicted on the machines given,
+to compare machines on the same measurements (VALIDATION.md 7.5).
 """
 import argparse
+import csv
 import math
 import os
 import re
@@ -120,7 +124,7 @@ def median_ci(xs, level=0.90):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
+    ap.add_argument("--bin", help="the NPB binaries (needed unless --measured)")
     ap.add_argument("--parsim", required=True)
     ap.add_argument("--classes", nargs="+", default=["S", "W"])
     ap.add_argument("--out", required=True)
@@ -130,7 +134,12 @@ def main():
                     help="predict on this machine file (repeatable; default: "
                          "validation/dev-machine/imb-real/machine-fast.toml); "
                          "each gets its own op_time, prediction and error columns")
+    ap.add_argument("--measured", metavar="DIR",
+                    help="predict the real runs saved in DIR/round-R.csv (an earlier --out) "
+                         "instead of measuring them: the same rounds on other machine files")
     args = ap.parse_args()
+    if not args.bin and not args.measured:
+        ap.error("--bin is needed to measure (or --measured to predict saved runs)")
     machines = args.machine or [MACHINE]
     os.makedirs(args.out, exist_ok=True)
     cases = [(b, c) for c in args.classes for b in BENCHES]
@@ -142,21 +151,32 @@ def main():
         pair = {k: [] for k in cases}
         two = {k: [] for k in cases}
         started = time.time()
-        with open(os.path.join(args.out, f"round-{rnd}.csv"), "w") as raw:
-            raw.write("repetition,benchmark,class,run,seconds\n")
-            for rep in range(1, args.repeat + 1):
-                for (b, c) in cases:
-                    t = run_real(args.bin, b, c, 1)
-                    alone[(b, c)].append(t)
-                    raw.write(f"{rep},{b},{c},1 rank alone,{t}\n")
-                    for t in run_pair(args.bin, b, c):
-                        pair[(b, c)].append(t)
-                        raw.write(f"{rep},{b},{c},1 rank beside another,{t}\n")
-                    t = run_real(args.bin, b, c, 2)
-                    two[(b, c)].append(t)
-                    raw.write(f"{rep},{b},{c},2 ranks,{t}\n")
-                print(f"round {rnd}: repetition {rep} of {args.repeat} done "
-                      f"({time.time() - started:.0f} s)", file=sys.stderr)
+        if args.measured:
+            runs = {"1 rank alone": alone, "1 rank beside another": pair, "2 ranks": two}
+            with open(os.path.join(args.measured, f"round-{rnd}.csv")) as saved:
+                for row in csv.DictReader(saved):
+                    key = (row["benchmark"], row["class"])
+                    if key in alone:
+                        runs[row["run"]][key].append(float(row["seconds"]))
+            missing = [f"{b} {c}" for (b, c) in cases if not alone[(b, c)] or not two[(b, c)]]
+            if missing:
+                sys.exit(f"{args.measured}/round-{rnd}.csv has no runs of " + ", ".join(missing))
+        else:
+            with open(os.path.join(args.out, f"round-{rnd}.csv"), "w") as raw:
+                raw.write("repetition,benchmark,class,run,seconds\n")
+                for rep in range(1, args.repeat + 1):
+                    for (b, c) in cases:
+                        t = run_real(args.bin, b, c, 1)
+                        alone[(b, c)].append(t)
+                        raw.write(f"{rep},{b},{c},1 rank alone,{t}\n")
+                        for t in run_pair(args.bin, b, c):
+                            pair[(b, c)].append(t)
+                            raw.write(f"{rep},{b},{c},1 rank beside another,{t}\n")
+                        t = run_real(args.bin, b, c, 2)
+                        two[(b, c)].append(t)
+                        raw.write(f"{rep},{b},{c},2 ranks,{t}\n")
+                    print(f"round {rnd}: repetition {rep} of {args.repeat} done "
+                          f"({time.time() - started:.0f} s)", file=sys.stderr)
         names = [os.path.basename(m) for m in machines]
         summary += [f"## Round {rnd}", ""]
         if len(machines) > 1:

@@ -19,7 +19,7 @@
 
 use std::fmt::Write as _;
 
-use crate::params::{CommModel, Duplex, LogGpParams, NodeParams};
+use crate::params::{CommModel, Duplex, DuplexScope, LogGpParams, NodeParams};
 use crate::units::format_size;
 
 /// A LogGP machine file to write.
@@ -62,6 +62,8 @@ pub struct ChannelFile {
     /// `duplex` (`"full"`, `"half"` or the overlap share); `None` leaves
     /// it out (full duplex).
     pub duplex: Option<Duplex>,
+    /// `duplex_scope` (`[shm]`, `[socket]`): written when given.
+    pub duplex_scope: Option<DuplexScope>,
     /// `eager_limit`.
     pub eager_limit: u64,
     /// `control_bytes`.
@@ -220,6 +222,9 @@ fn channel(out: &mut String, section: &str, channel: &ChannelFile) {
     let _ = writeln!(out, "mtu = \"{mtu}\"");
     if let Some(duplex) = channel.duplex {
         duplex_key(out, duplex);
+    }
+    if let Some(scope) = channel.duplex_scope {
+        let _ = writeln!(out, "duplex_scope = {}", quoted(scope.as_str()));
     }
     let _ = writeln!(
         out,
@@ -482,6 +487,7 @@ mod tests {
                 base: params(5e-6, 1e-8),
                 mtu: Some(1500),
                 duplex: Some(crate::params::Duplex::HALF),
+                duplex_scope: None,
                 eager_limit: 65_536,
                 control_bytes: 64,
                 segments: vec![SegmentFile {
@@ -612,6 +618,7 @@ mod tests {
             },
             mtu: None,
             duplex: None,
+            duplex_scope: None,
             eager_limit,
             control_bytes: 32,
             segments: Vec::new(),
@@ -632,6 +639,9 @@ mod tests {
             },
             duplex: None,
         });
+        let mut shm = channel(0.5e-6, 16_384);
+        shm.duplex = crate::params::Duplex::partial(0.6);
+        shm.duplex_scope = Some(DuplexScope::Rank);
         let file = MachineFile {
             header: Vec::new(),
             name: "sockets".into(),
@@ -656,7 +666,7 @@ mod tests {
                 heap: crate::params::HeapParams::default(),
             },
             network: Some(channel(5e-6, 65_536)),
-            shm: Some(channel(0.5e-6, 16_384)),
+            shm: Some(shm),
             socket: Some(socket),
             collectives: Vec::new(),
         };
@@ -685,5 +695,15 @@ mod tests {
             panic!("no [shm] read back\n{text}")
         };
         assert_eq!(shm.eager_limit, 16_384);
+        assert_eq!(
+            shm.duplex,
+            crate::params::Duplex::partial(0.6).unwrap_or_default()
+        );
+        assert_eq!(shm.duplex_scope, DuplexScope::Rank);
+        assert_eq!(socket.duplex_scope, DuplexScope::Node);
+        assert!(
+            text.contains("\nduplex = 0.6\nduplex_scope = \"rank\"\n"),
+            "{text}"
+        );
     }
 }
