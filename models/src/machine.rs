@@ -1133,7 +1133,8 @@ impl LogGpRun<'_> {
             return self.transfer_self(src, bytes, kind, ready);
         }
         let shm = self.uses_shm(src, dst);
-        let params = self.channel_params(src, dst).for_data(written);
+        let level = self.channel_params(src, dst);
+        let params = level.for_data(written);
         let (segment, duplex) = params.params_and_duplex(bytes);
         let (latency, gap, send_overhead) = (segment.latency, segment.gap, segment.send_overhead);
         let (before_last, last) = params.post_split(bytes);
@@ -1144,7 +1145,6 @@ impl LogGpRun<'_> {
             MessageKind::Eager => params.send_overhead_per_byte * bytes as f64,
             _ => 0.0,
         };
-        let level = self.channel_params(src, dst);
         let (tx, rx, half) = self.timelines(src, dst, shm.then_some(level));
         // The adapter's time at each end.
         let send_busy = params.send_busy(bytes);
