@@ -176,3 +176,46 @@ fn skeletons_refuse_the_process_counts_their_benchmarks_refuse() {
         );
     }
 }
+
+/// CG's matrix product costs `row_ops` operations per row of the rank's
+/// block on top of its 2 per nonzero (examples/npb/cg.mpl, VALIDATION.md
+/// 7.6): at 1 and at 2 ranks of class S every rank holds all 1,400 rows,
+/// and the run makes (niter + 1) x (cgitmax + 1) = 16 x 26 = 416 products
+/// (the untimed warm-up's conj_grad and the timed ones), so each rank
+/// computes 416 x 1,400 x row_ops x op_time longer.
+#[test]
+fn cg_charges_its_matrix_product_per_row_too() {
+    let compute = |ranks: &str, row_ops: &str| -> Vec<f64> {
+        let o = support::parsim(&[
+            "run",
+            "examples/npb/cg.mpl",
+            "-n",
+            ranks,
+            "--param",
+            "class=S",
+            "--param",
+            "op_time=1e-9",
+            "--param",
+            &format!("row_ops={row_ops}"),
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", support::stderr(&o));
+        let report: serde_json::Value =
+            serde_json::from_str(&support::stdout(&o)).expect("a JSON report");
+        report["ranks"]
+            .as_array()
+            .expect("per-rank figures")
+            .iter()
+            .map(|r| r["compute_seconds"].as_f64().expect("compute seconds"))
+            .collect()
+    };
+    for ranks in ["1", "2"] {
+        let without = compute(ranks, "0");
+        let with = compute(ranks, "10");
+        assert_eq!(without.len(), with.len());
+        for (a, b) in without.iter().zip(&with) {
+            approx::assert_relative_eq!(b - a, 416.0 * 1400.0 * 10.0 * 1e-9, max_relative = 1e-9);
+        }
+    }
+}

@@ -62,6 +62,7 @@ param nonzer = [7, 8, 11, 13, 15][class]
 param niter  = [15, 15, 15, 75, 75][class]
 param cgitmax = 25         // conj_grad's CG steps per outer iteration (data cgitmax / 25 /)
 param op_time = 1.0e-9     // seconds per counted operation (calibrated from a one-rank run)
+param row_ops = 0.0        // the matrix product's cost per row of the block, in operations (see matvec)
 
 // ---------------------------------------------------------------------------
 // Kernels. One "operation" = one floating-point add or multiply, or one
@@ -88,8 +89,20 @@ kernel x_reset(nvec) cost op_time * nvec
 kernel cg_init(nvec, ncols) cost op_time * (5.0 * nvec + 2.0 * ncols)
 
 // conj_grad, q = A.p (and at the end A.z): the partition submatrix-vector
-// multiply, 2 flops (multiply + add) per nonzero of the block.
-kernel matvec(nrows, ncols) cost op_time * 2.0 * nonzer * (nonzer + 1) * nrows * ncols / na
+// multiply, 2 flops (multiply + add) per nonzero of the block, and row_ops
+// per row: the row loop's own work (its bounds from rowstr, the sum's
+// start and store, and the exit of an inner loop whose length changes from
+// row to row, which a branch predictor mostly misses). A CSR product costs
+// per nonzero and per row (Williams et al., "Optimization of sparse
+// matrix-vector multiplication on emerging multicore platforms", SC 2007);
+// the per-row part matters when the ranks of a process row each hold every
+// row and a fraction of the columns, as at 2 ranks (1,400 rows of 28
+// nonzeros instead of 56 in class S). row_ops is measured on the target by
+// timing this loop on the class's real matrix and on its column halves
+// (validation/npb/cgmv.f: 2 x c_row / c_nonzero); 0 charges the nonzeros
+// alone.
+kernel matvec(nrows, ncols) cost op_time * (2.0 * nonzer * (nonzer + 1) * nrows * ncols / na +
+    row_ops * nrows)
 
 // conj_grad, after each step of the row sum: w(j) = w(j) + q(j) over the
 // received piece, 1 add per received element.

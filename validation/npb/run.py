@@ -88,23 +88,61 @@ def run_pair(bindir, bench, cls):
     return times
 
 
-def simulate(parsim, bench, cls, procs, op_time, machine=MACHINE):
+def simulate(parsim, bench, cls, procs, op_time, machine=MACHINE, params=()):
     cmd = [parsim, "run", os.path.join(ROOT, f"examples/npb/{bench}.mpl"), "-n", str(procs),
            "--machine", machine, "--param", f"class={cls}", "--param", f"op_time={op_time!r}", "-q"]
+    for p in params:
+        cmd += ["--param", p]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
     return real_time(p.stdout, " ".join(cmd))
 
 
-def fit_op_time(parsim, bench, cls, measured, machine=MACHINE):
+def fit_op_time(parsim, bench, cls, measured, machine=MACHINE, params=()):
     """op_time at which the 1-rank prediction is `measured` (the prediction
     is affine in op_time: two simulations give the line)."""
     a, b = 1e-9, 2e-9
-    ta = simulate(parsim, bench, cls, 1, a, machine)
-    tb = simulate(parsim, bench, cls, 1, b, machine)
+    ta = simulate(parsim, bench, cls, 1, a, machine, params)
+    tb = simulate(parsim, bench, cls, 1, b, machine, params)
     slope = (tb - ta) / (b - a)
     return a + (measured - ta) / slope
+
+
+MATVEC_RE = re.compile(r"matvec (\d+) rows (\d+) columns (\d+) nonzeros")
+
+
+def run_cg_kernel(kernel, cls):
+    """CG's matrix product on the class's real one-rank block and its two
+    column halves, each alone on one core (validation/npb/cgmv.f): a list
+    of (rows, columns, nonzeros, seconds per call)."""
+    reps = {"S": 2000, "W": 200}.get(cls, 20)
+    cmd = [os.path.join(kernel, "cgmv"), os.path.join(kernel, f"cgblock.{cls}"), "2", str(reps)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
+    blocks = [tuple(int(x) for x in line.split()[:3]) + (float(line.split()[3]),)
+              for line in p.stdout.splitlines() if line.strip()]
+    if len(blocks) != 3:
+        sys.exit(f"{' '.join(cmd)}: expected 3 blocks, got:\n{p.stdout}")
+    return blocks
+
+
+def row_ops(blocks):
+    """The matrix product's per-row cost in the skeleton's operations
+    (examples/npb/cg.mpl: 2 per nonzero): t = c_nnz * nonzeros + c_row *
+    rows through the whole block and the mean of its column halves (every
+    row, about half the nonzeros), row_ops = 2 c_row / c_nnz; 0 when the
+    two do not give positive costs."""
+    rows, _, nnz, t = blocks[0]
+    halves = blocks[1:]
+    nnz_h = statistics.mean(b[2] for b in halves)
+    t_h = statistics.mean(b[3] for b in halves)
+    c_nnz = (t - t_h) / (nnz - nnz_h)
+    c_row = (t - c_nnz * nnz) / rows
+    if c_nnz <= 0 or c_row <= 0:
+        return 0.0
+    return 2.0 * c_row / c_nnz
 
 
 def median_ci(xs, level=0.90):
@@ -134,6 +172,10 @@ def main():
                     help="predict on this machine file (repeatable; default: "
                          "validation/dev-machine/imb-real/machine-fast.toml); "
                          "each gets its own op_time, prediction and error columns")
+    ap.add_argument("--cg-kernel", metavar="DIR",
+                    help="time CG's matrix product on the real matrix in every round "
+                         "(DIR/cgmv and DIR/cgblock.CLASS, as run.sh builds them) and "
+                         "predict CG with its per-row cost (the skeleton's row_ops)")
     ap.add_argument("--measured", metavar="DIR",
                     help="predict the real runs saved in DIR/round-R.csv (an earlier --out) "
                          "instead of measuring them: the same rounds on other machine files")
@@ -150,13 +192,20 @@ def main():
         alone = {k: [] for k in cases}
         pair = {k: [] for k in cases}
         two = {k: [] for k in cases}
+        # CG's matrix product per class: (rows, columns, nonzeros, s) of
+        # the one-rank block and its column halves.
+        matvec = {}
         started = time.time()
         if args.measured:
             runs = {"1 rank alone": alone, "1 rank beside another": pair, "2 ranks": two}
             with open(os.path.join(args.measured, f"round-{rnd}.csv")) as saved:
                 for row in csv.DictReader(saved):
                     key = (row["benchmark"], row["class"])
-                    if key in alone:
+                    m = MATVEC_RE.fullmatch(row["run"])
+                    if m:
+                        matvec.setdefault(row["class"], []).append(
+                            tuple(int(x) for x in m.groups()) + (float(row["seconds"]),))
+                    elif key in alone:
                         runs[row["run"]][key].append(float(row["seconds"]))
             missing = [f"{b} {c}" for (b, c) in cases if not alone[(b, c)] or not two[(b, c)]]
             if missing:
@@ -164,6 +213,11 @@ def main():
         else:
             with open(os.path.join(args.out, f"round-{rnd}.csv"), "w") as raw:
                 raw.write("repetition,benchmark,class,run,seconds\n")
+                if args.cg_kernel:
+                    for c in args.classes:
+                        matvec[c] = run_cg_kernel(args.cg_kernel, c)
+                        for (r, n, z, t) in matvec[c]:
+                            raw.write(f"0,cg,{c},matvec {r} rows {n} columns {z} nonzeros,{t}\n")
                 for rep in range(1, args.repeat + 1):
                     for (b, c) in cases:
                         t = run_real(args.bin, b, c, 1)
@@ -188,6 +242,14 @@ def main():
         k = statistics.median(ks) if ks else 1.0
         summary += [f"Core factor k = {k:.4f} (EP beside another / alone: "
                     + ", ".join(f"{x:.4f}" for x in ks) + ").", ""]
+        # CG's per-row cost of its matrix product, per class.
+        cg_params = {}
+        for c, blocks in sorted(matvec.items()):
+            ops = row_ops(blocks)
+            cg_params[c] = [f"row_ops={ops!r}"]
+            summary += [f"CG {c} matrix product alone on one core (validation/npb/cgmv.f): "
+                        + ", ".join(f"{n} columns {z} nonzeros {t * 1e6:.2f} us" for (_, n, z, t) in blocks)
+                        + f"; row_ops = {ops:.1f}", ""]
         summary += ["| benchmark | class | 1 rank measured (s) | op_time_1 (ns) | beside another (s) | "
                     "2 ranks measured (s) [90% CI] | "
                     + " | ".join(f"op_time_c, predicted (s), error: {n} | beside: op_time_2, error" for n in names) + " |",
@@ -199,16 +261,17 @@ def main():
             mp, _ = median_ci(pair[(b, c)])
             m2, (lo, hi) = median_ci(two[(b, c)])
             # op_time_1 on each machine (the table shows the first's).
-            op1s = [fit_op_time(args.parsim, b, c, m1, m) for m in machines]
+            extra = cg_params.get(c, []) if b == "cg" else []
+            op1s = [fit_op_time(args.parsim, b, c, m1, m, extra) for m in machines]
             op1 = op1s[0]
             cells = []
             for m, op1_m in zip(machines, op1s):
                 opc = op1_m * k
-                pred = simulate(args.parsim, b, c, 2, opc, m)
+                pred = simulate(args.parsim, b, c, 2, opc, m, extra)
                 err = (pred - m2) / m2
                 errors[m].append(abs(err))
-                op2 = fit_op_time(args.parsim, b, c, mp, m)
-                pred2 = simulate(args.parsim, b, c, 2, op2, m)
+                op2 = fit_op_time(args.parsim, b, c, mp, m, extra)
+                pred2 = simulate(args.parsim, b, c, 2, op2, m, extra)
                 err2 = (pred2 - m2) / m2
                 errors_beside[m].append(abs(err2))
                 cells.append(f"{opc * 1e9:.3f} ns, {pred:.6f}, {err:+.1%} | {op2 * 1e9:.3f} ns, {err2:+.1%}")

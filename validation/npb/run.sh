@@ -9,7 +9,8 @@
 # github.com/mbdevpl/nas-parallel-benchmarks); it is copied, not modified.
 # Builds CG, EP, FT, IS, LU and MG for the classes in $CLASSES (default
 # "S W") at 1 and 2 ranks with mpif90/mpicc (the results' printout patched
-# from 2 to 6 decimals: class S runs take milliseconds), then runs
+# from 2 to 6 decimals: class S runs take milliseconds), CG's matrix
+# product as a kernel on each class's real matrix (below), then runs
 # validation/npb/run.py (ROUNDS rounds of REPEAT interleaved repetitions;
 # see there) on two machines calibrated right before it. Writes
 # validation/npb/results/.
@@ -45,6 +46,46 @@ for class in $classes; do
     done
 done
 echo "built NPB in $npb/bin" >&2
+# CG's matrix product on the real matrix (examples/npb/cg.mpl's row_ops,
+# VALIDATION.md 7.6): a one-rank CG of each class with a dump of its
+# block added after makea and the column shift (untimed setup; the copy is
+# built apart, the benchmark itself is not changed), and the kernel
+# validation/npb/cgmv.f, which run.py times on that block and its column
+# halves alone on one core in every round.
+kernel=$build/cgkernel
+rm -rf "$kernel" "$npb/CGD"
+mkdir -p "$kernel"
+cp -r "$npb/CG" "$npb/CGD"
+python3 - "$npb/CGD/cg.f" <<'PATCH'
+import sys
+path = sys.argv[1]
+s = open(path).read()
+shift = """            colidx(k) = colidx(k) - firstcol + 1
+         enddo
+      enddo
+"""
+dump = """c     parsim (validation/npb/run.sh): the rank's block in CSR
+      open(unit=77, file='cgblock', form='formatted')
+      write(77, *) lastrow-firstrow+1, lastcol-firstcol+1,
+     >             rowstr(lastrow-firstrow+2)-1
+      write(77, *) (rowstr(j), j=1,lastrow-firstrow+2)
+      write(77, *) (colidx(k), k=1,rowstr(lastrow-firstrow+2)-1)
+      close(77)
+"""
+assert s.count(shift) == 1, "cg.f: the column shift after makea not found"
+open(path, "w").write(s.replace(shift, shift + dump))
+PATCH
+for class in $classes; do
+    make -C "$npb/CGD" CLASS="$class" NPROCS=1 PROGRAM="$kernel/cgdump.$class" \
+        >"$build/build.log" 2>&1 || {
+        cat "$build/build.log" >&2
+        exit 1
+    }
+    (cd "$kernel" && mpiexec -n 1 "./cgdump.$class" > "cgdump.$class.txt" && mv cgblock "cgblock.$class")
+done
+fflags=$(sed -n 's/^FFLAGS[[:space:]]*=//p' "$here/make.def")
+# shellcheck disable=SC2086 # the flags are words
+mpif90 $fflags -o "$kernel/cgmv" "$here/cgmv.f"
 # The machine, calibrated right before the rounds (this VM changes between
 # launches; a machine of another day is another machine): the 2-rank
 # channel as shared memory (2 ranks per node, so that a rank's messages to
@@ -59,4 +100,5 @@ for buffers in clean written; do
         > "$out/calibrate-$buffers.txt" 2> "$out/calibrate-$buffers.err"
 done
 python3 "$here/run.py" --bin "$npb/bin" --parsim "$parsim" --classes $classes \
+    --cg-kernel "$kernel" \
     --out "$out" --machine "$out/machine-clean.toml" --machine "$out/machine-written.toml"
