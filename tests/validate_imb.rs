@@ -923,3 +923,70 @@ fn imb_t_min_and_t_max_are_compared_as_a_pair() {
         "{text}"
     );
 }
+
+/// IMB's Uniband and Biband with `-npmin` run on the first 2, 4, ...
+/// processes in turn; the skeletons take `--param active=K`: the pairs of
+/// the first K ranks, the others idle. On a machine of one rank per node
+/// the pairs never meet, so the aggregate's time per message at K active
+/// of 8 is a 2-rank run's over K / 2 (up to the skew with which the
+/// group's barrier releases its ranks, spread over the samples: below
+/// 1e-3 with 100 of them), and K = 2 of 8 is the 2-rank run itself. `parsim validate` then reads every block of an IMB
+/// table of N processes (Alaska's intra-node Uniband, 2 to 64 of 64).
+#[test]
+fn imb_uniband_and_biband_run_on_the_first_k_ranks() {
+    let tmp = temp_dir();
+    let machine = tmp.file("loggp.toml", LOGGP);
+    let m = machine.to_str().expect("utf-8 path");
+    for skeleton in ["examples/imb/uniband.mpl", "examples/imb/biband.mpl"] {
+        let run = |ranks: &str, active: &str| {
+            table_rows(&[
+                "run", skeleton, "-n", ranks, "--machine", m, "-q", "--param", "max_bytes=1024",
+                "--param", "max_reps=100", "--param", &format!("active={active}"),
+            ])
+        };
+        let two = run("2", "0");
+        assert_eq!(two.len(), 12, "{skeleton}: 0 B and 1 B .. 1 KiB");
+        for (active, pairs) in [("2", 1.0), ("4", 2.0), ("8", 4.0), ("0", 4.0)] {
+            let rows = run("8", active);
+            assert_eq!(rows.len(), two.len(), "{skeleton} {active}");
+            for (got, alone) in rows.iter().zip(&two) {
+                assert_eq!(got[0], alone[0]);
+                approx::assert_relative_eq!(got[2], alone[2] / pairs, max_relative = 1e-3);
+                if active == "2" {
+                    approx::assert_relative_eq!(got[2], alone[2], max_relative = 1e-11);
+                }
+            }
+        }
+    }
+    let Some(dir) = support::shared_data(
+        "validation/alaska/ib-gcc9-openmpi4-ucx/imb/IMB_Uniband_1_0",
+        "rfm_IMB_Uniband_1_0_job.out",
+    ) else {
+        return;
+    };
+    let table = dir.join("rfm_IMB_Uniband_1_0_job.out");
+    let v = json(&parsim(&[
+        "validate",
+        "examples/imb/uniband.mpl",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "--ppn",
+        "1",
+        "--machine",
+        m,
+        // Fewer samples per size than IMB's 1000: the same blocks, 100
+        // times fewer events.
+        "--param",
+        "max_reps=10",
+        "--format",
+        "json",
+    ]));
+    let rows = v["rows"].as_array().expect("rows");
+    let mut blocks: Vec<u64> = rows
+        .iter()
+        .map(|r| r["active"].as_u64().expect("active"))
+        .collect();
+    blocks.dedup();
+    assert_eq!(blocks, [2, 4, 8, 16, 32, 64]);
+    assert_eq!(rows.len(), 6 * 24);
+}
