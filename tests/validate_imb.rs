@@ -940,8 +940,19 @@ fn imb_uniband_and_biband_run_on_the_first_k_ranks() {
     for skeleton in ["examples/imb/uniband.mpl", "examples/imb/biband.mpl"] {
         let run = |ranks: &str, active: &str| {
             table_rows(&[
-                "run", skeleton, "-n", ranks, "--machine", m, "-q", "--param", "max_bytes=1024",
-                "--param", "max_reps=100", "--param", &format!("active={active}"),
+                "run",
+                skeleton,
+                "-n",
+                ranks,
+                "--machine",
+                m,
+                "-q",
+                "--param",
+                "max_bytes=1024",
+                "--param",
+                "max_reps=100",
+                "--param",
+                &format!("active={active}"),
             ])
         };
         let two = run("2", "0");

@@ -13,7 +13,7 @@
 # product as a kernel on each class's real matrix (below), then runs
 # validation/npb/run.py (ROUNDS rounds of REPEAT interleaved repetitions;
 # see there) on two machines calibrated right before it. Writes
-# validation/npb/results/.
+# validation/npb/results/ (NPB_OUT=DIR writes DIR instead).
 set -euo pipefail
 src=${1:?usage: run.sh NPB3.3-MPI-DIR [parsim]}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,7 +92,7 @@ mpif90 $fflags -o "$kernel/cgmv" "$here/cgmv.f"
 # itself and to its peer share its core, as they do), fitted from the
 # benchmark's clean ping-pong and, second, from the ping-pong of data its
 # sender just wrote (NPB sends what it has just computed).
-out=$here/results
+out=${NPB_OUT:-$here/results}
 mkdir -p "$out"
 for buffers in clean written; do
     "$parsim" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
