@@ -737,23 +737,9 @@ fn bandwidth_tables_compare_in_their_own_unit() {
         (errors[n / 2 - 1] + errors[n / 2]) / 2.0
     };
     assert_eq!(v["median_abs_error"].as_f64(), Some(median));
-    let Some(dir) = support::shared_data(
-        "validation/alaska/ib-gcc9-openmpi4-ucx/imb/IMB_Uniband_2",
-        "rfm_IMB_Uniband_2_job.out",
-    ) else {
+    let Some(v) = alaska_uniband("IMB_Uniband_2", &[]) else {
         return;
     };
-    let table = dir.join("rfm_IMB_Uniband_2_job.out");
-    let v = json(&parsim(&[
-        "validate",
-        "examples/imb/uniband.mpl",
-        "--table",
-        table.to_str().expect("utf-8"),
-        "--ppn",
-        "1",
-        "--format",
-        "json",
-    ]));
     assert_eq!(v["unit"], "Msg/sec");
     let rows = v["rows"].as_array().expect("rows");
     // "0  1000  0.00  7884473": a 0-byte message is a message, compared.
@@ -969,29 +955,12 @@ fn imb_uniband_and_biband_run_on_the_first_k_ranks() {
             }
         }
     }
-    let Some(dir) = support::shared_data(
-        "validation/alaska/ib-gcc9-openmpi4-ucx/imb/IMB_Uniband_1_0",
-        "rfm_IMB_Uniband_1_0_job.out",
-    ) else {
+    // Fewer samples per size than IMB's 1000: the same blocks, 100 times
+    // fewer events.
+    let extra = ["--machine", m, "--param", "max_reps=10"];
+    let Some(v) = alaska_uniband("IMB_Uniband_1_0", &extra) else {
         return;
     };
-    let table = dir.join("rfm_IMB_Uniband_1_0_job.out");
-    let v = json(&parsim(&[
-        "validate",
-        "examples/imb/uniband.mpl",
-        "--table",
-        table.to_str().expect("utf-8"),
-        "--ppn",
-        "1",
-        "--machine",
-        m,
-        // Fewer samples per size than IMB's 1000: the same blocks, 100
-        // times fewer events.
-        "--param",
-        "max_reps=10",
-        "--format",
-        "json",
-    ]));
     let rows = v["rows"].as_array().expect("rows");
     let mut blocks: Vec<u64> = rows
         .iter()
@@ -1000,4 +969,29 @@ fn imb_uniband_and_biband_run_on_the_first_k_ranks() {
     blocks.dedup();
     assert_eq!(blocks, [2, 4, 8, 16, 32, 64]);
     assert_eq!(rows.len(), 6 * 24);
+}
+
+/// `parsim validate examples/imb/uniband.mpl` on Alaska's InfiniBand/Open
+/// MPI IMB Uniband output in `test` (`IMB_Uniband_2`, ...), one rank per
+/// node unless `extra` says more, as JSON; `None` where the shared data
+/// is absent outside CI (`support::shared_data`).
+fn alaska_uniband(test: &str, extra: &[&str]) -> Option<serde_json::Value> {
+    let file = format!("rfm_{test}_job.out");
+    let dir = support::shared_data(
+        &format!("validation/alaska/ib-gcc9-openmpi4-ucx/imb/{test}"),
+        &file,
+    )?;
+    let table = dir.join(&file);
+    let mut args = vec![
+        "validate",
+        "examples/imb/uniband.mpl",
+        "--table",
+        table.to_str().expect("utf-8"),
+        "--ppn",
+        "1",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    Some(json(&parsim(&args)))
 }

@@ -1004,8 +1004,7 @@ impl LogGpRun<'_> {
         let send_overhead = params.params_for(bytes).send_overhead;
         let copy = self.library_copy_seconds(rank, bytes);
         let line = if self.uses_shm(rank, rank) {
-            let level = self.channel_params(rank, rank);
-            self.timelines(rank, rank, Some(level)).1
+            self.timelines(rank, rank, Some(params)).1
         } else {
             Timeline::SelfCopy(rank)
         };

@@ -43,9 +43,14 @@ fn machine(ranks_per_node: u32, net: &str, shm: &str, ranks: u32) -> LogGpRun<'s
         .replace("RPN", &ranks_per_node.to_string())
         .replace("NET", net)
         .replace("SHM", shm);
-    let m = match LogGpMachine::from_toml_str(&text, "duplex.toml") {
+    start(&text, ranks)
+}
+
+/// A run of `ranks` on the machine file `text`.
+fn start(text: &str, ranks: u32) -> LogGpRun<'static> {
+    let m = match LogGpMachine::from_toml_str(text, "duplex.toml") {
         Ok(m) => m,
-        Err(err) => panic!("test machine does not load: {err}"),
+        Err(err) => panic!("test machine does not load: {err}\n{text}"),
     };
     // A run borrows its description; leaked, the description lives as long
     // as the test needs it.
@@ -367,16 +372,12 @@ fn shm_partial_duplex_per_rank_slows_only_the_crossing_ranks() {
         .replace("RPN", "4")
         .replace("NET", "full")
         .replace("\"SHM\"", "0.5\nduplex_scope = \"rank\"");
-    let m = match LogGpMachine::from_toml_str(&text, "per-rank.toml") {
-        Ok(m) => m,
-        Err(err) => panic!("{err}\n{text}"),
-    };
+    let mut m = start(&text, 4);
+    let described = m.machine().describe();
     assert!(
-        m.describe().contains("duplex overlap 0.5 per rank"),
-        "{}",
-        m.describe()
+        described.contains("duplex overlap 0.5 per rank"),
+        "{described}"
     );
-    let mut m = Box::leak(Box::new(m)).start(4);
     let w = N as f64 * 1e-9;
     let a = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     assert_transfer(a, 0.5 * US, shm_post(N));
@@ -395,10 +396,7 @@ fn shm_partial_duplex_per_rank_slows_only_the_crossing_ranks() {
     let d = m.transfer(3, 2, N, MessageKind::Eager, 0.0);
     assert_transfer(d, 0.5 * US, shm_post(N) + 0.5 * (w - 1.0 * US));
     // One way only: no slowdown.
-    let mut m = Box::leak(Box::new(
-        LogGpMachine::from_toml_str(&text, "per-rank.toml").unwrap_or_else(|e| panic!("{e}")),
-    ))
-    .start(4);
+    let mut m = start(&text, 4);
     let e = m.transfer(0, 1, N, MessageKind::Eager, 0.0);
     let f = m.transfer(2, 1, N, MessageKind::Eager, 0.0);
     assert_transfer(e, 0.5 * US, shm_post(N));
