@@ -251,6 +251,14 @@ pub struct RunModeArgs {
     /// (see `run --noise`; needs --blocks).
     #[arg(long, value_name = "SEED", num_args = 0..=1, default_missing_value = "1", requires = "blocks")]
     pub noise: Option<u64>,
+    /// Time a fixed reference workload before and after every real run and
+    /// scale the calibrated kernel times by its time then over its time
+    /// when they were measured (`calibrate blocks` records it): a machine
+    /// whose speed drifts between the calibration and the runs is measured,
+    /// not assumed steady. Needs --blocks; the uncorrected prediction is
+    /// shown too.
+    #[arg(long, requires = "blocks", conflicts_with = "table")]
+    pub speed_reference: bool,
     /// The MPI compiler wrapper.
     #[arg(long, default_value = "mpicc", conflicts_with = "table")]
     pub mpicc: String,
@@ -326,6 +334,7 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
         limits: app::scenario::Limits::default(),
         launcher,
         binary: &binary,
+        speed_reference: args.speed_reference,
     };
     let compared =
         app::validate::real_runs(&real, &mut |line| eprintln!("{line}")).map_err(crate::flagged)?;

@@ -290,9 +290,17 @@ fn calibrate_build_run_and_compare_with_mpich() {
             &machine,
             "--repeat",
             "3",
+            "--speed-reference",
             "--format",
             "json",
         ]);
+        // Every kernel point carries the speed reference timed around it.
+        let file = std::fs::read_to_string(&blocks).expect("blocks written");
+        assert_eq!(
+            file.matches("\nreference = ").count(),
+            file.matches("[[kernel.point]]").count(),
+            "{file}"
+        );
         let o = parsim(&args);
         assert!(o.status.success(), "{}", text(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
@@ -303,6 +311,17 @@ fn calibrate_build_run_and_compare_with_mpich() {
             let predicted = r["predicted"].as_f64().expect("predicted");
             assert!(measured > 0.0 && predicted > 0.0, "{r}");
             assert_eq!(r["runs"].as_array().map(Vec::len), Some(3));
+            // The machine's speed during the runs, measured: a few ms of
+            // reference, a slowdown this VM keeps within a factor of 3.
+            let speed = &r["speed"];
+            let reference = speed["reference"].as_f64().expect("reference");
+            let slowdown = speed["slowdown"].as_f64().expect("slowdown");
+            assert!(reference > 1e-4 && reference < 1.0, "{r}");
+            assert!(slowdown > 1.0 / 3.0 && slowdown < 3.0, "{r}");
+            assert!(
+                speed["uncorrected"].as_f64().is_some_and(|u| u > 0.0),
+                "{r}"
+            );
         }
         eprintln!("{}", text(&o.stderr));
         v

@@ -12,6 +12,7 @@ use calibrate::blocks::file::{BlocksFile, CalibrationInfo, CopyEntry, KernelEntr
 use calibrate::blocks::library::{
     CompileOptions, KernelFn, KernelLibrary, compile, compiler_version,
 };
+use calibrate::blocks::reference::reference_seconds;
 use calibrate::blocks::timing::{Before, Measurement, TimingOptions, time_kernel, timer_overhead};
 use calibrate::blocks::{fit, integer_args, select_points};
 use sim_core::engine::{PrintLine, SimConfig};
@@ -154,7 +155,11 @@ pub fn calibrate_blocks(
                 kernels: &f[..level as usize],
                 args: a,
             });
+            // The machine's speed around the measurement (`validate --run
+            // --speed-reference` scales the time by the speed it meets).
+            let ref_before = reference_seconds();
             let m = time_kernel(fns, &ints, before, &timing, dt);
+            let reference = 0.5 * (ref_before + reference_seconds());
             let after = pre.as_ref().map_or(String::new(), |(k, _, a)| {
                 format!(
                     "{k}({})",
@@ -169,7 +174,7 @@ pub fn calibrate_blocks(
                 100.0 * done as f64 / total.max(1) as f64,
                 elapsed / done as f64 * total.saturating_sub(done) as f64
             ));
-            points.push(point_entry(m, ints, call.count, after));
+            points.push(point_entry(m, ints, call.count, after, reference));
         }
         let (entry, line) = kernel_entry(prof, level, points);
         summary.push_str(&line);
@@ -353,7 +358,13 @@ fn predecessor(
 }
 
 /// A measured tuple as the blocks file keeps it.
-fn point_entry(m: Measurement, ints: Vec<i64>, calls: u64, after: String) -> PointEntry {
+fn point_entry(
+    m: Measurement,
+    ints: Vec<i64>,
+    calls: u64,
+    after: String,
+    reference: f64,
+) -> PointEntry {
     PointEntry {
         args: ints,
         seconds: m.seconds,
@@ -376,6 +387,7 @@ fn point_entry(m: Measurement, ints: Vec<i64>, calls: u64, after: String) -> Poi
             .collect(),
         quantiles: m.quantiles,
         after,
+        reference: Some(reference),
     }
 }
 

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use calibrate::blocks::reference::reference_seconds;
 use models::AnyMachine;
 use sim_core::engine::PrintLine;
 use sim_core::ir::Program;
@@ -1261,6 +1262,9 @@ pub struct RealRuns<'a> {
     /// The real program (built from `program`); parameters go on its
     /// command line.
     pub binary: &'a Path,
+    /// Time the speed reference around every run and scale the kernel
+    /// times to it (needs `blocks` written with references).
+    pub speed_reference: bool,
 }
 
 /// One point of real runs against the prediction.
@@ -1276,6 +1280,24 @@ pub struct RealRow {
     pub predicted: f64,
     /// (predicted - measured) / measured.
     pub error: f64,
+    /// With `--speed-reference`: the machine's speed during the runs, and
+    /// the prediction before the kernel times were scaled to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<SpeedCorrection>,
+}
+
+/// The kernel times scaled to the machine's speed during a point's real
+/// runs ([`calibrate::blocks::reference`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SpeedCorrection {
+    /// The median over the point's runs of the reference workload's time
+    /// (each the mean of one measurement before and one after the run).
+    pub reference: f64,
+    /// `reference` over the median reference of the calibration's points:
+    /// above 1, the machine was slower than when the kernels were timed.
+    pub slowdown: f64,
+    /// The prediction with the kernel times as calibrated.
+    pub uncorrected: f64,
 }
 
 /// Real runs against predictions: every point, and the median and the
@@ -1323,15 +1345,32 @@ impl RealComparison {
             "real runs: `{}`, {} run(s) per point, median compared\n",
             r.launcher, r.repeat
         );
-        let _ = writeln!(
+        let corrected = self.rows.iter().any(|row| row.speed.is_some());
+        if corrected {
+            let _ = writeln!(
+                s,
+                "kernel times scaled to the machine's speed during each point's runs \
+                 (--speed-reference): `slowdown` is the reference workload's time then \
+                 over its time when the kernels were timed\n"
+            );
+        }
+        let _ = write!(
             s,
             "{:>5}  {:<28} {:>12} {:>25} {:>12} {:>8}",
             "ranks", "params", "measured s", "runs min .. max", "predicted s", "error"
         );
+        if corrected {
+            let _ = write!(
+                s,
+                " {:>9} {:>14} {:>8}",
+                "slowdown", "uncorrected s", "error"
+            );
+        }
+        s.push('\n');
         for row in &self.rows {
             let lo = row.runs.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = row.runs.iter().copied().fold(0.0, f64::max);
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "{:>5}  {:<28} {:>12.6} {:>12.6} .. {:<10.6} {:>12.6} {:>+7.1}%",
                 row.ranks,
@@ -1346,6 +1385,16 @@ impl RealComparison {
                 row.predicted,
                 row.error * 100.0
             );
+            if let Some(c) = &row.speed {
+                let _ = write!(
+                    s,
+                    " {:>9.3} {:>14.6} {:>+7.1}%",
+                    c.slowdown,
+                    c.uncorrected,
+                    (c.uncorrected - row.measured) / row.measured * 100.0
+                );
+            }
+            s.push('\n');
         }
         let _ = writeln!(
             s,
@@ -1354,6 +1403,23 @@ impl RealComparison {
             self.median_abs_error * 100.0,
             self.max_abs_error * 100.0
         );
+        if corrected {
+            let mut errors: Vec<f64> = self
+                .rows
+                .iter()
+                .filter_map(|row| {
+                    let c = row.speed.as_ref()?;
+                    Some(((c.uncorrected - row.measured) / row.measured).abs())
+                })
+                .collect();
+            let med = median(&mut errors);
+            let _ = writeln!(
+                s,
+                "uncorrected (kernel times as calibrated): median |error| {:.1}%, max |error| {:.1}%",
+                med * 100.0,
+                errors.last().copied().unwrap_or(f64::NAN) * 100.0
+            );
+        }
         s
     }
 
@@ -1377,6 +1443,29 @@ pub fn real_runs(
     r: &RealRuns<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RealComparison, Error> {
+    // With the speed reference: the blocks file once, and the references
+    // it was measured at (their median, for the slowdown shown).
+    let file = match (r.speed_reference, r.blocks) {
+        (false, _) => None,
+        (true, None) => {
+            return Err(Error::Input(
+                "--speed-reference corrects calibrated kernel times: it needs --blocks".into(),
+            ));
+        }
+        (true, Some(b)) => {
+            let f = calibrate::blocks::file::BlocksFile::read(b)
+                .map_err(|e| Error::Input(e.to_string()))?;
+            // Refused now, not after the first real runs.
+            f.at_speed(1.0)
+                .map_err(|e| Error::Input(format!("{}: {e}", b.display())))?;
+            let mut refs: Vec<f64> = f
+                .kernels
+                .iter()
+                .flat_map(|k| k.points.iter().filter_map(|p| p.reference))
+                .collect();
+            Some((f, median(&mut refs)))
+        }
+    };
     let mut rows = Vec::new();
     for set in r.sets {
         let mut params: Vec<String> = r.params.to_vec();
@@ -1384,30 +1473,57 @@ pub fn real_runs(
         let (program, _) = crate::scenario::load_program(r.program, &params)?;
         for &np in r.np {
             let machine = crate::scenario::load_machine(r.machine, r.ranks_per_node)?;
+            let on_node = np.min(machine.ranks_per_node());
+            let predict = |blocks: &crate::scenario::Blocks| -> Result<f64, Error> {
+                let cfg = sim_core::engine::SimConfig {
+                    kernel_times: blocks.times.clone(),
+                    noise_seed: r.noise,
+                    ..r.limits.config(np)
+                };
+                let mut sink = |_: PrintLine| {};
+                sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
+                    .map(|rep| rep.predicted_seconds)
+                    .map_err(|e| Error::Input(format!("the prediction at {np} ranks failed: {e}")))
+            };
             let blocks = match r.blocks {
-                Some(b) => crate::scenario::Blocks::load(b, np.min(machine.ranks_per_node()))
+                Some(b) => crate::scenario::Blocks::load(b, on_node)
                     .map_err(|e| Error::Input(e.to_string()))?,
                 None => crate::scenario::Blocks::default(),
             };
-            let cfg = sim_core::engine::SimConfig {
-                kernel_times: blocks.times.clone(),
-                noise_seed: r.noise,
-                ..r.limits.config(np)
-            };
-            let mut sink = |_: PrintLine| {};
-            let rep = sim_core::simulate(&program, &mut machine.start(np), cfg, &mut sink)
-                .map_err(|e| Error::Input(format!("the prediction at {np} ranks failed: {e}")))?;
+            let uncorrected = predict(&blocks)?;
             if let Some(b) = r.blocks {
                 for e in blocks.extrapolations(2.0) {
                     progress(&crate::scenario::extrapolation_warning(&e, b));
                 }
             }
             let mut runs = Vec::new();
+            let mut refs = Vec::new();
             for _ in 0..r.repeat {
+                let before = file.is_some().then(reference_seconds);
                 runs.push(run_once(r.launcher, np, r.binary, &params)?);
+                if let Some(before) = before {
+                    refs.push(0.5 * (before + reference_seconds()));
+                }
             }
             let measured = median(&mut runs.clone());
-            let predicted = rep.predicted_seconds;
+            let (predicted, speed) = match &file {
+                None => (uncorrected, None),
+                Some((f, calibrated)) => {
+                    let reference = median(&mut refs);
+                    let at = f
+                        .at_speed(reference)
+                        .map_err(|e| Error::Input(e.to_string()))?;
+                    let p = predict(&crate::scenario::Blocks::of_file(&at, on_node))?;
+                    (
+                        p,
+                        Some(SpeedCorrection {
+                            reference,
+                            slowdown: reference / calibrated,
+                            uncorrected,
+                        }),
+                    )
+                }
+            };
             let row = RealRow {
                 ranks: np,
                 params: params.join(" "),
@@ -1415,9 +1531,10 @@ pub fn real_runs(
                 measured,
                 predicted,
                 error: (predicted - measured) / measured,
+                speed,
             };
             progress(&format!(
-                "  {np} ranks, {}: measured {:.6} s, predicted {:.6} s, error {:+.1}%",
+                "  {np} ranks, {}: measured {:.6} s, predicted {:.6} s, error {:+.1}%{}",
                 if row.params.is_empty() {
                     "defaults"
                 } else {
@@ -1425,7 +1542,13 @@ pub fn real_runs(
                 },
                 measured,
                 predicted,
-                row.error * 100.0
+                row.error * 100.0,
+                row.speed.as_ref().map_or(String::new(), |s| format!(
+                    " (machine {:.3}x the calibration's time per reference; uncorrected {:.6} s, {:+.1}%)",
+                    s.slowdown,
+                    s.uncorrected,
+                    (s.uncorrected - measured) / measured * 100.0
+                ))
             ));
             rows.push(row);
         }
@@ -1777,6 +1900,7 @@ mod tests {
             measured: 1.5,
             predicted: 1.5 * (1.0 + error),
             error,
+            speed: None,
         };
         let c = super::RealComparison::of(vec![row(1, -0.2), row(2, 0.1)]);
         assert!((c.median_abs_error - 0.15).abs() < 1e-12);
@@ -1795,6 +1919,7 @@ mod tests {
             limits: super::Limits::default(),
             launcher: "run {ranks}",
             binary: std::path::Path::new("a"),
+            speed_reference: false,
         };
         let t = c.text(&r);
         assert!(t.starts_with("program: a.mpl   machine: built-in   blocks: cost formulas\nreal runs: `run {ranks}`, 2 run(s) per point"), "{t}");
@@ -1804,6 +1929,30 @@ mod tests {
             "{t}"
         );
         assert_eq!(c.json(&r)["repeat"], 2);
+        assert!(!t.contains("slowdown") && !t.contains("uncorrected"), "{t}");
+        // Scaled to the machine's speed: the uncorrected prediction and its
+        // error next to the corrected one.
+        let mut fast = row(1, 0.02);
+        fast.speed = Some(super::SpeedCorrection {
+            reference: 0.011,
+            slowdown: 1.1,
+            uncorrected: 1.5 * 0.9,
+        });
+        let t = super::RealComparison::of(vec![fast]).text(&r);
+        assert!(
+            t.contains("`slowdown` is the reference workload's time then"),
+            "{t}"
+        );
+        assert!(
+            t.contains("   +2.0%     1.100       1.350000   -10.0%\n"),
+            "{t}"
+        );
+        assert!(
+            t.ends_with("uncorrected (kernel times as calibrated): median |error| 10.0%, max |error| 10.0%\n"),
+            "{t}"
+        );
+        let j = super::RealComparison::of(vec![row(2, 0.0)]).json(&r);
+        assert!(j["rows"][0].get("speed").is_none(), "{j}");
     }
 
     #[test]

@@ -16,7 +16,12 @@
 #     that what a re-run gives is on record, not one lucky run;
 #   - BUFFERS (default clean) is `calibrate net --buffers`: `written` fits
 #     the channels from the benchmark's ping-pong of data written just
-#     before each send, as these programs send what they computed.
+#     before each send, as these programs send what they computed;
+#   - SPEED (default yes) adds `validate --speed-reference`: a fixed
+#     reference workload timed around every kernel point and every real
+#     run, the kernel times scaled by its ratio (the machine's drift between
+#     the two measured, not assumed away); the uncorrected prediction and
+#     its median error are printed beside the corrected one.
 # From the workspace root on a quiet machine, after `cargo build --release`
 # (about 4 minutes a round here):
 #   bash validation/dev-machine/rounds.sh OUT_DIR [path/to/parsim]
@@ -29,6 +34,9 @@ P=${2:-target/release/parsim}
 ROUNDS=${ROUNDS:-3}
 REPEAT=${REPEAT:-5}
 BUFFERS=${BUFFERS:-clean}
+SPEED=${SPEED:-yes}
+speed=()
+if [ "$SPEED" = yes ]; then speed=(--speed-reference); fi
 
 heat=(--set n=256,iters=30000 --set n=512,iters=7500 --set n=1024,iters=2000)
 jacobi=(--set n=514,iters=4000 --set n=1026,iters=1000 --set n=2050,iters=250)
@@ -49,8 +57,8 @@ for round in $(seq 1 "$ROUNDS"); do
             -o "$D/blocks-$prog.toml" 2> "$D/calibrate-blocks-$prog.txt"
         "$P" validate examples/$prog.mpl --run "mpirun -np {ranks}" --np 1,2 "${sets[@]}" \
             --kernels examples/kernels.c --blocks "$D/blocks-$prog.toml" \
-            --machine "$D/machine.toml" --repeat "$REPEAT" > "$D/validate-$prog.txt" 2>&1
-        line=$(grep -E '^[0-9]+ points: median' "$D/validate-$prog.txt")
+            --machine "$D/machine.toml" --repeat "$REPEAT" "${speed[@]}" > "$D/validate-$prog.txt" 2>&1
+        line=$(grep -E '^[0-9]+ points: median|^uncorrected' "$D/validate-$prog.txt" | paste -sd ';' -)
         echo "round $round $prog ($start-$(date -u +%H:%M:%S) UTC): $line" | tee -a "$OUT/summary.txt"
     done
 done

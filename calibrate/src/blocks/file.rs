@@ -122,6 +122,11 @@ pub struct PointEntry {
     /// (rank r of a run takes copy r mod K).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<CopyEntry>,
+    /// Seconds of the speed reference ([`super::reference`]) around this
+    /// point's measurement: the mean of one just before and one just after.
+    /// Absent in files written before 2026-11-29.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +209,62 @@ impl BlocksFile {
         let text = std::fs::read_to_string(path)
             .map_err(|e| BlocksError::Io(format!("{}: {e}", path.display())))?;
         BlocksFile::parse(&text, &path.display().to_string())
+    }
+
+    /// The file as the machine would have measured it with the speed
+    /// reference at `reference` seconds ([`super::reference`]): every
+    /// measured time of a point (mean, median, interval, quantiles, first
+    /// call, each copy's) times `reference / point.reference`, and each
+    /// kernel's fitted model times `reference` over the median of its
+    /// points' references. An error names the first kernel whose points
+    /// carry no reference (files written before the reference existed).
+    pub fn at_speed(&self, reference: f64) -> Result<BlocksFile, BlocksError> {
+        if !(reference.is_finite() && reference > 0.0) {
+            return Err(BlocksError::Invalid(format!(
+                "the speed reference must be a positive time, not {reference}"
+            )));
+        }
+        let mut out = self.clone();
+        for k in &mut out.kernels {
+            let mut refs = Vec::with_capacity(k.points.len());
+            for p in &mut k.points {
+                let r = p
+                    .reference
+                    .filter(|r| r.is_finite() && *r > 0.0)
+                    .ok_or_else(|| {
+                        BlocksError::Invalid(format!(
+                            "kernel `{}` ({} cop{} at once) has a point without a speed \
+                             reference: calibrate blocks again (references are written \
+                             since 2026-11-29)",
+                            k.name,
+                            k.concurrent,
+                            if k.concurrent == 1 { "y" } else { "ies" }
+                        ))
+                    })?;
+                refs.push(r);
+                let f = reference / r;
+                p.seconds *= f;
+                p.median *= f;
+                p.ci95 = [p.ci95[0] * f, p.ci95[1] * f];
+                p.first_call *= f;
+                p.warmup *= f;
+                p.quantiles.iter_mut().for_each(|q| *q *= f);
+                for c in &mut p.copies {
+                    c.seconds *= f;
+                    c.quantiles.iter_mut().for_each(|q| *q *= f);
+                }
+                p.reference = Some(reference);
+            }
+            if let Some(m) = &mut k.model {
+                refs.sort_by(f64::total_cmp);
+                // A model comes from at least one point (`fit`); without
+                // points it is left as it is.
+                if let Some(&mid) = refs.get(refs.len() / 2) {
+                    m.scale(reference / mid);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// One [`CalibratedKernel`] per kernel of the file, for runs with
@@ -638,6 +699,35 @@ calls = 20
             pooled * 3e-5 / 2.5e-5,
             max_relative = 1e-12
         );
+    }
+
+    #[test]
+    fn times_scale_with_the_speed_reference() {
+        let f = BlocksFile::parse(FILE, "b.toml").expect("valid file");
+        let e = f.at_speed(0.02).expect_err("no reference in the file");
+        assert!(
+            e.to_string().contains("kernel `stencil` (1 copy at once)"),
+            "{e}"
+        );
+        let with = FILE.replace("calls = 20\n", "calls = 20\nreference = 0.010\n");
+        let f = BlocksFile::parse(&with, "b.toml").expect("valid file");
+        // The machine 1.2 times slower than at the calibration: measured
+        // and modelled times 1.2 times longer, first calls too.
+        let g = f.at_speed(0.012).expect("references present");
+        let k = &g.kernel_times(1)[0];
+        let call = |first| KernelCall {
+            rank: 0,
+            first,
+            uniform: None,
+        };
+        let t = k.seconds(&[Value::Int(100), Value::Int(100)], call(false));
+        assert_relative_eq!(t.expect("measured"), 2.5e-5 * 1.2);
+        let t = k.seconds(&[Value::Int(100), Value::Int(100)], call(true));
+        assert_relative_eq!(t.expect("measured"), 1e-4 * 1.2);
+        let t = k.seconds(&[Value::Int(1000), Value::Int(100)], call(false));
+        assert_relative_eq!(t.expect("modelled"), (1e-6 + 2e-9 * 1e5) * 1.2);
+        assert_eq!(g.kernels[0].points[0].reference, Some(0.012));
+        assert!(f.at_speed(0.0).is_err() && f.at_speed(f64::NAN).is_err());
     }
 
     #[test]

@@ -118,6 +118,16 @@ pub fn product(args: &[f64]) -> f64 {
 }
 
 impl KernelModel {
+    /// Every time the model gives, times `f` (its terms and segments are
+    /// linear in their coefficients).
+    pub fn scale(&mut self, f: f64) {
+        self.coefficients.iter_mut().for_each(|c| *c *= f);
+        for s in &mut self.segments {
+            s.a *= f;
+            s.b *= f;
+        }
+    }
+
     /// Seconds for `args` (never negative).
     pub fn eval(&self, params: &[String], args: &[f64]) -> Result<f64, String> {
         if !self.segments.is_empty() {

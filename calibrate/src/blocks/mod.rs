@@ -13,6 +13,7 @@
 pub mod file;
 pub mod fit;
 pub mod library;
+pub mod reference;
 pub mod timing;
 
 use sim_core::kernels::{ProfileArg, ProfiledCall};
