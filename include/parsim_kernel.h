@@ -79,7 +79,25 @@ typedef void (*parsim_kernel_fn)(const int64_t *arg, int32_t nargs);
  * 64-byte aligned, grown on demand (the contents are kept up to the old
  * size, new bytes are zero). Growing is a first-call effect: the calibration
  * reports it and does not average it in. Out of memory aborts with a message.
+ *
+ * Where a slot starts within its page is fixed: slot s at byte
+ * (s * PARSIM_SCRATCH_SKEW) mod 4096 of a page-aligned block, so the
+ * sixteen slots start at sixteen different offsets, 1,088 bytes apart for
+ * neighbouring slots. Without it, the offset depended on the allocator's
+ * state: a grid that malloc takes from mmap (the real MPI program) starts
+ * at the same page offset as its partner grid, one from the heap (the
+ * calibration's process, whose earlier frees raised glibc's mmap
+ * threshold) at an arbitrary one. A loop that loads one grid and stores
+ * the other at equal page offsets pays "4K aliasing" (a load whose address
+ * matches an earlier store's in bits 11:0 waits for it; Intel 64 and IA-32
+ * Architectures Optimization Reference Manual, section "4K aliasing"):
+ * heat's stencil at 256 x 256 took 50-57 us per call at equal offsets and
+ * 46-48 us at different ones on the development VM, so the calibration
+ * timed the kernel 10-15% faster than the real program ran it
+ * (VALIDATION.md section 3.0c). Fixed offsets make both meet the same
+ * layout, and different offsets per slot the fast one.
  */
+#define PARSIM_SCRATCH_SKEW 1088u
 static inline void *parsim_scratch(int slot, size_t bytes) {
     static void *mem[PARSIM_SCRATCH_SLOTS];
     static size_t len[PARSIM_SCRATCH_SLOTS];
@@ -89,22 +107,25 @@ static inline void *parsim_scratch(int slot, size_t bytes) {
         abort();
     }
     if (bytes == 0) bytes = 1;
+    /* 1088 = 17 x 64 and 17 is odd, so (s * 1088) mod 4096 differs for
+     * every slot below 64. */
+    size_t skew = ((size_t)slot * PARSIM_SCRATCH_SKEW) % 4096u;
     if (bytes > len[slot]) {
         size_t size = (bytes + 63) / 64 * 64;
         void *p = NULL;
-        if (posix_memalign(&p, 64, size) != 0 || p == NULL) {
+        if (posix_memalign(&p, 4096, size + skew) != 0 || p == NULL) {
             fprintf(stderr, "parsim_scratch: cannot allocate %zu bytes\n", size);
             abort();
         }
-        memset(p, 0, size);
+        memset(p, 0, size + skew);
         if (mem[slot] != NULL) {
-            memcpy(p, mem[slot], len[slot]);
+            memcpy((char *)p + skew, (char *)mem[slot] + skew, len[slot]);
             free(mem[slot]);
         }
         mem[slot] = p;
         len[slot] = size;
     }
-    return mem[slot];
+    return (char *)mem[slot] + skew;
 }
 
 #endif /* PARSIM_KERNEL_H */
