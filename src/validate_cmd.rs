@@ -257,8 +257,18 @@ pub struct RunModeArgs {
     /// whose speed drifts between the calibration and the runs is measured,
     /// not assumed steady. Needs --blocks; the uncorrected prediction is
     /// shown too.
-    #[arg(long, requires = "blocks", conflicts_with = "table")]
+    #[arg(long, requires = "blocks", conflicts_with_all = ["table", "retime"])]
     pub speed_reference: bool,
+    /// Time the kernels of --blocks again just before every real run, each
+    /// measured tuple for SECONDS (default 0.1), with the calibration's
+    /// method (after its predecessor, as many copies at once), and predict
+    /// each point with the median of its runs' measurements: kernels
+    /// measured within a second of the runs they predict, on a machine
+    /// whose speed drifts over minutes. Needs --blocks and --kernels; the
+    /// uncorrected prediction is shown too.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "0.1",
+          requires_all = ["blocks", "kernels"], conflicts_with = "table")]
+    pub retime: Option<f64>,
     /// The MPI compiler wrapper.
     #[arg(long, default_value = "mpicc", conflicts_with = "table")]
     pub mpicc: String,
@@ -296,6 +306,11 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
     }
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
+    }
+    if let Some(slice) = args.retime
+        && !(slice.is_finite() && slice > 0.0 && slice <= 60.0)
+    {
+        bail!("--retime {slice}: give the seconds per tuple, above 0 and at most 60");
     }
     let threshold = args
         .max_median_error
@@ -335,6 +350,10 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
         launcher,
         binary: &binary,
         speed_reference: args.speed_reference,
+        retime: match (args.retime, args.kernels.as_deref()) {
+            (Some(slice), Some(k)) => Some((k, slice)),
+            _ => None,
+        },
     };
     let compared =
         app::validate::real_runs(&real, &mut |line| eprintln!("{line}")).map_err(crate::flagged)?;

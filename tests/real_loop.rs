@@ -342,4 +342,60 @@ fn calibrate_build_run_and_compare_with_mpich() {
         "median |error| {median}: {}",
         serde_json::to_string_pretty(&v).unwrap_or_default()
     );
+
+    // 4. The kernels timed again just before each run (`--retime`): the
+    // tuples of the point measured anew, the slowdown against the
+    // calibration and the uncorrected prediction beside the new one.
+    let o = parsim(&[
+        "validate",
+        "examples/heat.mpl",
+        "--run",
+        "mpirun -np {ranks}",
+        "--np",
+        "1",
+        "--set",
+        sets[0],
+        "--kernels",
+        "examples/kernels.c",
+        "--blocks",
+        &blocks,
+        "--machine",
+        &machine,
+        "--repeat",
+        "2",
+        "--retime",
+        "0.05",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let row = &v["rows"][0];
+    let speed = &row["speed"];
+    assert!(speed.get("reference").is_none(), "{row}");
+    let slowdown = speed["slowdown"].as_f64().expect("slowdown");
+    assert!(slowdown > 1.0 / 3.0 && slowdown < 3.0, "{row}");
+    let uncorrected = speed["uncorrected"].as_f64().expect("uncorrected");
+    let predicted = row["predicted"].as_f64().expect("predicted");
+    // At one rank heat is its stencil alone: the new prediction is the
+    // old one times the stencil's change, within the first call's share.
+    assert!(
+        (predicted / uncorrected / slowdown - 1.0).abs() < 0.05,
+        "{row}"
+    );
+    let o = parsim(&[
+        "validate",
+        "examples/heat.mpl",
+        "--run",
+        "mpirun -np {ranks}",
+        "--np",
+        "1",
+        "--kernels",
+        "examples/kernels.c",
+        "--blocks",
+        &blocks,
+        "--retime",
+        "--speed-reference",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }

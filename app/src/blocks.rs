@@ -465,3 +465,207 @@ fn cpu_model() -> String {
         })
         .unwrap_or_else(|| std::env::consts::ARCH.to_owned())
 }
+
+/// The kernels of a blocks file timed again, between real runs
+/// (`validate --run --retime`): the native library loaded once per copy,
+/// each tuple measured for a short slice with the method of the
+/// calibration (after its recorded predecessor, as many copies at once as
+/// its entry was timed with).
+pub struct Retimer {
+    libraries: Vec<KernelLibrary>,
+    timing: TimingOptions,
+    dt: f64,
+    /// Holds the library copies for as long as they are loaded.
+    _dir: tempfile::TempDir,
+}
+
+impl Retimer {
+    /// Compiles (a C source, with `cc` and the file's recorded flags) or
+    /// loads (a shared library) `kernels`, `copies` times, and measures
+    /// each tuple for `slice` seconds.
+    pub fn new(
+        kernels: &std::path::Path,
+        file: &BlocksFile,
+        copies: u32,
+        slice: f64,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Retimer, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix("parsim-retime-")
+            .tempdir()
+            .map_err(|e| Error::Tool(format!("cannot create a temporary directory: {e}")))?;
+        let plan = Plan {
+            file: PathBuf::from(&file.calibration.program),
+            ranks: Vec::new(),
+            params: Vec::new(),
+            sets: Vec::new(),
+            kernels: kernels.to_path_buf(),
+            cc: "cc".to_owned(),
+            cflags: file.calibration.cflags.clone(),
+            levels: vec![copies],
+            rse: 0.01,
+            budget: slice,
+            min_time: slice,
+            max_points: 0,
+            machine: None,
+            isolated: false,
+            limits: Limits::default(),
+            run_with_blocks: String::new(),
+        };
+        let (libraries, _, _) = load_libraries(&plan, dir.path(), copies.max(1), progress)?;
+        Ok(Retimer {
+            libraries,
+            timing: TimingOptions {
+                target_rse: 0.01,
+                budget: Duration::from_secs_f64(slice),
+                min_time: Duration::from_secs_f64(slice),
+                ..TimingOptions::default()
+            },
+            dt: timer_overhead(),
+            _dir: dir,
+        })
+    }
+
+    /// `file` with the points of the entries a run of `ranks_on_node` ranks
+    /// per node uses ([`BlocksFile::chosen`]) measured now: mean, median,
+    /// interval, quantiles and each copy's times replaced, the first call
+    /// kept from the calibration (a run pays it once). An entry needing
+    /// more copies than loaded, or a kernel the library lacks, is an
+    /// error naming it.
+    pub fn retime(&self, file: &BlocksFile, ranks_on_node: u32) -> Result<BlocksFile, Error> {
+        let mut out = file.clone();
+        for i in file.chosen(ranks_on_node) {
+            let entry = &mut out.kernels[i];
+            let level = entry.concurrent.max(1) as usize;
+            if level > self.libraries.len() {
+                return Err(Error::Input(format!(
+                    "kernel `{}` was timed with {level} copies at once, {} loaded",
+                    entry.name,
+                    self.libraries.len()
+                )));
+            }
+            let fns = self.functions(&entry.name)?;
+            for p in &mut entry.points {
+                let pre = match parse_call(&p.after) {
+                    Some((name, args)) => Some((self.functions(&name)?, args)),
+                    None => None,
+                };
+                let before = pre.as_ref().map(|(f, a)| Before {
+                    kernels: &f[..level],
+                    args: a,
+                });
+                let m = time_kernel(&fns[..level], &p.args, before, &self.timing, self.dt);
+                p.seconds = m.seconds;
+                p.median = m.median;
+                p.ci95 = [m.ci95.0, m.ci95.1];
+                p.rse = m.rse;
+                p.samples = m.samples as u64;
+                p.trimmed = m.trimmed as u64;
+                p.batch = m.batch;
+                p.quantiles = m.quantiles;
+                p.copies = m
+                    .per_copy
+                    .iter()
+                    .map(|c| CopyEntry {
+                        seconds: c.seconds,
+                        quantiles: c.quantiles.clone(),
+                    })
+                    .collect();
+            }
+        }
+        Ok(out)
+    }
+
+    fn functions(&self, kernel: &str) -> Result<Vec<KernelFn>, Error> {
+        let fns: Vec<KernelFn> = self
+            .libraries
+            .iter()
+            .filter_map(|l| l.kernel(kernel))
+            .collect();
+        if fns.len() == self.libraries.len() {
+            Ok(fns)
+        } else {
+            Err(Error::Input(format!(
+                "the kernel library has no `parsim_kernel_{kernel}` to time again"
+            )))
+        }
+    }
+}
+
+/// `name(1, 2)` as the blocks file records a predecessor: the name and the
+/// arguments; `None` for an empty or unreadable record.
+fn parse_call(s: &str) -> Option<(String, Vec<i64>)> {
+    let (name, rest) = s.split_once('(')?;
+    let inner = rest.strip_suffix(')')?;
+    let args = if inner.trim().is_empty() {
+        Vec::new()
+    } else {
+        inner
+            .split(',')
+            .map(|a| a.trim().parse().ok())
+            .collect::<Option<Vec<i64>>>()?
+    };
+    Some((name.trim().to_owned(), args))
+}
+
+/// Each point's times as the median over `files` (the same blocks file
+/// measured again several times, [`Retimer::retime`]), element by element;
+/// `files` must be non-empty and of one shape.
+pub fn median_of(files: &[BlocksFile]) -> Option<BlocksFile> {
+    let mut out = files.first()?.clone();
+    let med = |f: &dyn Fn(&BlocksFile) -> f64| -> f64 {
+        let mut v: Vec<f64> = files.iter().map(f).collect();
+        crate::validate::median(&mut v)
+    };
+    for (i, k) in out.kernels.iter_mut().enumerate() {
+        for (j, p) in k.points.iter_mut().enumerate() {
+            p.seconds = med(&|f| f.kernels[i].points[j].seconds);
+            p.median = med(&|f| f.kernels[i].points[j].median);
+            for q in 0..p.quantiles.len() {
+                p.quantiles[q] = med(&|f| {
+                    f.kernels[i].points[j]
+                        .quantiles
+                        .get(q)
+                        .copied()
+                        .unwrap_or(f64::NAN)
+                });
+            }
+            for c in 0..p.copies.len() {
+                p.copies[c].seconds = med(&|f| {
+                    f.kernels[i].points[j]
+                        .copies
+                        .get(c)
+                        .map_or(f64::NAN, |x| x.seconds)
+                });
+                for q in 0..p.copies[c].quantiles.len() {
+                    p.copies[c].quantiles[q] = med(&|f| {
+                        f.kernels[i].points[j]
+                            .copies
+                            .get(c)
+                            .and_then(|x| x.quantiles.get(q).copied())
+                            .unwrap_or(f64::NAN)
+                    });
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod retime_tests {
+    #[test]
+    fn recorded_predecessors_are_read_back() {
+        assert_eq!(
+            super::parse_call("v5(4080)"),
+            Some(("v5".to_owned(), vec![4080]))
+        );
+        assert_eq!(
+            super::parse_call("stencil(256, 256)"),
+            Some(("stencil".to_owned(), vec![256, 256]))
+        );
+        assert_eq!(super::parse_call("v1()"), Some(("v1".to_owned(), vec![])));
+        assert_eq!(super::parse_call(""), None);
+        assert_eq!(super::parse_call("v5(x)"), None);
+    }
+}

@@ -1265,6 +1265,11 @@ pub struct RealRuns<'a> {
     /// Time the speed reference around every run and scale the kernel
     /// times to it (needs `blocks` written with references).
     pub speed_reference: bool,
+    /// Time the kernels of `blocks` again just before every run, each
+    /// tuple for this many seconds, and predict each point with the median
+    /// of its runs' measurements: the native kernels (a C source or a
+    /// shared library) and the slice.
+    pub retime: Option<(&'a Path, f64)>,
 }
 
 /// One point of real runs against the prediction.
@@ -1290,11 +1295,15 @@ pub struct RealRow {
 /// runs ([`calibrate::blocks::reference`]).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SpeedCorrection {
-    /// The median over the point's runs of the reference workload's time
-    /// (each the mean of one measurement before and one after the run).
-    pub reference: f64,
-    /// `reference` over the median reference of the calibration's points:
-    /// above 1, the machine was slower than when the kernels were timed.
+    /// With the speed reference: the median over the point's runs of the
+    /// reference workload's time (each the mean of one measurement before
+    /// and one after the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<f64>,
+    /// Above 1, the machine was slower than when the kernels were timed:
+    /// `reference` over the median reference of the calibration's points,
+    /// or with `--retime` the median over the point's kernel tuples of
+    /// their time measured again over their calibrated time.
     pub slowdown: f64,
     /// The prediction with the kernel times as calibrated.
     pub uncorrected: f64,
@@ -1346,7 +1355,14 @@ impl RealComparison {
             r.launcher, r.repeat
         );
         let corrected = self.rows.iter().any(|row| row.speed.is_some());
-        if corrected {
+        if corrected && let Some((_, slice)) = r.retime {
+            let _ = writeln!(
+                s,
+                "kernel times measured again just before each run (--retime, {slice} s per \
+                 tuple), the median of a point's runs predicted: `slowdown` is the median of \
+                 the tuples' times then over their calibrated times\n"
+            );
+        } else if corrected {
             let _ = writeln!(
                 s,
                 "kernel times scaled to the machine's speed during each point's runs \
@@ -1452,6 +1468,12 @@ pub fn real_runs(
                 "--speed-reference corrects calibrated kernel times: it needs --blocks".into(),
             ));
         }
+        (true, Some(_)) if r.retime.is_some() => {
+            return Err(Error::Input(
+                "--speed-reference and --retime are two ways of the same correction: give one"
+                    .into(),
+            ));
+        }
         (true, Some(b)) => {
             let f = calibrate::blocks::file::BlocksFile::read(b)
                 .map_err(|e| Error::Input(e.to_string()))?;
@@ -1464,6 +1486,22 @@ pub fn real_runs(
                 .flat_map(|k| k.points.iter().filter_map(|p| p.reference))
                 .collect();
             Some((f, median(&mut refs)))
+        }
+    };
+    // With --retime: the calibration and its kernels, loaded once.
+    let retimer = match (r.retime, r.blocks) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(Error::Input(
+                "--retime times the kernels of a blocks file again: it needs --blocks".into(),
+            ));
+        }
+        (Some((kernels, slice)), Some(b)) => {
+            let f = calibrate::blocks::file::BlocksFile::read(b)
+                .map_err(|e| Error::Input(e.to_string()))?;
+            let copies = f.kernels.iter().map(|k| k.concurrent).max().unwrap_or(1);
+            let t = crate::blocks::Retimer::new(kernels, &f, copies, slice, progress)?;
+            Some((f, t))
         }
     };
     let mut rows = Vec::new();
@@ -1498,7 +1536,11 @@ pub fn real_runs(
             }
             let mut runs = Vec::new();
             let mut refs = Vec::new();
+            let mut fresh = Vec::new();
             for _ in 0..r.repeat {
+                if let Some((f, t)) = &retimer {
+                    fresh.push(t.retime(f, on_node)?);
+                }
                 let before = file.is_some().then(reference_seconds);
                 runs.push(run_once(r.launcher, np, r.binary, &params)?);
                 if let Some(before) = before {
@@ -1506,9 +1548,8 @@ pub fn real_runs(
                 }
             }
             let measured = median(&mut runs.clone());
-            let (predicted, speed) = match &file {
-                None => (uncorrected, None),
-                Some((f, calibrated)) => {
+            let (predicted, speed) = match (&file, &retimer) {
+                (Some((f, calibrated)), _) => {
                     let reference = median(&mut refs);
                     let at = f
                         .at_speed(reference)
@@ -1517,12 +1558,40 @@ pub fn real_runs(
                     (
                         p,
                         Some(SpeedCorrection {
-                            reference,
+                            reference: Some(reference),
                             slowdown: reference / calibrated,
                             uncorrected,
                         }),
                     )
                 }
+                (None, Some((f, _))) => {
+                    // `repeat >= 1` (checked by the caller): one measurement
+                    // at least.
+                    let now = crate::blocks::median_of(&fresh)
+                        .ok_or_else(|| Error::Input("--retime: no run, no measurement".into()))?;
+                    let mut ratios: Vec<f64> = f
+                        .chosen(on_node)
+                        .into_iter()
+                        .flat_map(|i| {
+                            f.kernels[i]
+                                .points
+                                .iter()
+                                .zip(&now.kernels[i].points)
+                                .map(|(a, b)| b.seconds / a.seconds)
+                        })
+                        .filter(|x| x.is_finite())
+                        .collect();
+                    let p = predict(&crate::scenario::Blocks::of_file(&now, on_node))?;
+                    (
+                        p,
+                        Some(SpeedCorrection {
+                            reference: None,
+                            slowdown: median(&mut ratios),
+                            uncorrected,
+                        }),
+                    )
+                }
+                (None, None) => (uncorrected, None),
             };
             let row = RealRow {
                 ranks: np,
@@ -1544,7 +1613,7 @@ pub fn real_runs(
                 predicted,
                 row.error * 100.0,
                 row.speed.as_ref().map_or(String::new(), |s| format!(
-                    " (machine {:.3}x the calibration's time per reference; uncorrected {:.6} s, {:+.1}%)",
+                    " (slowdown {:.3} against the calibration; uncorrected {:.6} s, {:+.1}%)",
                     s.slowdown,
                     s.uncorrected,
                     (s.uncorrected - measured) / measured * 100.0
@@ -1920,6 +1989,7 @@ mod tests {
             launcher: "run {ranks}",
             binary: std::path::Path::new("a"),
             speed_reference: false,
+            retime: None,
         };
         let t = c.text(&r);
         assert!(t.starts_with("program: a.mpl   machine: built-in   blocks: cost formulas\nreal runs: `run {ranks}`, 2 run(s) per point"), "{t}");
@@ -1934,7 +2004,7 @@ mod tests {
         // error next to the corrected one.
         let mut fast = row(1, 0.02);
         fast.speed = Some(super::SpeedCorrection {
-            reference: 0.011,
+            reference: Some(0.011),
             slowdown: 1.1,
             uncorrected: 1.5 * 0.9,
         });

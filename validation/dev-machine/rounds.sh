@@ -23,7 +23,11 @@
 #     reference workload timed around every kernel point and every real
 #     run, the kernel times scaled by its ratio (the machine's drift between
 #     the two measured, not assumed away); the uncorrected prediction and
-#     its median error are printed beside the corrected one.
+#     its median error are printed beside the corrected one;
+#   - RETIME (default yes; VALIDATION.md section 3.0d) adds `validate
+#     --retime 0.1` (SPEED=yes replaces it): every kernel tuple
+#     timed again for 0.1 s just before every real run, each point
+#     predicted with the median of its runs' measurements.
 # From the workspace root on a quiet machine, after `cargo build --release`
 # (about 4 minutes a round here):
 #   bash validation/dev-machine/rounds.sh OUT_DIR [path/to/parsim]
@@ -37,8 +41,10 @@ ROUNDS=${ROUNDS:-3}
 REPEAT=${REPEAT:-5}
 BUFFERS=${BUFFERS:-clean}
 SPEED=${SPEED:-no}
+RETIME=${RETIME:-yes}
 speed=()
-if [ "$SPEED" = yes ]; then speed=(--speed-reference); fi
+if [ "$SPEED" = yes ]; then speed=(--speed-reference)
+elif [ "$RETIME" = yes ]; then speed=(--retime 0.1); fi
 
 heat=(--set n=256,iters=30000 --set n=512,iters=7500 --set n=1024,iters=2000)
 jacobi=(--set n=514,iters=4000 --set n=1026,iters=1000 --set n=2050,iters=250)

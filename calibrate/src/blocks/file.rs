@@ -268,29 +268,40 @@ impl BlocksFile {
     }
 
     /// One [`CalibratedKernel`] per kernel of the file, for runs with
-    /// `ranks_on_node` ranks sharing a node: of each kernel's entries, the
-    /// one timed with the most copies at once not above `ranks_on_node`
-    /// (the fewest copies if all are above).
+    /// `ranks_on_node` ranks sharing a node: the entries of [`Self::chosen`].
     pub fn kernel_times(&self, ranks_on_node: u32) -> Vec<CalibratedKernel> {
-        let mut chosen: Vec<&KernelEntry> = Vec::new();
-        for k in &self.kernels {
-            match chosen.iter_mut().find(|c| c.name == k.name) {
-                None => chosen.push(k),
+        self.chosen(ranks_on_node)
+            .into_iter()
+            .map(|i| CalibratedKernel::new(&self.kernels[i]))
+            .collect()
+    }
+
+    /// The entries (indices into `kernels`, one per kernel name, in the
+    /// order of first appearance) a run with `ranks_on_node` ranks sharing
+    /// a node uses: of each kernel's entries, the one timed with the most
+    /// copies at once not above `ranks_on_node` (the fewest copies if all
+    /// are above).
+    pub fn chosen(&self, ranks_on_node: u32) -> Vec<usize> {
+        let mut chosen: Vec<usize> = Vec::new();
+        for (i, k) in self.kernels.iter().enumerate() {
+            match chosen.iter_mut().find(|c| self.kernels[**c].name == k.name) {
+                None => chosen.push(i),
                 Some(c) => {
                     let fits = |e: &KernelEntry| e.concurrent <= ranks_on_node;
-                    let better = match (fits(c), fits(k)) {
-                        (true, true) => k.concurrent > c.concurrent,
+                    let cur = &self.kernels[*c];
+                    let better = match (fits(cur), fits(k)) {
+                        (true, true) => k.concurrent > cur.concurrent,
                         (false, true) => true,
                         (true, false) => false,
-                        (false, false) => k.concurrent < c.concurrent,
+                        (false, false) => k.concurrent < cur.concurrent,
                     };
                     if better {
-                        *c = k;
+                        *c = i;
                     }
                 }
             }
         }
-        chosen.into_iter().map(CalibratedKernel::new).collect()
+        chosen
     }
 }
 
