@@ -526,16 +526,25 @@ impl Retimer {
         })
     }
 
-    /// `file` with the points of the entries a run of `ranks_on_node` ranks
-    /// per node uses ([`BlocksFile::chosen`]) measured now: mean, median,
+    /// `file` with the points a run of `ranks_on_node` ranks per node uses
+    /// (the entries of [`BlocksFile::chosen`], the tuples of `used`: kernel
+    /// name and the measured tuples the run asked for) measured now: mean, median,
     /// interval, quantiles and each copy's times replaced, the first call
     /// kept from the calibration (a run pays it once). An entry needing
     /// more copies than loaded, or a kernel the library lacks, is an
     /// error naming it.
-    pub fn retime(&self, file: &BlocksFile, ranks_on_node: u32) -> Result<BlocksFile, Error> {
+    pub fn retime(
+        &self,
+        file: &BlocksFile,
+        ranks_on_node: u32,
+        used: &[(String, Vec<Vec<i64>>)],
+    ) -> Result<BlocksFile, Error> {
         let mut out = file.clone();
         for i in file.chosen(ranks_on_node) {
             let entry = &mut out.kernels[i];
+            let Some((_, tuples)) = used.iter().find(|(k, _)| *k == entry.name) else {
+                continue;
+            };
             let level = entry.concurrent.max(1) as usize;
             if level > self.libraries.len() {
                 return Err(Error::Input(format!(
@@ -545,7 +554,7 @@ impl Retimer {
                 )));
             }
             let fns = self.functions(&entry.name)?;
-            for p in &mut entry.points {
+            for p in entry.points.iter_mut().filter(|p| tuples.contains(&p.args)) {
                 let pre = match parse_call(&p.after) {
                     Some((name, args)) => Some((self.functions(&name)?, args)),
                     None => None,

@@ -1529,6 +1529,13 @@ pub fn real_runs(
                 None => crate::scenario::Blocks::default(),
             };
             let uncorrected = predict(&blocks)?;
+            // The measured tuples this point's run asked for (`--retime`
+            // times those again).
+            let used: Vec<(String, Vec<Vec<i64>>)> = blocks
+                .kernels
+                .iter()
+                .map(|k| (k.name.clone(), k.used_tuples()))
+                .collect();
             if let Some(b) = r.blocks {
                 for e in blocks.extrapolations(2.0) {
                     progress(&crate::scenario::extrapolation_warning(&e, b));
@@ -1539,7 +1546,7 @@ pub fn real_runs(
             let mut fresh = Vec::new();
             for _ in 0..r.repeat {
                 if let Some((f, t)) = &retimer {
-                    fresh.push(t.retime(f, on_node)?);
+                    fresh.push(t.retime(f, on_node, &used)?);
                 }
                 let before = file.is_some().then(reference_seconds);
                 runs.push(run_once(r.launcher, np, r.binary, &params)?);
@@ -1573,10 +1580,16 @@ pub fn real_runs(
                         .chosen(on_node)
                         .into_iter()
                         .flat_map(|i| {
+                            let tuples = used
+                                .iter()
+                                .find(|(k, _)| *k == f.kernels[i].name)
+                                .map(|(_, t)| t.as_slice())
+                                .unwrap_or_default();
                             f.kernels[i]
                                 .points
                                 .iter()
                                 .zip(&now.kernels[i].points)
+                                .filter(|(a, _)| tuples.contains(&a.args))
                                 .map(|(a, b)| b.seconds / a.seconds)
                         })
                         .filter(|x| x.is_finite())

@@ -316,11 +316,14 @@ struct Measured {
     /// r mod K (ranks sharing a node run on different cores, and the
     /// slower core sets the pace of ranks that wait for each other).
     per_copy: Vec<Dist>,
+    /// The point's position in its entry (`CalibratedKernel::hits`).
+    index: usize,
 }
 
 impl Measured {
-    fn of(p: &PointEntry) -> Measured {
+    fn of(p: &PointEntry, index: usize) -> Measured {
         Measured {
+            index,
             pooled: Dist {
                 seconds: p.seconds,
                 quantiles: p.quantiles.clone(),
@@ -392,6 +395,10 @@ pub struct CalibratedKernel {
     worst_work: AtomicU64,
     /// Calls answered by the model rather than a measurement.
     modelled_calls: AtomicU64,
+    /// Calls answered by each measured tuple, and the tuples (both in the
+    /// entry's point order): which tuples a run used (`used_tuples`).
+    hits: Vec<AtomicU64>,
+    tuples: Vec<Vec<i64>>,
 }
 
 /// How far a run went beyond a kernel's measurements.
@@ -420,14 +427,18 @@ impl CalibratedKernel {
             exact: k
                 .points
                 .iter()
-                .map(|p| (p.args.clone(), Measured::of(p)))
+                .enumerate()
+                .map(|(i, p)| (p.args.clone(), Measured::of(p, i)))
                 .collect(),
+            hits: k.points.iter().map(|_| AtomicU64::new(0)).collect(),
+            tuples: k.points.iter().map(|p| p.args.clone()).collect(),
             by_work: {
                 let mut v: Vec<(f64, Measured)> = k
                     .points
                     .iter()
                     .zip(&works)
-                    .map(|(p, &w)| (w, Measured::of(p)))
+                    .enumerate()
+                    .map(|(i, (p, &w))| (w, Measured::of(p, i)))
                     .collect();
                 v.sort_by(|a, b| a.0.total_cmp(&b.0));
                 v
@@ -457,6 +468,16 @@ impl CalibratedKernel {
                 .as_ref()
                 .map_or_else(String::new, |m| m.formula(&self.params)),
         })
+    }
+
+    /// The measured tuples the run asked for, in the file's order.
+    pub fn used_tuples(&self) -> Vec<Vec<i64>> {
+        self.tuples
+            .iter()
+            .zip(&self.hits)
+            .filter(|(_, h)| h.load(Ordering::Relaxed) > 0)
+            .map(|(t, _)| t.clone())
+            .collect()
     }
 
     pub fn modelled_calls(&self) -> u64 {
@@ -502,6 +523,7 @@ impl KernelTime for CalibratedKernel {
         if ints.len() == args.len()
             && let Some(m) = self.exact.get(ints.as_slice())
         {
+            self.hits[m.index].fetch_add(1, Ordering::Relaxed);
             let d = m.dist(call.rank);
             return Ok(match call {
                 KernelCall { first: true, .. } if m.first_call.is_finite() => m.first_call,
@@ -604,6 +626,7 @@ calls = 20
     fn measured_tuples_win_and_others_use_the_model() {
         let f = BlocksFile::parse(FILE, "b.toml").expect("valid file");
         let k = &f.kernel_times(1)[0];
+        assert!(k.used_tuples().is_empty());
         let t = k
             .seconds(
                 &[Value::Int(100), Value::Int(100)],
@@ -626,6 +649,8 @@ calls = 20
             )
             .expect("modelled");
         assert_relative_eq!(t, 1e-6 + 2e-9 * 1e5);
+        // The measured tuple asked for, not the modelled one.
+        assert_eq!(k.used_tuples(), vec![vec![100, 100]]);
         let e = k.extrapolation(2.0).expect("10x beyond the measured work");
         assert_relative_eq!(e.factor, 10.0);
         assert!(k.extrapolation(20.0).is_none());
