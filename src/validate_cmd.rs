@@ -351,7 +351,11 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
         binary: &binary,
         speed_reference: args.speed_reference,
         retime: match (args.retime, args.kernels.as_deref()) {
-            (Some(slice), Some(k)) => Some((k, slice)),
+            (Some(slice), Some(kernels)) => Some(app::validate::Retime {
+                kernels,
+                cflags: &args.cflags,
+                slice,
+            }),
             _ => None,
         },
     };

@@ -480,11 +480,13 @@ pub struct Retimer {
 }
 
 impl Retimer {
-    /// Compiles (a C source, with `cc` and the file's recorded flags) or
-    /// loads (a shared library) `kernels`, `copies` times, and measures
-    /// each tuple for `slice` seconds.
+    /// Compiles (a C source, with `cc` and the file's recorded flags, or
+    /// `cflags` when it records none: it was calibrated on a prebuilt
+    /// library) or loads (a shared library) `kernels`, `copies` times, and
+    /// measures each tuple for `slice` seconds.
     pub fn new(
         kernels: &std::path::Path,
+        cflags: &str,
         file: &BlocksFile,
         copies: u32,
         slice: f64,
@@ -501,7 +503,11 @@ impl Retimer {
             sets: Vec::new(),
             kernels: kernels.to_path_buf(),
             cc: "cc".to_owned(),
-            cflags: file.calibration.cflags.clone(),
+            cflags: if file.calibration.cflags.trim().is_empty() {
+                cflags.to_owned()
+            } else {
+                file.calibration.cflags.clone()
+            },
             levels: vec![copies],
             rse: 0.01,
             budget: slice,

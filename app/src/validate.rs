@@ -1266,10 +1266,20 @@ pub struct RealRuns<'a> {
     /// times to it (needs `blocks` written with references).
     pub speed_reference: bool,
     /// Time the kernels of `blocks` again just before every run, each
-    /// tuple for this many seconds, and predict each point with the median
-    /// of its runs' measurements: the native kernels (a C source or a
-    /// shared library) and the slice.
-    pub retime: Option<(&'a Path, f64)>,
+    /// tuple for `slice` seconds, and predict each point with the median
+    /// of its runs' measurements.
+    pub retime: Option<Retime<'a>>,
+}
+
+/// What `--retime` times again, and how long.
+#[derive(Debug, Clone, Copy)]
+pub struct Retime<'a> {
+    /// The native kernels (a C source or a shared library).
+    pub kernels: &'a Path,
+    /// Compiler flags when the blocks file records none.
+    pub cflags: &'a str,
+    /// Seconds per tuple.
+    pub slice: f64,
 }
 
 /// One point of real runs against the prediction.
@@ -1355,7 +1365,7 @@ impl RealComparison {
             r.launcher, r.repeat
         );
         let corrected = self.rows.iter().any(|row| row.speed.is_some());
-        if corrected && let Some((_, slice)) = r.retime {
+        if corrected && let Some(Retime { slice, .. }) = r.retime {
             let _ = writeln!(
                 s,
                 "kernel times measured again just before each run (--retime, {slice} s per \
@@ -1496,11 +1506,12 @@ pub fn real_runs(
                 "--retime times the kernels of a blocks file again: it needs --blocks".into(),
             ));
         }
-        (Some((kernels, slice)), Some(b)) => {
+        (Some(rt), Some(b)) => {
             let f = calibrate::blocks::file::BlocksFile::read(b)
                 .map_err(|e| Error::Input(e.to_string()))?;
             let copies = f.kernels.iter().map(|k| k.concurrent).max().unwrap_or(1);
-            let t = crate::blocks::Retimer::new(kernels, &f, copies, slice, progress)?;
+            let t =
+                crate::blocks::Retimer::new(rt.kernels, rt.cflags, &f, copies, rt.slice, progress)?;
             Some((f, t))
         }
     };
