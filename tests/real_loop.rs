@@ -346,19 +346,25 @@ fn calibrate_build_run_and_compare_with_mpich() {
     // 4. The kernels timed again just before each run (`--retime`): the
     // tuples of the point measured anew, the slowdown against the
     // calibration and the uncorrected prediction beside the new one.
-    let o = parsim(&[
-        "validate",
-        "examples/heat.mpl",
-        "--run",
-        "mpirun -np {ranks}",
-        "--np",
-        "1",
+    let at_one_rank = |more: &[&str]| {
+        let mut args = vec![
+            "validate",
+            "examples/heat.mpl",
+            "--run",
+            "mpirun -np {ranks}",
+            "--np",
+            "1",
+            "--kernels",
+            "examples/kernels.c",
+            "--blocks",
+            &blocks,
+        ];
+        args.extend(more);
+        parsim(&args)
+    };
+    let o = at_one_rank(&[
         "--set",
         sets[0],
-        "--kernels",
-        "examples/kernels.c",
-        "--blocks",
-        &blocks,
         "--machine",
         &machine,
         "--repeat",
@@ -383,19 +389,6 @@ fn calibrate_build_run_and_compare_with_mpich() {
         (predicted / uncorrected / slowdown - 1.0).abs() < 0.05,
         "{row}"
     );
-    let o = parsim(&[
-        "validate",
-        "examples/heat.mpl",
-        "--run",
-        "mpirun -np {ranks}",
-        "--np",
-        "1",
-        "--kernels",
-        "examples/kernels.c",
-        "--blocks",
-        &blocks,
-        "--retime",
-        "--speed-reference",
-    ]);
+    let o = at_one_rank(&["--retime", "--speed-reference"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }

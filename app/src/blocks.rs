@@ -548,9 +548,10 @@ impl Retimer {
         let mut out = file.clone();
         for i in file.chosen(ranks_on_node) {
             let entry = &mut out.kernels[i];
-            let Some((_, tuples)) = used.iter().find(|(k, _)| *k == entry.name) else {
+            let tuples = tuples_of(used, &entry.name);
+            if tuples.is_empty() {
                 continue;
-            };
+            }
             let level = entry.concurrent.max(1) as usize;
             if level > self.libraries.len() {
                 return Err(Error::Input(format!(
@@ -570,22 +571,14 @@ impl Retimer {
                     args: a,
                 });
                 let m = time_kernel(&fns[..level], &p.args, before, &self.timing, self.dt);
-                p.seconds = m.seconds;
-                p.median = m.median;
-                p.ci95 = [m.ci95.0, m.ci95.1];
-                p.rse = m.rse;
-                p.samples = m.samples as u64;
-                p.trimmed = m.trimmed as u64;
-                p.batch = m.batch;
-                p.quantiles = m.quantiles;
-                p.copies = m
-                    .per_copy
-                    .iter()
-                    .map(|c| CopyEntry {
-                        seconds: c.seconds,
-                        quantiles: c.quantiles.clone(),
-                    })
-                    .collect();
+                let after = std::mem::take(&mut p.after);
+                let fresh = point_entry(m, p.args.clone(), p.calls, after, f64::NAN);
+                *p = PointEntry {
+                    first_call: p.first_call,
+                    warmup: p.warmup,
+                    reference: p.reference,
+                    ..fresh
+                };
             }
         }
         Ok(out)
@@ -605,6 +598,14 @@ impl Retimer {
             )))
         }
     }
+}
+
+/// The measured tuples of `kernel` in `used` (kernel name and tuples, as
+/// `CalibratedKernel::used_tuples` gives them); empty if none.
+pub fn tuples_of<'u>(used: &'u [(String, Vec<Vec<i64>>)], kernel: &str) -> &'u [Vec<i64>] {
+    used.iter()
+        .find(|(k, _)| k == kernel)
+        .map_or(&[], |(_, t)| t.as_slice())
 }
 
 /// `name(1, 2)` as the blocks file records a predecessor: the name and the

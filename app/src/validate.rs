@@ -1469,24 +1469,25 @@ pub fn real_runs(
     r: &RealRuns<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RealComparison, Error> {
-    // With the speed reference: the blocks file once, and the references
-    // it was measured at (their median, for the slowdown shown).
-    let file = match (r.speed_reference, r.blocks) {
-        (false, _) => None,
-        (true, None) => {
-            return Err(Error::Input(
-                "--speed-reference corrects calibrated kernel times: it needs --blocks".into(),
-            ));
-        }
-        (true, Some(_)) if r.retime.is_some() => {
+    // The blocks file, read once for every point.
+    let file = match r.blocks {
+        Some(b) => Some(
+            calibrate::blocks::file::BlocksFile::read(b)
+                .map_err(|e| Error::Input(e.to_string()))?,
+        ),
+        None => None,
+    };
+    // With the speed reference: the median of the references the kernels
+    // were measured at (for the slowdown shown).
+    let calibrated_reference = match (r.speed_reference, &file, r.blocks) {
+        (false, _, _) => None,
+        (true, Some(_), _) if r.retime.is_some() => {
             return Err(Error::Input(
                 "--speed-reference and --retime are two ways of the same correction: give one"
                     .into(),
             ));
         }
-        (true, Some(b)) => {
-            let f = calibrate::blocks::file::BlocksFile::read(b)
-                .map_err(|e| Error::Input(e.to_string()))?;
+        (true, Some(f), Some(b)) => {
             // Refused now, not after the first real runs.
             f.at_speed(1.0)
                 .map_err(|e| Error::Input(format!("{}: {e}", b.display())))?;
@@ -1495,24 +1496,27 @@ pub fn real_runs(
                 .iter()
                 .flat_map(|k| k.points.iter().filter_map(|p| p.reference))
                 .collect();
-            Some((f, median(&mut refs)))
+            Some(median(&mut refs))
+        }
+        (true, _, _) => {
+            return Err(Error::Input(
+                "--speed-reference corrects calibrated kernel times: it needs --blocks".into(),
+            ));
         }
     };
-    // With --retime: the calibration and its kernels, loaded once.
-    let retimer = match (r.retime, r.blocks) {
+    // With --retime: the kernels, loaded once.
+    let retimer = match (r.retime, &file) {
         (None, _) => None,
         (Some(_), None) => {
             return Err(Error::Input(
                 "--retime times the kernels of a blocks file again: it needs --blocks".into(),
             ));
         }
-        (Some(rt), Some(b)) => {
-            let f = calibrate::blocks::file::BlocksFile::read(b)
-                .map_err(|e| Error::Input(e.to_string()))?;
+        (Some(rt), Some(f)) => {
             let copies = f.kernels.iter().map(|k| k.concurrent).max().unwrap_or(1);
-            let t =
-                crate::blocks::Retimer::new(rt.kernels, rt.cflags, &f, copies, rt.slice, progress)?;
-            Some((f, t))
+            Some(crate::blocks::Retimer::new(
+                rt.kernels, rt.cflags, f, copies, rt.slice, progress,
+            )?)
         }
     };
     let mut rows = Vec::new();
@@ -1534,9 +1538,8 @@ pub fn real_runs(
                     .map(|rep| rep.predicted_seconds)
                     .map_err(|e| Error::Input(format!("the prediction at {np} ranks failed: {e}")))
             };
-            let blocks = match r.blocks {
-                Some(b) => crate::scenario::Blocks::load(b, on_node)
-                    .map_err(|e| Error::Input(e.to_string()))?,
+            let blocks = match &file {
+                Some(f) => crate::scenario::Blocks::of_file(f, on_node),
                 None => crate::scenario::Blocks::default(),
             };
             let uncorrected = predict(&blocks)?;
@@ -1556,18 +1559,18 @@ pub fn real_runs(
             let mut refs = Vec::new();
             let mut fresh = Vec::new();
             for _ in 0..r.repeat {
-                if let Some((f, t)) = &retimer {
+                if let (Some(t), Some(f)) = (&retimer, &file) {
                     fresh.push(t.retime(f, on_node, &used)?);
                 }
-                let before = file.is_some().then(reference_seconds);
+                let before = calibrated_reference.is_some().then(reference_seconds);
                 runs.push(run_once(r.launcher, np, r.binary, &params)?);
                 if let Some(before) = before {
                     refs.push(0.5 * (before + reference_seconds()));
                 }
             }
             let measured = median(&mut runs.clone());
-            let (predicted, speed) = match (&file, &retimer) {
-                (Some((f, calibrated)), _) => {
+            let (predicted, speed) = match (&file, calibrated_reference, &retimer) {
+                (Some(f), Some(calibrated), _) => {
                     let reference = median(&mut refs);
                     let at = f
                         .at_speed(reference)
@@ -1582,7 +1585,7 @@ pub fn real_runs(
                         }),
                     )
                 }
-                (None, Some((f, _))) => {
+                (Some(f), None, Some(_)) => {
                     // `repeat >= 1` (checked by the caller): one measurement
                     // at least.
                     let now = crate::blocks::median_of(&fresh)
@@ -1591,11 +1594,7 @@ pub fn real_runs(
                         .chosen(on_node)
                         .into_iter()
                         .flat_map(|i| {
-                            let tuples = used
-                                .iter()
-                                .find(|(k, _)| *k == f.kernels[i].name)
-                                .map(|(_, t)| t.as_slice())
-                                .unwrap_or_default();
+                            let tuples = crate::blocks::tuples_of(&used, &f.kernels[i].name);
                             f.kernels[i]
                                 .points
                                 .iter()
@@ -1615,7 +1614,7 @@ pub fn real_runs(
                         }),
                     )
                 }
-                (None, None) => (uncorrected, None),
+                _ => (uncorrected, None),
             };
             let row = RealRow {
                 ranks: np,
