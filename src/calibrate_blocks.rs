@@ -64,6 +64,27 @@ pub struct BlocksArgs {
     /// meets them).
     #[arg(long)]
     isolated: bool,
+    /// Bind copy j of the kernels (at every --concurrent level) to the
+    /// j-th CPU this process may use, as `mpirun -bind-to core` binds a
+    /// node's rank j (cores need not run a kernel equally fast; bind the
+    /// real runs the same way). Linux.
+    #[arg(long)]
+    pin: bool,
+    /// Time the kernels inside the real program instead of apart: build it
+    /// as build-mpi does with every native kernel call timed, run it with
+    /// this launcher at every --ranks and --set ("mpirun -np {ranks}"), and
+    /// keep each rank's calls (copy j of a level = the node's ranks j,
+    /// j + K, ...; K = min(ranks, the --machine's ranks per node), all
+    /// ranks on one node without --machine).
+    #[arg(
+        long,
+        value_name = "LAUNCHER",
+        conflicts_with_all = ["concurrent", "isolated", "pin", "emit_job", "max_points", "rse", "budget", "min_time"]
+    )]
+    in_program: Option<String>,
+    /// The MPI compiler wrapper for --in-program.
+    #[arg(long, default_value = "mpicc", requires = "in_program")]
+    mpicc: String,
     /// Write the times here.
     #[arg(long, short, default_value = "blocks.toml")]
     output: PathBuf,
@@ -112,11 +133,33 @@ pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
         max_points: args.max_points,
         machine: args.machine.clone(),
         isolated: args.isolated,
+        pin: args.pin,
         limits: app::scenario::Limits::default(),
         run_with_blocks: "run --blocks".into(),
     };
-    let (file, summary) =
-        app::blocks::calibrate_blocks(&plan, &program, &mut |m| eprintln!("{m}"))?;
+    let (file, summary) = match &args.in_program {
+        Some(launcher) => {
+            if !launcher.contains("{ranks}") {
+                return Err(crate::common::UsageError(format!(
+                    "--in-program {launcher:?}: the launcher needs {{ranks}} where the rank count goes"
+                ))
+                .into());
+            }
+            let ranks_per_node = match &args.machine {
+                Some(m) => app::scenario::load_machine(Some(m.as_path()), None)
+                    .map_err(crate::flagged)?
+                    .ranks_per_node(),
+                None => u32::MAX,
+            };
+            let how = app::blocks::InProgram {
+                launcher: launcher.clone(),
+                mpicc: args.mpicc.clone(),
+                ranks_per_node,
+            };
+            app::blocks::calibrate_in_program(&plan, &program, &how, &mut |m| eprintln!("{m}"))?
+        }
+        None => app::blocks::calibrate_blocks(&plan, &program, &mut |m| eprintln!("{m}"))?,
+    };
     let text = file.to_toml()?;
     crate::write_atomically(&args.output, &text)?;
     crate::out(&summary);
@@ -149,6 +192,9 @@ fn emit_job(args: &BlocksArgs, kind: &str, program: &sim_core::ir::Program) -> a
     }
     if args.isolated {
         cmd.push("--isolated".into());
+    }
+    if args.pin {
+        cmd.push("--pin".into());
     }
     cmd.extend([
         "--kernels".into(),

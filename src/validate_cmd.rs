@@ -312,6 +312,20 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
     {
         bail!("--retime {slice}: give the seconds per tuple, above 0 and at most 60");
     }
+    // --retime times kernels apart: meaningless for times measured inside
+    // the program (refused before anything is built or run).
+    if let (Some(_), Some(path)) = (args.retime, args.blocks.as_deref())
+        && let Ok(file) = calibrate::blocks::file::BlocksFile::read(path)
+        && let Some(launcher) = &file.calibration.in_program
+    {
+        return Err(crate::common::UsageError(format!(
+            "--retime times kernels apart from the program, and {} holds times measured \
+             inside it (`calibrate blocks --in-program \"{launcher}\"`): calibrate in-program \
+             again right before the runs instead",
+            path.display()
+        ))
+        .into());
+    }
     let threshold = args
         .max_median_error
         .as_deref()

@@ -392,3 +392,165 @@ fn calibrate_build_run_and_compare_with_mpich() {
     let o = at_one_rank(&["--retime", "--speed-reference"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
+
+/// `calibrate blocks --in-program`: the kernels timed inside the real
+/// program, every call of every rank, and a prediction from those times.
+#[test]
+fn blocks_timed_inside_the_real_program() {
+    if !support::requires_tools(&["mpicc", "mpirun"], "PARSIM_REQUIRE_MPI") {
+        return;
+    }
+    let dir = support::temp_dir();
+    let blocks = dir.join("in-program.toml");
+    let blocks = blocks.to_str().expect("utf-8 path");
+    let o = parsim(&[
+        "calibrate",
+        "blocks",
+        "examples/heat.mpl",
+        "--ranks",
+        "1,2",
+        "--set",
+        "n=64,iters=300",
+        "--kernels",
+        "examples/kernels.c",
+        "--in-program",
+        "mpirun -np {ranks}",
+        "-o",
+        blocks,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains("300 kernel calls timed on 1 rank (1 per node)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("600 kernel calls timed on 2 ranks (2 per node)"),
+        "{stderr}"
+    );
+    let f: toml::Value =
+        toml::from_str(&std::fs::read_to_string(blocks).expect("written")).expect("toml");
+    assert_eq!(
+        f["calibration"]["in_program"].as_str(),
+        Some("mpirun -np {ranks}")
+    );
+    let kernels = f["kernel"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 2, "one level per rank count: {f}");
+    for (k, (level, calls)) in kernels.iter().zip([(1, 300), (2, 600)]) {
+        assert_eq!(k["name"].as_str(), Some("stencil"));
+        assert_eq!(k["concurrent"].as_integer(), Some(level));
+        let p = &k["point"][0];
+        assert_eq!(p["args"].as_array().map(Vec::len), Some(2));
+        assert_eq!(p["calls"].as_integer(), Some(calls));
+        // every call but each rank's first is a sample (some trimmed)
+        let kept = p["samples"].as_integer().expect("samples")
+            + p["trimmed"].as_integer().expect("trimmed");
+        assert_eq!(kept, calls - level, "{p}");
+        let s = p["seconds"].as_float().expect("seconds");
+        let first = p["first_call"].as_float().expect("first call");
+        assert!(s > 1e-7 && s < 1e-2 && first > 0.0, "{p}");
+        // two ranks: each its own copy
+        let copies = p
+            .get("copies")
+            .and_then(|c| c.as_array())
+            .map_or(0, Vec::len);
+        assert_eq!(copies, if level == 2 { 2 } else { 0 }, "{p}");
+    }
+    // Predicted from those times, a run ten times longer.
+    let attempt = || {
+        let o = parsim(&[
+            "validate",
+            "examples/heat.mpl",
+            "--run",
+            "mpirun -np {ranks}",
+            "--np",
+            "1",
+            "--set",
+            "n=64,iters=3000",
+            "--kernels",
+            "examples/kernels.c",
+            "--blocks",
+            blocks,
+            "--repeat",
+            "3",
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        v["rows"][0]["error"].as_f64().expect("error").abs()
+    };
+    let mut e = attempt();
+    if e >= 0.25 {
+        eprintln!("|error| {e} on the first measurement; measuring again");
+        e = attempt();
+    }
+    assert!(e < 0.25, "|error| {e}");
+    // --retime times kernels apart: refused for times from inside.
+    let o = parsim(&[
+        "validate",
+        "examples/heat.mpl",
+        "--run",
+        "mpirun -np {ranks}",
+        "--np",
+        "1",
+        "--set",
+        "n=64,iters=30",
+        "--kernels",
+        "examples/kernels.c",
+        "--blocks",
+        blocks,
+        "--retime",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("measured inside it"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A kernel called once per rank (Net's setup, v1 and v2) is a point
+    // too, its first call its only sample.
+    let net = dir.join("net.toml");
+    let net = net.to_str().expect("utf-8 path");
+    let o = parsim(&[
+        "calibrate",
+        "blocks",
+        "examples/net.mpl",
+        "--ranks",
+        "1",
+        "--set",
+        "m=64,n=64,iters=5",
+        "--kernels",
+        "examples/kernels.c",
+        "--in-program",
+        "mpirun -np {ranks}",
+        "-o",
+        net,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let f: toml::Value =
+        toml::from_str(&std::fs::read_to_string(net).expect("written")).expect("toml");
+    for name in ["v1", "v2"] {
+        let k = f["kernel"]
+            .as_array()
+            .and_then(|ks| ks.iter().find(|k| k["name"].as_str() == Some(name)))
+            .unwrap_or_else(|| panic!("{name} in {f}"));
+        assert_eq!(k["point"][0]["calls"].as_integer(), Some(1), "{k}");
+        assert_eq!(k["point"][0]["samples"].as_integer(), Some(1), "{k}");
+    }
+    // The launcher must say where the rank count goes.
+    let o = parsim(&[
+        "calibrate",
+        "blocks",
+        "examples/heat.mpl",
+        "--ranks",
+        "1",
+        "--kernels",
+        "examples/kernels.c",
+        "--in-program",
+        "mpirun -np 2",
+        "-o",
+        net,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}

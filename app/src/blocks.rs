@@ -22,6 +22,9 @@ use crate::Error;
 use crate::clock::utc_timestamp;
 use crate::scenario::Limits;
 
+mod in_program;
+pub use in_program::{InProgram, calibrate_in_program};
+
 /// What to calibrate and how.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -50,6 +53,9 @@ pub struct Plan {
     pub machine: Option<PathBuf>,
     /// Time every call alone instead of after its predecessor.
     pub isolated: bool,
+    /// Bind copy `j` of every level to the `j`-th CPU of the process's
+    /// mask (as `mpirun -bind-to core` binds the node's rank `j`).
+    pub pin: bool,
     pub limits: Limits,
     /// How the front end runs a program with the blocks file (`run
     /// --blocks` on the command line), for the warning about a kernel that
@@ -83,10 +89,19 @@ pub fn calibrate_blocks(
     let (libraries, compiler, is_source) = load_libraries(plan, tmp.path(), copies, progress)?;
 
     // 3. Time the chosen tuples of every kernel that has a native version.
+    let pin = if plan.pin {
+        cpus_for(copies as usize)?
+    } else {
+        Vec::new()
+    };
+    if !pin.is_empty() {
+        progress(&format!("copy j bound to CPU {:?}[j]", pin));
+    }
     let timing = TimingOptions {
         target_rse: plan.rse,
         budget: Duration::from_secs_f64(plan.budget),
         min_time: Duration::from_secs_f64(plan.min_time),
+        pin: pin.clone(),
         ..TimingOptions::default()
     };
     let dt = timer_overhead();
@@ -159,6 +174,7 @@ pub fn calibrate_blocks(
             // --speed-reference` scales the time by the speed it meets).
             let ref_before = reference_seconds();
             let m = time_kernel(fns, &ints, before, &timing, dt);
+            check_pinned(&timing, &m)?;
             let reference = 0.5 * (ref_before + reference_seconds());
             let after = pre.as_ref().map_or(String::new(), |(k, _, a)| {
                 format!(
@@ -176,7 +192,8 @@ pub fn calibrate_blocks(
             ));
             points.push(point_entry(m, ints, call.count, after, reference));
         }
-        let (entry, line) = kernel_entry(prof, level, points);
+        let (entry, line) =
+            kernel_entry(&prof.kernel, &prof.params, prof.calls.len(), level, points);
         summary.push_str(&line);
         kernels.push(entry);
     }
@@ -212,10 +229,44 @@ pub fn calibrate_blocks(
             target_rse: plan.rse,
             budget: plan.budget,
             min_time: plan.min_time,
+            pinned: pin,
+            in_program: None,
         },
         kernels,
     };
     Ok((file, summary))
+}
+
+/// The first `copies` CPUs of the process's mask (copy j on the j-th, as
+/// a launcher binding ranks to cores puts a node's rank j), or an error
+/// saying why not.
+fn cpus_for(copies: usize) -> Result<Vec<usize>, Error> {
+    let mut cpus = calibrate::blocks::timing::allowed_cpus();
+    if cpus.len() < copies.max(1) {
+        return Err(Error::Input(if cpus.is_empty() {
+            "--pin: this system does not let parsim read or set CPU affinity (Linux only)"
+                .to_owned()
+        } else {
+            format!(
+                "--pin: {copies} copies at once need as many CPUs, the process may use {} ({cpus:?})",
+                cpus.len()
+            )
+        }));
+    }
+    cpus.truncate(copies.max(1));
+    Ok(cpus)
+}
+
+/// An error if `timing` asked for bound copies and a binding failed.
+fn check_pinned(timing: &TimingOptions, m: &Measurement) -> Result<(), Error> {
+    if timing.pin.is_empty() || m.pinned {
+        Ok(())
+    } else {
+        Err(Error::Tool(format!(
+            "could not bind the kernel's copies to CPUs {:?} (sched_setaffinity failed)",
+            timing.pin
+        )))
+    }
 }
 
 /// The progress line of one measured tuple.
@@ -245,8 +296,10 @@ fn point_line(kernel: &str, ints: &[i64], after: &str, m: &Measurement) -> Strin
 
 /// A kernel's entry at one concurrency level: its measured tuples and the
 /// cost model fitted to them, with the summary line.
-fn kernel_entry(
-    prof: &KernelProfile,
+pub(crate) fn kernel_entry(
+    kernel: &str,
+    params: &[String],
+    tuples: usize,
     level: u32,
     points: Vec<PointEntry>,
 ) -> (KernelEntry, String) {
@@ -254,18 +307,18 @@ fn kernel_entry(
         .iter()
         .map(|p| (p.args.iter().map(|&a| a as f64).collect(), p.seconds))
         .collect();
-    let model = fit::fit(&prof.params, &data);
+    let model = fit::fit(params, &data);
     let formula = model
         .as_ref()
-        .map_or_else(String::new, |m| m.formula(&prof.params));
+        .map_or_else(String::new, |m| m.formula(params));
     let mut line = String::new();
     let _ = writeln!(
         line,
         "{:<12} x{:<3} {:>3} of {:>4} tuples timed  t = {}{}",
-        prof.kernel,
+        kernel,
         level,
         points.len(),
-        prof.calls.len(),
+        tuples,
         formula,
         model.as_ref().map_or(String::new(), |m| format!(
             "  (fit error max {:.1}%{})",
@@ -278,8 +331,8 @@ fn kernel_entry(
         ))
     );
     let entry = KernelEntry {
-        name: prof.kernel.clone(),
-        params: prof.params.clone(),
+        name: kernel.to_owned(),
+        params: params.to_vec(),
         concurrent: level,
         formula,
         model,
@@ -358,7 +411,7 @@ fn predecessor(
 }
 
 /// A measured tuple as the blocks file keeps it.
-fn point_entry(
+pub(crate) fn point_entry(
     m: Measurement,
     ints: Vec<i64>,
     calls: u64,
@@ -515,16 +568,36 @@ impl Retimer {
             max_points: 0,
             machine: None,
             isolated: false,
+            pin: false,
             limits: Limits::default(),
             run_with_blocks: String::new(),
         };
         let (libraries, _, _) = load_libraries(&plan, dir.path(), copies.max(1), progress)?;
+        if let Some(launcher) = &file.calibration.in_program {
+            return Err(Error::Input(format!(
+                "--retime times kernels apart from the program, and this blocks file holds times \
+                 measured inside it (`calibrate blocks --in-program \"{launcher}\"`): calibrate \
+                 in-program again right before the runs instead"
+            )));
+        }
+        // Bound as the calibration was: copy j on the file's CPU j.
+        let pin = file.calibration.pinned.clone();
+        if !pin.is_empty() {
+            let allowed = calibrate::blocks::timing::allowed_cpus();
+            if let Some(c) = pin.iter().find(|c| !allowed.contains(c)) {
+                return Err(Error::Input(format!(
+                    "the blocks file was timed with copies bound to CPUs {pin:?}; CPU {c} is not \
+                     among this process's ({allowed:?})"
+                )));
+            }
+        }
         Ok(Retimer {
             libraries,
             timing: TimingOptions {
                 target_rse: 0.01,
                 budget: Duration::from_secs_f64(slice),
                 min_time: Duration::from_secs_f64(slice),
+                pin,
                 ..TimingOptions::default()
             },
             dt: timer_overhead(),
@@ -571,6 +644,7 @@ impl Retimer {
                     args: a,
                 });
                 let m = time_kernel(&fns[..level], &p.args, before, &self.timing, self.dt);
+                check_pinned(&self.timing, &m)?;
                 let after = std::mem::take(&mut p.after);
                 let fresh = point_entry(m, p.args.clone(), p.calls, after, f64::NAN);
                 *p = PointEntry {

@@ -440,12 +440,22 @@ pub fn write_machine(machine: &MachineDescription<'_>) -> Result<String, WriteEr
         }),
         shm: machine
             .shm
-            .and_then(|shm| channel_file(shm, machine.shm_duplex, machine.written.shm))
-            .map(|c| ChannelFile {
+            .and_then(|shm| {
+                Some((
+                    shm,
+                    channel_file(shm, machine.shm_duplex, machine.written.shm)?,
+                ))
+            })
+            .map(|(shm, c)| ChannelFile {
                 node_bandwidth: machine.shm_node_bandwidth,
                 // The shared-memory duplex is fitted on two ranks of one
-                // node, each with its own copies: per rank.
-                duplex_scope: machine.shm_duplex.map(|_| models::DuplexScope::Rank),
+                // node, each with its own copies: per rank; so are the
+                // segments' own (fitted with the channel's full), which a
+                // node's one memory channel could not take (`[shm]` refuses
+                // them without the scope).
+                duplex_scope: (machine.shm_duplex.is_some()
+                    || shm.segments[1..].iter().any(|s| s.duplex.is_some()))
+                .then_some(models::DuplexScope::Rank),
                 ..c
             }),
         socket: machine

@@ -125,6 +125,48 @@ fn samples_fit_within_tolerance() {
         assert_eq!(written.params_for(1 << 20), network.params_for(1 << 20));
         assert_eq!(written.eager_limit, network.eager_limit);
     }
+    // A shared-memory channel whose segments have their own duplex (the
+    // joint fit's per-segment overlap) and whose channel duplex is full
+    // (not written): written with `duplex_scope = "rank"`, so it loads
+    // (before, `[shm]` refused the segment's duplex and `calibrate net
+    // --buffers written` failed on this machine's bound runs).
+    let table = parse_table(&data("osu7_latency.txt"), &InputOptions::default()).expect("parses");
+    let mut shm = calibrate_channel(&table, &ChannelOptions::default()).expect("fits");
+    assert!(shm.segments.len() >= 2, "{:?}", shm.segments.len());
+    shm.segments[1].duplex = Some(models::Duplex::HALF);
+    let machine = MachineDescription {
+        name: "shm".into(),
+        description: "sample".into(),
+        ranks_per_node: 2,
+        cpu_rate: 1.0,
+        memcpy: 1e9,
+        network: &shm,
+        shm: Some(&shm),
+        socket: None,
+        sockets: 1,
+        header: Vec::new(),
+        network_duplex: None,
+        shm_duplex: None,
+        collectives: Vec::new(),
+        node_gap: 0.0,
+        shm_node_bandwidth: None,
+        reduce_bandwidth: None,
+        reduce_overhead: 0.0,
+        memcpy_segments: Vec::new(),
+        reduce_segments: Vec::new(),
+        timer: 0.0,
+        rendezvous_send_received: false,
+        flag_latency: None,
+        datatype: models::DatatypeCosts::default(),
+        page_fault: None,
+        written: calibrate::Written::default(),
+    };
+    let toml = write_machine(&machine).expect("writes");
+    assert!(toml.contains("duplex_scope = \"rank\""), "{toml}");
+    let read =
+        models::LogGpMachine::from_toml_str(&toml, "shm").unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    let shm_read = read.spec().shm.as_ref().expect("a shared-memory channel");
+    assert_eq!(shm_read.segments[0].duplex, Some(models::Duplex::HALF));
     let bw = parse_table(&data("osu7_bw.txt"), &InputOptions::default()).expect("parses");
     let options = ChannelOptions {
         latency: Some(1.0e-6),

@@ -650,16 +650,30 @@ impl<'p> Gen<'p> {
             .collect::<Result<Vec<_>, _>>()?;
         let name = c_string(&k.name);
         if self.native.contains(&k.name) {
-            if ts.is_empty() {
-                self.w(&format!("parsim_kernel_{}(NULL, 0);", k.name));
+            let arr = if ts.is_empty() {
+                "NULL".to_owned()
             } else {
                 let arr = self.fresh("kargs");
                 self.w(&format!("int64_t {arr}[{}];", ts.len()));
                 for (i, t) in ts.iter().enumerate() {
                     self.w(&format!("{arr}[{i}] = ps_kernel_arg({t}, {name}, {i});"));
                 }
-                self.w(&format!("parsim_kernel_{}({arr}, {});", k.name, ts.len()));
-            }
+                arr
+            };
+            // `calibrate blocks --in-program` builds with the kernels timed
+            // (runtime.c, PARSIM_TIME_KERNELS); other builds compile the
+            // call alone.
+            let t0 = self.fresh("kt");
+            self.w("#ifdef PARSIM_TIME_KERNELS");
+            self.w(&format!("double {t0} = ps_kt_now();"));
+            self.w("#endif");
+            self.w(&format!("parsim_kernel_{}({arr}, {});", k.name, ts.len()));
+            self.w("#ifdef PARSIM_TIME_KERNELS");
+            self.w(&format!(
+                "ps_kt_record({kernel}, {name}, {arr}, {}, {t0});",
+                ts.len()
+            ));
+            self.w("#endif");
         } else {
             let argv = if ts.is_empty() {
                 "NULL".to_owned()
@@ -915,5 +929,25 @@ mod tests {
         let native: BTreeSet<String> = ["k".to_owned()].into();
         let c = emit(&p, "k.mpl", &native).expect("native kernel");
         assert!(c.contains("parsim_kernel_k(kargs"), "{c}");
+        // Timed only in a build for `calibrate blocks --in-program`: the
+        // clock reads and the record sit under PARSIM_TIME_KERNELS.
+        let at = c.find("parsim_kernel_k(kargs").expect("the call");
+        let before: Vec<&str> = c[..at]
+            .lines()
+            .rev()
+            .skip(1)
+            .take(3)
+            .map(str::trim)
+            .collect();
+        assert_eq!(before[0], "#endif", "{c}");
+        assert!(
+            before[1].starts_with("double kt") && before[1].ends_with("= ps_kt_now();"),
+            "{c}"
+        );
+        assert_eq!(before[2], "#ifdef PARSIM_TIME_KERNELS", "{c}");
+        let after: Vec<&str> = c[at..].lines().skip(1).take(3).map(str::trim).collect();
+        assert_eq!(after[0], "#ifdef PARSIM_TIME_KERNELS", "{c}");
+        assert!(after[1].starts_with("ps_kt_record(0, \"k\", kargs"), "{c}");
+        assert_eq!(after[2], "#endif", "{c}");
     }
 }

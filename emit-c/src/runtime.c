@@ -2158,8 +2158,169 @@ PS_FN void ps_init(int *argc, char ***argv, int nparams, const char *const *name
     ps_parse_overrides(*argc, *argv);
 }
 
+#ifdef PARSIM_TIME_KERNELS
+/* `parsim calibrate blocks --in-program`: every native kernel call timed
+ * inside the real program (CLOCK_MONOTONIC read before and after the call,
+ * the MPITEST method of calibrate/src/blocks/timing.rs without its
+ * batching: a call in the program is one call). Per rank, kernel and
+ * argument tuple: the calls, the rank's first call of the kernel apart (it
+ * meets untouched memory; the simulator charges it once per rank), and up
+ * to PS_KT_KEEP samples, a uniform sample of all beyond that (Vitter's
+ * Algorithm R, a fixed-seed xorshift: the same run keeps the same ones).
+ * ps_finish writes them to PARSIM_TIME_KERNELS "/kernel-times.P.R.txt"
+ * (P ranks, rank R); the build defines PARSIM_TIME_KERNELS as the
+ * directory, a C string. Nothing here runs in a build without it. */
+#define PS_KT_KEEP 65536
+#define PS_KT_MAXARGS 16
+typedef struct {
+    int kernel; /* the kernel's index in the program, -1: an empty slot */
+    const char *name;
+    int nargs;
+    int64_t args[PS_KT_MAXARGS];
+    uint64_t calls, later; /* all calls; those after the first */
+    double first;          /* the rank's first call of the kernel, if it had these arguments */
+    double *samples;
+    size_t n;
+} PsKtTuple;
+static PsKtTuple *ps_kt;
+static size_t ps_kt_size, ps_kt_used;
+static unsigned char *ps_kt_called; /* per kernel index: called once already */
+static int ps_kt_nkernels;
+static uint64_t ps_kt_rng = 0x2545F4914F6CDD1Dull;
+static uint64_t ps_kt_skipped; /* calls with more than PS_KT_MAXARGS arguments */
+static double ps_kt_dt = -1.0; /* the cost of one timer read pair */
+
+PS_FN double ps_kt_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+PS_FN int ps_kt_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of 201 back-to-back reads (DT, subtracted by the reader). */
+PS_FN double ps_kt_overhead(void) {
+    double d[201];
+    for (int i = 0; i < 201; i++) {
+        double a = ps_kt_now();
+        d[i] = ps_kt_now() - a;
+    }
+    qsort(d, 201, sizeof d[0], ps_kt_cmp);
+    return d[100];
+}
+
+PS_FN uint64_t ps_kt_hash(int kernel, const int64_t *args, int nargs) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(uint32_t)kernel;
+    h *= 1099511628211ull;
+    for (int i = 0; i < nargs; i++) {
+        h ^= (uint64_t)args[i];
+        h *= 1099511628211ull;
+    }
+    return h ^ (h >> 29);
+}
+
+PS_FN PsKtTuple *ps_kt_slot(PsKtTuple *table, size_t size, int kernel, const int64_t *args,
+                            int nargs) {
+    size_t i = (size_t)ps_kt_hash(kernel, args, nargs) & (size - 1);
+    for (;; i = (i + 1) & (size - 1)) {
+        PsKtTuple *t = &table[i];
+        if (t->kernel < 0) return t;
+        if (t->kernel == kernel && t->nargs == nargs &&
+            (nargs == 0 || memcmp(t->args, args, (size_t)nargs * sizeof args[0]) == 0))
+            return t;
+    }
+}
+
+PS_FN void ps_kt_grow(void) {
+    size_t size = ps_kt_size ? ps_kt_size * 2 : 64;
+    PsKtTuple *table = (PsKtTuple *)ps_xalloc(size * sizeof *table);
+    for (size_t i = 0; i < size; i++) table[i].kernel = -1;
+    for (size_t i = 0; i < ps_kt_size; i++)
+        if (ps_kt[i].kernel >= 0)
+            *ps_kt_slot(table, size, ps_kt[i].kernel, ps_kt[i].args, ps_kt[i].nargs) = ps_kt[i];
+    free(ps_kt);
+    ps_kt = table;
+    ps_kt_size = size;
+}
+
+/* One call of kernel `kernel` (`name`) with `args`, started at `t0`. */
+PS_FN void ps_kt_record(int kernel, const char *name, const int64_t *args, int nargs, double t0) {
+    double dt = ps_kt_now() - t0;
+    if (nargs > PS_KT_MAXARGS || kernel < 0) {
+        ps_kt_skipped++;
+        return;
+    }
+    if (kernel >= ps_kt_nkernels) {
+        int n = kernel + 1;
+        ps_kt_called = (unsigned char *)realloc(ps_kt_called, (size_t)n);
+        if (ps_kt_called == NULL) ps_fail("out of memory");
+        memset(ps_kt_called + ps_kt_nkernels, 0, (size_t)(n - ps_kt_nkernels));
+        ps_kt_nkernels = n;
+    }
+    if (2 * (ps_kt_used + 1) > ps_kt_size) ps_kt_grow();
+    PsKtTuple *t = ps_kt_slot(ps_kt, ps_kt_size, kernel, args, nargs);
+    if (t->kernel < 0) {
+        t->kernel = kernel;
+        t->name = name;
+        t->nargs = nargs;
+        if (nargs > 0) memcpy(t->args, args, (size_t)nargs * sizeof args[0]);
+        t->calls = t->later = 0;
+        t->first = -1.0;
+        t->samples = NULL;
+        t->n = 0;
+        ps_kt_used++;
+    }
+    t->calls++;
+    if (!ps_kt_called[kernel]) {
+        ps_kt_called[kernel] = 1;
+        t->first = dt;
+        return;
+    }
+    t->later++;
+    if (t->n < PS_KT_KEEP) {
+        if ((t->n & (t->n - 1)) == 0) { /* grow at powers of two */
+            size_t cap = t->n ? 2 * t->n : 16;
+            t->samples = (double *)realloc(t->samples, cap * sizeof *t->samples);
+            if (t->samples == NULL) ps_fail("out of memory");
+        }
+        t->samples[t->n++] = dt;
+    } else {
+        ps_kt_rng ^= ps_kt_rng << 13;
+        ps_kt_rng ^= ps_kt_rng >> 7;
+        ps_kt_rng ^= ps_kt_rng << 17;
+        uint64_t j = ps_kt_rng % t->later;
+        if (j < PS_KT_KEEP) t->samples[j] = dt;
+    }
+}
+
+/* This rank's tuples, to PARSIM_TIME_KERNELS "/kernel-times.P.R.txt". */
+PS_FN void ps_kt_write(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/kernel-times.%d.%d.txt", PARSIM_TIME_KERNELS, ps_size, ps_rank);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) ps_fail("cannot write the kernel times to %s: %s", path, strerror(errno));
+    fprintf(f, "parsim-kernel-times 1\nranks %d\nrank %d\ntimer_overhead %.9e\nskipped %" PRIu64 "\n",
+            ps_size, ps_rank, ps_kt_dt, ps_kt_skipped);
+    for (size_t i = 0; i < ps_kt_size; i++) {
+        PsKtTuple *t = &ps_kt[i];
+        if (t->kernel < 0) continue;
+        fprintf(f, "tuple %s %d", t->name, t->nargs);
+        for (int a = 0; a < t->nargs; a++) fprintf(f, " %" PRId64, t->args[a]);
+        fprintf(f, "\ncalls %" PRIu64 "\nfirst %.9e\nsamples %zu\n", t->calls, t->first, t->n);
+        for (size_t k = 0; k < t->n; k++) fprintf(f, "%.9e\n", t->samples[k]);
+    }
+    if (fclose(f) != 0) ps_fail("cannot write the kernel times to %s", path);
+}
+#endif
+
 /* Every rank starts the clock together. */
 PS_FN void ps_start(void) {
+#ifdef PARSIM_TIME_KERNELS
+    ps_kt_dt = ps_kt_overhead();
+#endif
     ps_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     ps_t0 = MPI_Wtime();
 }
@@ -2179,6 +2340,9 @@ PS_FN int ps_finish(const char *program) {
                ps_size, slowest);
         fflush(stdout);
     }
+#ifdef PARSIM_TIME_KERNELS
+    ps_kt_write();
+#endif
     ps_free_mpi_objects();
     MPI_Finalize();
     return 0;

@@ -70,6 +70,18 @@ pub struct CalibrationInfo {
     pub budget: f64,
     #[serde(default)]
     pub min_time: f64,
+    /// `calibrate blocks --pin`: copy j of every level ran bound to CPU
+    /// `pinned[j]` (so `per copy` times are per core, and rank r's are
+    /// those of copy r mod K; the real runs must bind rank j of a node to
+    /// its j-th core, `mpirun -bind-to core`). Empty: unbound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<usize>,
+    /// `calibrate blocks --in-program LAUNCHER`: the times are of the calls
+    /// the real program made, timed inside it, run with this launcher line
+    /// (`{ranks}` the rank count); a level is the ranks a run had on one
+    /// node, copy j the node's ranks j, j + K, ... None: timed apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_program: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

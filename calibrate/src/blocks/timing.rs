@@ -32,6 +32,16 @@
 //! copy), so that ranks sharing a node's memory bandwidth are timed as they
 //! run. A copy that has enough samples goes on calling the kernel (without
 //! recording) until every copy has, so the load stays the same to the end.
+//!
+//! With [`TimingOptions::pin`] copy `j` runs bound to CPU `pin[j]` (Linux's
+//! `sched_setaffinity`), so that copy `j` is the core a rank bound to it
+//! runs on (`mpirun -bind-to core` puts rank `j` of a node on its `j`-th
+//! core). The cores of one machine need not run a kernel equally fast: on
+//! the development VM the two vCPUs run the same L2/L3-bound stencil 6-20%
+//! apart, in either direction depending on the working set, while a
+//! register-bound loop runs equally fast on both (VALIDATION.md 3.0e). An
+//! unbound process lands on either, so an unbound calibration and an
+//! unbound run may meet different cores.
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,6 +67,9 @@ pub struct TimingOptions {
     pub warmup_calls: usize,
     /// A sample is at least this long (calls are batched to reach it).
     pub min_sample_time: Duration,
+    /// Bind copy `j` to CPU `pin[j]` (as many CPUs as copies at least);
+    /// empty: the copies run where the scheduler puts them.
+    pub pin: Vec<usize>,
 }
 
 impl Default for TimingOptions {
@@ -69,6 +82,7 @@ impl Default for TimingOptions {
             max_samples: 100_000,
             warmup_calls: 3,
             min_sample_time: Duration::from_micros(50),
+            pin: Vec::new(),
         }
     }
 }
@@ -104,6 +118,9 @@ pub struct Measurement {
     /// bandwidth), and in a program whose ranks wait for each other the
     /// slower one sets the pace.
     pub per_copy: Vec<CopyStats>,
+    /// Every copy ran bound to its CPU of [`TimingOptions::pin`] (false
+    /// when a binding failed, or none was asked for).
+    pub pinned: bool,
 }
 
 /// One copy's times (see [`Measurement::per_copy`]).
@@ -180,7 +197,9 @@ pub fn time_kernel(
             .map(|(copy, &f)| {
                 let (start, measure, done) = (&start, &measure, &done);
                 let pre = before.and_then(|b| Some((*b.kernels.get(copy)?, b.args)));
+                let cpu = opts.pin.get(copy).copied();
                 s.spawn(move || {
+                    let pinned = cpu.is_some_and(pin_current_thread);
                     // SAFETY (all calls below): `f` and `p` are kernels of
                     // the ABI (invariant of this function), their argument
                     // slices outlive the calls and hold as many values as
@@ -251,6 +270,7 @@ pub fn time_kernel(
                         first_call,
                         warmup,
                         batch,
+                        pinned,
                     }
                 })
             })
@@ -262,40 +282,62 @@ pub fn time_kernel(
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let mut all: Vec<f64> = per_copy.iter().flat_map(|c| c.samples.clone()).collect();
-    let total = all.len();
-    all.sort_by(f64::total_cmp);
-    let stats = Stats::of(&all);
-    Measurement {
-        seconds: stats.mean,
-        median: stats.median,
-        ci95: stats.ci95,
-        rse: stats.rse,
-        samples: stats.kept,
-        trimmed: total - stats.kept,
-        batch: per_copy.iter().map(|c| c.batch).max().unwrap_or(1),
-        first_call: per_copy.iter().map(|c| c.first_call).fold(0.0, f64::max),
-        warmup: per_copy.iter().map(|c| c.warmup).sum::<f64>() / per_copy.len().max(1) as f64,
-        copies,
-        quantiles: QUANTILE_P
+    let mut m = Measurement::of_copies(
+        &per_copy
             .iter()
-            .map(|&p| quantile_sorted(&all, p))
-            .collect(),
-        per_copy: if per_copy.len() > 1 {
-            per_copy
+            .map(|c| c.samples.as_slice())
+            .collect::<Vec<_>>(),
+        per_copy.iter().map(|c| c.first_call).fold(0.0, f64::max),
+        per_copy.iter().map(|c| c.warmup).sum::<f64>() / per_copy.len().max(1) as f64,
+    );
+    m.batch = per_copy.iter().map(|c| c.batch).max().unwrap_or(1);
+    m.pinned = per_copy.iter().all(|c| c.pinned);
+    m
+}
+
+impl Measurement {
+    /// The statistics of samples taken by `per_copy.len()` copies at once
+    /// (each copy's seconds per call), with the first call's and the
+    /// warm-up's times as given: what [`time_kernel`] reports, and what
+    /// `calibrate blocks --in-program` makes of the calls timed inside the
+    /// real program (one copy per rank of a node). `batch` 1, not pinned.
+    pub fn of_copies(per_copy: &[&[f64]], first_call: f64, warmup: f64) -> Measurement {
+        let mut all: Vec<f64> = per_copy.iter().flat_map(|c| c.iter().copied()).collect();
+        let total = all.len();
+        all.sort_by(f64::total_cmp);
+        let stats = Stats::of(&all);
+        Measurement {
+            seconds: stats.mean,
+            median: stats.median,
+            ci95: stats.ci95,
+            rse: stats.rse,
+            samples: stats.kept,
+            trimmed: total - stats.kept,
+            batch: 1,
+            first_call,
+            warmup,
+            copies: per_copy.len().max(1),
+            quantiles: QUANTILE_P
                 .iter()
-                .map(|c| {
-                    let mut s = c.samples.clone();
-                    s.sort_by(f64::total_cmp);
-                    CopyStats {
-                        seconds: Stats::of(&s).mean,
-                        quantiles: QUANTILE_P.iter().map(|&p| quantile_sorted(&s, p)).collect(),
-                    }
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
+                .map(|&p| quantile_sorted(&all, p))
+                .collect(),
+            per_copy: if per_copy.len() > 1 {
+                per_copy
+                    .iter()
+                    .map(|c| {
+                        let mut s = c.to_vec();
+                        s.sort_by(f64::total_cmp);
+                        CopyStats {
+                            seconds: Stats::of(&s).mean,
+                            quantiles: QUANTILE_P.iter().map(|&p| quantile_sorted(&s, p)).collect(),
+                        }
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            pinned: false,
+        }
     }
 }
 
@@ -304,6 +346,54 @@ struct CopyResult {
     first_call: f64,
     warmup: f64,
     batch: u64,
+    pinned: bool,
+}
+
+/// The CPUs this process may run on (its affinity mask), in increasing
+/// order; empty where that cannot be read (not Linux).
+pub fn allowed_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `cpu_set_t` is plain data (all zeros is the empty set);
+        // `sched_getaffinity` writes at most `size_of::<cpu_set_t>()` bytes
+        // into it, and `CPU_ISSET` reads it within `CPU_SETSIZE`.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return Vec::new();
+            }
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect()
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+}
+
+/// Binds the calling thread to `cpu`; false if that failed (a CPU outside
+/// the process's mask, or not Linux).
+pub fn pin_current_thread(cpu: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return false;
+        }
+        // SAFETY: as in `allowed_cpus`; `cpu` is below `CPU_SETSIZE`, and
+        // pid 0 is the calling thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        false
+    }
 }
 
 /// Calls per sample so that a sample lasts at least `min_time`.
@@ -453,6 +543,63 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(i as u64));
         }
         std::hint::black_box(x);
+    }
+
+    unsafe extern "C" fn where_am_i(_args: *const i64, _n: i32) {
+        // SAFETY: `sched_getcpu` has no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() };
+        SEEN_ALL.fetch_or(1 << cpu.clamp(0, 63), Ordering::Relaxed);
+    }
+
+    static SEEN_ALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+    #[test]
+    fn pinned_copies_run_on_their_cpus() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty(), "the affinity mask is readable on Linux");
+        // Every allowed CPU takes the calling thread, and it runs there.
+        std::thread::scope(|s| {
+            for &c in &cpus {
+                s.spawn(move || {
+                    assert!(pin_current_thread(c), "CPU {c}");
+                    // SAFETY: no preconditions.
+                    assert_eq!(unsafe { libc::sched_getcpu() }, c as i32);
+                });
+            }
+        });
+        // A CPU outside the mask (or beyond any mask) is refused.
+        assert!(!pin_current_thread(usize::MAX));
+        let outside = (0..libc::CPU_SETSIZE as usize).find(|c| !cpus.contains(c));
+        if let Some(c) = outside {
+            std::thread::scope(|s| {
+                s.spawn(move || assert!(!pin_current_thread(c), "CPU {c} is outside the mask"));
+            });
+        }
+        // time_kernel binds each copy to its CPU, for all its calls.
+        let pin: Vec<usize> = cpus.iter().copied().take(2).collect();
+        let opts = TimingOptions {
+            budget: Duration::from_millis(20),
+            min_time: Duration::from_millis(5),
+            pin: pin.clone(),
+            ..TimingOptions::default()
+        };
+        SEEN_ALL.store(0, Ordering::Relaxed);
+        let fns: Vec<KernelFn> = pin.iter().map(|_| where_am_i as KernelFn).collect();
+        let m = time_kernel(&fns, &[], None, &opts, 0.0);
+        assert!(m.pinned);
+        let expected = pin.iter().fold(0u64, |acc, &c| acc | 1 << c.min(63));
+        assert_eq!(SEEN_ALL.load(Ordering::Relaxed), expected);
+        // Asking for a CPU outside the mask is reported, not ignored.
+        let bad = TimingOptions {
+            pin: vec![usize::MAX],
+            ..opts.clone()
+        };
+        assert!(!time_kernel(&[where_am_i], &[], None, &bad, 0.0).pinned);
+        let unpinned = TimingOptions {
+            pin: Vec::new(),
+            ..opts
+        };
+        assert!(!time_kernel(&[where_am_i], &[], None, &unpinned, 0.0).pinned);
     }
 
     #[test]
