@@ -28,6 +28,23 @@
 #     --retime 0.1` (SPEED=yes replaces it): every kernel tuple
 #     timed again for 0.1 s just before every real run, each point
 #     predicted with the median of its runs' measurements.
+#   - PIN (default yes; VALIDATION.md section 3.0e): `calibrate blocks
+#     --pin` (copy j of the kernels bound to CPU j) and every real run
+#     launched with `mpirun -bind-to core` (rank j on core j), so that a
+#     rank's times are its own core's: two copies at once run at speeds
+#     5-20% apart on this VM's two vCPUs, and an unbound run may meet
+#     either. PIN=no launches unbound, as before.
+#   - INPROG=yes (default no; VALIDATION.md section 3.0f): the kernels
+#     timed inside the real program (`calibrate blocks --in-program`) in
+#     runs of a fifth of the iterations (the `*_cal` sets: the same
+#     problems, so the same tuples), right before the real runs they
+#     predict; replaces --retime (which times kernels apart).
+#   - NOISE (default yes; VALIDATION.md section 3.0f): `validate --noise
+#     1`, every kernel call's time drawn from its measured distribution
+#     (the rank's own copy), so that ranks that wait for each other every
+#     iteration pay the slower draw, as the real ones do (with the mean
+#     times the 2-rank points came out 6-9% low on average in four sets of
+#     rounds, with the draws 0.4-2.6%). NOISE=no predicts with the means.
 # From the workspace root on a quiet machine, after `cargo build --release`
 # (about 4 minutes a round here):
 #   bash validation/dev-machine/rounds.sh OUT_DIR [path/to/parsim]
@@ -42,6 +59,12 @@ REPEAT=${REPEAT:-5}
 BUFFERS=${BUFFERS:-clean}
 SPEED=${SPEED:-no}
 RETIME=${RETIME:-yes}
+PIN=${PIN:-yes}
+INPROG=${INPROG:-no}
+NOISE=${NOISE:-yes}
+pin=()
+launch="mpirun"
+if [ "$PIN" = yes ]; then pin=(--pin); launch="mpirun -bind-to core"; fi
 speed=()
 if [ "$SPEED" = yes ]; then speed=(--speed-reference)
 elif [ "$RETIME" = yes ]; then speed=(--retime 0.1); fi
@@ -49,21 +72,33 @@ elif [ "$RETIME" = yes ]; then speed=(--retime 0.1); fi
 heat=(--set n=256,iters=30000 --set n=512,iters=7500 --set n=1024,iters=2000)
 jacobi=(--set n=514,iters=4000 --set n=1026,iters=1000 --set n=2050,iters=250)
 net=(--set m=512,n=512,iters=6000 --set m=1024,n=1024,iters=1500 --set m=2048,n=2048,iters=375)
+heat_cal=(--set n=256,iters=6000 --set n=512,iters=1500 --set n=1024,iters=400)
+jacobi_cal=(--set n=514,iters=800 --set n=1026,iters=200 --set n=2050,iters=50)
+net_cal=(--set m=512,n=512,iters=1200 --set m=1024,n=1024,iters=300 --set m=2048,n=2048,iters=75)
+if [ "$INPROG" = yes ]; then speed=(); fi
+if [ "$NOISE" = yes ]; then speed+=(--noise 1); fi
 
 mkdir -p "$OUT"
 : > "$OUT/summary.txt"
 for round in $(seq 1 "$ROUNDS"); do
     D=$OUT/round-$round
     mkdir -p "$D"
-    "$P" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
+    "$P" calibrate net --run "$launch -np 2" --shm-run "$launch -np 2" --ranks-per-node 2 \
         --buffers "$BUFFERS" --name dev-machine -o "$D/machine.toml" > "$D/calibrate-net.txt" 2>&1
     for prog in heat jacobi net; do
         declare -n sets=$prog
         start=$(date -u +%H:%M:%S)
-        "$P" calibrate blocks examples/$prog.mpl --ranks 1,2 "${sets[@]}" \
-            --kernels examples/kernels.c --concurrent 1,2 --min-time 1 --budget 2 \
-            -o "$D/blocks-$prog.toml" 2> "$D/calibrate-blocks-$prog.txt"
-        "$P" validate examples/$prog.mpl --run "mpirun -np {ranks}" --np 1,2 "${sets[@]}" \
+        if [ "$INPROG" = yes ]; then
+            declare -n cal=${prog}_cal
+            "$P" calibrate blocks examples/$prog.mpl --ranks 1,2 "${cal[@]}" \
+                --kernels examples/kernels.c --in-program "$launch -np {ranks}" \
+                -o "$D/blocks-$prog.toml" 2> "$D/calibrate-blocks-$prog.txt"
+        else
+            "$P" calibrate blocks examples/$prog.mpl --ranks 1,2 "${sets[@]}" \
+                --kernels examples/kernels.c --concurrent 1,2 --min-time 1 --budget 2 "${pin[@]}" \
+                -o "$D/blocks-$prog.toml" 2> "$D/calibrate-blocks-$prog.txt"
+        fi
+        "$P" validate examples/$prog.mpl --run "$launch -np {ranks}" --np 1,2 "${sets[@]}" \
             --kernels examples/kernels.c --blocks "$D/blocks-$prog.toml" \
             --machine "$D/machine.toml" --repeat "$REPEAT" "${speed[@]}" > "$D/validate-$prog.txt" 2>&1
         line=$(grep -E '^[0-9]+ points: median|^uncorrected' "$D/validate-$prog.txt" | paste -sd ';' -)

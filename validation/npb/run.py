@@ -64,9 +64,17 @@ def real_time(out, what):
     return float(m.group(1))
 
 
+# `--bind` (run.sh's BIND=yes, the default): every real run bound as
+# `calibrate blocks --pin` binds its copies (VALIDATION.md 3.0e): rank j
+# on CPU j (`-bind-to core`), the two runs of a pair on CPUs 0 and 1, the
+# CG kernel on CPU 0 (where the 1-rank runs are). Empty: unbound.
+BIND = []
+
+
 def run_real(bindir, bench, cls, procs):
     exe = os.path.join(bindir, f"{bench}.{cls}.{procs}")
-    p = subprocess.run(["mpiexec", "-n", str(procs), exe], cwd=bindir,
+    bind = ["-bind-to", "core"] if BIND else []
+    p = subprocess.run(["mpiexec", *bind, "-n", str(procs), exe], cwd=bindir,
                        capture_output=True, text=True)
     if p.returncode != 0 or "SUCCESSFUL" not in p.stdout:
         sys.exit(f"{exe} failed or did not verify:\n{p.stdout}\n{p.stderr}")
@@ -76,9 +84,9 @@ def run_real(bindir, bench, cls, procs):
 def run_pair(bindir, bench, cls):
     """Two 1-rank runs at once; both times."""
     exe = os.path.join(bindir, f"{bench}.{cls}.1")
-    ps = [subprocess.Popen(["mpiexec", "-n", "1", exe], cwd=bindir,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-          for _ in range(2)]
+    ps = [subprocess.Popen(["mpiexec", *(["-bind-to", f"user:{i}"] if BIND else []), "-n", "1", exe],
+                           cwd=bindir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for i in range(2)]
     times = []
     for p in ps:
         out, err = p.communicate()
@@ -118,6 +126,8 @@ def run_cg_kernel(kernel, cls):
     of (rows, columns, nonzeros, seconds per call)."""
     reps = {"S": 2000, "W": 200}.get(cls, 20)
     cmd = [os.path.join(kernel, "cgmv"), os.path.join(kernel, f"cgblock.{cls}"), "2", str(reps)]
+    if BIND:
+        cmd = ["taskset", "-c", "0", *cmd]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
@@ -179,7 +189,12 @@ def main():
     ap.add_argument("--measured", metavar="DIR",
                     help="predict the real runs saved in DIR/round-R.csv (an earlier --out) "
                          "instead of measuring them: the same rounds on other machine files")
+    ap.add_argument("--bind", action="store_true",
+                    help="bind every real run to cores (rank j on CPU j; the pair's runs on CPUs 0 "
+                         "and 1; the CG kernel on CPU 0)")
     args = ap.parse_args()
+    if args.bind:
+        BIND.append(True)
     if not args.bin and not args.measured:
         ap.error("--bin is needed to measure (or --measured to predict saved runs)")
     machines = args.machine or [MACHINE]

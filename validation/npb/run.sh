@@ -13,7 +13,9 @@
 # product as a kernel on each class's real matrix (below), then runs
 # validation/npb/run.py (ROUNDS rounds of REPEAT interleaved repetitions;
 # see there) on two machines calibrated right before it. Writes
-# validation/npb/results/ (NPB_OUT=DIR writes DIR instead).
+# validation/npb/results/ (NPB_OUT=DIR writes DIR instead). BIND=yes (the
+# default) binds every real run to cores (run.py --bind; VALIDATION.md
+# 7.7), BIND=no leaves them where the scheduler puts them.
 set -euo pipefail
 src=${1:?usage: run.sh NPB3.3-MPI-DIR [parsim]}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,11 +96,15 @@ mpif90 $fflags -o "$kernel/cgmv" "$here/cgmv.f"
 # sender just wrote (NPB sends what it has just computed).
 out=${NPB_OUT:-$here/results}
 mkdir -p "$out"
+launch=mpirun
+if [ "${BIND:-yes}" = yes ]; then launch="mpirun -bind-to core"; fi
 for buffers in clean written; do
-    "$parsim" calibrate net --run "mpirun -np 2" --shm-run "mpirun -np 2" --ranks-per-node 2 \
+    "$parsim" calibrate net --run "$launch -np 2" --shm-run "$launch -np 2" --ranks-per-node 2 \
         --buffers "$buffers" -o "$out/machine-$buffers.toml" \
         > "$out/calibrate-$buffers.txt" 2> "$out/calibrate-$buffers.err"
 done
-python3 "$here/run.py" --bin "$npb/bin" --parsim "$parsim" --classes $classes \
+bind=()
+if [ "${BIND:-yes}" = yes ]; then bind=(--bind); fi
+python3 "$here/run.py" --bin "$npb/bin" --parsim "$parsim" --classes $classes "${bind[@]}" \
     --cg-kernel "$kernel" \
     --out "$out" --machine "$out/machine-clean.toml" --machine "$out/machine-written.toml"
