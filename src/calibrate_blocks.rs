@@ -16,7 +16,13 @@ pub struct BlocksArgs {
     file: PathBuf,
     /// Profile the program at these rank counts (the argument tuples of the
     /// kernels usually depend on them): "2" or "1,2,4".
-    #[arg(long, short = 'n', value_delimiter = ',', required = true)]
+    #[arg(
+        long,
+        short = 'n',
+        value_delimiter = ',',
+        required = true,
+        value_parser = crate::common::rank_count
+    )]
     ranks: Vec<u32>,
     /// Override a `param` for the profile runs: --param name=value.
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
@@ -96,19 +102,23 @@ pub struct BlocksArgs {
 
 pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
     if args.ranks.contains(&0) {
-        bail!("--ranks must be at least 1");
+        return Err(crate::common::usage("--ranks must be at least 1"));
     }
     let mut levels = args.concurrent.clone();
     levels.sort_unstable();
     levels.dedup();
     if levels.iter().any(|k| !(1..=1024).contains(k)) {
-        bail!("--concurrent levels must be in 1..=1024");
+        return Err(crate::common::usage(
+            "--concurrent levels must be in 1..=1024",
+        ));
     }
     if !(args.rse > 0.0 && args.budget > 0.0 && args.budget.is_finite()) {
-        bail!("--rse and --budget must be positive");
+        return Err(crate::common::usage("--rse and --budget must be positive"));
     }
     if !(args.min_time >= 0.0 && args.min_time <= args.budget) {
-        bail!("--min-time must be between 0 and --budget");
+        return Err(crate::common::usage(
+            "--min-time must be between 0 and --budget",
+        ));
     }
     let program = crate::load_program(&args.file, &args.params)?;
     if args.emit_job.is_none() && !args.kernels.is_file() {

@@ -450,6 +450,12 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// A usage error (exit 2): a flag's value the command cannot take, or a
+/// flag that needs another.
+pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
 /// clap's parser for a single rank count: at least 1 (0 ranks is a usage
 /// error, exit 2, in every command).
 pub(crate) fn rank_count(text: &str) -> Result<u32, String> {

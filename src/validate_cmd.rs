@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 #[derive(clap::Args)]
 pub struct ValidateArgs {
@@ -231,7 +231,8 @@ pub struct RunModeArgs {
         long,
         value_delimiter = ',',
         value_name = "N,N,...",
-        conflicts_with = "table"
+        conflicts_with = "table",
+        value_parser = crate::common::rank_count
     )]
     pub np: Vec<u32>,
     /// A parameter set, "n=256,iters=100" (repeatable; with --run): each is
@@ -294,23 +295,29 @@ pub struct RunMode<'a> {
 fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
     let args = m.args;
     let Some(launcher) = &args.run else {
-        bail!("--run LAUNCHER is needed for a validation against real runs");
+        return Err(crate::common::usage(
+            "--run LAUNCHER is needed for a validation against real runs",
+        ));
     };
     if !launcher.contains("{ranks}") {
-        bail!(
+        return Err(crate::common::usage(format!(
             "--run `{launcher}`: say where the rank count goes with {{ranks}}, e.g. \"mpirun -np {{ranks}}\""
-        );
+        )));
     }
     if args.np.is_empty() || args.np.contains(&0) {
-        bail!("--np: give rank counts of at least 1, e.g. --np 1,2");
+        return Err(crate::common::usage(
+            "--np: give rank counts of at least 1, e.g. --np 1,2",
+        ));
     }
     if args.repeat == 0 {
-        bail!("--repeat must be at least 1");
+        return Err(crate::common::usage("--repeat must be at least 1"));
     }
     if let Some(slice) = args.retime
         && !(slice.is_finite() && slice > 0.0 && slice <= 60.0)
     {
-        bail!("--retime {slice}: give the seconds per tuple, above 0 and at most 60");
+        return Err(crate::common::usage(format!(
+            "--retime {slice}: give the seconds per tuple, above 0 and at most 60"
+        )));
     }
     // --retime times kernels apart: meaningless for times measured inside
     // the program (refused before anything is built or run).

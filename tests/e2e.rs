@@ -475,6 +475,15 @@ fn zero_ranks_is_a_usage_error_everywhere() {
         vec!["sweep", heat, "--ranks", "0"],
         vec!["sweep", heat, "--ranks", "1,2,0"],
         vec!["report", heat, "--ranks", "2", "--sweep", "1,...,4"],
+        vec![
+            "calibrate",
+            "blocks",
+            heat,
+            "--ranks",
+            "1,0",
+            "--kernels",
+            "examples/kernels.c",
+        ],
     ] {
         let o = parsim(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -484,6 +493,79 @@ fn zero_ranks_is_a_usage_error_everywhere() {
             err.contains("'--ranks <RANKS>'") || err.contains("'--sweep <RANKS>'"),
             "{args:?}: {err}"
         );
+    }
+}
+
+#[test]
+fn bad_values_of_the_real_run_flags_are_usage_errors() {
+    // A flag's value the command cannot take exits 2 (README, "Exit
+    // codes"), before anything is built or run.
+    let heat = "examples/heat.mpl";
+    let launcher = "mpirun -np {ranks}";
+    for (args, says) in [
+        (
+            vec!["validate", heat, "--run", launcher, "--np", "0"],
+            "'--np <N,N,...>'",
+        ),
+        (
+            vec![
+                "validate", heat, "--run", launcher, "--np", "1", "--repeat", "0",
+            ],
+            "--repeat must be at least 1",
+        ),
+        (
+            vec!["validate", heat, "--run", "mpirun -np 2", "--np", "1"],
+            "say where the rank count goes",
+        ),
+        (
+            vec![
+                "validate",
+                heat,
+                "--run",
+                launcher,
+                "--np",
+                "1",
+                "--blocks",
+                "b.toml",
+                "--kernels",
+                "examples/kernels.c",
+                "--retime",
+                "0",
+            ],
+            "give the seconds per tuple",
+        ),
+        (
+            vec![
+                "calibrate",
+                "blocks",
+                heat,
+                "--ranks",
+                "1",
+                "--kernels",
+                "examples/kernels.c",
+                "--concurrent",
+                "0",
+            ],
+            "--concurrent levels must be in 1..=1024",
+        ),
+        (
+            vec![
+                "calibrate",
+                "blocks",
+                heat,
+                "--ranks",
+                "1",
+                "--kernels",
+                "examples/kernels.c",
+                "--min-time",
+                "5",
+            ],
+            "--min-time must be between 0 and --budget",
+        ),
+    ] {
+        let o = parsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
 
