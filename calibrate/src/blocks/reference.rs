@@ -88,12 +88,21 @@ mod tests {
 
     #[test]
     fn the_reference_takes_milliseconds_and_repeats() {
-        let a = reference_seconds();
-        let b = reference_seconds();
-        assert!(a > 1e-4 && a < 1.0, "reference {a} s");
-        // Two measurements a moment apart agree within a factor of two on
-        // any machine not being swapped out (the drift it corrects is
-        // 10-25%).
-        assert!((a / b) > 0.5 && (a / b) < 2.0, "{a} s then {b} s");
+        let mut t = [
+            reference_seconds(),
+            reference_seconds(),
+            reference_seconds(),
+        ];
+        for a in t {
+            assert!(a > 1e-4 && a < 1.0, "reference {a} s");
+        }
+        // Measurements a moment apart agree within a factor of two on any
+        // machine not being swapped out (the drift it corrects is 10-25%):
+        // the two closest of three, so that one disturbed by the other
+        // tests running beside it (CI runs them in parallel on 2 cores:
+        // 13.2 then 5.3 ms once) does not decide.
+        t.sort_by(f64::total_cmp);
+        let closest = (t[1] / t[0]).min(t[2] / t[1]);
+        assert!(closest < 2.0, "{t:?} s");
     }
 }
