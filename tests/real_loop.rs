@@ -391,15 +391,19 @@ fn calibrate_build_run_and_compare_with_mpich() {
     );
     let o = at_one_rank(&["--retime", "--speed-reference"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+
+    // 5. The kernels timed inside the real program.
+    blocks_timed_inside_the_real_program();
 }
 
 /// `calibrate blocks --in-program`: the kernels timed inside the real
 /// program, every call of every rank, and a prediction from those times.
-#[test]
+/// Called at the end of `calibrate_build_run_and_compare_with_mpich`, not
+/// a test of its own: run beside it (the test harness runs a file's tests
+/// in parallel) the two share the 2 cores, and the kernel times of one
+/// and the real runs of the other meet different loads (CI saw |error|
+/// 0.66 twice).
 fn blocks_timed_inside_the_real_program() {
-    if !support::requires_tools(&["mpicc", "mpirun"], "PARSIM_REQUIRE_MPI") {
-        return;
-    }
     let dir = support::temp_dir();
     let blocks = dir.join("in-program.toml");
     let blocks = blocks.to_str().expect("utf-8 path");
