@@ -101,9 +101,6 @@ pub struct BlocksArgs {
 }
 
 pub fn run(args: &BlocksArgs) -> anyhow::Result<()> {
-    if args.ranks.contains(&0) {
-        return Err(crate::common::usage("--ranks must be at least 1"));
-    }
     let mut levels = args.concurrent.clone();
     levels.sort_unstable();
     levels.dedup();

@@ -304,7 +304,8 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
             "--run `{launcher}`: say where the rank count goes with {{ranks}}, e.g. \"mpirun -np {{ranks}}\""
         )));
     }
-    if args.np.is_empty() || args.np.contains(&0) {
+    // (a 0 is refused by --np's parser)
+    if args.np.is_empty() {
         return Err(crate::common::usage(
             "--np: give rank counts of at least 1, e.g. --np 1,2",
         ));
@@ -323,15 +324,12 @@ fn run_real(m: &RunMode<'_>) -> anyhow::Result<u8> {
     // the program (refused before anything is built or run).
     if let (Some(_), Some(path)) = (args.retime, args.blocks.as_deref())
         && let Ok(file) = calibrate::blocks::file::BlocksFile::read(path)
-        && let Some(launcher) = &file.calibration.in_program
+        && let Err(e) = app::blocks::check_retimable(&file)
     {
-        return Err(crate::common::UsageError(format!(
-            "--retime times kernels apart from the program, and {} holds times measured \
-             inside it (`calibrate blocks --in-program \"{launcher}\"`): calibrate in-program \
-             again right before the runs instead",
+        return Err(crate::common::usage(format!(
+            "--blocks {}: {e}",
             path.display()
-        ))
-        .into());
+        )));
     }
     let threshold = args
         .max_median_error

@@ -407,21 +407,48 @@ fn blocks_timed_inside_the_real_program() {
     let dir = support::temp_dir();
     let blocks = dir.join("in-program.toml");
     let blocks = blocks.to_str().expect("utf-8 path");
-    let o = parsim(&[
-        "calibrate",
-        "blocks",
+    let in_program = |program: &str, ranks: &str, set: &str, launcher: &str, out: &str| {
+        parsim(&[
+            "calibrate",
+            "blocks",
+            program,
+            "--ranks",
+            ranks,
+            "--set",
+            set,
+            "--kernels",
+            "examples/kernels.c",
+            "--in-program",
+            launcher,
+            "-o",
+            out,
+        ])
+    };
+    let heat_at_one_rank = |set: &str, more: &[&str]| {
+        let mut args = vec![
+            "validate",
+            "examples/heat.mpl",
+            "--run",
+            "mpirun -np {ranks}",
+            "--np",
+            "1",
+            "--set",
+            set,
+            "--kernels",
+            "examples/kernels.c",
+            "--blocks",
+            blocks,
+        ];
+        args.extend(more);
+        parsim(&args)
+    };
+    let o = in_program(
         "examples/heat.mpl",
-        "--ranks",
         "1,2",
-        "--set",
         "n=64,iters=300",
-        "--kernels",
-        "examples/kernels.c",
-        "--in-program",
         "mpirun -np {ranks}",
-        "-o",
         blocks,
-    ]);
+    );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let stderr = text(&o.stderr);
     assert!(
@@ -462,24 +489,7 @@ fn blocks_timed_inside_the_real_program() {
     }
     // Predicted from those times, a run ten times longer.
     let attempt = || {
-        let o = parsim(&[
-            "validate",
-            "examples/heat.mpl",
-            "--run",
-            "mpirun -np {ranks}",
-            "--np",
-            "1",
-            "--set",
-            "n=64,iters=3000",
-            "--kernels",
-            "examples/kernels.c",
-            "--blocks",
-            blocks,
-            "--repeat",
-            "3",
-            "--format",
-            "json",
-        ]);
+        let o = heat_at_one_rank("n=64,iters=3000", &["--repeat", "3", "--format", "json"]);
         assert!(o.status.success(), "{}", text(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
         v["rows"][0]["error"].as_f64().expect("error").abs()
@@ -491,21 +501,7 @@ fn blocks_timed_inside_the_real_program() {
     }
     assert!(e < 0.25, "|error| {e}");
     // --retime times kernels apart: refused for times from inside.
-    let o = parsim(&[
-        "validate",
-        "examples/heat.mpl",
-        "--run",
-        "mpirun -np {ranks}",
-        "--np",
-        "1",
-        "--set",
-        "n=64,iters=30",
-        "--kernels",
-        "examples/kernels.c",
-        "--blocks",
-        blocks,
-        "--retime",
-    ]);
+    let o = heat_at_one_rank("n=64,iters=30", &["--retime"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("measured inside it"),
@@ -516,21 +512,13 @@ fn blocks_timed_inside_the_real_program() {
     // too, its first call its only sample.
     let net = dir.join("net.toml");
     let net = net.to_str().expect("utf-8 path");
-    let o = parsim(&[
-        "calibrate",
-        "blocks",
+    let o = in_program(
         "examples/net.mpl",
-        "--ranks",
         "1",
-        "--set",
         "m=64,n=64,iters=5",
-        "--kernels",
-        "examples/kernels.c",
-        "--in-program",
         "mpirun -np {ranks}",
-        "-o",
         net,
-    ]);
+    );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let f: toml::Value =
         toml::from_str(&std::fs::read_to_string(net).expect("written")).expect("toml");
@@ -543,18 +531,12 @@ fn blocks_timed_inside_the_real_program() {
         assert_eq!(k["point"][0]["samples"].as_integer(), Some(1), "{k}");
     }
     // The launcher must say where the rank count goes.
-    let o = parsim(&[
-        "calibrate",
-        "blocks",
+    let o = in_program(
         "examples/heat.mpl",
-        "--ranks",
         "1",
-        "--kernels",
-        "examples/kernels.c",
-        "--in-program",
+        "n=64,iters=3",
         "mpirun -np 2",
-        "-o",
         net,
-    ]);
+    );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }

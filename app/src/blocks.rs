@@ -63,6 +63,22 @@ pub struct Plan {
     pub run_with_blocks: String,
 }
 
+impl Plan {
+    /// The `--param`s and `--set`s as `[calibration] params` records them.
+    fn recorded_params(&self) -> Vec<String> {
+        self.params
+            .iter()
+            .cloned()
+            .chain(self.sets.iter().map(|s| format!("set {s}")))
+            .collect()
+    }
+}
+
+/// A compiler's first `--version` line, or its name.
+fn compiler_line(cc: &str) -> String {
+    compiler_version(cc).unwrap_or_else(|| cc.to_owned())
+}
+
 /// Runs the calibration: the blocks file and a one-line-per-kernel summary.
 /// `progress` hears each step (compiling, each tuple's time, warnings).
 pub fn calibrate_blocks(
@@ -208,12 +224,7 @@ pub fn calibrate_blocks(
         calibration: CalibrationInfo {
             program: plan.file.display().to_string(),
             ranks: plan.ranks.clone(),
-            params: plan
-                .params
-                .iter()
-                .cloned()
-                .chain(plan.sets.iter().map(|s| format!("set {s}")))
-                .collect(),
+            params: plan.recorded_params(),
             library: plan.kernels.display().to_string(),
             host: host_name(),
             cpu: cpu_model(),
@@ -362,7 +373,7 @@ fn load_libraries(
         let (lib, line) =
             compile(&plan.kernels, dir, &opts).map_err(|e| Error::Tool(e.to_string()))?;
         progress(&format!("compiled: {line}"));
-        let version = compiler_version(&plan.cc).unwrap_or_else(|| plan.cc.clone());
+        let version = compiler_line(&plan.cc);
         (lib, version)
     } else {
         (plan.kernels.clone(), "prebuilt library".to_owned())
@@ -572,14 +583,8 @@ impl Retimer {
             limits: Limits::default(),
             run_with_blocks: String::new(),
         };
+        check_retimable(file)?;
         let (libraries, _, _) = load_libraries(&plan, dir.path(), copies.max(1), progress)?;
-        if let Some(launcher) = &file.calibration.in_program {
-            return Err(Error::Input(format!(
-                "--retime times kernels apart from the program, and this blocks file holds times \
-                 measured inside it (`calibrate blocks --in-program \"{launcher}\"`): calibrate \
-                 in-program again right before the runs instead"
-            )));
-        }
         // Bound as the calibration was: copy j on the file's CPU j.
         let pin = file.calibration.pinned.clone();
         if !pin.is_empty() {
@@ -671,6 +676,19 @@ impl Retimer {
                 "the kernel library has no `parsim_kernel_{kernel}` to time again"
             )))
         }
+    }
+}
+
+/// An error if `file`'s times cannot be timed again apart from the
+/// program: they were measured inside it (`calibrate blocks --in-program`).
+pub fn check_retimable(file: &BlocksFile) -> Result<(), Error> {
+    match &file.calibration.in_program {
+        None => Ok(()),
+        Some(launcher) => Err(Error::Input(format!(
+            "--retime times kernels apart from the program, and this blocks file holds times \
+             measured inside it (`calibrate blocks --in-program \"{launcher}\"`): calibrate \
+             in-program again right before the runs instead"
+        ))),
     }
 }
 

@@ -5,9 +5,41 @@
 use std::path::PathBuf;
 
 use calibrate::{
-    ChannelOptions, Format, InputOptions, MachineDescription, Measure, calibrate_channel,
-    parse_table, write_machine,
+    ChannelFit, ChannelOptions, Format, InputOptions, MachineDescription, Measure,
+    calibrate_channel, parse_table, write_machine,
 };
+
+/// A machine of one channel, `network`, and nothing else: one rank per
+/// node, no shared memory, defaults everywhere.
+fn sample_machine<'a>(name: &str, network: &'a ChannelFit) -> MachineDescription<'a> {
+    MachineDescription {
+        name: name.into(),
+        description: "sample".into(),
+        ranks_per_node: 1,
+        cpu_rate: 1.0,
+        memcpy: 1e9,
+        network,
+        shm: None,
+        socket: None,
+        sockets: 1,
+        header: Vec::new(),
+        network_duplex: None,
+        shm_duplex: None,
+        collectives: Vec::new(),
+        node_gap: 0.0,
+        shm_node_bandwidth: None,
+        reduce_bandwidth: None,
+        reduce_overhead: 0.0,
+        memcpy_segments: Vec::new(),
+        reduce_segments: Vec::new(),
+        timer: 0.0,
+        rendezvous_send_received: false,
+        flag_latency: None,
+        datatype: models::DatatypeCosts::default(),
+        page_fault: None,
+        written: calibrate::Written::default(),
+    }
+}
 
 fn data(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -77,35 +109,15 @@ fn samples_fit_within_tolerance() {
         assert!(fit.within_tolerance, "{name}: {summary:?}");
         assert!(summary.max <= 0.05, "{name}: {summary:?}");
         let machine = MachineDescription {
-            name: name.into(),
-            description: "sample".into(),
-            ranks_per_node: 1,
-            cpu_rate: 1.0,
-            memcpy: 1e9,
-            network: &fit,
-            shm: None,
-            socket: None,
-            sockets: 1,
             header: vec!["a sample".into()],
             network_duplex: Some(models::Duplex::HALF),
-            shm_duplex: None,
             collectives: vec![("alltoall".into(), "pairwise".into())],
-            node_gap: 0.0,
-            shm_node_bandwidth: None,
-            reduce_bandwidth: None,
-            reduce_overhead: 0.0,
-            memcpy_segments: Vec::new(),
-            reduce_segments: Vec::new(),
-            timer: 0.0,
-            rendezvous_send_received: false,
-            flag_latency: None,
-            datatype: models::DatatypeCosts::default(),
-            page_fault: None,
             // The same fit as the written one: the section round-trips.
             written: calibrate::Written {
                 network: Some(&fit),
                 ..Default::default()
             },
+            ..sample_machine(name, &fit)
         };
         let toml = write_machine(&machine).expect("writes");
         assert!(toml.contains("model = \"hardware\""), "{toml}");
@@ -135,31 +147,9 @@ fn samples_fit_within_tolerance() {
     assert!(shm.segments.len() >= 2, "{:?}", shm.segments.len());
     shm.segments[1].duplex = Some(models::Duplex::HALF);
     let machine = MachineDescription {
-        name: "shm".into(),
-        description: "sample".into(),
         ranks_per_node: 2,
-        cpu_rate: 1.0,
-        memcpy: 1e9,
-        network: &shm,
         shm: Some(&shm),
-        socket: None,
-        sockets: 1,
-        header: Vec::new(),
-        network_duplex: None,
-        shm_duplex: None,
-        collectives: Vec::new(),
-        node_gap: 0.0,
-        shm_node_bandwidth: None,
-        reduce_bandwidth: None,
-        reduce_overhead: 0.0,
-        memcpy_segments: Vec::new(),
-        reduce_segments: Vec::new(),
-        timer: 0.0,
-        rendezvous_send_received: false,
-        flag_latency: None,
-        datatype: models::DatatypeCosts::default(),
-        page_fault: None,
-        written: calibrate::Written::default(),
+        ..sample_machine("shm", &shm)
     };
     let toml = write_machine(&machine).expect("writes");
     assert!(toml.contains("duplex_scope = \"rank\""), "{toml}");

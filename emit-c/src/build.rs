@@ -36,7 +36,21 @@ pub fn build(
         Some(k) => native_kernels(k, program)?,
         None => BTreeSet::new(),
     };
-    let c = emit(program, source_name, &native)?;
+    build_native(program, source_name, opts, &native, log)
+}
+
+/// [`build`] with the kernels of `opts.kernels` that have a native
+/// implementation already known (`native_kernels`, which compiles and
+/// loads a C library to find them: a caller that needs the set too asks
+/// once).
+pub fn build_native(
+    program: &Program,
+    source_name: &str,
+    opts: &BuildOptions<'_>,
+    native: &BTreeSet<String>,
+    log: &mut dyn FnMut(&str),
+) -> Result<PathBuf, EmitError> {
+    let c = emit(program, source_name, native)?;
     let dir = temp_dir("build")?;
     let stem = Path::new(source_name)
         .file_stem()

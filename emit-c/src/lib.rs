@@ -25,7 +25,7 @@ mod kernels;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
-pub use build::{BuildOptions, build};
+pub use build::{BuildOptions, build, build_native};
 pub use codegen::emit;
 pub use kernels::native_kernels;
 

@@ -127,22 +127,34 @@ MATVEC_RE = re.compile(r"matvec (\d+) rows (\d+) columns (\d+) nonzeros")
 PAIR_RE = re.compile(r"matvec on both cores, core (\d) (\d+) rows (\d+) columns (\d+) nonzeros")
 
 
+def cg_kernel_command(kernel, cls):
+    """validation/npb/cgmv.f on the class's real one-rank block and its two
+    column halves."""
+    reps = {"S": 2000, "W": 200}.get(cls, 20)
+    return [os.path.join(kernel, "cgmv"), os.path.join(kernel, f"cgblock.{cls}"), "2", str(reps)]
+
+
+def cg_kernel_blocks(cmd, out, err, returncode):
+    """One run's three blocks, (rows, columns, nonzeros, seconds per
+    call); a failed run or another count of blocks stops the protocol."""
+    if returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out}\n{err}")
+    blocks = [tuple(int(x) for x in line.split()[:3]) + (float(line.split()[3]),)
+              for line in out.splitlines() if line.strip()]
+    if len(blocks) != 3:
+        sys.exit(f"{' '.join(cmd)}: expected 3 blocks, got:\n{out}")
+    return blocks
+
+
 def run_cg_kernel(kernel, cls):
     """CG's matrix product on the class's real one-rank block and its two
     column halves, each alone on one core (validation/npb/cgmv.f): a list
     of (rows, columns, nonzeros, seconds per call)."""
-    reps = {"S": 2000, "W": 200}.get(cls, 20)
-    cmd = [os.path.join(kernel, "cgmv"), os.path.join(kernel, f"cgblock.{cls}"), "2", str(reps)]
+    cmd = cg_kernel_command(kernel, cls)
     if BIND:
         cmd = ["taskset", "-c", "0", *cmd]
     p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout}\n{p.stderr}")
-    blocks = [tuple(int(x) for x in line.split()[:3]) + (float(line.split()[3]),)
-              for line in p.stdout.splitlines() if line.strip()]
-    if len(blocks) != 3:
-        sys.exit(f"{' '.join(cmd)}: expected 3 blocks, got:\n{p.stdout}")
-    return blocks
+    return cg_kernel_blocks(cmd, p.stdout, p.stderr, p.returncode)
 
 
 def run_cg_kernel_pair(kernel, cls):
@@ -151,21 +163,10 @@ def run_cg_kernel_pair(kernel, cls):
     2-rank CG run compute their halves at the same time, each on its core,
     and the slower sets the pace at every reduction (VALIDATION.md 7.7).
     Per core, its list of (rows, columns, nonzeros, seconds)."""
-    reps = {"S": 2000, "W": 200}.get(cls, 20)
-    cmd = [os.path.join(kernel, "cgmv"), os.path.join(kernel, f"cgblock.{cls}"), "2", str(reps)]
-    ps = [subprocess.Popen(["taskset", "-c", str(i), *cmd], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True) for i in range(2)]
-    cores = []
-    for p in ps:
-        out, err = p.communicate()
-        if p.returncode != 0:
-            sys.exit(f"{' '.join(cmd)} (pair) failed:\n{out}\n{err}")
-        blocks = [tuple(int(x) for x in line.split()[:3]) + (float(line.split()[3]),)
-                  for line in out.splitlines() if line.strip()]
-        if len(blocks) != 3:
-            sys.exit(f"{' '.join(cmd)} (pair): expected 3 blocks, got:\n{out}")
-        cores.append(blocks)
-    return cores
+    cmds = [["taskset", "-c", str(i), *cg_kernel_command(kernel, cls)] for i in range(2)]
+    ps = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for cmd in cmds]
+    return [cg_kernel_blocks(cmd, *p.communicate(), p.returncode) for cmd, p in zip(cmds, ps)]
 
 
 def cg_core_factor(cores):

@@ -27,7 +27,7 @@ use std::path::Path;
 use calibrate::blocks::file::{BlocksFile, CalibrationInfo, KernelEntry, PointEntry};
 use calibrate::blocks::timing::Measurement;
 
-use super::{Plan, cpu_model, host_name, kernel_entry, point_entry};
+use super::{Plan, compiler_line, cpu_model, host_name, kernel_entry, point_entry};
 use crate::Error;
 use crate::clock::utc_timestamp;
 
@@ -73,27 +73,26 @@ fn parse_rank_times(text: &str, path: &Path) -> Result<RankTimes, Error> {
         ))
     };
     let mut lines = text.lines().enumerate();
-    let mut header = |key: &str| -> Result<String, Error> {
+    // The header's lines, `KEY NUMBER` each.
+    let mut header = |key: &str| -> Result<f64, Error> {
         let (i, l) = lines
             .next()
             .ok_or_else(|| bad(0, &format!("ends before `{key}`")))?;
-        l.strip_prefix(key)
+        let v = l
+            .strip_prefix(key)
             .and_then(|v| v.strip_prefix(' '))
-            .map(str::to_owned)
-            .ok_or_else(|| bad(i, &format!("expected `{key} ...`, found `{l}`")))
-    };
-    if header("parsim-kernel-times")? != "1" {
-        return Err(bad(0, "an unknown version"));
-    }
-    let num = |s: String, i: usize, key: &str| -> Result<f64, Error> {
-        s.trim()
+            .ok_or_else(|| bad(i, &format!("expected `{key} ...`, found `{l}`")))?;
+        v.trim()
             .parse::<f64>()
             .map_err(|_| bad(i, &format!("`{key}` is not a number")))
     };
-    let ranks = num(header("ranks")?, 1, "ranks")? as u32;
-    let rank = num(header("rank")?, 2, "rank")? as u32;
-    let timer_overhead = num(header("timer_overhead")?, 3, "timer_overhead")?.max(0.0);
-    let skipped = num(header("skipped")?, 4, "skipped")? as u64;
+    if header("parsim-kernel-times")? != 1.0 {
+        return Err(bad(0, "an unknown version"));
+    }
+    let ranks = header("ranks")? as u32;
+    let rank = header("rank")? as u32;
+    let timer_overhead = header("timer_overhead")?.max(0.0);
+    let skipped = header("skipped")? as u64;
     let mut tuples = Vec::new();
     while let Some((i, line)) = lines.next() {
         let mut words = line.split_whitespace();
@@ -259,17 +258,6 @@ pub fn calibrate_in_program(
         )));
     }
     // 1. The real program with its kernel calls timed.
-    let binary = tmp.path().join("program");
-    let cflags = format!("{} -DPARSIM_TIME_KERNELS=\"{dir}\"", plan.cflags);
-    let opts = emit_c::BuildOptions {
-        kernels: Some(&plan.kernels),
-        output: &binary,
-        mpicc: &how.mpicc,
-        cflags: &cflags,
-    };
-    let name = emit_c::program_name(&plan.file);
-    emit_c::build(program, &name, &opts, &mut |cmd| progress(cmd))
-        .map_err(|e| Error::Tool(format!("building the real program: {e}")))?;
     let native =
         emit_c::native_kernels(&plan.kernels, program).map_err(|e| Error::Input(e.to_string()))?;
     if native.is_empty() {
@@ -279,6 +267,17 @@ pub fn calibrate_in_program(
             plan.kernels.display()
         )));
     }
+    let binary = tmp.path().join("program");
+    let cflags = format!("{} -DPARSIM_TIME_KERNELS=\"{dir}\"", plan.cflags);
+    let opts = emit_c::BuildOptions {
+        kernels: Some(&plan.kernels),
+        output: &binary,
+        mpicc: &how.mpicc,
+        cflags: &cflags,
+    };
+    let name = emit_c::program_name(&plan.file);
+    emit_c::build_native(program, &name, &opts, &native, &mut |cmd| progress(cmd))
+        .map_err(|e| Error::Tool(format!("building the real program: {e}")))?;
 
     // 2. Every parameter set at every rank count; the ranks' files read.
     let mut pooled = Pool::new();
@@ -357,12 +356,7 @@ pub fn calibrate_in_program(
         calibration: CalibrationInfo {
             program: plan.file.display().to_string(),
             ranks: plan.ranks.clone(),
-            params: plan
-                .params
-                .iter()
-                .cloned()
-                .chain(plan.sets.iter().map(|s| format!("set {s}")))
-                .collect(),
+            params: plan.recorded_params(),
             library: plan.kernels.display().to_string(),
             host: host_name(),
             cpu: cpu_model(),
@@ -380,11 +374,6 @@ pub fn calibrate_in_program(
         kernels,
     };
     Ok((file, summary))
-}
-
-/// The MPI compiler's first `--version` line, or its name.
-fn compiler_line(mpicc: &str) -> String {
-    calibrate::blocks::library::compiler_version(mpicc).unwrap_or_else(|| mpicc.to_owned())
 }
 
 #[cfg(test)]
